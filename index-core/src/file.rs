@@ -1,0 +1,661 @@
+//! [`IndexFile`]: a memory-mapped file of fixed-size entries with Kafka's lifecycle.
+//!
+//! # Concurrency model
+//!
+//! One appender, many readers, as in Kafka (`AbstractIndex`):
+//!
+//! * **Readers never wait for an append.** A lookup clones the current
+//!   `Arc<Mapping>` (holding a read lock only for the clone) and loads the published entry
+//!   count with `Acquire`; it then reads slots `[0, count)` of that mapping without any
+//!   lock ([`IndexFile::snapshot`]).
+//! * **Writers serialise on a lock** (`parking_lot::Mutex`). An append writes the entry's
+//!   bytes into the next slot, *then* publishes `count + 1` with `Release`, so a reader
+//!   that sees the new count sees the bytes.
+//! * **Remaps keep old mappings alive.** `resize`, `trim_to_valid_size`, `close` and
+//!   `force_unmap` install a new mapping; a reader mid-lookup keeps the old one alive
+//!   through its `Arc` and it is unmapped when that reader finishes. Before shrinking a
+//!   file the writer waits for readers of the old (longer) mapping to finish, because
+//!   touching a mapped page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
+//! * **Truncation** lowers the published count first; a reader that loaded the old count
+//!   may return a stale entry (as in Kafka), never read out of bounds.
+//!
+//! The invariants are checked by loom models (`cargo xtask loom`).
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use crate::codec::{round_down, IndexEntry};
+use crate::error::{IndexError, Result};
+use crate::search::{search, Bound, Probe, SearchField, SearchStrategy};
+use crate::sync::{yield_now, Arc, AtomicUsize, Lock, Ordering, Shared, OBSERVE, PUBLISH};
+use crate::sys::Mapping;
+
+/// How to open an index file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file if missing (preallocated to the max index size), map it read-write.
+    ReadWrite,
+    /// Open an existing file and map it read-only; a missing file is an I/O error
+    /// (`NotFound`). Tools such as dump-log use this on a broker's files.
+    ReadOnly,
+}
+
+#[derive(Debug)]
+struct Writer {
+    file: Option<File>,
+    max_index_size: Option<usize>,
+}
+
+/// A memory-mapped index file of entries of type `E` (Kafka's `AbstractIndex`).
+///
+/// Layout: slot `n` occupies bytes `[n * E::SIZE, (n + 1) * E::SIZE)`; there is no header.
+/// A newly created file is preallocated (zero-filled, sparse) to the max index size rounded
+/// down to a multiple of `E::SIZE`; an existing file is opened with
+/// `entries = max_entries = length / E::SIZE` (every complete slot counts, including a
+/// zero-filled tail left by a crash, exactly as Kafka does).
+///
+/// All methods take `&self`; the type is `Send + Sync`. See the module docs for the
+/// concurrency model.
+#[derive(Debug)]
+pub struct IndexFile<E: IndexEntry> {
+    base_offset: i64,
+    strategy: SearchStrategy,
+    writable: bool,
+    path: Shared<PathBuf>,
+    mapping: Shared<Option<Arc<Mapping>>>,
+    entries: AtomicUsize,
+    max_entries: AtomicUsize,
+    writer: Lock<Writer>,
+    _entry: PhantomData<fn() -> E>,
+}
+
+/// A consistent, lock-free view of an index's used slots at one moment.
+///
+/// Holds the mapping alive; obtained from [`IndexFile::snapshot`]. Cheap to create (one
+/// `Arc` clone and one atomic load).
+#[derive(Debug)]
+pub struct Snapshot<E: IndexEntry> {
+    mapping: Arc<Mapping>,
+    entries: usize,
+    base_offset: i64,
+    strategy: SearchStrategy,
+    _entry: PhantomData<fn() -> E>,
+}
+
+impl<E: IndexEntry> Snapshot<E> {
+    /// The used slots, decoded in place (zero-copy `bytemuck` view of the mapping).
+    #[inline]
+    pub fn slots(&self) -> &[E] {
+        bytemuck::cast_slice(self.mapping.bytes(self.entries * E::SIZE))
+    }
+    /// Number of used slots in this view.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+    /// Whether the view holds no entries.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+    /// The segment base offset the entries are relative to.
+    #[inline]
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+    /// The last used slot, if any.
+    #[inline]
+    pub fn last(&self) -> Option<E> {
+        self.slots().last().copied()
+    }
+    /// Searches the view with the index's strategy; see [`crate::search::search`].
+    #[inline]
+    pub fn search<P: Probe>(
+        &self,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Option<usize> {
+        search(
+            self.slots(),
+            self.base_offset,
+            target,
+            field,
+            bound,
+            self.strategy,
+            probe,
+        )
+    }
+    /// Searches the view with an explicit strategy (used to compare strategies on the
+    /// same data).
+    #[inline]
+    pub fn search_with<P: Probe>(
+        &self,
+        strategy: SearchStrategy,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Option<usize> {
+        search(
+            self.slots(),
+            self.base_offset,
+            target,
+            field,
+            bound,
+            strategy,
+            probe,
+        )
+    }
+    /// The underlying mapping (for residency measurements).
+    pub fn mapping(&self) -> &Mapping {
+        &self.mapping
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> IndexError + '_ {
+    move |e| IndexError::io(path, e)
+}
+
+impl<E: IndexEntry> IndexFile<E> {
+    /// Opens or creates the index file at `path` for a segment with `base_offset`
+    /// (Kafka's `AbstractIndex` constructor).
+    ///
+    /// * `max_index_size`: bytes to preallocate when the file is **new** (rounded down to a
+    ///   multiple of `E::SIZE`); ignored for an existing file, which is mapped at its
+    ///   current length. `None` corresponds to Kafka's `-1` (tools opening existing files).
+    /// * `mode`: [`OpenMode::ReadWrite`] creates a missing file; [`OpenMode::ReadOnly`]
+    ///   requires it to exist.
+    ///
+    /// # Errors
+    /// * [`IndexError::InvalidArgument`] when a new file would get a max size smaller than
+    ///   one entry (`None`, or `< E::SIZE`). As in Kafka, the empty file has already been
+    ///   created and is left on disk.
+    /// * [`IndexError::Io`] on any OS error (including `NotFound` in read-only mode).
+    pub fn open(
+        path: impl Into<PathBuf>,
+        base_offset: i64,
+        max_index_size: Option<usize>,
+        mode: OpenMode,
+    ) -> Result<Self> {
+        let path = path.into();
+        let writable = mode == OpenMode::ReadWrite;
+        let (file, newly_created) = if writable {
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(f) => (f, true),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(&path)
+                        .map_err(io_err(&path))?,
+                    false,
+                ),
+                Err(e) => return Err(IndexError::io(&path, e)),
+            }
+        } else {
+            (File::open(&path).map_err(io_err(&path))?, false)
+        };
+        if newly_created {
+            let size = match max_index_size {
+                Some(s) if s >= E::SIZE => round_down(s, E::SIZE),
+                other => {
+                    return Err(IndexError::InvalidArgument {
+                        path,
+                        reason: format!(
+                            "invalid max index size {}",
+                            other.map_or_else(|| "-1".to_string(), |s| s.to_string())
+                        ),
+                    })
+                }
+            };
+            file.set_len(size as u64).map_err(io_err(&path))?;
+        }
+        let length = file.metadata().map_err(io_err(&path))?.len();
+        let length = usize::try_from(length).map_err(|_| IndexError::CorruptIndex {
+            path: path.clone(),
+            reason: format!("file length {length} does not fit in memory"),
+        })?;
+        let mapping = Mapping::map(&file, length, writable).map_err(io_err(&path))?;
+        let entries = if newly_created { 0 } else { length / E::SIZE };
+        Ok(IndexFile {
+            base_offset,
+            strategy: SearchStrategy::default(),
+            writable,
+            path: Shared::new(path),
+            mapping: Shared::new(Some(Arc::new(mapping))),
+            entries: AtomicUsize::new(entries),
+            max_entries: AtomicUsize::new(length / E::SIZE),
+            writer: Lock::new(Writer {
+                file: Some(file),
+                max_index_size,
+            }),
+            _entry: PhantomData,
+        })
+    }
+
+    /// Sets the search strategy used by [`IndexFile::search`] and snapshots
+    /// (default: Kafka's warm/cold with an 8192-byte warm section).
+    pub fn with_search_strategy(mut self, strategy: SearchStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// The search strategy in use.
+    pub fn search_strategy(&self) -> SearchStrategy {
+        self.strategy
+    }
+
+    /// The segment base offset (absolute offset that relative offsets are added to).
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// The file's current path (changes with [`IndexFile::rename_to`]).
+    pub fn path(&self) -> PathBuf {
+        self.path.read().clone()
+    }
+
+    /// Whether the index was opened read-write.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Number of used slots (published count).
+    pub fn entries(&self) -> usize {
+        self.entries.load(OBSERVE)
+    }
+
+    /// Number of slots the current file length holds (`length / E::SIZE`).
+    pub fn max_entries(&self) -> usize {
+        self.max_entries.load(Ordering::Acquire)
+    }
+
+    /// Whether every slot is used (`entries >= max_entries`).
+    pub fn is_full(&self) -> bool {
+        self.entries() >= self.max_entries()
+    }
+
+    /// Current mapped length of the file in bytes (0 once unmapped).
+    pub fn length(&self) -> usize {
+        self.mapping.read().as_ref().map_or(0, |m| m.len())
+    }
+
+    /// Bytes used by entries: `entries * E::SIZE`.
+    pub fn size_in_bytes(&self) -> usize {
+        self.entries() * E::SIZE
+    }
+
+    /// The configured max index size in bytes (`None` = Kafka's -1).
+    pub fn max_index_size(&self) -> Option<usize> {
+        self.writer.lock().max_index_size
+    }
+
+    /// A lock-free view of the used slots.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] after the index was unmapped.
+    #[inline]
+    pub fn snapshot(&self) -> Result<Snapshot<E>> {
+        let mapping = self.mapping.read().clone();
+        let Some(mapping) = mapping else {
+            return Err(IndexError::Closed { path: self.path() });
+        };
+        // The count may be newer than the mapping (grown since) or older (truncated and
+        // shrunk since); clamping to the mapped slots keeps every read in bounds.
+        let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
+        Ok(Snapshot {
+            mapping,
+            entries,
+            base_offset: self.base_offset,
+            strategy: self.strategy,
+            _entry: PhantomData,
+        })
+    }
+
+    /// The entry in slot `n` (Kafka's `entry(n)`).
+    ///
+    /// # Errors
+    /// [`IndexError::SlotOutOfRange`] if `n >= entries`; [`IndexError::Closed`].
+    pub fn entry(&self, n: usize) -> Result<E> {
+        let snap = self.snapshot()?;
+        snap.slots()
+            .get(n)
+            .copied()
+            .ok_or_else(|| IndexError::SlotOutOfRange {
+                path: self.path(),
+                kind: E::KIND,
+                slot: n,
+                entries: snap.len(),
+            })
+    }
+
+    /// The last used slot, or `None` when the index is empty.
+    pub fn last_entry(&self) -> Result<Option<E>> {
+        Ok(self.snapshot()?.last())
+    }
+
+    /// Searches the used slots with the index's strategy, reporting touched bytes to
+    /// `probe`; returns the slot and its entry. See [`crate::search::search`].
+    #[inline]
+    pub fn search<P: Probe>(
+        &self,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Result<Option<(usize, E)>> {
+        let snap = self.snapshot()?;
+        Ok(snap
+            .search(target, field, bound, probe)
+            .map(|slot| (slot, snap.slots()[slot])))
+    }
+
+    /// Takes the writer lock. Index types use the guard to check their rules and append
+    /// atomically with respect to other writers (readers are never blocked).
+    pub fn writer(&self) -> IndexWriter<'_, E> {
+        IndexWriter {
+            index: self,
+            guard: self.writer.lock(),
+        }
+    }
+
+    /// Appends `entry` in the next slot. See [`IndexWriter::append`].
+    pub fn append(&self, entry: &E) -> Result<()> {
+        self.writer().append(entry)
+    }
+
+    /// Sets the entry count to `n` (`n <= entries`), leaving the bytes beyond in place.
+    /// See [`IndexWriter::truncate_to_entries`].
+    pub fn truncate_to_entries(&self, n: usize) -> Result<()> {
+        self.writer().truncate_to_entries(n)
+    }
+
+    /// Resizes the file to `new_size` rounded down to a multiple of `E::SIZE` and remaps
+    /// it. See [`IndexWriter::resize`].
+    pub fn resize(&self, new_size: usize) -> Result<bool> {
+        self.writer().resize(new_size)
+    }
+
+    /// Shrinks the file to exactly the used slots (`resize(entries * E::SIZE)`).
+    pub fn trim_to_valid_size(&self) -> Result<bool> {
+        self.writer().trim_to_valid_size()
+    }
+
+    /// Empties the index and resizes it back to its max index size (Kafka's `reset`:
+    /// `truncate()` then `resize(maxIndexSize)`; with no max size the file becomes 0 bytes).
+    pub fn reset(&self) -> Result<()> {
+        let mut w = self.writer();
+        w.truncate_to_entries(0)?;
+        let size = w.guard.max_index_size.unwrap_or(0);
+        w.resize(size)?;
+        Ok(())
+    }
+
+    /// Writes the mapping back to the file (`msync`).
+    pub fn flush(&self) -> Result<()> {
+        let mapping = self.mapping.read().clone();
+        if let Some(m) = mapping {
+            m.flush().map_err(io_err(&self.path()))?;
+        }
+        Ok(())
+    }
+
+    /// Trims the file to its used slots, then unmaps it (Kafka's `close`). An index closed
+    /// with no entries leaves a 0-byte file. Idempotent; later lookups return
+    /// [`IndexError::Closed`].
+    pub fn close(&self) -> Result<()> {
+        let mut w = self.writer();
+        if self.mapping.read().is_none() {
+            return Ok(());
+        }
+        if self.writable {
+            w.trim_to_valid_size()?;
+        }
+        w.unmap();
+        Ok(())
+    }
+
+    /// Unmaps without trimming or flushing (Kafka's `closeHandler`/`forceUnmap`).
+    /// Readers mid-lookup finish on the old mapping; later calls return
+    /// [`IndexError::Closed`].
+    pub fn force_unmap(&self) {
+        self.writer().unmap();
+    }
+
+    /// Unmaps the index and deletes its file. Returns whether a file was deleted.
+    pub fn delete_if_exists(&self) -> Result<bool> {
+        let mut w = self.writer();
+        w.unmap();
+        let path = self.path();
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(IndexError::io(&path, e)),
+        }
+    }
+
+    /// Renames the file to `new_path` (atomic `rename(2)`). The stored path changes on
+    /// success, and also when the source file does not exist (nothing to move, as
+    /// Kafka's lazy index does); on any other error it is left unchanged (Kafka changes it
+    /// even then; we keep the path that still names the data).
+    pub fn rename_to(&self, new_path: impl Into<PathBuf>) -> Result<()> {
+        let _w = self.writer();
+        let new_path = new_path.into();
+        let old = self.path();
+        match std::fs::rename(&old, &new_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !old.exists() => {}
+            Err(e) => return Err(IndexError::io(&old, e)),
+        }
+        *self.path.write() = new_path;
+        Ok(())
+    }
+
+    /// Changes the stored path's parent directory without any I/O (Kafka's
+    /// `updateParentDir`).
+    pub fn update_parent_dir(&self, dir: &Path) {
+        let mut p = self.path.write();
+        if let Some(name) = p.file_name().map(|n| n.to_owned()) {
+            *p = dir.join(name);
+        }
+    }
+
+    /// Whether the file length is a whole number of slots (part of Kafka's sanity checks).
+    pub fn length_is_whole_slots(&self) -> Result<(bool, u64)> {
+        let path = self.path();
+        let len = std::fs::metadata(&path).map_err(io_err(&path))?.len();
+        Ok((len % E::SIZE as u64 == 0, len))
+    }
+}
+
+/// Exclusive write access to an [`IndexFile`] (its writer lock). Readers are not blocked.
+pub struct IndexWriter<'a, E: IndexEntry> {
+    index: &'a IndexFile<E>,
+    #[cfg(not(loom))]
+    guard: parking_lot::MutexGuard<'a, Writer>,
+    #[cfg(loom)]
+    guard: loom::sync::MutexGuard<'a, Writer>,
+}
+
+impl<E: IndexEntry> IndexWriter<'_, E> {
+    fn path(&self) -> PathBuf {
+        self.index.path()
+    }
+
+    fn current_mapping(&self) -> Result<Arc<Mapping>> {
+        self.index
+            .mapping
+            .read()
+            .clone()
+            .ok_or_else(|| IndexError::Closed { path: self.path() })
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.index.writable {
+            Ok(())
+        } else {
+            Err(IndexError::InvalidArgument {
+                path: self.path(),
+                reason: "index was opened read-only".into(),
+            })
+        }
+    }
+
+    /// Used slots (only this writer changes it while the guard is held).
+    pub fn entries(&self) -> usize {
+        self.index.entries.load(Ordering::Relaxed)
+    }
+
+    /// Slots the file holds.
+    pub fn max_entries(&self) -> usize {
+        self.index.max_entries.load(Ordering::Relaxed)
+    }
+
+    /// The last used slot, or `None`.
+    pub fn last_entry(&self) -> Result<Option<E>> {
+        self.index.last_entry()
+    }
+
+    /// The underlying index (for its path and base offset).
+    pub fn index(&self) -> &IndexFile<E> {
+        self.index
+    }
+
+    /// Writes `entry` into slot `entries` and publishes `entries + 1` (`Release`).
+    ///
+    /// # Errors
+    /// [`IndexError::IndexFull`] when `entries >= max_entries` (nothing written);
+    /// [`IndexError::InvalidArgument`] on a read-only index; [`IndexError::Closed`].
+    pub fn append(&mut self, entry: &E) -> Result<()> {
+        self.check_writable()?;
+        let n = self.entries();
+        if n >= self.max_entries() {
+            return Err(IndexError::IndexFull {
+                path: self.path(),
+                kind: E::KIND,
+                entries: n,
+            });
+        }
+        let mapping = self.current_mapping()?;
+        if !mapping.write(n * E::SIZE, bytemuck::bytes_of(entry)) {
+            return Err(IndexError::IndexFull {
+                path: self.path(),
+                kind: E::KIND,
+                entries: n,
+            });
+        }
+        self.index.entries.store(n + 1, PUBLISH);
+        Ok(())
+    }
+
+    /// Sets the entry count to `n`; slots beyond keep their bytes (Kafka's
+    /// `truncateToEntries`). The file length is unchanged.
+    ///
+    /// # Errors
+    /// [`IndexError::InvalidArgument`] if `n > entries`.
+    pub fn truncate_to_entries(&mut self, n: usize) -> Result<()> {
+        let current = self.entries();
+        if n > current {
+            return Err(IndexError::InvalidArgument {
+                path: self.path(),
+                reason: format!("cannot truncate to {n} entries, the index has {current}"),
+            });
+        }
+        self.index.entries.store(n, PUBLISH);
+        Ok(())
+    }
+
+    /// Resizes the file to `new_size` rounded down to a multiple of `E::SIZE`, and remaps
+    /// it. Returns `false` (doing nothing) if the rounded size equals the current length.
+    /// The entry count is unchanged.
+    ///
+    /// # Errors
+    /// * [`IndexError::InvalidArgument`] if the rounded size is below the used bytes
+    ///   (`entries * E::SIZE`) — rejected **before** anything changes (Kafka shrinks the
+    ///   file first and then fails), or on a read-only index.
+    /// * [`IndexError::Io`] from `set_len`/`mmap`; [`IndexError::Closed`].
+    pub fn resize(&mut self, new_size: usize) -> Result<bool> {
+        let rounded = round_down(new_size, E::SIZE);
+        let old = self.current_mapping()?;
+        if rounded == old.len() {
+            return Ok(false);
+        }
+        self.check_writable()?;
+        let used = self.entries() * E::SIZE;
+        if rounded < used {
+            return Err(IndexError::InvalidArgument {
+                path: self.path(),
+                reason: format!(
+                    "cannot resize to {new_size} bytes ({rounded} rounded): {} entries use {used} bytes",
+                    self.entries()
+                ),
+            });
+        }
+        let path = self.path();
+        let file = self
+            .guard
+            .file
+            .as_ref()
+            .ok_or_else(|| IndexError::Closed { path: path.clone() })?;
+        if rounded > old.len() {
+            // Grow: extend the file first, then map the larger range.
+            file.set_len(rounded as u64).map_err(io_err(&path))?;
+            let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
+            *self.index.mapping.write() = Some(Arc::new(m));
+        } else {
+            // Shrink: map the smaller range, swap it in, wait until no reader still holds
+            // the longer mapping, and only then cut the file (invariant 2 of `sys`).
+            old.flush().map_err(io_err(&path))?;
+            let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
+            *self.index.mapping.write() = Some(Arc::new(m));
+            wait_until_unique(old);
+            file.set_len(rounded as u64).map_err(io_err(&path))?;
+        }
+        self.index
+            .max_entries
+            .store(rounded / E::SIZE, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Shrinks the file to exactly the used slots.
+    pub fn trim_to_valid_size(&mut self) -> Result<bool> {
+        let size = self.entries() * E::SIZE;
+        self.resize(size)
+    }
+
+    fn unmap(&mut self) {
+        let old = self.index.mapping.write().take();
+        if let Some(m) = old {
+            // Flush errors on unmap are ignored, as Kafka's closeHandler does; callers
+            // wanting durability call flush() first.
+            let _ = m.flush();
+        }
+        self.guard.file = None;
+    }
+}
+
+/// Waits until `mapping` is the last reference (every reader that cloned it has
+/// finished its lookup), then drops it, unmapping the range.
+fn wait_until_unique(mut mapping: Arc<Mapping>) {
+    loop {
+        match Arc::try_unwrap(mapping) {
+            Ok(m) => {
+                drop(m);
+                return;
+            }
+            Err(shared) => {
+                mapping = shared;
+                yield_now();
+            }
+        }
+    }
+}

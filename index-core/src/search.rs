@@ -1,0 +1,463 @@
+//! Search strategies: pure functions of a slice of entries and a target.
+//!
+//! Kafka answers every index lookup with one of two searches over the used slots:
+//! the **largest lower bound** (LLB: the last slot whose field is `<= target`) and the
+//! **smallest upper bound** (SUB: the first slot whose field is `>= target`, with Kafka's
+//! slot-0 quirk, see below). The field is either the entry's key or its value
+//! ([`SearchField`]). *Which* slots are read to find the answer is the strategy's business
+//! ([`SearchStrategy`]); the answer never depends on the strategy.
+//!
+//! Every slot a search reads goes through a [`Probe`], so callers can record the bytes (and
+//! hence the pages) a lookup touched. [`NoProbe`] is a zero-sized type whose methods are
+//! empty and `#[inline(always)]`: with it the instrumentation compiles away.
+
+use crate::codec::IndexEntry;
+
+/// Default warm-section size of Kafka's warm/cold search, in bytes (8192: at most three
+/// 4 KiB pages at the tail of the index).
+pub const DEFAULT_WARM_SECTION_BYTES: usize = 8192;
+
+/// Default page size assumed by [`PageProbe`] and the page directory, in bytes.
+pub const DEFAULT_PAGE_SIZE: usize = 4096;
+
+/// How an index finds a slot. Chosen per index; results are identical for all strategies,
+/// only the slots (and pages) read differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SearchStrategy {
+    /// Textbook binary search over all used slots, as Kafka did before 2.1 (KAFKA-6432):
+    /// compare slot 0, then bisect `[0, n-1]`. Every lookup walks a path from the middle
+    /// of the file, so a lookup at the tail touches about `log2(pages)` pages, and which
+    /// pages those are changes whenever the index grows by a page.
+    Binary,
+    /// Kafka's warm/cold search (2.1+): the last `warm_section_bytes / entry size`
+    /// entries form the *warm section*; a target at or above its first entry is searched
+    /// only there (touching at most `ceil(warm_section_bytes / page) + 1` pages, which stay
+    /// resident because every tail lookup touches them); anything else is searched in the
+    /// cold section `[0, first warm slot]`.
+    WarmCold {
+        /// Size of the warm section in bytes; Kafka uses 8192.
+        warm_section_bytes: usize,
+    },
+}
+
+impl Default for SearchStrategy {
+    fn default() -> Self {
+        SearchStrategy::WarmCold {
+            warm_section_bytes: DEFAULT_WARM_SECTION_BYTES,
+        }
+    }
+}
+
+impl SearchStrategy {
+    /// Short stable name for reports: `binary` or `warm-cold`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SearchStrategy::Binary => "binary",
+            SearchStrategy::WarmCold { .. } => "warm-cold",
+        }
+    }
+
+    /// For [`SearchStrategy::WarmCold`], the first slot of the warm section of an index
+    /// with `entries` used slots of `entry_size` bytes (Kafka's
+    /// `max(0, n - 1 - warmEntries)`); `None` for strategies without one.
+    pub fn first_warm_slot(&self, entries: usize, entry_size: usize) -> Option<usize> {
+        match *self {
+            SearchStrategy::Binary => None,
+            SearchStrategy::WarmCold { warm_section_bytes } => {
+                let warm_entries = warm_section_bytes / entry_size;
+                Some(entries.saturating_sub(1).saturating_sub(warm_entries))
+            }
+        }
+    }
+}
+
+/// Which field of an entry a search compares with the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SearchField {
+    /// The entry key: offset (offset index) or timestamp (time index).
+    Key,
+    /// The entry value: position (offset index) or offset (time index).
+    Value,
+}
+
+/// Which bound a search returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bound {
+    /// The last slot whose field is `<= target` (Kafka's `largestLowerBoundSlotFor`).
+    LargestLowerBound,
+    /// The first slot whose field is `>= target` (Kafka's `smallestUpperBoundSlotFor`,
+    /// including its quirk: slot 0 is never compared inside the bisection, so a target
+    /// exactly equal to slot 0's field yields slot 1, or none when there is one slot).
+    SmallestUpperBound,
+}
+
+/// Receives every byte range a search reads, so page touches can be counted.
+///
+/// Implementations must be cheap: [`Probe::touch`] is called once per slot compared.
+pub trait Probe {
+    /// The search read `len` bytes starting at byte `offset` of the index file.
+    fn touch(&mut self, offset: usize, len: usize);
+}
+
+/// The probe that records nothing; compiled away entirely.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoProbe;
+
+impl Probe for NoProbe {
+    #[inline(always)]
+    fn touch(&mut self, _offset: usize, _len: usize) {}
+}
+
+impl<P: Probe + ?Sized> Probe for &mut P {
+    #[inline(always)]
+    fn touch(&mut self, offset: usize, len: usize) {
+        (**self).touch(offset, len)
+    }
+}
+
+/// Records the distinct pages a search touched (page size in bytes, default 4096), in
+/// the order first touched, plus the number of slot reads.
+#[derive(Clone, Debug)]
+pub struct PageProbe {
+    page_size: usize,
+    pages: Vec<usize>,
+    reads: usize,
+}
+
+impl Default for PageProbe {
+    fn default() -> Self {
+        Self::new(DEFAULT_PAGE_SIZE)
+    }
+}
+
+impl PageProbe {
+    /// A probe for pages of `page_size` bytes (must be non-zero; 0 is treated as 1).
+    pub fn new(page_size: usize) -> Self {
+        Self {
+            page_size: page_size.max(1),
+            pages: Vec::new(),
+            reads: 0,
+        }
+    }
+    /// Page size in bytes.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+    /// Distinct page numbers (byte offset / page size) touched, in first-touch order.
+    pub fn pages(&self) -> &[usize] {
+        &self.pages
+    }
+    /// Number of distinct pages touched.
+    pub fn distinct_pages(&self) -> usize {
+        self.pages.len()
+    }
+    /// Number of slot reads (comparisons) made.
+    pub fn reads(&self) -> usize {
+        self.reads
+    }
+    /// Forgets everything recorded, keeping the page size.
+    pub fn clear(&mut self) {
+        self.pages.clear();
+        self.reads = 0;
+    }
+}
+
+impl Probe for PageProbe {
+    fn touch(&mut self, offset: usize, len: usize) {
+        self.reads += 1;
+        let first = offset / self.page_size;
+        let last = (offset + len.max(1) - 1) / self.page_size;
+        for page in first..=last {
+            // A lookup touches a handful of pages: a linear scan beats hashing here.
+            if !self.pages.contains(&page) {
+                self.pages.push(page);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn field<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    slot: usize,
+    base_offset: i64,
+    which: SearchField,
+    probe: &mut P,
+) -> i64 {
+    probe.touch(slot * E::SIZE, E::SIZE);
+    let e = &slots[slot];
+    match which {
+        SearchField::Key => e.key(base_offset),
+        SearchField::Value => e.value(base_offset),
+    }
+}
+
+/// Kafka's bisection over the inclusive slot range `[begin, end]` (upper middle; exact
+/// match returns at once). Returns the slot for the requested bound (`None` = Kafka's -1).
+#[inline(always)]
+fn bisect<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    bound: Bound,
+    begin: usize,
+    end: usize,
+    probe: &mut P,
+) -> Option<usize> {
+    let (mut lo, mut hi) = (begin, end);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let found = field(slots, mid, base_offset, which, probe);
+        match found.cmp(&target) {
+            core::cmp::Ordering::Greater => hi = mid - 1,
+            core::cmp::Ordering::Less => lo = mid,
+            core::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    match bound {
+        Bound::LargestLowerBound => Some(lo),
+        Bound::SmallestUpperBound => {
+            if lo == slots.len() - 1 {
+                None
+            } else {
+                Some(lo + 1)
+            }
+        }
+    }
+}
+
+/// Finds the slot for `target` among `slots` (the used entries of an index whose segment
+/// starts at `base_offset`), comparing `which` field with signed 64-bit comparison.
+///
+/// Returns `None` where Kafka returns -1: the index is empty; for
+/// [`Bound::LargestLowerBound`] every field is `> target`; for
+/// [`Bound::SmallestUpperBound`] every field is `< target` (see the slot-0 quirk there).
+/// For strictly increasing fields the result is the same for every strategy.
+///
+/// This is a pure function of the slice and the target: it performs no I/O beyond
+/// reading `slots`, and reports each slot it reads to `probe`.
+#[inline]
+pub fn search<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    bound: Bound,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> Option<usize> {
+    let n = slots.len();
+    if n == 0 {
+        return None;
+    }
+    let below_first = |probe: &mut P| {
+        if field(slots, 0, base_offset, which, probe) > target {
+            Some(match bound {
+                Bound::LargestLowerBound => None,
+                Bound::SmallestUpperBound => Some(0),
+            })
+        } else {
+            None
+        }
+    };
+    match strategy.first_warm_slot(n, E::SIZE) {
+        None => {
+            if let Some(r) = below_first(probe) {
+                return r;
+            }
+            bisect(slots, base_offset, target, which, bound, 0, n - 1, probe)
+        }
+        Some(first_warm) => {
+            if field(slots, first_warm, base_offset, which, probe) < target {
+                return bisect(
+                    slots,
+                    base_offset,
+                    target,
+                    which,
+                    bound,
+                    first_warm,
+                    n - 1,
+                    probe,
+                );
+            }
+            if let Some(r) = below_first(probe) {
+                return r;
+            }
+            bisect(
+                slots,
+                base_offset,
+                target,
+                which,
+                bound,
+                0,
+                first_warm,
+                probe,
+            )
+        }
+    }
+}
+
+/// Whether a lookup of `target` lands in the warm section under `strategy`: the field of
+/// the first warm slot is `< target` (the condition under which Kafka searches only the
+/// warm section). Always `false` for strategies without a warm section and for an empty
+/// index. Reads one slot, reported to `probe`.
+pub fn lands_in_warm_section<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> bool {
+    if slots.is_empty() {
+        return false;
+    }
+    match strategy.first_warm_slot(slots.len(), E::SIZE) {
+        Some(first_warm) => field(slots, first_warm, base_offset, which, probe) < target,
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::I64Be;
+    use bytemuck::{Pod, Zeroable};
+
+    /// A 16-byte test entry: key and value as absolute i64.
+    #[derive(Clone, Copy, Debug, Pod, Zeroable)]
+    #[repr(C)]
+    struct Kv {
+        k: I64Be,
+        v: I64Be,
+    }
+    impl IndexEntry for Kv {
+        const SIZE: usize = 16;
+        const KIND: &'static str = "test index";
+        fn key(&self, _b: i64) -> i64 {
+            self.k.get()
+        }
+        fn value(&self, _b: i64) -> i64 {
+            self.v.get()
+        }
+    }
+
+    fn kvs(keys: &[i64]) -> Vec<Kv> {
+        keys.iter()
+            .map(|&k| Kv {
+                k: I64Be::new(k),
+                v: I64Be::new(k * 10),
+            })
+            .collect()
+    }
+
+    const STRATEGIES: [SearchStrategy; 3] = [
+        SearchStrategy::Binary,
+        SearchStrategy::WarmCold {
+            warm_section_bytes: 8192,
+        },
+        SearchStrategy::WarmCold {
+            warm_section_bytes: 32,
+        },
+    ];
+
+    #[test]
+    fn empty_index() {
+        for s in STRATEGIES {
+            for b in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
+                assert_eq!(
+                    search::<Kv, _>(&[], 0, 5, SearchField::Key, b, s, &mut NoProbe),
+                    None
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn llb_and_sub_with_slot_zero_quirk() {
+        let slots = kvs(&[10, 20, 30, 40, 50, 60, 70]);
+        for s in STRATEGIES {
+            let llb = |t| {
+                search(
+                    &slots,
+                    0,
+                    t,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    s,
+                    &mut NoProbe,
+                )
+            };
+            let sub = |t| {
+                search(
+                    &slots,
+                    0,
+                    t,
+                    SearchField::Key,
+                    Bound::SmallestUpperBound,
+                    s,
+                    &mut NoProbe,
+                )
+            };
+            assert_eq!(llb(5), None);
+            assert_eq!(llb(10), Some(0));
+            assert_eq!(llb(15), Some(0));
+            assert_eq!(llb(70), Some(6));
+            assert_eq!(llb(1000), Some(6));
+            assert_eq!(sub(5), Some(0));
+            // Kafka quirk: equality with slot 0 returns slot 1.
+            assert_eq!(sub(10), Some(1), "{s:?}");
+            assert_eq!(sub(11), Some(1));
+            assert_eq!(sub(30), Some(2));
+            assert_eq!(sub(70), Some(6));
+            assert_eq!(sub(71), None);
+        }
+        let one = kvs(&[10]);
+        assert_eq!(
+            search(
+                &one,
+                0,
+                10,
+                SearchField::Key,
+                Bound::SmallestUpperBound,
+                SearchStrategy::default(),
+                &mut NoProbe
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn page_probe_counts_pages_and_straddles() {
+        let mut p = PageProbe::new(4096);
+        p.touch(4090, 12);
+        assert_eq!(p.pages(), &[0, 1]);
+        p.touch(0, 12);
+        assert_eq!(p.distinct_pages(), 2);
+        assert_eq!(p.reads(), 2);
+    }
+
+    #[test]
+    fn warm_section_bounds_tail_lookups_to_three_pages() {
+        // 13 pages of 16-byte entries, lookups at the tail.
+        let n = 13 * 4096 / 16;
+        let keys: Vec<i64> = (0..n as i64).map(|i| i * 2).collect();
+        let slots = kvs(&keys);
+        let s = SearchStrategy::default();
+        for t in (keys[n - 400]..=keys[n - 1] + 5).step_by(7) {
+            let mut p = PageProbe::new(4096);
+            search(
+                &slots,
+                0,
+                t,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                s,
+                &mut p,
+            );
+            assert!(p.distinct_pages() <= 3, "target {t}: {:?}", p.pages());
+        }
+    }
+}

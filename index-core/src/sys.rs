@@ -1,0 +1,219 @@
+//! The only module of the workspace that contains `unsafe` code.
+//!
+//! It wraps a memory mapping of an index file ([`Mapping`]) behind a safe API, and the
+//! few operating-system calls the bench harness needs to measure real page residency
+//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`).
+//!
+//! # Invariants
+//!
+//! 1. **Lifetime.** A [`Mapping`] owns its `MmapRaw`; the pointer it hands out is valid for
+//!    `len` bytes for as long as the `Mapping` lives. Readers hold an `Arc<Mapping>` for
+//!    the duration of a lookup, so a remap (resize, trim, unmap) by the writer never frees
+//!    memory a reader is using: the old mapping is unmapped when its last `Arc` drops.
+//! 2. **File length.** The mapped range never extends past the end of the file while any
+//!    `Arc` to the mapping is alive. [`crate::IndexFile`] upholds this: when it shrinks a
+//!    file it first installs a smaller mapping, waits until every reader has dropped the
+//!    old one, and only then calls `set_len` (touching a page past end-of-file would raise
+//!    `SIGBUS`). Another process truncating the file underneath us is outside what any
+//!    mmap-based reader can defend against; Kafka has the same exposure.
+//! 3. **Disjoint writes.** [`Mapping::write`] is called only by the single writer (under
+//!    the index's writer lock), only on slots at or beyond the published entry count, and
+//!    the count is published with `Release` after the bytes are written; readers load it
+//!    with `Acquire` and read only below it. The one overlap the protocol allows is a
+//!    reader that loaded a count *before* a truncation and is still reading a slot that
+//!    the writer re-fills after it: the reader may see a mix of old and new bytes of a
+//!    plain-old-data entry. Every bit pattern is a valid entry, so the outcome is a stale
+//!    (in-bounds) answer, exactly as in Kafka, never undefined memory access.
+//! 4. **Read-only mappings** are never written: [`Mapping::write`] checks `writable`.
+
+use std::fs::File;
+use std::io;
+
+use memmap2::{MmapOptions, MmapRaw};
+
+/// A shared memory mapping of the first `len` bytes of an index file, or of nothing.
+#[derive(Debug)]
+pub struct Mapping {
+    raw: Option<MmapRaw>,
+    len: usize,
+    writable: bool,
+}
+
+impl Mapping {
+    /// A mapping of no bytes (used for empty files and after unmapping).
+    pub fn empty(writable: bool) -> Self {
+        Mapping {
+            raw: None,
+            len: 0,
+            writable,
+        }
+    }
+
+    /// Maps the first `len` bytes of `file` (`MAP_SHARED`), read-write if `writable`.
+    ///
+    /// The caller guarantees the file is at least `len` bytes long (invariant 2).
+    /// # Errors
+    /// The `mmap` system call's error (for example `ENOMEM` when `vm.max_map_count` is
+    /// exhausted).
+    pub fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
+        if len == 0 {
+            return Ok(Self::empty(writable));
+        }
+        let mut opts = MmapOptions::new();
+        opts.len(len);
+        let raw = if writable {
+            opts.map_raw(file)?
+        } else {
+            opts.map_raw_read_only(file)?
+        };
+        Ok(Mapping {
+            raw: Some(raw),
+            len,
+            writable,
+        })
+    }
+
+    /// Length of the mapped range in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping covers no bytes.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the mapping may be written.
+    #[inline]
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The first `min(len, self.len())` mapped bytes.
+    #[inline]
+    pub fn bytes(&self, len: usize) -> &[u8] {
+        match &self.raw {
+            None => &[],
+            Some(raw) => {
+                let len = len.min(self.len);
+                // SAFETY: `raw` maps `self.len` bytes and lives as long as `self`
+                // (invariant 1); `len <= self.len`; the range lies within the file
+                // (invariant 2). Concurrent writes by the single writer target bytes
+                // at or past the published entry count, which readers do not slice
+                // (invariant 3), and every byte pattern is a valid `u8`.
+                unsafe { std::slice::from_raw_parts(raw.as_ptr(), len) }
+            }
+        }
+    }
+
+    /// Copies `data` into the mapping at byte `offset`. Returns `false` (writing
+    /// nothing) if the range is out of bounds or the mapping is read-only.
+    pub fn write(&self, offset: usize, data: &[u8]) -> bool {
+        let Some(raw) = &self.raw else {
+            return data.is_empty() && offset == 0;
+        };
+        let Some(end) = offset.checked_add(data.len()) else {
+            return false;
+        };
+        if !self.writable || end > self.len {
+            return false;
+        }
+        // SAFETY: the mapping is writable and `[offset, end)` is within the `self.len`
+        // mapped bytes (checked above), which live as long as `self` (invariant 1). Only
+        // the writer calls this, on slots no reader has been told about yet (invariant 3),
+        // and `data` cannot overlap the mapping because it is a distinct borrow of
+        // ordinary memory handed in by the writer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), raw.as_mut_ptr().add(offset), data.len());
+        }
+        true
+    }
+
+    /// Writes dirty pages of the mapping back to the file (`msync(MS_SYNC)`).
+    pub fn flush(&self) -> io::Result<()> {
+        match &self.raw {
+            Some(raw) if self.writable => raw.flush(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Which pages of the mapping are resident in memory (`mincore`), one `bool` per page
+    /// of `page_size()` bytes.
+    pub fn resident_pages(&self) -> io::Result<Vec<bool>> {
+        let Some(raw) = &self.raw else {
+            return Ok(Vec::new());
+        };
+        let page = page_size();
+        let pages = self.len.div_ceil(page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: `raw` is a live, page-aligned mapping of `self.len` bytes; `vec` has
+        // one byte per page of that range, as `mincore` requires.
+        let rc = unsafe { libc::mincore(raw.as_mut_ptr().cast(), self.len, vec.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(vec.into_iter().map(|b| b & 1 == 1).collect())
+    }
+
+    /// Drops this process's page-table entries for the mapping (`madvise(MADV_DONTNEED)`),
+    /// so the next access to each page faults again. For a shared file mapping this does
+    /// not discard data: dirty pages must have been flushed first (see [`Mapping::flush`]),
+    /// and pages stay in the page cache until [`evict_from_page_cache`] drops them.
+    pub fn advise_dont_need(&self) -> io::Result<()> {
+        let Some(raw) = &self.raw else {
+            return Ok(());
+        };
+        // SAFETY: the range is exactly our live mapping. MADV_DONTNEED on a MAP_SHARED
+        // file mapping only drops page-table entries; the file contents are unchanged.
+        // No Rust reference into the mapping is invalidated: the bytes read afterwards
+        // are re-faulted from the same file pages.
+        let rc = unsafe { libc::madvise(raw.as_mut_ptr().cast(), self.len, libc::MADV_DONTNEED) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// The system page size in bytes (`sysconf(_SC_PAGESIZE)`), 4096 if unknown.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 {
+        v as usize
+    } else {
+        4096
+    }
+}
+
+/// Asks the kernel to drop `file`'s pages from the page cache
+/// (`fdatasync` then `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file).
+/// The kernel may ignore the advice for pages still mapped by some process; callers that
+/// want a cold cache also call [`Mapping::advise_dont_need`] on their mappings first.
+pub fn evict_from_page_cache(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    file.sync_data()?;
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid
+    // for the duration of the call because `file` is borrowed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Major and minor page faults of this process so far (`getrusage(RUSAGE_SELF)`):
+/// `(major, minor)`.
+pub fn page_faults() -> io::Result<(u64, u64)> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrusage returned 0, so the struct is initialised (it was zeroed anyway).
+    let usage = unsafe { usage.assume_init() };
+    Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
+}
