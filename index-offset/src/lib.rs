@@ -1,1 +1,426 @@
-//! placeholder
+//! # index-offset
+//!
+//! Kafka's offset index (`<base offset>.index`): a sparse, memory-mapped map from
+//! offsets to physical positions (bytes into the segment's `.log` file), byte-compatible
+//! with Apache Kafka's `OffsetIndex`.
+//!
+//! Each entry is 8 bytes, big-endian: the offset relative to the segment's base offset
+//! (`i32`) and the position of a batch start in the `.log` file (`u32`). An entry
+//! `(offset, position)` promises that every record with an offset `>= offset` starts at a
+//! position `>= position`.
+//!
+//! ```
+//! use index_offset::{OffsetIndex, OffsetPosition};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("00000000000000000100.index");
+//! let index = OffsetIndex::open(&path, 100, 10 * 1024 * 1024)?; // preallocates 10 MiB
+//! index.append(103, 0)?;
+//! index.append(110, 4170)?;
+//! assert_eq!(index.lookup(107)?, OffsetPosition { offset: 103, position: 0 });
+//! assert_eq!(index.lookup(99)?, OffsetPosition { offset: 100, position: 0 }); // below: base
+//! index.close()?; // trims the file to 16 bytes
+//! assert_eq!(std::fs::read(&path)?, [0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0x10, 0x4a]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use bytemuck::{Pod, Zeroable};
+use index_core::codec::{relative_offset, I32Be, IndexEntry, U32Be};
+pub use index_core::{
+    Bound, IndexError, IndexFile, NoProbe, OpenMode, PageProbe, Probe, Result, SearchField,
+    SearchStrategy, Snapshot,
+};
+
+/// Size of an offset-index entry in bytes.
+pub const ENTRY_SIZE: usize = 8;
+
+/// One offset-index entry exactly as stored: relative offset (`i32`, big-endian) and
+/// physical position (`u32`, big-endian). Alignment 1, 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct RawOffsetEntry {
+    /// `offset - base_offset`.
+    pub relative_offset: I32Be,
+    /// Byte position of a batch start in the `.log` file.
+    pub position: U32Be,
+}
+
+const _: () = assert!(std::mem::size_of::<RawOffsetEntry>() == ENTRY_SIZE);
+const _: () = assert!(std::mem::align_of::<RawOffsetEntry>() == 1);
+
+impl RawOffsetEntry {
+    /// Builds a raw entry from a relative offset and a position.
+    pub fn new(relative_offset: i32, position: u32) -> Self {
+        RawOffsetEntry {
+            relative_offset: I32Be::new(relative_offset),
+            position: U32Be::new(position),
+        }
+    }
+    /// Decodes the entry for a segment starting at `base_offset`.
+    pub fn decode(&self, base_offset: i64) -> OffsetPosition {
+        OffsetPosition {
+            offset: base_offset + self.relative_offset.get() as i64,
+            position: self.position.get(),
+        }
+    }
+}
+
+impl IndexEntry for RawOffsetEntry {
+    const SIZE: usize = ENTRY_SIZE;
+    const KIND: &'static str = "offset index";
+    #[inline(always)]
+    fn key(&self, base_offset: i64) -> i64 {
+        base_offset + self.relative_offset.get() as i64
+    }
+    #[inline(always)]
+    fn value(&self, _base_offset: i64) -> i64 {
+        self.position.get() as i64
+    }
+}
+
+/// An offset and the physical position (bytes into `.log`) of the batch it maps to
+/// (Kafka's `OffsetPosition`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OffsetPosition {
+    /// Absolute offset.
+    pub offset: i64,
+    /// Byte position in the `.log` file.
+    pub position: u32,
+}
+
+/// Kafka's offset index over a memory-mapped `.index` file.
+///
+/// `Send + Sync`: one appender and any number of concurrent readers; lookups never wait
+/// for appends (see `index_core::IndexFile`).
+#[derive(Debug)]
+pub struct OffsetIndex {
+    file: IndexFile<RawOffsetEntry>,
+}
+
+impl OffsetIndex {
+    /// Creates (preallocating `max_index_size_bytes`, rounded down to a multiple of 8) or
+    /// opens a writable offset index for the segment starting at `base_offset`.
+    ///
+    /// An existing file is mapped at its current length and **every slot counts as an
+    /// entry** (so a reopened trimmed index is full until [`OffsetIndex::resize`]d, and a
+    /// crash-left zero-filled tail reads as entries `(base_offset, 0)`, as in Kafka).
+    ///
+    /// # Errors
+    /// [`IndexError::InvalidArgument`] if the file is new and `max_index_size_bytes < 8`
+    /// (the empty file is left on disk, as Kafka does); [`IndexError::Io`].
+    pub fn open(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size_bytes: usize,
+    ) -> Result<Self> {
+        Self::open_with(
+            path,
+            base_offset,
+            Some(max_index_size_bytes),
+            OpenMode::ReadWrite,
+        )
+    }
+
+    /// Opens an existing offset index read-only (for tools). Appends and resizes fail
+    /// with [`IndexError::InvalidArgument`].
+    ///
+    /// # Errors
+    /// [`IndexError::Io`] (`NotFound` when the file is missing).
+    pub fn open_read_only(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
+        Self::open_with(path, base_offset, None, OpenMode::ReadOnly)
+    }
+
+    /// The general constructor: `max_index_size_bytes = None` is Kafka's `-1` (allowed
+    /// only for existing files).
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size_bytes: Option<usize>,
+        mode: OpenMode,
+    ) -> Result<Self> {
+        Ok(OffsetIndex {
+            file: IndexFile::open(path.as_ref(), base_offset, max_index_size_bytes, mode)?,
+        })
+    }
+
+    /// Sets the search strategy (default: Kafka's warm/cold with an 8192-byte warm
+    /// section).
+    pub fn with_search_strategy(self, strategy: SearchStrategy) -> Self {
+        OffsetIndex {
+            file: self.file.with_search_strategy(strategy),
+        }
+    }
+
+    /// The underlying memory-mapped file.
+    pub fn index_file(&self) -> &IndexFile<RawOffsetEntry> {
+        &self.file
+    }
+
+    /// A lock-free view of the used slots.
+    pub fn snapshot(&self) -> Result<Snapshot<RawOffsetEntry>> {
+        self.file.snapshot()
+    }
+
+    /// The segment base offset.
+    pub fn base_offset(&self) -> i64 {
+        self.file.base_offset()
+    }
+
+    /// The file path.
+    pub fn path(&self) -> PathBuf {
+        self.file.path()
+    }
+
+    /// Number of entries.
+    pub fn entries(&self) -> usize {
+        self.file.entries()
+    }
+
+    /// Number of slots in the file.
+    pub fn max_entries(&self) -> usize {
+        self.file.max_entries()
+    }
+
+    /// Whether every slot is used (`entries >= max_entries`).
+    pub fn is_full(&self) -> bool {
+        self.file.is_full()
+    }
+
+    /// Bytes used by entries (`entries * 8`).
+    pub fn size_in_bytes(&self) -> usize {
+        self.file.size_in_bytes()
+    }
+
+    /// Mapped file length in bytes.
+    pub fn length(&self) -> usize {
+        self.file.length()
+    }
+
+    /// The last entry, or `(base_offset, 0)` when empty (Kafka's `lastEntry`).
+    pub fn last_entry(&self) -> Result<OffsetPosition> {
+        let base = self.base_offset();
+        Ok(self.file.last_entry()?.map_or(
+            OffsetPosition {
+                offset: base,
+                position: 0,
+            },
+            |e| e.decode(base),
+        ))
+    }
+
+    /// Offset of the last entry, or the base offset when empty (Kafka's `lastOffset`).
+    pub fn last_offset(&self) -> Result<i64> {
+        Ok(self.last_entry()?.offset)
+    }
+
+    /// Appends `(offset, position)` (Kafka's `append`). Checks, in Kafka's order:
+    ///
+    /// 1. full → [`IndexError::IndexFull`];
+    /// 2. `offset <= last offset` while non-empty → [`IndexError::InvalidOffset`];
+    /// 3. `offset` not in `[base, base + 2^31 - 1]` → [`IndexError::OffsetOverflow`].
+    ///
+    /// Nothing is written when an error is returned. Positions are not validated.
+    pub fn append(&self, offset: i64, position: u32) -> Result<()> {
+        let mut w = self.file.writer();
+        let n = w.entries();
+        if n >= w.max_entries() {
+            return Err(IndexError::IndexFull {
+                path: self.path(),
+                kind: RawOffsetEntry::KIND,
+                entries: n,
+            });
+        }
+        let base = self.base_offset();
+        if let Some(last) = w.last_entry()? {
+            let last_offset = last.key(base);
+            if offset <= last_offset {
+                return Err(IndexError::InvalidOffset {
+                    path: self.path(),
+                    offset,
+                    slot: n,
+                    last_offset,
+                });
+            }
+        }
+        let rel = relative_offset(base, offset).ok_or_else(|| IndexError::OffsetOverflow {
+            path: self.path(),
+            offset,
+            base_offset: base,
+        })?;
+        w.append(&RawOffsetEntry::new(rel, position))
+    }
+
+    /// The entry with the largest offset `<= target_offset` (Kafka's `lookup`), or
+    /// `(base_offset, 0)` when the index is empty or the target is below the first entry.
+    #[inline]
+    pub fn lookup(&self, target_offset: i64) -> Result<OffsetPosition> {
+        self.lookup_with_probe(target_offset, &mut NoProbe)
+    }
+
+    /// [`OffsetIndex::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_offset: i64,
+        probe: &mut P,
+    ) -> Result<OffsetPosition> {
+        let base = self.base_offset();
+        Ok(self
+            .file
+            .search(
+                target_offset,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                OffsetPosition {
+                    offset: base,
+                    position: 0,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+
+    /// An entry whose position is at or beyond `fetch_offset_position.position +
+    /// fetch_size` bytes (Kafka's `fetchUpperBoundOffset`: smallest-upper-bound search by
+    /// position, with Kafka's slot-0 quirk, which can only widen the bound). `None` if no
+    /// entry lies that far.
+    pub fn fetch_upper_bound_offset(
+        &self,
+        fetch_offset_position: OffsetPosition,
+        fetch_size: i32,
+    ) -> Result<Option<OffsetPosition>> {
+        let base = self.base_offset();
+        let target = fetch_offset_position.position as i64 + fetch_size as i64;
+        Ok(self
+            .file
+            .search(
+                target,
+                SearchField::Value,
+                Bound::SmallestUpperBound,
+                &mut NoProbe,
+            )?
+            .map(|(_, e)| e.decode(base)))
+    }
+
+    /// The entry in slot `n`.
+    ///
+    /// # Errors
+    /// [`IndexError::SlotOutOfRange`] if `n >= entries`.
+    pub fn entry(&self, n: usize) -> Result<OffsetPosition> {
+        Ok(self.file.entry(n)?.decode(self.base_offset()))
+    }
+
+    /// All entries, decoded (for tools and tests).
+    pub fn all_entries(&self) -> Result<Vec<OffsetPosition>> {
+        let snap = self.snapshot()?;
+        let base = self.base_offset();
+        Ok(snap.slots().iter().map(|e| e.decode(base)).collect())
+    }
+
+    /// Removes every entry with an offset `>= offset` (Kafka's `truncateTo`); truncating
+    /// past the end is a no-op. The file length is unchanged.
+    pub fn truncate_to(&self, offset: i64) -> Result<()> {
+        let mut w = self.file.writer();
+        let base = self.base_offset();
+        let snap = self.file.snapshot()?;
+        let keep = match snap.search(
+            offset,
+            SearchField::Key,
+            Bound::LargestLowerBound,
+            &mut NoProbe,
+        ) {
+            None => 0,
+            Some(slot) if snap.slots()[slot].key(base) == offset => slot,
+            Some(slot) => slot + 1,
+        };
+        w.truncate_to_entries(keep.min(w.entries()))
+    }
+
+    /// Removes all entries (Kafka's `truncate`). The file length is unchanged.
+    pub fn truncate(&self) -> Result<()> {
+        self.file.truncate_to_entries(0)
+    }
+
+    /// Removes all entries and resizes the file back to the max index size.
+    pub fn reset(&self) -> Result<()> {
+        self.file.reset()
+    }
+
+    /// Resizes the file to `new_size_bytes` rounded down to a multiple of 8; returns
+    /// whether the length changed. Rejects (changing nothing) a size below the used bytes.
+    pub fn resize(&self, new_size_bytes: usize) -> Result<bool> {
+        self.file.resize(new_size_bytes)
+    }
+
+    /// Shrinks the file to the used bytes.
+    pub fn trim_to_valid_size(&self) -> Result<bool> {
+        self.file.trim_to_valid_size()
+    }
+
+    /// Writes the mapping back to disk.
+    pub fn flush(&self) -> Result<()> {
+        self.file.flush()
+    }
+
+    /// Checks Kafka's invariants (Kafka's `sanityCheck`):
+    /// [`IndexError::CorruptIndex`] if the index is non-empty and its last offset is below
+    /// the base offset, or if the file length is not a multiple of 8. A zero-filled tail
+    /// (last offset == base offset) passes, as in Kafka since 2.1.
+    pub fn sanity_check(&self) -> Result<()> {
+        let base = self.base_offset();
+        if self.entries() != 0 {
+            let last = self.last_offset()?;
+            if last < base {
+                return Err(IndexError::CorruptIndex {
+                    path: self.path(),
+                    reason: format!(
+                        "corrupt index found, index file has {} entries and last offset {last} is less than the base offset {base}",
+                        self.entries()
+                    ),
+                });
+            }
+        }
+        let length = self.length();
+        if length % ENTRY_SIZE != 0 {
+            return Err(IndexError::CorruptIndex {
+                path: self.path(),
+                reason: format!(
+                    "index file length {length} is not a multiple of the entry size {ENTRY_SIZE}"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Trims to the used bytes and unmaps (Kafka's `close`): a closed index with `n`
+    /// entries is an `8 * n`-byte file.
+    pub fn close(self) -> Result<()> {
+        self.file.close()
+    }
+
+    /// Unmaps without trimming (Kafka's `closeHandler`); later calls fail with
+    /// [`IndexError::Closed`].
+    pub fn force_unmap(&self) {
+        self.file.force_unmap()
+    }
+
+    /// Unmaps and deletes the file; returns whether it existed.
+    pub fn delete_if_exists(&self) -> Result<bool> {
+        self.file.delete_if_exists()
+    }
+
+    /// Renames the file (see [`IndexFile::rename_to`]).
+    pub fn rename_to(&self, new_path: impl Into<PathBuf>) -> Result<()> {
+        self.file.rename_to(new_path)
+    }
+
+    /// Changes the stored parent directory (no I/O).
+    pub fn update_parent_dir(&self, dir: &Path) {
+        self.file.update_parent_dir(dir)
+    }
+}

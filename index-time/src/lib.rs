@@ -1,1 +1,419 @@
-//! placeholder
+//! # index-time
+//!
+//! Kafka's time index (`<base offset>.timeindex`): a sparse, memory-mapped map from
+//! timestamps (milliseconds since the epoch) to offsets, byte-compatible with Apache
+//! Kafka's `TimeIndex`.
+//!
+//! Each entry is 12 bytes, big-endian: the timestamp (`i64`, ms since epoch) and the
+//! offset relative to the segment's base offset (`i32`). An entry `(T, O)` says: `T` is
+//! the largest timestamp seen in the segment up to the batch ending at offset `O`, so any
+//! record with a timestamp `> T` lies after `O`.
+//!
+//! ```
+//! use index_time::{TimeIndex, TimestampOffset};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let index = TimeIndex::open(dir.path().join("00000000000000000045.timeindex"), 45, 360)?;
+//! assert!(index.maybe_append(1_700_000_000_000, 55, false)?);
+//! assert!(!index.maybe_append(1_700_000_000_000, 60, false)?); // same timestamp: ignored
+//! assert!(index.maybe_append(1_700_000_000_500, 65, false)?);
+//! assert_eq!(index.lookup(1_700_000_000_250)?, TimestampOffset { timestamp: 1_700_000_000_000, offset: 55 });
+//! assert_eq!(index.lookup(0)?, TimestampOffset { timestamp: -1, offset: 45 }); // none: (-1, base)
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use bytemuck::{Pod, Zeroable};
+use index_core::codec::{relative_offset, I32Be, I64Be, IndexEntry};
+pub use index_core::{
+    Bound, IndexError, IndexFile, NoProbe, OpenMode, PageProbe, Probe, Result, SearchField,
+    SearchStrategy, Snapshot,
+};
+
+/// Size of a time-index entry in bytes.
+pub const ENTRY_SIZE: usize = 12;
+
+/// Kafka's `RecordBatch.NO_TIMESTAMP`.
+pub const NO_TIMESTAMP: i64 = -1;
+
+/// One time-index entry exactly as stored: timestamp (`i64`, ms since epoch, big-endian)
+/// and relative offset (`i32`, big-endian). Alignment 1, 12 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct RawTimeEntry {
+    /// Milliseconds since the epoch.
+    pub timestamp: I64Be,
+    /// `offset - base_offset`.
+    pub relative_offset: I32Be,
+}
+
+const _: () = assert!(std::mem::size_of::<RawTimeEntry>() == ENTRY_SIZE);
+const _: () = assert!(std::mem::align_of::<RawTimeEntry>() == 1);
+
+impl RawTimeEntry {
+    /// Builds a raw entry.
+    pub fn new(timestamp: i64, relative_offset: i32) -> Self {
+        RawTimeEntry {
+            timestamp: I64Be::new(timestamp),
+            relative_offset: I32Be::new(relative_offset),
+        }
+    }
+    /// Decodes the entry for a segment starting at `base_offset`.
+    pub fn decode(&self, base_offset: i64) -> TimestampOffset {
+        TimestampOffset {
+            timestamp: self.timestamp.get(),
+            offset: base_offset + self.relative_offset.get() as i64,
+        }
+    }
+}
+
+impl IndexEntry for RawTimeEntry {
+    const SIZE: usize = ENTRY_SIZE;
+    const KIND: &'static str = "time index";
+    #[inline(always)]
+    fn key(&self, _base_offset: i64) -> i64 {
+        self.timestamp.get()
+    }
+    #[inline(always)]
+    fn value(&self, base_offset: i64) -> i64 {
+        base_offset + self.relative_offset.get() as i64
+    }
+}
+
+/// A timestamp (ms since epoch) and an offset (Kafka's `TimestampOffset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimestampOffset {
+    /// Milliseconds since the epoch, or [`NO_TIMESTAMP`].
+    pub timestamp: i64,
+    /// Absolute offset.
+    pub offset: i64,
+}
+
+/// Kafka's time index over a memory-mapped `.timeindex` file.
+///
+/// `Send + Sync`: one appender and any number of concurrent readers.
+#[derive(Debug)]
+pub struct TimeIndex {
+    file: IndexFile<RawTimeEntry>,
+}
+
+impl TimeIndex {
+    /// Creates (preallocating `max_index_size_bytes`, rounded down to a multiple of 12) or
+    /// opens a writable time index for the segment starting at `base_offset`. An existing
+    /// file counts every complete slot as an entry, as in Kafka.
+    ///
+    /// # Errors
+    /// [`IndexError::InvalidArgument`] if the file is new and `max_index_size_bytes < 12`
+    /// (the empty file is left on disk, as Kafka does); [`IndexError::Io`].
+    pub fn open(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size_bytes: usize,
+    ) -> Result<Self> {
+        Self::open_with(
+            path,
+            base_offset,
+            Some(max_index_size_bytes),
+            OpenMode::ReadWrite,
+        )
+    }
+
+    /// Opens an existing time index read-only (for tools).
+    ///
+    /// # Errors
+    /// [`IndexError::Io`] (`NotFound` when the file is missing).
+    pub fn open_read_only(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
+        Self::open_with(path, base_offset, None, OpenMode::ReadOnly)
+    }
+
+    /// The general constructor: `max_index_size_bytes = None` is Kafka's `-1`.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size_bytes: Option<usize>,
+        mode: OpenMode,
+    ) -> Result<Self> {
+        Ok(TimeIndex {
+            file: IndexFile::open(path.as_ref(), base_offset, max_index_size_bytes, mode)?,
+        })
+    }
+
+    /// Sets the search strategy (default: Kafka's warm/cold, 8192-byte warm section).
+    pub fn with_search_strategy(self, strategy: SearchStrategy) -> Self {
+        TimeIndex {
+            file: self.file.with_search_strategy(strategy),
+        }
+    }
+
+    /// The underlying memory-mapped file.
+    pub fn index_file(&self) -> &IndexFile<RawTimeEntry> {
+        &self.file
+    }
+
+    /// A lock-free view of the used slots.
+    pub fn snapshot(&self) -> Result<Snapshot<RawTimeEntry>> {
+        self.file.snapshot()
+    }
+
+    /// The segment base offset.
+    pub fn base_offset(&self) -> i64 {
+        self.file.base_offset()
+    }
+
+    /// The file path.
+    pub fn path(&self) -> PathBuf {
+        self.file.path()
+    }
+
+    /// Number of entries.
+    pub fn entries(&self) -> usize {
+        self.file.entries()
+    }
+
+    /// Number of slots in the file.
+    pub fn max_entries(&self) -> usize {
+        self.file.max_entries()
+    }
+
+    /// Whether the index is full: `entries >= max_entries - 1`. One slot is always kept
+    /// for the final entry written when the segment rolls or closes (Kafka's override);
+    /// an index with 0 or 1 slots is always full.
+    pub fn is_full(&self) -> bool {
+        self.entries() >= self.max_entries().saturating_sub(1)
+    }
+
+    /// Bytes used by entries (`entries * 12`).
+    pub fn size_in_bytes(&self) -> usize {
+        self.file.size_in_bytes()
+    }
+
+    /// Mapped file length in bytes.
+    pub fn length(&self) -> usize {
+        self.file.length()
+    }
+
+    /// The last entry, or `(-1, base_offset)` when empty (Kafka's `lastEntry`).
+    pub fn last_entry(&self) -> Result<TimestampOffset> {
+        let base = self.base_offset();
+        Ok(self.file.last_entry()?.map_or(
+            TimestampOffset {
+                timestamp: NO_TIMESTAMP,
+                offset: base,
+            },
+            |e| e.decode(base),
+        ))
+    }
+
+    /// Appends `(timestamp, offset)` if `timestamp` is larger than the last entry's
+    /// (Kafka's `maybeAppend`); returns whether an entry was written. Checks, in Kafka's
+    /// order:
+    ///
+    /// 1. unless `skip_full_check`: [`TimeIndex::is_full`] → [`IndexError::IndexFull`];
+    /// 2. non-empty and `offset < last offset` → [`IndexError::InvalidOffset`];
+    /// 3. non-empty and `timestamp < last timestamp` → [`IndexError::InvalidTimestamp`];
+    /// 4. `timestamp <= last timestamp` (−1 when empty, so [`NO_TIMESTAMP`] is never
+    ///    indexed) → ignored, `Ok(false)`;
+    /// 5. offset not representable → [`IndexError::OffsetOverflow`] — checked **before**
+    ///    anything is written (Kafka writes the timestamp first and corrupts its cursor);
+    /// 6. no slot left even with `skip_full_check` → [`IndexError::IndexFull`].
+    pub fn maybe_append(&self, timestamp: i64, offset: i64, skip_full_check: bool) -> Result<bool> {
+        let mut w = self.file.writer();
+        let n = w.entries();
+        if !skip_full_check && n >= w.max_entries().saturating_sub(1) {
+            return Err(IndexError::IndexFull {
+                path: self.path(),
+                kind: RawTimeEntry::KIND,
+                entries: n,
+            });
+        }
+        let base = self.base_offset();
+        let last = w.last_entry()?.map(|e| e.decode(base));
+        if let Some(last) = last {
+            if offset < last.offset {
+                return Err(IndexError::InvalidOffset {
+                    path: self.path(),
+                    offset,
+                    slot: n,
+                    last_offset: last.offset,
+                });
+            }
+            if timestamp < last.timestamp {
+                return Err(IndexError::InvalidTimestamp {
+                    path: self.path(),
+                    timestamp,
+                    slot: n,
+                    last_timestamp: last.timestamp,
+                });
+            }
+        }
+        let last_timestamp = last.map_or(NO_TIMESTAMP, |l| l.timestamp);
+        if timestamp <= last_timestamp {
+            return Ok(false);
+        }
+        let rel = relative_offset(base, offset).ok_or_else(|| IndexError::OffsetOverflow {
+            path: self.path(),
+            offset,
+            base_offset: base,
+        })?;
+        w.append(&RawTimeEntry::new(timestamp, rel))?;
+        Ok(true)
+    }
+
+    /// The entry with the largest timestamp `<= target_timestamp` (Kafka's `lookup`), or
+    /// `(-1, base_offset)` when the index is empty or the target is below the first entry.
+    #[inline]
+    pub fn lookup(&self, target_timestamp: i64) -> Result<TimestampOffset> {
+        self.lookup_with_probe(target_timestamp, &mut NoProbe)
+    }
+
+    /// [`TimeIndex::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_timestamp: i64,
+        probe: &mut P,
+    ) -> Result<TimestampOffset> {
+        let base = self.base_offset();
+        Ok(self
+            .file
+            .search(
+                target_timestamp,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                TimestampOffset {
+                    timestamp: NO_TIMESTAMP,
+                    offset: base,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+
+    /// The entry in slot `n`.
+    ///
+    /// # Errors
+    /// [`IndexError::SlotOutOfRange`] if `n >= entries`.
+    pub fn entry(&self, n: usize) -> Result<TimestampOffset> {
+        Ok(self.file.entry(n)?.decode(self.base_offset()))
+    }
+
+    /// All entries, decoded (for tools and tests).
+    pub fn all_entries(&self) -> Result<Vec<TimestampOffset>> {
+        let snap = self.snapshot()?;
+        let base = self.base_offset();
+        Ok(snap.slots().iter().map(|e| e.decode(base)).collect())
+    }
+
+    /// Removes every entry with an offset `>= offset` (Kafka's `truncateTo`, a
+    /// largest-lower-bound search on the offset). The file length is unchanged.
+    pub fn truncate_to(&self, offset: i64) -> Result<()> {
+        let mut w = self.file.writer();
+        let base = self.base_offset();
+        let snap = self.file.snapshot()?;
+        let keep = match snap.search(
+            offset,
+            SearchField::Value,
+            Bound::LargestLowerBound,
+            &mut NoProbe,
+        ) {
+            None => 0,
+            Some(slot) if snap.slots()[slot].value(base) == offset => slot,
+            Some(slot) => slot + 1,
+        };
+        w.truncate_to_entries(keep.min(w.entries()))
+    }
+
+    /// Removes all entries (file length unchanged).
+    pub fn truncate(&self) -> Result<()> {
+        self.file.truncate_to_entries(0)
+    }
+
+    /// Removes all entries and resizes the file back to the max index size.
+    pub fn reset(&self) -> Result<()> {
+        self.file.reset()
+    }
+
+    /// Resizes the file to `new_size_bytes` rounded down to a multiple of 12; returns
+    /// whether the length changed. Rejects (changing nothing) a size below the used bytes.
+    pub fn resize(&self, new_size_bytes: usize) -> Result<bool> {
+        self.file.resize(new_size_bytes)
+    }
+
+    /// Shrinks the file to the used bytes.
+    pub fn trim_to_valid_size(&self) -> Result<bool> {
+        self.file.trim_to_valid_size()
+    }
+
+    /// Writes the mapping back to disk.
+    pub fn flush(&self) -> Result<()> {
+        self.file.flush()
+    }
+
+    /// Checks Kafka's invariants, in Kafka's order ([`IndexError::CorruptIndex`]):
+    /// the last timestamp is below the first one; the last offset is below the base
+    /// offset; the file length is not a multiple of 12.
+    pub fn sanity_check(&self) -> Result<()> {
+        let base = self.base_offset();
+        let snap = self.snapshot()?;
+        if let (Some(first), Some(last)) = (snap.slots().first(), snap.last()) {
+            let (first, last) = (first.decode(base), last.decode(base));
+            if last.timestamp < first.timestamp {
+                return Err(IndexError::CorruptIndex {
+                    path: self.path(),
+                    reason: format!(
+                        "corrupt time index found, time index file has {} entries and last timestamp {} is less than the first timestamp {}",
+                        snap.len(), last.timestamp, first.timestamp
+                    ),
+                });
+            }
+            if last.offset < base {
+                return Err(IndexError::CorruptIndex {
+                    path: self.path(),
+                    reason: format!(
+                        "corrupt time index found, time index file has {} entries and last offset {} is less than the base offset {base}",
+                        snap.len(), last.offset
+                    ),
+                });
+            }
+        }
+        let length = self.length();
+        if length % ENTRY_SIZE != 0 {
+            return Err(IndexError::CorruptIndex {
+                path: self.path(),
+                reason: format!(
+                    "time index file length {length} is not a multiple of the entry size {ENTRY_SIZE}"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Trims to the used bytes and unmaps (Kafka's `close`).
+    pub fn close(self) -> Result<()> {
+        self.file.close()
+    }
+
+    /// Unmaps without trimming; later calls fail with [`IndexError::Closed`].
+    pub fn force_unmap(&self) {
+        self.file.force_unmap()
+    }
+
+    /// Unmaps and deletes the file; returns whether it existed.
+    pub fn delete_if_exists(&self) -> Result<bool> {
+        self.file.delete_if_exists()
+    }
+
+    /// Renames the file (see [`IndexFile::rename_to`]).
+    pub fn rename_to(&self, new_path: impl Into<PathBuf>) -> Result<()> {
+        self.file.rename_to(new_path)
+    }
+
+    /// Changes the stored parent directory (no I/O).
+    pub fn update_parent_dir(&self, dir: &Path) {
+        self.file.update_parent_dir(dir)
+    }
+}
