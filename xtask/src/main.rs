@@ -1,1 +1,252 @@
-fn main() {}
+//! Workspace automation: `cargo xtask <ci|test|lint|docs|package|examples|loom|bench>`.
+//!
+//! `cargo xtask ci` is the single command that checks everything CI checks; `.ci/run`
+//! calls it. Every step prints what it runs and stops the run on the first failure.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci        everything CI runs: lint, test, docs, package, examples, loom, main job
+  lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
+  test      cargo test --workspace (all unit, integration and doc tests)
+  docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
+  package   cargo package --workspace --no-verify (every publishable crate)
+  examples  run every example under examples/ and <crate>/examples/
+  loom      loom models (must pass) and the weakened-ordering run (must fail)
+  bench     the bench-harness main job and criterion benches, report in target/bench-report/
+";
+
+fn main() {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        eprint!("{USAGE}");
+        exit(2);
+    };
+    let rest = &args[1..];
+    let result = match cmd.as_str() {
+        "ci" => ci(),
+        "lint" => lint(),
+        "test" => test(),
+        "docs" => docs(),
+        "package" => package(),
+        "examples" => examples(),
+        "loom" => loom(),
+        "bench" => bench(rest),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    if let Err(e) = result {
+        eprintln!("xtask: {e}");
+        exit(1);
+    }
+}
+
+type Res = Result<(), String>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn run(mut cmd: Command) -> Res {
+    eprintln!("\n==> {cmd:?}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+fn ci() -> Res {
+    let shared = root().join("../shared/kafka-data");
+    if !shared.is_dir() {
+        eprintln!(
+            "warning: {} is missing: the real-data tests will fail (as they must)",
+            shared.display()
+        );
+    }
+    lint()?;
+    let (passed, failed) = test_counted()?;
+    docs()?;
+    package()?;
+    examples()?;
+    loom()?;
+    // The main job, exactly as the README runs it (quiet: no progress bar in logs).
+    let mut c = cargo();
+    c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);
+    run(c)?;
+    println!("ci: {passed} passed, {failed} failed");
+    Ok(())
+}
+
+fn lint() -> Res {
+    let mut c = cargo();
+    c.args(["fmt", "--all", "--check"]);
+    run(c)?;
+    let mut c = cargo();
+    c.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    run(c)
+}
+
+fn test() -> Res {
+    test_counted().map(|_| ())
+}
+
+/// Runs the workspace tests, echoing their output, and returns the summed
+/// `(passed, failed)` counts of every `test result:` line.
+fn test_counted() -> Result<(u64, u64), String> {
+    use std::io::{BufRead, BufReader};
+    let mut c = cargo();
+    c.args(["test", "--workspace"]);
+    c.stdout(std::process::Stdio::piped());
+    eprintln!("\n==> {c:?}");
+    let mut child = c
+        .spawn()
+        .map_err(|e| format!("cannot start cargo test: {e}"))?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        println!("{line}");
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            for part in rest.split(';') {
+                let mut words = part.split_whitespace().rev();
+                let (Some(kind), Some(n)) = (words.next(), words.next()) else {
+                    continue;
+                };
+                let n: u64 = n.trim_end_matches('.').parse().unwrap_or(0);
+                match kind {
+                    "passed" => passed += n,
+                    "failed" => failed += n,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    eprintln!("tests: {passed} passed, {failed} failed");
+    if status.success() {
+        Ok((passed, failed))
+    } else {
+        Err(format!(
+            "cargo test failed with {status} ({passed} passed, {failed} failed)"
+        ))
+    }
+}
+
+fn docs() -> Res {
+    let mut c = cargo();
+    c.args(["doc", "--workspace", "--no-deps"]);
+    c.env("RUSTDOCFLAGS", "-D warnings");
+    run(c)
+}
+
+fn package() -> Res {
+    let mut c = cargo();
+    c.args([
+        "package",
+        "--workspace",
+        "--no-verify",
+        "--allow-dirty",
+        "--exclude",
+        "xtask",
+    ]);
+    run(c)
+}
+
+/// Runs every `examples/*.rs` of every workspace member (found on disk, so a new example
+/// is picked up without editing this file).
+fn examples() -> Res {
+    let root = root();
+    let mut found = Vec::new();
+    for member in std::fs::read_dir(&root).map_err(|e| e.to_string())? {
+        let member = member.map_err(|e| e.to_string())?.path();
+        let dir = member.join("examples");
+        if !member.join("Cargo.toml").is_file() || !dir.is_dir() {
+            continue;
+        }
+        let package = member.file_name().unwrap().to_string_lossy().to_string();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let p = e.path();
+                (p.extension()? == "rs")
+                    .then(|| p.file_stem().unwrap().to_string_lossy().to_string())
+            })
+            .collect();
+        names.sort();
+        for n in names {
+            found.push((package.clone(), n));
+        }
+    }
+    for (package, name) in &found {
+        let mut c = cargo();
+        c.args(["run", "--quiet", "-p", package, "--example", name]);
+        run(c)?;
+    }
+    eprintln!("ran {} examples", found.len());
+    Ok(())
+}
+
+fn loom() -> Res {
+    if !root().join("index-core/tests/loom.rs").is_file() {
+        eprintln!("no loom models yet (index-core/tests/loom.rs)");
+        return Ok(());
+    }
+    let target = root().join("target/loom");
+    let mut c = cargo();
+    c.args(["test", "-p", "index-core", "--release", "--test", "loom"]);
+    c.env("RUSTFLAGS", "--cfg loom")
+        .env("CARGO_TARGET_DIR", &target);
+    run(c)?;
+    // The same models with Release/Acquire weakened to Relaxed must fail: this proves the
+    // models can see the ordering they are meant to protect.
+    let mut c = cargo();
+    c.args(["test", "-p", "index-core", "--release", "--test", "loom"]);
+    c.env("RUSTFLAGS", "--cfg loom --cfg loom_weak_ordering")
+        .env("CARGO_TARGET_DIR", target.join("weak"));
+    eprintln!("\n==> the next run weakens the publication ordering and MUST fail");
+    match run(c) {
+        Err(_) => {
+            eprintln!("loom: weakened ordering detected, as required");
+            Ok(())
+        }
+        Ok(()) => Err("loom models passed with a weakened ordering: they check nothing".into()),
+    }
+}
+
+fn bench(rest: &[String]) -> Res {
+    let report = root().join("target/bench-report");
+    std::fs::create_dir_all(&report).map_err(|e| e.to_string())?;
+    let mut c = cargo();
+    c.args(["run", "--release", "-p", "bench-harness", "--"]);
+    c.arg("--json").arg(report.join("harness.json"));
+    c.args(rest);
+    run(c)
+}
