@@ -195,6 +195,9 @@ fn field<E: IndexEntry, P: Probe>(
 
 /// Kafka's bisection over the inclusive slot range `[begin, end]` (upper middle; exact
 /// match returns at once). Returns the slot for the requested bound (`None` = Kafka's -1).
+/// The arguments mirror [`search`]'s plus the range; bundling them in a struct would only
+/// rename them.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn bisect<E: IndexEntry, P: Probe>(
     slots: &[E],
