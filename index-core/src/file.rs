@@ -46,6 +46,10 @@ pub enum OpenMode {
 struct Writer {
     file: Option<File>,
     max_index_size: Option<usize>,
+    /// Set by a successful [`IndexFile::close`] (the file was trimmed), so that closing
+    /// again is a no-op while closing after `force_unmap`/`delete_if_exists` (which
+    /// trimmed nothing) is reported as [`IndexError::Closed`].
+    closed: bool,
 }
 
 /// A memory-mapped index file of entries of type `E` (Kafka's `AbstractIndex`).
@@ -237,6 +241,7 @@ impl<E: IndexEntry> IndexFile<E> {
             writer: Lock::new(Writer {
                 file: Some(file),
                 max_index_size,
+                closed: false,
             }),
             _entry: PhantomData,
         })
@@ -410,17 +415,27 @@ impl<E: IndexEntry> IndexFile<E> {
     }
 
     /// Trims the file to its used slots, then unmaps it (Kafka's `close`). An index closed
-    /// with no entries leaves a 0-byte file. Idempotent; later lookups return
-    /// [`IndexError::Closed`].
+    /// with no entries leaves a 0-byte file. Closing again is a no-op; later lookups
+    /// return [`IndexError::Closed`].
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] if the index was unmapped by [`IndexFile::force_unmap`] or
+    /// [`IndexFile::delete_if_exists`]: the file could not be trimmed (Kafka fails here
+    /// too, with a NullPointerException), so a preallocated tail may remain on disk.
     pub fn close(&self) -> Result<()> {
         let mut w = self.writer();
         if self.mapping.read().is_none() {
-            return Ok(());
+            return if w.guard.closed {
+                Ok(())
+            } else {
+                Err(IndexError::Closed { path: self.path() })
+            };
         }
         if self.writable {
             w.trim_to_valid_size()?;
         }
         w.unmap();
+        w.guard.closed = true;
         Ok(())
     }
 
