@@ -27,8 +27,9 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use crate::codec::{round_down, IndexEntry};
+use crate::directory::Directory;
 use crate::error::{IndexError, Result};
-use crate::search::{search, Bound, Probe, SearchField, SearchStrategy};
+use crate::search::{search_in, Bound, Probe, SearchField, SearchStrategy};
 use crate::sync::{yield_now, Arc, AtomicUsize, Lock, Ordering, Shared, OBSERVE, PUBLISH};
 use crate::sys::Mapping;
 
@@ -40,6 +41,42 @@ pub enum OpenMode {
     /// Open an existing file and map it read-only; a missing file is an I/O error
     /// (`NotFound`). Tools such as dump-log use this on a broker's files.
     ReadOnly,
+}
+
+/// One mapping of the file, with the page directory of its pages (if the index keeps
+/// one) and, under loom, a shadow cell per slot. Readers get all of it with one `Arc`
+/// clone; it derefs to the [`Mapping`].
+#[derive(Debug)]
+pub(crate) struct Mapped {
+    map: Mapping,
+    dir: Option<Directory>,
+    /// Loom cannot see plain writes into the mapping: the writer touches slot `n`'s cell
+    /// with `with_mut` when it writes the slot, readers touch the cells of the slots below
+    /// the count they loaded with `with`, so an unsynchronised write/read pair (a weakened
+    /// publication ordering) is reported as a causality violation.
+    #[cfg(loom)]
+    shadow: Box<[loom::cell::UnsafeCell<()>]>,
+}
+
+impl Mapped {
+    fn new(map: Mapping, dir: Option<Directory>, _slots: usize) -> Self {
+        Mapped {
+            map,
+            dir,
+            #[cfg(loom)]
+            shadow: (0.._slots)
+                .map(|_| loom::cell::UnsafeCell::new(()))
+                .collect(),
+        }
+    }
+}
+
+impl std::ops::Deref for Mapped {
+    type Target = Mapping;
+    #[inline]
+    fn deref(&self) -> &Mapping {
+        &self.map
+    }
 }
 
 #[derive(Debug)]
@@ -68,7 +105,7 @@ pub struct IndexFile<E: IndexEntry> {
     strategy: SearchStrategy,
     writable: bool,
     path: Shared<PathBuf>,
-    mapping: Shared<Option<Arc<Mapping>>>,
+    mapping: Shared<Option<Arc<Mapped>>>,
     entries: AtomicUsize,
     max_entries: AtomicUsize,
     writer: Lock<Writer>,
@@ -81,7 +118,7 @@ pub struct IndexFile<E: IndexEntry> {
 /// `Arc` clone and one atomic load).
 #[derive(Debug)]
 pub struct Snapshot<E: IndexEntry> {
-    mapping: Arc<Mapping>,
+    mapping: Arc<Mapped>,
     entries: usize,
     base_offset: i64,
     strategy: SearchStrategy,
@@ -123,8 +160,9 @@ impl<E: IndexEntry> Snapshot<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Option<usize> {
-        search(
+        search_in(
             self.slots(),
+            self.mapping.dir.as_ref(),
             self.base_offset,
             target,
             field,
@@ -144,8 +182,9 @@ impl<E: IndexEntry> Snapshot<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Option<usize> {
-        search(
+        search_in(
             self.slots(),
+            self.mapping.dir.as_ref(),
             self.base_offset,
             target,
             field,
@@ -156,7 +195,12 @@ impl<E: IndexEntry> Snapshot<E> {
     }
     /// The underlying mapping (for residency measurements).
     pub fn mapping(&self) -> &Mapping {
-        &self.mapping
+        &self.mapping.map
+    }
+    /// The index's page directory (present only when the index was configured with
+    /// [`SearchStrategy::PageDirectory`]).
+    pub fn directory(&self) -> Option<&Directory> {
+        self.mapping.dir.as_ref()
     }
 }
 
@@ -235,7 +279,7 @@ impl<E: IndexEntry> IndexFile<E> {
             strategy: SearchStrategy::default(),
             writable,
             path: Shared::new(path),
-            mapping: Shared::new(Some(Arc::new(mapping))),
+            mapping: Shared::new(Some(Arc::new(Mapped::new(mapping, None, length / E::SIZE)))),
             entries: AtomicUsize::new(entries),
             max_entries: AtomicUsize::new(length / E::SIZE),
             writer: Lock::new(Writer {
@@ -249,9 +293,43 @@ impl<E: IndexEntry> IndexFile<E> {
 
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
     /// (default: Kafka's warm/cold with an 8192-byte warm section).
+    ///
+    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (8 bytes
+    /// of memory per page of the mapped file): it is built here from the used slots,
+    /// reading one slot per used page, and maintained by every append, truncation and
+    /// resize. Any other strategy drops the directory. The directory is installed with a
+    /// fresh mapping of the same file; if that `mmap` fails the index keeps its mapping
+    /// without a directory and page-directory searches fall back to warm/cold (same
+    /// results).
     pub fn with_search_strategy(mut self, strategy: SearchStrategy) -> Self {
         self.strategy = strategy;
+        self.install_directory();
         self
+    }
+
+    /// Installs (or drops) the page directory that `self.strategy` calls for, remapping
+    /// the file. Leaves an unmapped index, or one whose remap fails, without a directory
+    /// (searches then fall back to warm/cold, with the same results).
+    fn install_directory(&self) {
+        let page_size = match self.strategy {
+            SearchStrategy::PageDirectory { page_size } => Some(page_size),
+            _ => None,
+        };
+        let w = self.writer.lock();
+        let mut slot = self.mapping.write();
+        let (Some(old), Some(file)) = (slot.as_ref(), w.file.as_ref()) else {
+            return;
+        };
+        let Ok(map) = Mapping::map(file, old.len(), self.writable) else {
+            return;
+        };
+        let slots = map.len() / E::SIZE;
+        let entries = self.entries.load(Ordering::Relaxed).min(slots);
+        let dir = page_size.map(|p| {
+            let used: &[E] = bytemuck::cast_slice(map.bytes(entries * E::SIZE));
+            Directory::build(p, map.len(), used, self.base_offset)
+        });
+        *slot = Some(Arc::new(Mapped::new(map, dir, slots)));
     }
 
     /// The search strategy in use.
@@ -317,6 +395,10 @@ impl<E: IndexEntry> IndexFile<E> {
         // The count may be newer than the mapping (grown since) or older (truncated and
         // shrunk since); clamping to the mapped slots keeps every read in bounds.
         let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
+        #[cfg(loom)]
+        for cell in &mapping.shadow[..entries] {
+            cell.with(|_| ());
+        }
         Ok(Snapshot {
             mapping,
             entries,
@@ -506,7 +588,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
         self.index.path()
     }
 
-    fn current_mapping(&self) -> Result<Arc<Mapping>> {
+    fn current_mapping(&self) -> Result<Arc<Mapped>> {
         self.index
             .mapping
             .read()
@@ -561,12 +643,21 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             });
         }
         let mapping = self.current_mapping()?;
+        #[cfg(loom)]
+        if let Some(cell) = mapping.shadow.get(n) {
+            cell.with_mut(|_| ());
+        }
         if !mapping.write(n * E::SIZE, bytemuck::bytes_of(entry)) {
             return Err(IndexError::IndexFull {
                 path: self.path(),
                 kind: E::KIND,
                 entries: n,
             });
+        }
+        // The fence (if slot n begins a page) before the count: readers that see the new
+        // count see the fence too.
+        if let Some(dir) = &mapping.dir {
+            dir.record::<E>(n, entry.key(self.index.base_offset));
         }
         self.index.entries.store(n + 1, PUBLISH);
         Ok(())
@@ -625,13 +716,13 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             // Grow: extend the file first, then map the larger range.
             file.set_len(rounded as u64).map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
-            *self.index.mapping.write() = Some(Arc::new(m));
+            *self.index.mapping.write() = Some(self.remapped(&old, m));
         } else {
             // Shrink: map the smaller range, swap it in, wait until no reader still holds
             // the longer mapping, and only then cut the file (invariant 2 of `sys`).
             old.flush().map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
-            *self.index.mapping.write() = Some(Arc::new(m));
+            *self.index.mapping.write() = Some(self.remapped(&old, m));
             wait_until_unique(old);
             file.set_len(rounded as u64).map_err(io_err(&path))?;
         }
@@ -647,6 +738,19 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
         self.resize(size)
     }
 
+    /// `map` with the page directory of `old` (if any) carried over: same page size,
+    /// sized for the new length, fences of the used pages copied (the used slots are the
+    /// same bytes of the same file).
+    fn remapped(&self, old: &Mapped, map: Mapping) -> Arc<Mapped> {
+        let dir = old.dir.as_ref().map(|d| {
+            let new = Directory::new(d.page_size(), map.len());
+            new.copy_from(d, d.pages::<E>(self.entries()));
+            new
+        });
+        let slots = map.len() / E::SIZE;
+        Arc::new(Mapped::new(map, dir, slots))
+    }
+
     fn unmap(&mut self) {
         let old = self.index.mapping.write().take();
         if let Some(m) = old {
@@ -660,7 +764,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
 
 /// Waits until `mapping` is the last reference (every reader that cloned it has
 /// finished its lookup), then drops it, unmapping the range.
-fn wait_until_unique(mut mapping: Arc<Mapping>) {
+fn wait_until_unique(mut mapping: Arc<Mapped>) {
     loop {
         match Arc::try_unwrap(mapping) {
             Ok(m) => {

@@ -8,6 +8,8 @@
 //! * [`IndexFile`]: a memory-mapped file of entries: preallocate, append, truncate,
 //!   resize, trim, flush, close, rename, delete (Kafka's `AbstractIndex`). One appender
 //!   and any number of lock-free readers.
+//! * [`directory`]: the page directory (fence pointers, 8 bytes per page) behind
+//!   [`SearchStrategy::PageDirectory`], which reads one index page per lookup.
 //! * [`search`]: the textbook binary search and Kafka's warm/cold search, pure functions of
 //!   a slice and a target, instrumented through a [`Probe`] that compiles away when unused
 //!   ([`NoProbe`]) or records pages touched ([`PageProbe`]).
@@ -47,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod codec;
+pub mod directory;
 mod error;
 mod file;
 pub mod search;

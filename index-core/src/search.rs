@@ -12,6 +12,7 @@
 //! empty and `#[inline(always)]`: with it the instrumentation compiles away.
 
 use crate::codec::IndexEntry;
+use crate::directory::Directory;
 
 /// Default warm-section size of Kafka's warm/cold search, in bytes (8192: at most three
 /// 4 KiB pages at the tail of the index).
@@ -39,6 +40,27 @@ pub enum SearchStrategy {
         /// Size of the warm section in bytes; Kafka uses 8192.
         warm_section_bytes: usize,
     },
+    /// Fence pointers: the index keeps in memory the key of the first slot overlapping
+    /// each page of `page_size` bytes (8 bytes per page, see [`crate::directory`]). A
+    /// **key** search bisects the fences in memory, then bisects only the slots of the one
+    /// page that holds the answer, so every lookup, hot or cold, reads at most one index
+    /// page (with 12-byte entries, reading an answer entry that straddles a page boundary
+    /// touches two; see [`crate::directory`] for exactly when). Targets below the first
+    /// key are answered without reading any page.
+    ///
+    /// * **Value** searches (Kafka's `fetchUpperBoundOffset` by position, the time index's
+    ///   `truncateTo` by offset) cannot use a directory of keys: they run Kafka's
+    ///   warm/cold search with the default 8192-byte warm section.
+    /// * The directory is maintained only by an index configured with this strategy
+    ///   ([`crate::IndexFile::with_search_strategy`]), with this page size. Searching an
+    ///   index that has no directory, or one built for another page size, with this
+    ///   strategy (e.g. through [`crate::Snapshot::search_with`]) falls back to warm/cold
+    ///   with the default warm section; the results are the same.
+    PageDirectory {
+        /// Page size in bytes (a power of two; other values are rounded up to one).
+        /// Default [`DEFAULT_PAGE_SIZE`] (4096).
+        page_size: usize,
+    },
 }
 
 impl Default for SearchStrategy {
@@ -50,11 +72,17 @@ impl Default for SearchStrategy {
 }
 
 impl SearchStrategy {
-    /// Short stable name for reports: `binary` or `warm-cold`.
+    /// The page-directory strategy with the default 4096-byte page.
+    pub const PAGE_DIRECTORY: SearchStrategy = SearchStrategy::PageDirectory {
+        page_size: DEFAULT_PAGE_SIZE,
+    };
+
+    /// Short stable name for reports: `binary`, `warm-cold` or `page-directory`.
     pub fn name(&self) -> &'static str {
         match self {
             SearchStrategy::Binary => "binary",
             SearchStrategy::WarmCold { .. } => "warm-cold",
+            SearchStrategy::PageDirectory { .. } => "page-directory",
         }
     }
 
@@ -63,7 +91,7 @@ impl SearchStrategy {
     /// `max(0, n - 1 - warmEntries)`); `None` for strategies without one.
     pub fn first_warm_slot(&self, entries: usize, entry_size: usize) -> Option<usize> {
         match *self {
-            SearchStrategy::Binary => None,
+            SearchStrategy::Binary | SearchStrategy::PageDirectory { .. } => None,
             SearchStrategy::WarmCold { warm_section_bytes } => {
                 let warm_entries = warm_section_bytes / entry_size;
                 Some(entries.saturating_sub(1).saturating_sub(warm_entries))
@@ -241,8 +269,110 @@ fn bisect<E: IndexEntry, P: Probe>(
 ///
 /// This is a pure function of the slice and the target: it performs no I/O beyond
 /// reading `slots`, and reports each slot it reads to `probe`.
+///
+/// [`SearchStrategy::PageDirectory`] needs the index's directory, which this function
+/// does not have: here it runs warm/cold with the default warm section (same results).
+/// [`crate::Snapshot::search`] passes the directory.
 #[inline]
 pub fn search<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    bound: Bound,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> Option<usize> {
+    search_in(
+        slots,
+        None,
+        base_offset,
+        target,
+        which,
+        bound,
+        strategy,
+        probe,
+    )
+}
+
+/// [`search`] with the index's page directory, if it has one (used by snapshots).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn search_in<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    directory: Option<&Directory>,
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    bound: Bound,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> Option<usize> {
+    if let SearchStrategy::PageDirectory { page_size } = strategy {
+        match directory {
+            Some(dir)
+                if which == SearchField::Key
+                    && dir.page_size() == crate::directory::normalize_page_size(page_size) =>
+            {
+                return search_paged(slots, dir, base_offset, target, bound, probe);
+            }
+            _ => {
+                return search_kafka(
+                    slots,
+                    base_offset,
+                    target,
+                    which,
+                    bound,
+                    SearchStrategy::default(),
+                    probe,
+                )
+            }
+        }
+    }
+    search_kafka(slots, base_offset, target, which, bound, strategy, probe)
+}
+
+/// Key search through the page directory: find the page in memory, bisect its slots.
+#[inline]
+fn search_paged<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    dir: &Directory,
+    base_offset: i64,
+    target: i64,
+    bound: Bound,
+    probe: &mut P,
+) -> Option<usize> {
+    let n = slots.len();
+    if n == 0 {
+        return None;
+    }
+    let key = SearchField::Key;
+    match bound {
+        Bound::LargestLowerBound => {
+            // No fence <= target: slot 0's key (fence 0) is > target.
+            let (lo, hi) = dir.page_range::<E>(n, target, false)?;
+            bisect(slots, base_offset, target, key, bound, lo, hi, probe)
+        }
+        Bound::SmallestUpperBound => match dir.page_range::<E>(n, target, true) {
+            // The answer is in (lo, hi + 1]: slot lo's key is < target.
+            Some((lo, hi)) => bisect(slots, base_offset, target, key, bound, lo, hi, probe),
+            None => {
+                // target <= slot 0's key.
+                if dir.fence(0).is_some_and(|f| f > target) {
+                    return Some(0);
+                }
+                // Equal to slot 0's key: Kafka's cold bisection from slot 0, which never
+                // compares slot 0 (the slot-0 quirk), restricted to page 0.
+                let (lo, hi) = dir.page_range::<E>(n, target, false)?;
+                bisect(slots, base_offset, target, key, bound, lo, hi, probe)
+            }
+        },
+    }
+}
+
+/// Kafka's searches: binary (pre-2.1) and warm/cold.
+#[inline]
+fn search_kafka<E: IndexEntry, P: Probe>(
     slots: &[E],
     base_offset: i64,
     target: i64,

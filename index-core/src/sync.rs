@@ -5,11 +5,11 @@
 //! and shown to fail.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 

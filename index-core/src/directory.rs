@@ -1,0 +1,403 @@
+//! The page directory: fence pointers that let a lookup read exactly one index page.
+//!
+//! For every page of the mapped index file the directory keeps, in memory, the key of the
+//! **first slot that overlaps the page** (8 bytes per page: 0.2% of a 4 KiB page). A
+//! key lookup first bisects these fences in memory to find the one page that can hold the
+//! answer, then bisects only the slots of that page
+//! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory)).
+//!
+//! # Geometry
+//!
+//! With a page size of `P` bytes (a power of two) and entries of `E` bytes, page `p`
+//! covers bytes `[p * P, (p + 1) * P)` of the file. Its **fence slot** is
+//! `c(p) = floor(p * P / E)`, the slot containing the page's first byte, and the fence is
+//! that slot's key. An index with `n` used slots has `pages(n) = ceil(n * E / P)` fenced
+//! pages (exactly the pages with `c(p) < n`).
+//!
+//! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
+//! or `< t` (smallest upper bound). The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
+//! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
+//! bisection never compares its `begin` slot). Every other slot of the range starts at
+//! or after byte `p * P` and ends at or before byte `(p + 1) * P`, so:
+//!
+//! * **8-byte entries** (offset index; any `E` dividing `P`): no entry straddles a page.
+//!   The search reads only page `p`, and the answer slot lies in page `p`: a lookup
+//!   (search plus reading the answer entry) touches **exactly one page**.
+//! * **12-byte entries** (time index, `P = 4096`): `4096 = 341 * 12 + 4`, so at two of
+//!   every three page boundaries one entry straddles the boundary (it starts 4 or 8 bytes
+//!   before it). The straddling entry is the fence slot `c(p)` of the *later* page, so the
+//!   search itself still reads only slots wholly inside page `p` (at most one page). The
+//!   answer is the straddling slot exactly when every other slot of the range is `> t`;
+//!   then reading the answer entry touches pages `p - 1` and `p` (two pages, the only
+//!   case with more than one). For uniformly spread targets this happens for about one
+//!   lookup in 340.
+//! * Targets below the first key are answered from the directory alone (no page read).
+//!
+//! # Concurrency
+//!
+//! The fences are preallocated atomics, one per page of the mapping, living next to the
+//! mapping in the same `Arc` (so a reader gets both with one clone). The single writer
+//! stores a page's fence (`Relaxed`) when it writes the page's fence slot, **before** it
+//! publishes the new entry count with `Release`; readers load the count with `Acquire` and
+//! read only the fences of the `pages(n)` pages below it, so they see every fence they
+//! use. A truncation only lowers the count; fences of dropped pages are rewritten when
+//! their slots are appended again. A reader that loaded a count from before a truncation
+//! may see a newer fence for a re-filled page and return a stale, in-bounds answer, the
+//! same exposure as the slots themselves (see [`crate::sys`], invariant 3).
+
+use crate::codec::IndexEntry;
+use crate::sync::{AtomicI64, Ordering};
+
+/// Fence pointers of one mapping of an index file: the key of the first slot overlapping
+/// each page of `page_size()` bytes.
+#[derive(Debug)]
+pub struct Directory {
+    /// `log2(page size in bytes)`.
+    page_shift: u32,
+    /// One fence per page of the mapping; only the first `pages(n)` are meaningful.
+    fences: Box<[AtomicI64]>,
+}
+
+/// Normalises a requested page size (bytes) to a power of two >= 1 (rounding up).
+pub fn normalize_page_size(page_size: usize) -> usize {
+    page_size.max(1).next_power_of_two()
+}
+
+impl Directory {
+    /// An empty directory for a mapping of `mapped_bytes` bytes with pages of `page_size`
+    /// bytes (rounded up to a power of two).
+    pub(crate) fn new(page_size: usize, mapped_bytes: usize) -> Self {
+        let page_size = normalize_page_size(page_size);
+        let pages = mapped_bytes.div_ceil(page_size);
+        Directory {
+            page_shift: page_size.trailing_zeros(),
+            fences: (0..pages).map(|_| AtomicI64::new(0)).collect(),
+        }
+    }
+
+    /// A directory for a mapping of `mapped_bytes` bytes whose used slots are `slots`,
+    /// built by reading each page's fence slot (one slot read per used page).
+    pub(crate) fn build<E: IndexEntry>(
+        page_size: usize,
+        mapped_bytes: usize,
+        slots: &[E],
+        base_offset: i64,
+    ) -> Self {
+        let dir = Self::new(page_size, mapped_bytes);
+        let pages = dir.pages::<E>(slots.len());
+        for p in 0..pages {
+            let key = slots[dir.fence_slot::<E>(p)].key(base_offset);
+            dir.fences[p].store(key, Ordering::Relaxed);
+        }
+        dir
+    }
+
+    /// Page size in bytes (a power of two).
+    #[inline]
+    pub fn page_size(&self) -> usize {
+        1 << self.page_shift
+    }
+
+    /// Number of pages the directory can fence (the mapping's length in pages).
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.fences.len()
+    }
+
+    /// Number of fenced pages of an index with `entries` used slots of `E::SIZE` bytes:
+    /// `ceil(entries * E::SIZE / page_size)`, capped at [`Directory::capacity`].
+    #[inline]
+    pub fn pages<E: IndexEntry>(&self, entries: usize) -> usize {
+        let bytes = entries * E::SIZE;
+        let pages = (bytes >> self.page_shift) + usize::from(bytes & (self.page_size() - 1) != 0);
+        pages.min(self.fences.len())
+    }
+
+    /// The fence slot of page `p`: the slot containing the page's first byte,
+    /// `floor(p * page_size / E::SIZE)`.
+    #[inline]
+    pub fn fence_slot<E: IndexEntry>(&self, page: usize) -> usize {
+        (page << self.page_shift) / E::SIZE
+    }
+
+    /// The fence (key of the fence slot) of page `p`, if `p` is within the capacity.
+    /// Meaningful only for `p < pages(entries)` of a count loaded with `Acquire`.
+    #[inline]
+    pub fn fence(&self, page: usize) -> Option<i64> {
+        self.fences.get(page).map(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Records that slot `slot` now holds an entry with key `key`: stores the fence of
+    /// every page whose first byte lies in that slot (zero or one page when the page size
+    /// is at least `E::SIZE`). Called by the writer *before* publishing `slot + 1`.
+    #[inline]
+    pub(crate) fn record<E: IndexEntry>(&self, slot: usize, key: i64) {
+        let first = self.pages::<E>(slot);
+        let end = self.pages::<E>(slot + 1);
+        for f in &self.fences[first..end] {
+            f.store(key, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies the fences of the first `pages` pages from `other` (used when remapping).
+    pub(crate) fn copy_from(&self, other: &Directory, pages: usize) {
+        debug_assert_eq!(self.page_shift, other.page_shift);
+        for (dst, src) in self.fences.iter().zip(other.fences.iter()).take(pages) {
+            dst.store(src.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+
+    /// The inclusive slot range `[lo, hi]` of the page that holds the answer for `target`
+    /// in an index with `entries` used slots: the last fenced page whose fence is `<=
+    /// target` (`strict = false`) or `< target` (`strict = true`). `None` when no fence
+    /// qualifies (for `strict = false`: every key is `> target`). The key of slot `lo` is
+    /// that page's fence. Reads fences only (memory), no slot.
+    #[inline]
+    pub fn page_range<E: IndexEntry>(
+        &self,
+        entries: usize,
+        target: i64,
+        strict: bool,
+    ) -> Option<(usize, usize)> {
+        let pages = self.pages::<E>(entries);
+        let fences = &self.fences[..pages];
+        // Number of fences that qualify (a partition point over a monotonic prefix).
+        let (mut lo, mut hi) = (0usize, pages);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let f = fences[mid].load(Ordering::Relaxed);
+            let qualifies = if strict { f < target } else { f <= target };
+            if qualifies {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let page = lo.checked_sub(1)?;
+        let first = self.fence_slot::<E>(page);
+        let last = if page + 1 < pages {
+            self.fence_slot::<E>(page + 1).saturating_sub(1)
+        } else {
+            entries - 1
+        };
+        Some((first, last.max(first)))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::codec::{I32Be, I64Be};
+    use crate::search::{Bound, PageProbe, Probe, SearchField, SearchStrategy};
+    use crate::{IndexFile, OpenMode};
+    use bytemuck::{Pod, Zeroable};
+
+    /// An 8-byte entry (like the offset index): relative key and a value.
+    #[derive(Clone, Copy, Debug, Pod, Zeroable)]
+    #[repr(C)]
+    struct E8 {
+        k: I32Be,
+        v: I32Be,
+    }
+    impl IndexEntry for E8 {
+        const SIZE: usize = 8;
+        const KIND: &'static str = "test 8";
+        fn key(&self, b: i64) -> i64 {
+            b + self.k.get() as i64
+        }
+        fn value(&self, _b: i64) -> i64 {
+            self.v.get() as i64
+        }
+    }
+
+    /// A 12-byte entry (like the time index).
+    #[derive(Clone, Copy, Debug, Pod, Zeroable)]
+    #[repr(C)]
+    struct E12 {
+        k: I64Be,
+        v: I32Be,
+    }
+    impl IndexEntry for E12 {
+        const SIZE: usize = 12;
+        const KIND: &'static str = "test 12";
+        fn key(&self, _b: i64) -> i64 {
+            self.k.get()
+        }
+        fn value(&self, _b: i64) -> i64 {
+            self.v.get() as i64
+        }
+    }
+
+    const PD: SearchStrategy = SearchStrategy::PageDirectory { page_size: 4096 };
+
+    #[test]
+    fn geometry_12_byte_entries() {
+        let d = Directory::new(4096, 12 * 1000);
+        assert_eq!(d.page_size(), 4096);
+        assert_eq!(d.capacity(), 3);
+        assert_eq!(d.pages::<E12>(0), 0);
+        assert_eq!(d.pages::<E12>(1), 1);
+        assert_eq!(d.pages::<E12>(341), 1); // 4092 bytes
+        assert_eq!(d.pages::<E12>(342), 2); // slot 341 straddles into page 1
+        assert_eq!(d.fence_slot::<E12>(1), 341);
+        assert_eq!(d.fence_slot::<E12>(2), 682);
+        assert_eq!(d.pages::<E12>(1000), 3);
+        assert_eq!(normalize_page_size(3000), 4096);
+        assert_eq!(normalize_page_size(0), 1);
+    }
+
+    #[test]
+    fn lookup_touches_exactly_one_page_with_8_byte_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = 40;
+        let index = IndexFile::<E8>::open(
+            dir.path().join("0.index"),
+            1000,
+            Some(pages * 4096),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(PD);
+        // Every page full except the last, which holds 100 entries.
+        let n = (pages - 1) * 512 + 100;
+        for i in 0..n {
+            index
+                .append(&E8 {
+                    k: I32Be::new(3 * i as i32 + 1),
+                    v: I32Be::new(i as i32),
+                })
+                .unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        let first = 1001;
+        let last = 1000 + 3 * (n as i64 - 1) + 1;
+        for target in (first - 5)..=(last + 5) {
+            for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
+                let mut probe = PageProbe::new(4096);
+                let slot = snap.search(target, SearchField::Key, bound, &mut probe);
+                let expected = snap.search_with(
+                    SearchStrategy::Binary,
+                    target,
+                    SearchField::Key,
+                    bound,
+                    &mut crate::NoProbe,
+                );
+                assert_eq!(slot, expected, "target {target} {bound:?}");
+                if bound == Bound::SmallestUpperBound {
+                    assert!(probe.distinct_pages() <= 1, "target {target}");
+                    continue;
+                }
+                // The caller then reads the answer entry (e.g. to decode the position).
+                if let Some(slot) = slot {
+                    probe.touch(slot * 8, 8);
+                }
+                let expected_pages = usize::from(target >= first);
+                assert_eq!(
+                    probe.distinct_pages(),
+                    expected_pages,
+                    "target {target}: pages {:?}",
+                    probe.pages()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_with_12_byte_entries_reads_one_page_except_straddling_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = IndexFile::<E12>::open(
+            dir.path().join("0.timeindex"),
+            0,
+            Some(12 * 4096),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(PD);
+        let n = 3000;
+        for i in 0..n {
+            index
+                .append(&E12 {
+                    k: I64Be::new(10 * i as i64),
+                    v: I32Be::new(i as i32),
+                })
+                .unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        let mut straddles = 0;
+        for target in 0..(10 * n as i64 + 10) {
+            let mut probe = PageProbe::new(4096);
+            let slot = snap
+                .search(
+                    target,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut probe,
+                )
+                .unwrap();
+            assert_eq!(slot, (target / 10).min(n as i64 - 1) as usize);
+            assert!(probe.distinct_pages() <= 1, "search of {target}");
+            probe.touch(slot * 12, 12);
+            let straddling = (slot * 12) / 4096 != (slot * 12 + 11) / 4096;
+            assert_eq!(probe.distinct_pages(), 1 + usize::from(straddling));
+            straddles += usize::from(straddling);
+        }
+        // Slots 341, 682 (no: 682 * 12 = 8184, ends at 8196), ... straddle.
+        assert!(straddles > 0);
+    }
+
+    #[test]
+    fn directory_follows_truncate_resize_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.index");
+        let index = IndexFile::<E8>::open(&path, 0, Some(4 * 4096), OpenMode::ReadWrite)
+            .unwrap()
+            .with_search_strategy(PD);
+        let append = |i: usize, k: i32| {
+            index
+                .append(&E8 {
+                    k: I32Be::new(k),
+                    v: I32Be::new(i as i32),
+                })
+                .unwrap()
+        };
+        for i in 0..2000 {
+            append(i, 2 * i as i32);
+        }
+        let check = |index: &IndexFile<E8>| {
+            let snap = index.snapshot().unwrap();
+            let keys: Vec<i64> = snap.slots().iter().map(|e| e.key(0)).collect();
+            for t in -2..(keys.last().copied().unwrap_or(0) + 3) {
+                let want = keys.partition_point(|&k| k <= t).checked_sub(1);
+                let got = snap.search(
+                    t,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut crate::NoProbe,
+                );
+                assert_eq!(got, want, "target {t}");
+            }
+        };
+        check(&index);
+        index.truncate_to_entries(700).unwrap();
+        check(&index);
+        // Re-append with different keys over the truncated pages.
+        for i in 700..1500 {
+            append(i, 3 * i as i32);
+        }
+        check(&index);
+        index.resize(8 * 4096).unwrap();
+        for i in 1500..4000 {
+            append(i, 3 * i as i32);
+        }
+        check(&index);
+        index.trim_to_valid_size().unwrap();
+        check(&index);
+        drop(index);
+        let reopened = IndexFile::<E8>::open(&path, 0, None, OpenMode::ReadOnly)
+            .unwrap()
+            .with_search_strategy(PD);
+        assert_eq!(reopened.entries(), 4000);
+        check(&reopened);
+    }
+}
