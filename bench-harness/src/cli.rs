@@ -1,0 +1,325 @@
+//! Command-line options and the whole run (scenario, synthetic replays, real-data
+//! replay), kept out of `main.rs` so tests can drive it.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::producer::ProducerConfig;
+use crate::real_data::{self, RealDataOutcome, RealReplayConfig};
+use crate::replay::{self, IndexKind, ReplayConfig, ReplayOutcome};
+use crate::report::{self, ResultRow};
+use crate::scenario::{self, ScenarioResult};
+use crate::workload::{Workload, WorkloadConfig};
+use crate::BenchError;
+
+/// Replays Kafka index workloads and compares the pages touched (and the page faults in a
+/// simulated LRU page cache) of the textbook binary search and Kafka's warm/cold search.
+///
+/// With no arguments it runs: (1) the KAFKA-6432 scenario (13-page offset index grown to
+/// 14 pages), (2) a hot-tail replay on a 10 MiB offset index and a 10 MiB time index with
+/// hot-tail, lagging, uniform and mixed lookups, and (3) the same replay over every real
+/// `.index`/`.timeindex` file under the data directory.
+#[derive(Clone, Debug, Parser)]
+#[command(name = "bench-harness", version, about, long_about)]
+pub struct Cli {
+    /// Directory holding real Kafka index files (searched recursively). Default:
+    /// `../shared/kafka-data` relative to the current directory if it exists, else relative
+    /// to the workspace root.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Also write every result row as a JSON array of objects to this file.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// Capacity of the simulated LRU page cache, in pages (one cache per strategy and
+    /// workload; the appender's page is touched in it on every append).
+    #[arg(long, default_value_t = 32, value_name = "PAGES")]
+    pub cache_pages: usize,
+
+    /// Page size in bytes used to count pages and for the cache (a multiple of 8).
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    pub page_size: usize,
+
+    /// Lookups per workload per synthetic index, spread evenly over the whole fill.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub lookups: usize,
+
+    /// Lookups each workload makes after every round of appends (m); the number of appends
+    /// per round (k, entries) follows from the index capacity and --lookups.
+    #[arg(long, default_value_t = 4, value_name = "M")]
+    pub lookups_per_round: usize,
+
+    /// Seed of every random stream (producer model, workloads, real-data targets).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Size of each synthetic index file, in bytes (Kafka's segment.index.bytes).
+    #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
+    pub index_bytes: usize,
+
+    /// Warm-section size of the warm/cold strategy, in bytes (Kafka uses 8192). Also the
+    /// criterion for the "warm lookups" columns of both strategies.
+    #[arg(long, default_value_t = 8192, value_name = "BYTES")]
+    pub warm_section_bytes: usize,
+
+    /// Number of in-sync consumers in the hot-tail workload.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub consumers: usize,
+
+    /// In-sync consumers are up to this many offsets behind the log end after each fetch.
+    #[arg(long, default_value_t = 300, value_name = "OFFSETS")]
+    pub hot_lag: u64,
+
+    /// Smallest lag of the lagging consumer, in offsets.
+    #[arg(long, default_value_t = 2_000, value_name = "OFFSETS")]
+    pub lag_min: u64,
+
+    /// Largest lag of the lagging consumer, in offsets.
+    #[arg(long, default_value_t = 20_000, value_name = "OFFSETS")]
+    pub lag_max: u64,
+
+    /// Kafka's index.interval.bytes for the producer model (bytes of log between index
+    /// entries). Kafka's default is 4096, but then a 10 MiB offset index cannot fill before
+    /// the 2 GiB segment limit; page touches depend only on the entries, not the interval.
+    #[arg(long, default_value_t = 512, value_name = "BYTES")]
+    pub index_interval_bytes: u32,
+
+    /// Lookups after every append in the real-data replay.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub real_lookups_per_append: usize,
+
+    /// Skip the replay of real index files.
+    #[arg(long)]
+    pub skip_real: bool,
+
+    /// No progress indicator (it is also hidden when stdout is not a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Default for Cli {
+    fn default() -> Self {
+        Cli::parse_from(["bench-harness"])
+    }
+}
+
+impl Cli {
+    /// The synthetic replay configuration these options describe.
+    pub fn replay_config(&self) -> ReplayConfig {
+        ReplayConfig {
+            index_bytes: self.index_bytes,
+            page_size: self.page_size,
+            cache_pages: self.cache_pages,
+            lookups: self.lookups,
+            lookups_per_round: self.lookups_per_round,
+            seed: self.seed,
+            warm_section_bytes: self.warm_section_bytes,
+            producer: ProducerConfig {
+                index_interval_bytes: self.index_interval_bytes,
+                ..ProducerConfig::default()
+            },
+            workload: WorkloadConfig {
+                consumers: self.consumers,
+                hot_lag_offsets: self.hot_lag,
+                lag_min_offsets: self.lag_min,
+                lag_max_offsets: self.lag_max,
+            },
+            workloads: Workload::ALL.to_vec(),
+        }
+    }
+
+    /// The real-data replay configuration these options describe.
+    pub fn real_config(&self) -> RealReplayConfig {
+        RealReplayConfig {
+            page_size: self.page_size,
+            cache_pages: self.cache_pages,
+            lookups_per_append: self.real_lookups_per_append,
+            seed: self.seed,
+            warm_section_bytes: self.warm_section_bytes,
+        }
+    }
+
+    /// Checks option values.
+    ///
+    /// # Errors
+    /// [`BenchError::Config`] describing the first invalid option.
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let bad = |m: String| Err(BenchError::Config(m));
+        if self.page_size == 0 || self.page_size % 8 != 0 {
+            return bad(format!(
+                "--page-size must be a positive multiple of 8, got {}",
+                self.page_size
+            ));
+        }
+        if self.index_bytes < 12 {
+            return bad(format!(
+                "--index-bytes must be at least 12, got {}",
+                self.index_bytes
+            ));
+        }
+        if self.lookups == 0 || self.lookups_per_round == 0 {
+            return bad("--lookups and --lookups-per-round must be positive".to_string());
+        }
+        if self.lag_min > self.lag_max {
+            return bad(format!(
+                "--lag-min ({}) exceeds --lag-max ({})",
+                self.lag_min, self.lag_max
+            ));
+        }
+        if self.warm_section_bytes == 0 {
+            return bad("--warm-section-bytes must be positive".to_string());
+        }
+        Ok(())
+    }
+
+    /// The data directory to replay: `--data-dir`, else the first existing default
+    /// candidate; `None` when no default exists.
+    pub fn resolve_data_dir(&self) -> Option<PathBuf> {
+        self.data_dir.clone().or_else(real_data::default_data_dir)
+    }
+}
+
+/// Progress of a phase: called with the phase name, work done and total work (units are
+/// entries appended for the synthetic phases and files for the real-data phase).
+pub type ProgressFn<'a> = dyn FnMut(&str, u64, u64) + 'a;
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// The KAFKA-6432 scenario.
+    pub scenario: ScenarioResult,
+    /// Synthetic replays (offset index, time index).
+    pub synthetic: Vec<ReplayOutcome>,
+    /// The real-data replay, unless skipped or no data directory was found.
+    pub real: Option<RealDataOutcome>,
+    /// Why the real-data replay did not run, if it did not.
+    pub real_skipped: Option<String>,
+}
+
+impl RunOutcome {
+    /// Every result row (scenario, synthetic, real), for `--json`.
+    pub fn rows(&self) -> Vec<ResultRow> {
+        let mut rows = report::scenario_rows(&self.scenario);
+        for o in &self.synthetic {
+            rows.extend(report::synthetic_rows(o));
+        }
+        if let Some(r) = &self.real {
+            rows.extend(report::real_rows(r));
+        }
+        rows
+    }
+
+    /// The text report printed on stdout.
+    pub fn render(&self, cli: &Cli) -> String {
+        let mut out = report::render_scenario(&self.scenario);
+        out.push('\n');
+        let cfg = cli.replay_config();
+        if let Some(o) = self.synthetic.first() {
+            out.push_str(&format!(
+                "2. Synthetic replay: {} offsets produced into each {}-byte index ({} entries per offset index, up to {} per time index);\n   \
+                 after every ~{} appends each workload makes {} lookups (seed {}). Workloads: hot-tail = {} in-sync\n   \
+                 consumers 0-{} offsets behind the log end; lagging = one consumer {}-{} offsets behind; uniform = random\n   \
+                 keys over the index; mixed = 80% hot-tail, 10% lagging, 10% uniform.\n",
+                o.offsets,
+                cfg.index_bytes,
+                o.capacity,
+                self.synthetic.get(1).map_or(0, |t| t.capacity),
+                (o.capacity / (cfg.lookups / cfg.lookups_per_round.max(1)).max(1)).max(1),
+                cfg.lookups_per_round,
+                cfg.seed,
+                cfg.workload.consumers,
+                cfg.workload.hot_lag_offsets,
+                cfg.workload.lag_min_offsets,
+                cfg.workload.lag_max_offsets,
+            ));
+            for s in &self.synthetic {
+                if s.segment_full {
+                    out.push_str(&format!(
+                        "   note: the {} index stopped at {} of {} entries: the segment reached its 2 GiB limit first.\n",
+                        s.kind.name(),
+                        s.entries,
+                        s.capacity
+                    ));
+                }
+            }
+        }
+        out.push_str(&report::render_synthetic(
+            &self.synthetic,
+            cfg.cache_pages,
+            cfg.warm_section_bytes,
+        ));
+        out.push('\n');
+        match (&self.real, &self.real_skipped) {
+            (Some(r), _) => {
+                out.push_str(&format!(
+                    "3. Real index files: entries appended one by one into a fresh index, {} hot-tail lookups after each append\n   \
+                     (targets among the last {} keys, between entries or up to {} past the last).\n",
+                    cli.real_lookups_per_append,
+                    real_data::HOT_ENTRIES,
+                    real_data::PAST_END_KEYS
+                ));
+                out.push_str(&report::render_real(r, cli.page_size));
+            }
+            (None, Some(why)) => out.push_str(&format!("3. Real index files: skipped ({why}).\n")),
+            (None, None) => {}
+        }
+        out
+    }
+}
+
+/// Runs everything `cli` asks for, creating scratch index files in a temporary directory.
+///
+/// # Errors
+/// Invalid options, I/O errors, index errors, or a `--data-dir` that does not exist.
+pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, BenchError> {
+    cli.validate()?;
+    let scratch = tempfile::tempdir().map_err(|e| BenchError::Io {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    progress("KAFKA-6432 scenario", 0, 1);
+    let scenario = scenario::run_kafka_6432(scratch.path(), cli.page_size, cli.warm_section_bytes)?;
+    progress("KAFKA-6432 scenario", 1, 1);
+    let cfg = cli.replay_config();
+    let mut synthetic = Vec::new();
+    for kind in [IndexKind::Offset, IndexKind::Time] {
+        let phase = format!("{} index replay", kind.name());
+        let o = replay::replay_synthetic(kind, &cfg, scratch.path(), &mut |d, t| {
+            progress(&phase, d, t)
+        })?;
+        synthetic.push(o);
+    }
+    let (real, real_skipped) = if cli.skip_real {
+        (None, Some("--skip-real".to_string()))
+    } else {
+        match cli.resolve_data_dir() {
+            Some(dir) => {
+                let o = real_data::replay_dir(&dir, &cli.real_config(), &mut |d, t| {
+                    progress("real index files", d, t)
+                })?;
+                (Some(o), None)
+            }
+            None => {
+                let tried: Vec<String> = real_data::default_data_dir_candidates()
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                (
+                    None,
+                    Some(format!(
+                        "no data directory found; tried {}",
+                        tried.join(", ")
+                    )),
+                )
+            }
+        }
+    };
+    Ok(RunOutcome {
+        scenario,
+        synthetic,
+        real,
+        real_skipped,
+    })
+}

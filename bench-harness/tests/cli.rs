@@ -1,0 +1,93 @@
+//! The command-line surface: options, help, the full run and the JSON rows.
+
+use bench_harness::{run, Cli};
+use clap::{CommandFactory, Parser};
+
+#[test]
+fn help_documents_every_option() {
+    let mut cmd = Cli::command();
+    let help = cmd.render_long_help().to_string();
+    for opt in [
+        "--data-dir",
+        "--json",
+        "--cache-pages",
+        "--page-size",
+        "--lookups",
+        "--seed",
+        "--index-bytes",
+        "--quiet",
+        "--skip-real",
+        "--lookups-per-round",
+        "--warm-section-bytes",
+    ] {
+        assert!(help.contains(opt), "--help lacks {opt}");
+    }
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if id == "help" || id == "version" {
+            continue;
+        }
+        assert!(arg.get_help().is_some(), "option {id} has no doc comment");
+    }
+}
+
+#[test]
+fn defaults_match_kafka() {
+    let cli = Cli::parse_from(["bench-harness"]);
+    assert_eq!(cli.index_bytes, 10_485_760);
+    assert_eq!(cli.page_size, 4096);
+    assert_eq!(cli.cache_pages, 32);
+    assert_eq!(cli.warm_section_bytes, 8192);
+    assert!(Cli::parse_from(["bench-harness", "--page-size", "4100"])
+        .validate()
+        .is_err());
+}
+
+#[test]
+fn small_full_run_produces_rows_with_the_documented_fields() {
+    let cli = Cli::parse_from([
+        "bench-harness",
+        "--index-bytes",
+        "65536",
+        "--lookups",
+        "2000",
+        "--skip-real",
+        "--quiet",
+    ]);
+    let mut phases = Vec::new();
+    let out = run(&cli, &mut |p, _, _| phases.push(p.to_string())).unwrap();
+    assert!(phases.iter().any(|p| p.contains("offset")));
+    let rows = out.rows();
+    // 2 scenario rows + 2 indexes x 4 workloads x 2 strategies.
+    assert_eq!(rows.len(), 2 + 16);
+    let json: serde_json::Value = serde_json::to_value(&rows).unwrap();
+    for row in json.as_array().unwrap() {
+        for key in [
+            "workload",
+            "strategy",
+            "lookups",
+            "mean_pages",
+            "max_pages",
+            "warm_section_lookups",
+            "warm_section_max_pages",
+            "lru_faults",
+            "index",
+            "index_bytes",
+        ] {
+            assert!(row.get(key).is_some(), "row lacks {key}: {row}");
+        }
+    }
+    let hot_wc = rows
+        .iter()
+        .find(|r| {
+            r.section == "synthetic"
+                && r.index == "offset"
+                && r.workload == "hot-tail"
+                && r.strategy == "warm-cold"
+        })
+        .unwrap();
+    assert_eq!(hot_wc.lookups, 2000);
+    assert!(hot_wc.warm_section_max_pages <= 3);
+    let text = out.render(&cli);
+    assert!(text.contains("KAFKA-6432") && text.contains("hot-tail") && text.contains("skipped"));
+}

@@ -1,0 +1,85 @@
+//! (e) The replay over the real Kafka fixtures in `shared/kafka-data`. A missing directory
+//! is a failure, never a skip.
+
+use std::path::PathBuf;
+
+use bench_harness::real_data::{replay_dir, RealReplayConfig};
+use bench_harness::replay::IndexKind;
+
+fn data_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data");
+    assert!(
+        dir.is_dir(),
+        "the real Kafka index fixtures are missing: expected the directory {} (shared/kafka-data next to the workspace)",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn real_index_files_replay_and_strategies_agree() {
+    let cfg = RealReplayConfig {
+        page_size: 4096,
+        cache_pages: 32,
+        lookups_per_append: 4,
+        seed: 42,
+        warm_section_bytes: 8192,
+    };
+    let o = replay_dir(&data_dir(), &cfg, &mut |_, _| {}).unwrap();
+    assert!(o.failures.is_empty(), "{:?}", o.failures);
+    let offset_nonempty = o
+        .replays
+        .iter()
+        .filter(|r| r.file.kind == IndexKind::Offset)
+        .count();
+    assert!(
+        o.offset_files() >= 8,
+        "found only {} .index files",
+        o.offset_files()
+    );
+    assert!(
+        offset_nonempty >= 8,
+        "only {offset_nonempty} non-empty .index files replayed"
+    );
+    assert!(
+        o.time_files() >= 8,
+        "found only {} .timeindex files",
+        o.time_files()
+    );
+    // Every non-empty file was replayed.
+    assert_eq!(
+        o.replays.len(),
+        o.files.iter().filter(|f| f.bytes > 0).count()
+    );
+    assert!(o.max_file_pages(4096) <= 2);
+    let mut lookups = 0;
+    for r in &o.replays {
+        let size = r.file.kind.entry_size() as u64;
+        assert_eq!(r.entries as u64, r.file.bytes / size, "{}", r.file.name);
+        assert_eq!(r.skipped_appends, 0, "{}", r.file.name);
+        assert!(r.pages <= 2);
+        assert_eq!(r.stats.answer_mismatches, 0, "{}", r.file.name);
+        assert_eq!(r.stats.oracle_mismatches, 0, "{}", r.file.name);
+        assert_eq!(r.stats.api_mismatches, 0, "{}", r.file.name);
+        for s in &r.stats.strategies {
+            assert_eq!(s.lookups as usize, 4 * r.entries, "{}", r.file.name);
+            assert!(
+                s.max_pages <= r.pages,
+                "{}: {} > {}",
+                r.file.name,
+                s.max_pages,
+                r.pages
+            );
+            assert!(s.max_pages >= 1);
+            lookups += s.lookups;
+        }
+    }
+    // The largest fixture (cluster metadata, 299 offset entries) is there.
+    let meta = o
+        .replays
+        .iter()
+        .find(|r| r.file.name.contains("__cluster_metadata") && r.file.kind == IndexKind::Offset)
+        .expect("rjmfernandes-__cluster_metadata-0 offset index");
+    assert_eq!(meta.entries, 299);
+    assert!(lookups > 10_000);
+}
