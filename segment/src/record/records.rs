@@ -1,0 +1,381 @@
+//! Records inside a batch: [`Record`], [`Header`], [`TimestampType`] and the [`Records`]
+//! iterator shared by v2 batches and legacy message sets (spec §7.2, §7.4).
+
+use std::borrow::Cow;
+
+use super::batch::increment_sequence;
+use super::varint::{Cursor, DecodeError};
+use super::{RecordError, NO_SEQUENCE};
+
+/// How a batch's timestamps are to be read (Kafka `TimestampType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimestampType {
+    /// Magic 0 messages carry no timestamp (Kafka `NO_TIMESTAMP_TYPE`); timestamps read −1.
+    NoTimestamp,
+    /// The producer's timestamp.
+    CreateTime,
+    /// The broker's append time; every record's timestamp is the batch max timestamp.
+    LogAppendTime,
+}
+
+impl TimestampType {
+    /// Kafka's display name: `NoTimestampType`, `CreateTime` or `LogAppendTime`
+    /// (as printed by `kafka-dump-log.sh`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampType::NoTimestamp => "NoTimestampType",
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+}
+
+/// A record header: a key (UTF-8 text in Kafka, kept as bytes here) and an optional value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Header<'a> {
+    /// Header key bytes (UTF-8 by convention; not validated, as Kafka's reader doesn't).
+    pub key: Cow<'a, [u8]>,
+    /// Header value; `None` for a null value (length −1 on disk).
+    pub value: Option<Cow<'a, [u8]>>,
+}
+
+impl Header<'_> {
+    /// The key as text, with invalid UTF-8 replaced (as Java's decoder does).
+    pub fn key_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.key)
+    }
+
+    /// Copies borrowed bytes so the header outlives the batch.
+    pub fn into_owned(self) -> Header<'static> {
+        Header {
+            key: Cow::Owned(self.key.into_owned()),
+            value: self.value.map(|v| Cow::Owned(v.into_owned())),
+        }
+    }
+}
+
+/// One logical record, from a v2 batch or a legacy message.
+///
+/// Byte fields borrow from the batch when it is uncompressed and own their bytes when the
+/// batch had to be decompressed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Record<'a> {
+    /// Absolute offset: `base_offset + offset_delta` (v2) or the entry offset (legacy).
+    pub offset: i64,
+    /// Timestamp in ms since epoch: `base_timestamp + timestamp_delta` under CreateTime,
+    /// the batch max timestamp under LogAppendTime, −1 for magic 0.
+    pub timestamp: i64,
+    /// Producer sequence of this record: `base_sequence + offset_delta` (wrapping), or −1.
+    pub sequence: i32,
+    /// Record attributes byte (unused in v2, always 0 when written by Kafka); the legacy
+    /// message attributes for magic 0/1.
+    pub attributes: i8,
+    /// Key; `None` for a null key.
+    pub key: Option<Cow<'a, [u8]>>,
+    /// Value; `None` for a null value (a tombstone in compacted topics).
+    pub value: Option<Cow<'a, [u8]>>,
+    /// Headers (always empty for legacy messages).
+    pub headers: Vec<Header<'a>>,
+    /// Encoded size of the record in bytes: the length varint plus the body (v2), or the
+    /// whole log entry `12 + message size` (legacy).
+    pub size_in_bytes: usize,
+}
+
+impl Record<'_> {
+    /// The key bytes, if any.
+    pub fn key(&self) -> Option<&[u8]> {
+        self.key.as_deref()
+    }
+
+    /// The value bytes, if any.
+    pub fn value(&self) -> Option<&[u8]> {
+        self.value.as_deref()
+    }
+
+    /// Copies borrowed bytes so the record outlives the batch.
+    pub fn into_owned(self) -> Record<'static> {
+        Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            sequence: self.sequence,
+            attributes: self.attributes,
+            key: self.key.map(|k| Cow::Owned(k.into_owned())),
+            value: self.value.map(|v| Cow::Owned(v.into_owned())),
+            headers: self.headers.into_iter().map(Header::into_owned).collect(),
+            size_in_bytes: self.size_in_bytes,
+        }
+    }
+}
+
+/// Batch-level values needed to decode a v2 record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordContext {
+    pub(crate) base_offset: i64,
+    pub(crate) base_timestamp: i64,
+    /// `Some(max_timestamp)` under LogAppendTime.
+    pub(crate) log_append_time: Option<i64>,
+    pub(crate) base_sequence: i32,
+    pub(crate) position: u64,
+}
+
+fn structure_error(ctx: &RecordContext, index: u32, e: DecodeError) -> RecordError {
+    RecordError::invalid(
+        ctx.position,
+        format!("found invalid record structure in record {index}: {e}"),
+    )
+}
+
+fn read_len_prefixed<'b>(body: &mut Cursor<'b>, len: i32) -> Result<Option<&'b [u8]>, DecodeError> {
+    if len < 0 {
+        return Ok(None);
+    }
+    body.read_bytes(len as usize).map(Some)
+}
+
+/// Decodes one v2 record at the cursor (Kafka `DefaultRecord.readFrom`).
+pub(crate) fn decode_v2_record<'b>(
+    cur: &mut Cursor<'b>,
+    ctx: &RecordContext,
+    index: u32,
+) -> Result<Record<'b>, RecordError> {
+    let start = cur.position();
+    let body_len = cur
+        .read_varint()
+        .map_err(|e| structure_error(ctx, index, e))?;
+    if body_len < 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!("invalid record size {body_len} in record {index}"),
+        ));
+    }
+    let body_len = body_len as usize;
+    if cur.remaining() < body_len {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "invalid record size: expected {body_len} bytes in record payload of record {index}, but the buffer has only {} remaining bytes",
+                cur.remaining()
+            ),
+        ));
+    }
+    let body_bytes = cur
+        .read_bytes(body_len)
+        .map_err(|e| structure_error(ctx, index, e))?;
+    let size_in_bytes = cur.position() - start;
+    let mut body = Cursor::new(body_bytes);
+    let err = |e| structure_error(ctx, index, e);
+
+    let attributes = body.read_u8().map_err(err)? as i8;
+    let timestamp_delta = body.read_varlong().map_err(err)?;
+    let offset_delta = body.read_varint().map_err(err)?;
+    let key_len = body.read_varint().map_err(err)?;
+    let key = read_len_prefixed(&mut body, key_len).map_err(err)?;
+    let value_len = body.read_varint().map_err(err)?;
+    let value = read_len_prefixed(&mut body, value_len).map_err(err)?;
+    let header_count = body.read_varint().map_err(err)?;
+    if header_count < 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!("found invalid number of record headers {header_count} in record {index}"),
+        ));
+    }
+    if header_count as usize > body.remaining() {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "found invalid number of record headers {header_count} in record {index}: only {} bytes remain",
+                body.remaining()
+            ),
+        ));
+    }
+    let mut headers = Vec::with_capacity(header_count as usize);
+    for _ in 0..header_count {
+        let key_len = body.read_varint().map_err(err)?;
+        if key_len < 0 {
+            return Err(RecordError::invalid(
+                ctx.position,
+                format!("invalid negative header key size {key_len} in record {index}"),
+            ));
+        }
+        let key = body.read_bytes(key_len as usize).map_err(err)?;
+        let value_len = body.read_varint().map_err(err)?;
+        let value = read_len_prefixed(&mut body, value_len).map_err(err)?;
+        headers.push(Header {
+            key: Cow::Borrowed(key),
+            value: value.map(Cow::Borrowed),
+        });
+    }
+    if body.remaining() != 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "invalid record size: expected to read {body_len} bytes in record payload of record {index}, but instead read {}",
+                body.position()
+            ),
+        ));
+    }
+
+    let timestamp = match ctx.log_append_time {
+        Some(t) => t,
+        None => ctx.base_timestamp.wrapping_add(timestamp_delta),
+    };
+    let sequence = if ctx.base_sequence >= 0 {
+        increment_sequence(ctx.base_sequence, offset_delta)
+    } else {
+        NO_SEQUENCE
+    };
+    Ok(Record {
+        offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp,
+        sequence,
+        attributes,
+        key: key.map(Cow::Borrowed),
+        value: value.map(Cow::Borrowed),
+        headers,
+        size_in_bytes,
+    })
+}
+
+enum Inner<'a> {
+    V2Borrowed {
+        data: &'a [u8],
+        pos: usize,
+    },
+    V2Owned {
+        data: Vec<u8>,
+        pos: usize,
+    },
+    /// Already decoded records (legacy messages).
+    List(std::vec::IntoIter<Record<'a>>),
+}
+
+/// Iterator over the records of one batch, yielding `Result<Record, RecordError>`.
+///
+/// Created by [`RecordBatch::records`](super::RecordBatch::records),
+/// [`LegacyBatch::records`](super::LegacyBatch::records) or
+/// [`FileBatch::records`](super::FileBatch::records). It ends after the declared number of
+/// records, or after the first error (the error is yielded once).
+pub struct Records<'a> {
+    inner: Inner<'a>,
+    ctx: Option<RecordContext>,
+    total: u32,
+    read: u32,
+    done: bool,
+}
+
+impl std::fmt::Debug for Records<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("total", &self.total)
+            .field("read", &self.read)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Records<'a> {
+    pub(crate) fn v2_borrowed(data: &'a [u8], count: u32, ctx: RecordContext) -> Self {
+        Records {
+            inner: Inner::V2Borrowed { data, pos: 0 },
+            ctx: Some(ctx),
+            total: count,
+            read: 0,
+            done: false,
+        }
+    }
+
+    pub(crate) fn v2_owned(data: Vec<u8>, count: u32, ctx: RecordContext) -> Self {
+        Records {
+            inner: Inner::V2Owned { data, pos: 0 },
+            ctx: Some(ctx),
+            total: count,
+            read: 0,
+            done: false,
+        }
+    }
+
+    pub(crate) fn list(records: Vec<Record<'a>>) -> Self {
+        let total = u32::try_from(records.len()).unwrap_or(u32::MAX);
+        Records {
+            inner: Inner::List(records.into_iter()),
+            ctx: None,
+            total,
+            read: 0,
+            done: false,
+        }
+    }
+
+    /// Number of records the batch declares (legacy: number of messages decoded).
+    pub fn declared_count(&self) -> u32 {
+        self.total
+    }
+}
+
+fn step<'b>(
+    data: &'b [u8],
+    pos: &mut usize,
+    ctx: &RecordContext,
+    read: u32,
+    total: u32,
+) -> Option<Result<Record<'b>, RecordError>> {
+    let rest = &data[*pos..];
+    if read >= total {
+        if rest.is_empty() {
+            return None;
+        }
+        return Some(Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "incorrect declared batch size, {} bytes remain after the {total} declared records",
+                rest.len()
+            ),
+        )));
+    }
+    if rest.is_empty() {
+        return Some(Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "incorrect declared batch size, premature end of records after {read} of {total}"
+            ),
+        )));
+    }
+    let mut cur = Cursor::new(rest);
+    let r = decode_v2_record(&mut cur, ctx, read);
+    *pos += cur.position();
+    Some(r)
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let out = match (&mut self.inner, &self.ctx) {
+            (Inner::V2Borrowed { data, pos }, Some(ctx)) => {
+                let data: &'a [u8] = *data;
+                step(data, pos, ctx, self.read, self.total)
+            }
+            (Inner::V2Owned { data, pos }, Some(ctx)) => {
+                step(data, pos, ctx, self.read, self.total).map(|r| r.map(Record::into_owned))
+            }
+            (Inner::List(it), _) => it.next().map(Ok),
+            _ => None,
+        };
+        match &out {
+            None | Some(Err(_)) => self.done = true,
+            Some(Ok(_)) => self.read += 1,
+        }
+        out
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.done {
+            return (0, Some(0));
+        }
+        // One extra item may be an error.
+        let left = self.total.saturating_sub(self.read) as usize;
+        (0, Some(left + 1))
+    }
+}
