@@ -62,7 +62,10 @@ impl RawOffsetEntry {
     /// Decodes the entry for a segment starting at `base_offset`.
     pub fn decode(&self, base_offset: i64) -> OffsetPosition {
         OffsetPosition {
-            offset: base_offset + self.relative_offset.get() as i64,
+            // Java's long arithmetic: only a corrupt slot (or a base offset within 2^31
+            // of i64::MAX) can leave the i64 range; it must not panic. The wrapped value
+            // is below the base, which sanity_check reports as CorruptIndex.
+            offset: base_offset.wrapping_add(self.relative_offset.get() as i64),
             position: self.position.get(),
         }
     }
@@ -73,7 +76,7 @@ impl IndexEntry for RawOffsetEntry {
     const KIND: &'static str = "offset index";
     #[inline(always)]
     fn key(&self, base_offset: i64) -> i64 {
-        base_offset + self.relative_offset.get() as i64
+        base_offset.wrapping_add(self.relative_offset.get() as i64)
     }
     #[inline(always)]
     fn value(&self, _base_offset: i64) -> i64 {

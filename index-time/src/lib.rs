@@ -64,7 +64,10 @@ impl RawTimeEntry {
     pub fn decode(&self, base_offset: i64) -> TimestampOffset {
         TimestampOffset {
             timestamp: self.timestamp.get(),
-            offset: base_offset + self.relative_offset.get() as i64,
+            // Java's long arithmetic: only a corrupt slot (or a base offset within 2^31
+            // of i64::MAX) can leave the i64 range; it must not panic. The wrapped value
+            // is below the base, which sanity_check reports as CorruptIndex.
+            offset: base_offset.wrapping_add(self.relative_offset.get() as i64),
         }
     }
 }
@@ -78,7 +81,7 @@ impl IndexEntry for RawTimeEntry {
     }
     #[inline(always)]
     fn value(&self, base_offset: i64) -> i64 {
-        base_offset + self.relative_offset.get() as i64
+        base_offset.wrapping_add(self.relative_offset.get() as i64)
     }
 }
 

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use index_offset::{OffsetIndex, OffsetPosition, SearchStrategy};
 
-/// The four strategies every lookup test runs with: textbook binary search, Kafka's
-/// default warm/cold search (8192-byte warm section) and warm/cold with tiny warm
-/// sections (2 and 3 entries) so that small indexes exercise both the warm and the cold
-/// path.
-pub const STRATEGIES: [SearchStrategy; 4] = [
+/// The strategies every lookup test runs with: textbook binary search, Kafka's default
+/// warm/cold search (8192-byte warm section), warm/cold with tiny warm sections (2 and 3
+/// entries) so that small indexes exercise both the warm and the cold path, and the page
+/// directory with 4 KiB pages and with tiny 32-byte pages (4 entries per page, so small
+/// indexes have many fences).
+pub const STRATEGIES: [SearchStrategy; 6] = [
     SearchStrategy::Binary,
     SearchStrategy::WarmCold {
         warm_section_bytes: 8192,
@@ -20,6 +21,8 @@ pub const STRATEGIES: [SearchStrategy; 4] = [
     SearchStrategy::WarmCold {
         warm_section_bytes: 24,
     },
+    SearchStrategy::PageDirectory { page_size: 4096 },
+    SearchStrategy::PageDirectory { page_size: 32 },
 ];
 
 /// Kafka's file name for a segment base offset: 20 zero-padded digits.
