@@ -216,25 +216,24 @@ impl RunOutcome {
         let mut out = report::render_scenario(&self.scenario);
         out.push('\n');
         let cfg = cli.replay_config();
-        if let Some(o) = self.synthetic.first() {
+        if !self.synthetic.is_empty() {
             out.push_str(&format!(
-                "2. Synthetic replay: {} offsets produced into each {}-byte index ({} entries per offset index, up to {} per time index);\n   \
-                 after every ~{} appends each workload makes {} lookups (seed {}). Workloads: hot-tail = {} in-sync\n   \
-                 consumers 0-{} offsets behind the log end; lagging = one consumer {}-{} offsets behind; uniform = random\n   \
-                 keys over the index; mixed = 80% hot-tail, 10% lagging, 10% uniform.\n",
-                o.offsets,
-                cfg.index_bytes,
-                o.capacity,
-                self.synthetic.get(1).map_or(0, |t| t.capacity),
-                (o.capacity / (cfg.lookups / cfg.lookups_per_round.max(1)).max(1)).max(1),
-                cfg.lookups_per_round,
-                cfg.seed,
-                cfg.workload.consumers,
-                cfg.workload.hot_lag_offsets,
-                cfg.workload.lag_min_offsets,
-                cfg.workload.lag_max_offsets,
+                "2. Synthetic replay: a producer fills {}-byte indexes (batches of 1-{} records, index.interval.bytes {});\n",
+                cfg.index_bytes, cfg.producer.max_records_per_batch, cfg.producer.index_interval_bytes
             ));
             for s in &self.synthetic {
+                let rounds = (cfg.lookups / cfg.lookups_per_round.max(1)).max(1);
+                out.push_str(&format!(
+                    "   {} index: {} of {} entries ({} pages), {} offsets, {:.2} GiB of log; ~{} appends between rounds of {} lookups\n",
+                    s.kind.name(),
+                    s.entries,
+                    s.capacity,
+                    (s.entries * s.kind.entry_size()).div_ceil(cfg.page_size.max(1)),
+                    s.offsets,
+                    s.segment_bytes as f64 / (1u64 << 30) as f64,
+                    (s.capacity / rounds).max(1),
+                    cfg.lookups_per_round,
+                ));
                 if s.segment_full {
                     out.push_str(&format!(
                         "   note: the {} index stopped at {} of {} entries: the segment reached its 2 GiB limit first.\n",
@@ -244,6 +243,16 @@ impl RunOutcome {
                     ));
                 }
             }
+            out.push_str(&format!(
+                "   Workloads (seed {}): hot-tail = {} in-sync consumers 0-{} offsets behind the log end; lagging = one\n   \
+                 consumer {}-{} offsets behind; uniform = random keys over the index; mixed = 80% hot-tail,\n   \
+                 10% lagging, 10% uniform. Time-index targets are the timestamps of those offsets.\n",
+                cfg.seed,
+                cfg.workload.consumers,
+                cfg.workload.hot_lag_offsets,
+                cfg.workload.lag_min_offsets,
+                cfg.workload.lag_max_offsets,
+            ));
         }
         out.push_str(&report::render_synthetic(
             &self.synthetic,

@@ -131,8 +131,11 @@ pub fn real_rows(o: &RealDataOutcome) -> Vec<ResultRow> {
         .collect()
 }
 
-/// Rows of the KAFKA-6432 scenario: one per strategy; `lookups` is 2 (one tail lookup
-/// per state) and the page figures are those of the 14-page lookup.
+/// Rows of the KAFKA-6432 scenario: one per strategy. `lookups` is 2 (one tail lookup on
+/// the 13-page index, one on the 14-page index); the page figures cover both; there is no
+/// LRU cache (`cache_pages` 0) and `lru_faults` counts the pages of the 14-page lookup
+/// that the 13-page lookup had not touched (the faults a cache holding exactly the
+/// previous lookup's pages would take, the appender's page included).
 pub fn scenario_rows(s: &ScenarioResult) -> Vec<ResultRow> {
     s.strategies
         .iter()
