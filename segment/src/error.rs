@@ -1,0 +1,175 @@
+//! The error type of the `segment` crate.
+
+use std::path::PathBuf;
+
+use index_core::IndexError;
+use index_txn::TxnIndexError;
+
+use crate::format::FormatError;
+use crate::record::RecordError;
+
+/// Errors returned by [`LogFile`](crate::LogFile), [`LogSegment`](crate::LogSegment),
+/// [`LogSegments`](crate::LogSegments) and [`Log`](crate::Log).
+///
+/// Corruption of data on disk ([`SegmentError::Corrupt`], [`SegmentError::Record`] with a
+/// corruption inside, [`SegmentError::Index`] with `CorruptIndex`) is always a different
+/// variant from operating-system failures ([`SegmentError::Io`]). Misuse by the caller
+/// (offsets that go backwards, offsets that do not fit a segment, bad arguments) has its
+/// own variants, mirroring the Java exceptions Kafka throws in the same places.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SegmentError {
+    /// An operating-system I/O error.
+    #[error("I/O error during {op} on {path}: {source}")]
+    Io {
+        /// What was being done ("open", "read", "write", "fsync", "rename", ...).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An offset or time index operation failed (wraps `index-core`'s error, which names
+    /// the index file).
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// A transaction index operation failed.
+    #[error(transparent)]
+    TxnIndex(#[from] TxnIndexError),
+    /// A record batch could not be decoded or failed validation.
+    #[error("record error in {path}: {source}")]
+    Record {
+        /// The `.log` file (or a placeholder for in-memory input).
+        path: PathBuf,
+        /// The record-level error (its position is the batch start).
+        #[source]
+        source: RecordError,
+    },
+    /// A batch could not be read by the [`BatchFormat`](crate::format::BatchFormat)
+    /// (corrupt framing or checksum, malformed record, unsupported feature).
+    #[error("batch format error in {path}: {source}")]
+    Format {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The format's error (its position is the batch start).
+        #[source]
+        source: FormatError,
+    },
+    /// Data on disk breaks an invariant the segment relies on.
+    #[error("corrupt data in {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with values found.
+        reason: String,
+    },
+    /// An offset is not representable relative to the segment base offset
+    /// (Kafka's `LogSegmentOffsetOverflowException`). Nothing was written.
+    #[error(
+        "offset {offset} is not representable relative to the base offset {base_offset} of segment {path}"
+    )]
+    OffsetOverflow {
+        /// The segment's `.log` file.
+        path: PathBuf,
+        /// The segment base offset.
+        base_offset: i64,
+        /// The offending absolute offset.
+        offset: i64,
+    },
+    /// An append whose first offset is below the log end offset (or whose batches go
+    /// backwards). Nothing was written.
+    #[error("non-monotonic append to {path}: expected first offset >= {expected_at_least}, found {found}")]
+    NonMonotonicOffset {
+        /// The log directory or segment file.
+        path: PathBuf,
+        /// The smallest acceptable offset (the log end offset).
+        expected_at_least: i64,
+        /// The offset found in the input.
+        found: i64,
+    },
+    /// An offset outside the log's range `[log_start_offset, log_end_offset]`.
+    #[error("offset {offset} is out of range [{log_start_offset}, {log_end_offset}] of {path}")]
+    OffsetOutOfRange {
+        /// The log directory.
+        path: PathBuf,
+        /// The requested offset.
+        offset: i64,
+        /// The log start offset.
+        log_start_offset: i64,
+        /// The log end offset.
+        log_end_offset: i64,
+    },
+    /// An argument Kafka rejects with `IllegalArgumentException`.
+    #[error("invalid argument: {reason}")]
+    InvalidArgument {
+        /// Why.
+        reason: String,
+    },
+    /// A state Kafka rejects with `IllegalStateException` / `KafkaException` (e.g. rolling
+    /// onto the base offset of an existing non-empty segment).
+    #[error("illegal state in {path}: {reason}")]
+    IllegalState {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A file name that does not follow Kafka's naming (`<20 digits>.<suffix>`).
+    #[error("invalid segment file name {name:?}: {reason}")]
+    FileName {
+        /// The file name.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A segment's `.index` file is missing (Kafka's `NoSuchFileException` from
+    /// `sanityCheck`); the loader answers by recovering the segment.
+    #[error("offset index {path} of segment with base offset {base_offset} does not exist")]
+    MissingIndex {
+        /// The expected index path.
+        path: PathBuf,
+        /// The segment base offset.
+        base_offset: i64,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = SegmentError> = std::result::Result<T, E>;
+
+impl SegmentError {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        SegmentError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn format(path: impl Into<PathBuf>, source: FormatError) -> Self {
+        SegmentError::Format {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn arg(reason: impl Into<String>) -> Self {
+        SegmentError::InvalidArgument {
+            reason: reason.into(),
+        }
+    }
+
+    /// `true` if this error says the data on disk is damaged (as opposed to an I/O failure
+    /// or a caller error): Kafka's `CorruptRecordException` / `InvalidRecordException` /
+    /// `CorruptIndexException`.
+    pub fn is_corruption(&self) -> bool {
+        match self {
+            SegmentError::Corrupt { .. } => true,
+            SegmentError::Record { source, .. } => source.is_corruption(),
+            SegmentError::Format { source, .. } => source.is_corruption(),
+            SegmentError::Index(IndexError::CorruptIndex { .. }) => true,
+            SegmentError::TxnIndex(TxnIndexError::CorruptIndex { .. }) => true,
+            _ => false,
+        }
+    }
+}

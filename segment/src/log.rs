@@ -1,0 +1,921 @@
+//! [`Log`]: a partition directory of segments with Kafka's loader, recovery, append, roll,
+//! read, truncation and retention (spec §9.10, §10, §11).
+//!
+//! # Files in the directory
+//!
+//! Besides the segment files, a `Log` keeps three small files of its own:
+//!
+//! * `.kafka_cleanshutdown` — the clean-shutdown marker. Kafka keeps it in the parent
+//!   (log) directory for all partitions; this single-directory library keeps it in the
+//!   partition directory. [`Log::close`] writes it **last**, after everything was flushed
+//!   and the checkpoints written; [`Log::open`] removes it (and fsyncs the directory)
+//!   **before** any other write, so a crash during loading is never mistaken for a clean
+//!   shutdown (KAFKA-10471, B12).
+//! * `recovery-point` — the recovery-point checkpoint: two text lines, the format version
+//!   `0` and the offset below which all data was flushed. Written atomically (temp file,
+//!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
+//!   It never exceeds the flushed offset.
+//! * `log-start-offset` — the log start offset checkpoint, same format.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use index_txn::AbortedTxn;
+use parking_lot::Mutex;
+
+use crate::config::{LogConfig, RollParams};
+use crate::error::{Result, SegmentError};
+use crate::format::{self, BatchFormat, KafkaBatchFormat};
+use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+use crate::producer::{LeaderEpochCache, ProducerStateManager};
+use crate::scan::TimestampAndOffset;
+use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
+use crate::segments::LogSegments;
+use crate::time::Clock;
+
+/// Name of the clean-shutdown marker file inside the log directory.
+pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
+/// Name of the recovery-point checkpoint file inside the log directory.
+pub const RECOVERY_POINT_FILE: &str = "recovery-point";
+/// Name of the log-start-offset checkpoint file inside the log directory.
+pub const LOG_START_OFFSET_FILE: &str = "log-start-offset";
+
+/// Counters describing what the log did (instrumentation for tests and operators).
+#[derive(Debug, Default)]
+pub struct LogStats {
+    /// Segments whose batches were scanned and validated by recovery.
+    pub segments_recovered: AtomicU64,
+    /// Bytes truncated from torn or corrupt tails by recovery.
+    pub bytes_truncated: AtomicU64,
+    /// Segments below the recovery point whose indexes failed the load-time check and were
+    /// rebuilt (Kafka would have trusted them).
+    pub indexes_rebuilt: AtomicU64,
+    /// Segments rolled.
+    pub rolls: AtomicU64,
+    /// Segments deleted (retention, truncation, recovery).
+    pub segments_deleted: AtomicU64,
+}
+
+impl LogStats {
+    /// [`LogStats::segments_recovered`] as a number.
+    pub fn scanned_segments(&self) -> u64 {
+        self.segments_recovered.load(Ordering::Relaxed)
+    }
+}
+
+/// What [`Log::append`] appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppendInfo {
+    /// First offset of the first batch.
+    pub first_offset: i64,
+    /// Last offset of the last batch.
+    pub last_offset: i64,
+    /// Largest batch max timestamp (ms since epoch; −1 if none).
+    pub max_timestamp: i64,
+    /// Last offset of the first batch that holds `max_timestamp`.
+    pub offset_of_max_timestamp: i64,
+    /// Bytes appended.
+    pub size: u64,
+    /// Number of batches.
+    pub batches: usize,
+    /// Base offset of the segment the data went to.
+    pub segment_base_offset: i64,
+}
+
+/// A partition directory of segments (Kafka's `UnifiedLog`/`LocalLog`, without
+/// replication, producer snapshots or the cleaner).
+///
+/// Mutations (append, roll, truncate, retention, flush, close) serialise on an internal
+/// lock; reads use the lock-free segment map and may run concurrently.
+#[derive(Debug)]
+pub struct Log<F: BatchFormat = KafkaBatchFormat> {
+    dir: PathBuf,
+    config: LogConfig,
+    clock: Clock,
+    segments: LogSegments<F>,
+    log_end_offset: AtomicI64,
+    log_start_offset: AtomicI64,
+    recovery_point: AtomicI64,
+    lock: Mutex<()>,
+    stats: LogStats,
+    epoch_cache: Mutex<LeaderEpochCache>,
+    active_ready: std::sync::atomic::AtomicBool,
+}
+
+fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SegmentError::io("read", path, e)),
+    };
+    let mut lines = text.lines();
+    let bad = |why: &str| SegmentError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("malformed checkpoint: {why}"),
+    };
+    match lines.next() {
+        Some("0") => {}
+        _ => return Err(bad("expected version 0")),
+    }
+    let v = lines
+        .next()
+        .and_then(|l| l.trim().parse::<i64>().ok())
+        .ok_or_else(|| bad("expected an offset"))?;
+    Ok(Some(v))
+}
+
+fn write_checkpoint(path: &Path, value: i64) -> Result<()> {
+    crate::fs::write_atomically(path, format!("0\n{value}\n").as_bytes())
+}
+
+impl<F: BatchFormat> Log<F> {
+    /// Opens (creating if needed) the log in `dir` — Kafka's loader (spec §10):
+    ///
+    /// 1. the clean-shutdown marker is read and **removed** (directory fsynced) first;
+    /// 2. `*.deleted` files are deleted, `.cleaned`/`.swap` files are resolved, orphan
+    ///    index files are deleted;
+    /// 3. segments are opened in offset order; their indexes stay unmapped (lazy), except
+    ///    that a missing `.index`, a corrupt `.txnindex` or — stricter than Kafka — an
+    ///    index whose first/last entries are out of order (an untrimmed zero-padded index,
+    ///    B1/B3) makes the segment be recovered from its `.log`;
+    /// 4. without a clean shutdown, every segment from the one holding the recovery point
+    ///    on is recovered; after the first one that truncated bytes all later segments are
+    ///    deleted; recovered segments are flushed and the recovery point moved to the log
+    ///    end;
+    /// 5. the active segment's indexes are resized to `max_index_size`.
+    ///
+    /// # Errors
+    /// I/O errors (no marker is ever written by a failed open);
+    /// [`SegmentError::OffsetOverflow`] naming the `.log` of a legacy segment whose offsets
+    /// overflow (splitting is not implemented); corrupt checkpoints.
+    pub fn open(dir: impl Into<PathBuf>, config: LogConfig, clock: Clock) -> Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
+        let marker = dir.join(CLEAN_SHUTDOWN_FILE);
+        let clean = marker.exists();
+        if clean {
+            std::fs::remove_file(&marker).map_err(|e| SegmentError::io("delete", &marker, e))?;
+        }
+        crate::fs::fsync_dir(&dir)?;
+        let rp_checkpoint = read_checkpoint(&dir.join(RECOVERY_POINT_FILE))?.unwrap_or(0);
+        let ls_checkpoint = read_checkpoint(&dir.join(LOG_START_OFFSET_FILE))?.unwrap_or(0);
+
+        let log = Log {
+            dir,
+            config,
+            clock,
+            segments: LogSegments::new(),
+            log_end_offset: AtomicI64::new(0),
+            log_start_offset: AtomicI64::new(ls_checkpoint),
+            recovery_point: AtomicI64::new(rp_checkpoint),
+            lock: Mutex::new(()),
+            stats: LogStats::default(),
+            epoch_cache: Mutex::new(LeaderEpochCache::new()),
+            active_ready: std::sync::atomic::AtomicBool::new(false),
+        };
+        log.remove_temp_files_and_swap()?;
+        log.load_segments()?;
+        log.recover_log(clean, rp_checkpoint, ls_checkpoint)?;
+        Ok(log)
+    }
+
+    fn list_dir(&self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for e in
+            std::fs::read_dir(&self.dir).map_err(|e| SegmentError::io("list dir", &self.dir, e))?
+        {
+            let e = e.map_err(|e| SegmentError::io("list dir", &self.dir, e))?;
+            let ft = e
+                .file_type()
+                .map_err(|er| SegmentError::io("stat", e.path(), er))?;
+            if ft.is_file() {
+                out.push(e.path());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn open_segment(&self, base: i64, exists: bool, suffix: &str) -> Result<LogSegment<F>> {
+        LogSegment::open(
+            &self.dir,
+            base,
+            &self.config,
+            self.clock.clone(),
+            exists,
+            if exists { 0 } else { self.config.segment_bytes },
+            !exists && self.config.preallocate,
+            suffix,
+        )
+    }
+
+    fn remove_temp_files_and_swap(&self) -> Result<()> {
+        let mut swaps = Vec::new();
+        let mut cleaned = Vec::new();
+        for p in self.list_dir()? {
+            let name = names::file_name(&p).to_string();
+            if name.ends_with(DELETED_FILE_SUFFIX) {
+                if !name.ends_with(".checkpoint.deleted") {
+                    crate::fs::remove_if_exists(&p)?;
+                }
+            } else if name.ends_with(CLEANED_FILE_SUFFIX) {
+                cleaned.push(p);
+            } else if name.ends_with(SWAP_FILE_SUFFIX) {
+                swaps.push(p);
+            }
+        }
+        let min_cleaned = cleaned
+            .iter()
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .min()
+            .unwrap_or(i64::MAX);
+        swaps.retain(|p| {
+            let keep = names::offset_from_file(p).map_or(true, |o| o < min_cleaned);
+            if !keep {
+                let _ = std::fs::remove_file(p);
+            }
+            keep
+        });
+        for p in &cleaned {
+            crate::fs::remove_if_exists(p)?;
+        }
+        let log_swaps: Vec<&PathBuf> = swaps
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(".log.swap"))
+            .collect();
+        if log_swaps.is_empty() {
+            return Ok(());
+        }
+        let mut min_swap = i64::MAX;
+        let mut max_swap = i64::MIN;
+        for p in &log_swaps {
+            let base = names::offset_from_file(p)?;
+            let seg = self.open_segment(base, true, SWAP_FILE_SUFFIX)?;
+            min_swap = min_swap.min(base);
+            max_swap = max_swap.max(seg.read_next_offset()?);
+            seg.close_handlers();
+        }
+        for p in self.list_dir()? {
+            let name = names::file_name(&p);
+            if name.ends_with(SWAP_FILE_SUFFIX)
+                || !(names::is_log_file(&p) || names::is_index_file(&p))
+            {
+                continue;
+            }
+            if let Ok(o) = names::offset_from_file(&p) {
+                if o >= min_swap && o < max_swap {
+                    crate::fs::remove_if_exists(&p)?;
+                }
+            }
+        }
+        for p in &swaps {
+            let to = names::replace_suffix(p, SWAP_FILE_SUFFIX, "")?;
+            std::fs::rename(p, &to).map_err(|e| SegmentError::io("rename", p, e))?;
+        }
+        crate::fs::fsync_dir(&self.dir)
+    }
+
+    fn load_segments(&self) -> Result<()> {
+        let files = self.list_dir()?;
+        for p in &files {
+            if names::is_index_file(p) {
+                let Some(kind) = names::kind_of(p) else {
+                    continue;
+                };
+                let log = names::replace_suffix(p, kind.suffix(), names::LOG_FILE_SUFFIX)?;
+                if !log.exists() {
+                    tracing::warn!(file = %p.display(), "deleting orphaned index file");
+                    crate::fs::remove_if_exists(p)?;
+                }
+            }
+        }
+        let mut prior = ProducerStateManager::new();
+        for p in &files {
+            if !names::is_log_file(p) {
+                continue;
+            }
+            let base = match names::offset_from_file(p) {
+                Ok(b) => b,
+                Err(_) => continue,
+            };
+            let time_index_existed = names::time_index_file(&self.dir, base, "").exists();
+            let seg = self.open_segment(base, true, "")?;
+            let needs_recovery = match seg.sanity_check(!time_index_existed && seg.size() > 0) {
+                Ok(()) => match seg.quick_index_check() {
+                    Ok(()) => false,
+                    Err(reason) => {
+                        tracing::warn!(segment = %p.display(), %reason, "index failed the load check; rebuilding it from the log");
+                        self.stats.indexes_rebuilt.fetch_add(1, Ordering::Relaxed);
+                        true
+                    }
+                },
+                Err(SegmentError::MissingIndex { .. }) if seg.size() == 0 => false,
+                Err(e @ SegmentError::MissingIndex { .. }) => {
+                    tracing::info!(error = %e, "recovering segment with a missing index");
+                    true
+                }
+                Err(e) if e.is_corruption() => {
+                    tracing::warn!(error = %e, "recovering segment with a corrupt index");
+                    true
+                }
+                Err(e) => return Err(e),
+            };
+            if needs_recovery {
+                self.recover_segment(&seg, &mut prior)?;
+                seg.flush()?;
+            }
+            self.segments.add(Arc::new(seg));
+        }
+        Ok(())
+    }
+
+    fn recover_segment(&self, seg: &LogSegment<F>, ps: &mut ProducerStateManager) -> Result<u64> {
+        self.stats
+            .segments_recovered
+            .fetch_add(1, Ordering::Relaxed);
+        let mut cache = self.epoch_cache.lock();
+        let n = seg.recover(ps, Some(&mut cache))?;
+        self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn recover_log(&self, clean: bool, rp_checkpoint: i64, ls_checkpoint: i64) -> Result<()> {
+        if !clean {
+            let mut ps = ProducerStateManager::new();
+            let to_recover = self.segments.values_range(rp_checkpoint, i64::MAX)?;
+            for seg in to_recover {
+                let truncated = match self.recover_segment(&seg, &mut ps) {
+                    Ok(n) => n,
+                    Err(e @ SegmentError::OffsetOverflow { .. }) => return Err(e),
+                    Err(SegmentError::Index(index_core::IndexError::InvalidOffset { .. })) => {
+                        tracing::warn!(
+                            segment = seg.base_offset(),
+                            "invalid offset during recovery; emptying the segment"
+                        );
+                        seg.truncate_to(seg.base_offset())?
+                    }
+                    Err(e) => return Err(e),
+                };
+                seg.flush()?;
+                if truncated > 0 {
+                    for later in self.segments.higher_segments(seg.base_offset()) {
+                        tracing::warn!(
+                            segment = later.base_offset(),
+                            "deleting segment after a truncated one"
+                        );
+                        self.delete_segment_files(&later)?;
+                    }
+                    break;
+                }
+            }
+        }
+        if let Some(last) = self.segments.last_segment() {
+            if last.read_next_offset()? < ls_checkpoint {
+                for s in self.segments.values() {
+                    self.delete_segment_files(&s)?;
+                }
+            }
+        }
+        if self.segments.is_empty() {
+            let start = ls_checkpoint.max(0);
+            let seg = self.open_segment(start, false, "")?;
+            self.segments.add(Arc::new(seg));
+        }
+        // Kafka resizes the active segment's indexes here (spec §10 step 7). We defer it to
+        // the first append/roll (`ensure_active_ready`) so that opening a cleanly shut down
+        // log rewrites no index file (B3) — an empty active segment with 0-byte indexes is
+        // still never rolled onto itself (B4).
+        let active = self.segments.active_segment()?;
+        let leo = active.read_next_offset()?;
+        self.log_end_offset.store(leo, Ordering::Release);
+        let first = self.segments.first_segment_base_offset().unwrap_or(0);
+        self.log_start_offset.store(
+            ls_checkpoint.max(first).min(leo.max(first)),
+            Ordering::Release,
+        );
+        // Everything below the log end offset is now on disk (recovered segments were
+        // flushed, the rest was below the checkpoint or cleanly shut down).
+        let rp = if clean {
+            leo
+        } else {
+            leo.min(rp_checkpoint.max(leo))
+        };
+        self.recovery_point.store(rp, Ordering::Release);
+        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), rp)?;
+        Ok(())
+    }
+
+    fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+        self.segments.remove(seg.base_offset());
+        seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
+        seg.delete_if_exists()?;
+        self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The partition directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    /// Instrumentation counters.
+    pub fn stats(&self) -> &LogStats {
+        &self.stats
+    }
+
+    /// The segments.
+    pub fn segments(&self) -> &LogSegments<F> {
+        &self.segments
+    }
+
+    /// The leader-epoch cache rebuilt by recovery (`(epoch, start offset)` pairs).
+    pub fn leader_epochs(&self) -> Vec<(i32, i64)> {
+        self.epoch_cache.lock().entries().to_vec()
+    }
+
+    /// The next offset to be appended.
+    pub fn log_end_offset(&self) -> i64 {
+        self.log_end_offset.load(Ordering::Acquire)
+    }
+
+    /// The first offset readable.
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset.load(Ordering::Acquire)
+    }
+
+    /// Offset below which everything is flushed (and checkpointed).
+    pub fn recovery_point(&self) -> i64 {
+        self.recovery_point.load(Ordering::Acquire)
+    }
+
+    /// Total size of all segments, bytes.
+    pub fn size(&self) -> u64 {
+        self.segments.size_in_bytes()
+    }
+
+    /// Appends whole batches carrying their own offsets (as a follower does: offsets are
+    /// not assigned). The batches are framed and CRC-validated with `F`; the first batch
+    /// must start at or after the log end offset and every batch after the previous one.
+    /// Rolls a new segment first when [`LogSegment::should_roll`] says so, at base
+    /// `max(first offset, log end offset)`; an empty active segment is reused instead of
+    /// rolling onto its own base offset (B4).
+    ///
+    /// An empty log (log end = log start, no data) that receives a batch starting below
+    /// its end restarts at the batch's base offset (Kafka's follower rule, B18c).
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] for empty input, trailing bytes or a corrupt batch;
+    /// [`SegmentError::NonMonotonicOffset`]; I/O and index errors. Nothing is appended on
+    /// error.
+    pub fn append(&self, records: &[u8]) -> Result<AppendInfo> {
+        let _g = self.lock.lock();
+        let mut first = None;
+        let mut last = i64::MIN;
+        let mut max_ts = -1i64;
+        let mut max_ts_off = -1i64;
+        let mut batches = 0usize;
+        let mut it = format::scan::<F>(records, 0);
+        for b in &mut it {
+            let b = b.map_err(|e| SegmentError::format("<append input>", e))?;
+            F::validate(b.bytes, b.info.position)
+                .map_err(|e| SegmentError::format("<append input>", e))?;
+            if batches > 0 && b.info.base_offset <= last {
+                return Err(SegmentError::NonMonotonicOffset {
+                    path: self.dir.clone(),
+                    expected_at_least: last + 1,
+                    found: b.info.base_offset,
+                });
+            }
+            if b.info.last_offset < b.info.base_offset {
+                return Err(SegmentError::arg(format!(
+                    "batch at position {} has last offset {} below its base offset {}",
+                    b.info.position, b.info.last_offset, b.info.base_offset
+                )));
+            }
+            first.get_or_insert(b.info.base_offset);
+            last = b.info.last_offset;
+            if b.info.max_timestamp > max_ts {
+                max_ts = b.info.max_timestamp;
+                max_ts_off = b.info.offset_of_max_timestamp;
+            }
+            batches += 1;
+        }
+        if it.position() != records.len() as u64 {
+            return Err(SegmentError::arg(format!(
+                "{} trailing bytes after the last complete batch",
+                records.len() as u64 - it.position()
+            )));
+        }
+        let Some(first) = first else {
+            return Err(SegmentError::arg("no batch to append"));
+        };
+        let mut leo = self.log_end_offset();
+        if first < leo {
+            if self.size() == 0 {
+                self.truncate_fully_and_start_at_locked(first)?;
+                leo = first;
+            } else {
+                return Err(SegmentError::NonMonotonicOffset {
+                    path: self.dir.clone(),
+                    expected_at_least: leo,
+                    found: first,
+                });
+            }
+        }
+        let mut active = self.segments.active_segment()?;
+        if !self.active_ready.swap(true, Ordering::AcqRel) {
+            active.resize_indexes(self.config.max_index_size)?;
+        }
+        let params = RollParams {
+            max_segment_ms: self.config.segment_ms,
+            max_segment_bytes: self.config.segment_bytes,
+            max_timestamp_in_messages: max_ts,
+            max_offset_in_messages: last,
+            messages_size: records.len() as u64,
+            now: self.clock.milliseconds(),
+        };
+        if active.should_roll(&params)? {
+            active = self.roll_locked(first.max(leo))?;
+        }
+        active.append(last, max_ts, max_ts_off, records)?;
+        self.log_end_offset.store(last + 1, Ordering::Release);
+        Ok(AppendInfo {
+            first_offset: first,
+            last_offset: last,
+            max_timestamp: max_ts,
+            offset_of_max_timestamp: max_ts_off,
+            size: records.len() as u64,
+            batches,
+            segment_base_offset: active.base_offset(),
+        })
+    }
+
+    /// Rolls a new active segment at `max(log end offset, new_base)` unless the active
+    /// segment is empty with that base (then it is reused, its indexes re-grown).
+    ///
+    /// # Errors
+    /// [`SegmentError::IllegalState`] if a non-empty segment with that base exists; I/O.
+    pub fn roll(&self, new_base: Option<i64>) -> Result<Arc<LogSegment<F>>> {
+        let _g = self.lock.lock();
+        let base = new_base.unwrap_or(i64::MIN).max(self.log_end_offset());
+        self.roll_locked(base)
+    }
+
+    fn roll_locked(&self, new_base: i64) -> Result<Arc<LogSegment<F>>> {
+        let active = self.segments.active_segment()?;
+        if active.base_offset() == new_base && active.size() == 0 {
+            // B4: never roll onto the base of the empty active segment; make it usable.
+            active.resize_indexes(self.config.max_index_size)?;
+            return Ok(active);
+        }
+        if let Some(existing) = self.segments.get(new_base) {
+            return Err(SegmentError::IllegalState {
+                path: existing.log_path(),
+                reason: format!(
+                    "trying to roll a new log segment with start offset {new_base} while it already exists"
+                ),
+            });
+        }
+        if new_base < active.base_offset() {
+            return Err(SegmentError::IllegalState {
+                path: active.log_path(),
+                reason: format!(
+                    "cannot roll to {new_base}, below the active segment's base {}",
+                    active.base_offset()
+                ),
+            });
+        }
+        for kind in names::FileKind::ALL {
+            let p = names::segment_file(&self.dir, new_base, kind, "");
+            if crate::fs::remove_if_exists(&p)? {
+                tracing::warn!(file = %p.display(), "deleted a pre-existing file with the new segment's name");
+            }
+        }
+        active.on_become_inactive_segment()?;
+        let seg = Arc::new(self.open_segment(new_base, false, "")?);
+        self.segments.add(seg.clone());
+        self.active_ready.store(true, Ordering::Release);
+        self.stats.rolls.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(dir = %self.dir.display(), new_base, "rolled new log segment");
+        Ok(seg)
+    }
+
+    /// Reads up to `max_bytes` (at least one whole batch) from the batch holding `offset`,
+    /// across segments (Kafka: `floorSegment`, then `higherSegment` while a segment has
+    /// nothing at or after the offset). Reading at the log end returns empty records.
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOutOfRange`] outside `[log_start_offset, log_end_offset]`;
+    /// format and I/O errors.
+    pub fn read(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
+        let leo = self.log_end_offset();
+        let start = self.log_start_offset();
+        if offset < start || offset > leo {
+            return Err(SegmentError::OffsetOutOfRange {
+                path: self.dir.clone(),
+                offset,
+                log_start_offset: start,
+                log_end_offset: leo,
+            });
+        }
+        let mut seg = self.segments.floor_segment(offset);
+        while let Some(s) = seg {
+            if let Some(info) = s.read(offset, max_bytes, Some(s.size()), true)? {
+                return Ok(info);
+            }
+            seg = self.segments.higher_segment(s.base_offset());
+        }
+        let active = self.segments.active_segment()?;
+        Ok(FetchDataInfo {
+            fetch_offset_metadata: LogOffsetMetadata {
+                message_offset: offset,
+                segment_base_offset: active.base_offset(),
+                relative_position_in_segment: active.size(),
+            },
+            records: Vec::new(),
+            first_entry_incomplete: false,
+        })
+    }
+
+    /// Kafka's `fetchOffsetByTimestamp` for a real timestamp: the first record at or after
+    /// `timestamp` (ms since epoch) with offset ≥ the log start offset. Segments are tried
+    /// in order, starting with the first whose largest record timestamp reaches the
+    /// target; unlike Kafka, a segment whose search finds nothing does not end the search.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors.
+    pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<TimestampAndOffset>> {
+        let start = self.log_start_offset();
+        for s in self.segments.values() {
+            match s.largest_record_timestamp()? {
+                Some(t) if t >= timestamp => {}
+                _ => continue,
+            }
+            if let Some(found) = s.find_offset_by_timestamp(timestamp, start)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Removes every offset ≥ `offset` (Kafka's `truncateTo`, B18): segments with a base
+    /// above `offset` are deleted, the segment holding it is truncated (at the start of the
+    /// batch holding `offset`) and becomes the active segment with re-grown indexes. A
+    /// target below the log start offset empties the log and restarts it there.
+    /// Returns whether anything was truncated.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors.
+    pub fn truncate_to(&self, offset: i64) -> Result<bool> {
+        let _g = self.lock.lock();
+        if offset < 0 {
+            return Err(SegmentError::arg(format!(
+                "cannot truncate to negative offset {offset}"
+            )));
+        }
+        if offset >= self.log_end_offset() {
+            return Ok(false);
+        }
+        if offset < self.log_start_offset() {
+            self.truncate_fully_and_start_at_locked(offset)?;
+            return Ok(true);
+        }
+        for s in self.segments.values() {
+            if s.base_offset() > offset {
+                self.delete_segment_files(&s)?;
+            }
+        }
+        let active = self.segments.active_segment()?;
+        active.truncate_to(offset)?;
+        self.active_ready.store(true, Ordering::Release);
+        let leo = active.read_next_offset()?;
+        self.log_end_offset.store(leo, Ordering::Release);
+        self.epoch_cache.lock().truncate_from_end(leo);
+        if self.recovery_point() > leo {
+            self.recovery_point.store(leo, Ordering::Release);
+            write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), leo)?;
+        }
+        Ok(true)
+    }
+
+    /// Deletes every segment and starts an empty log at `new_offset` (Kafka's
+    /// `truncateFullyAndStartAt`).
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn truncate_fully_and_start_at(&self, new_offset: i64) -> Result<()> {
+        let _g = self.lock.lock();
+        self.truncate_fully_and_start_at_locked(new_offset)
+    }
+
+    fn truncate_fully_and_start_at_locked(&self, new_offset: i64) -> Result<()> {
+        let segs = self.segments.values();
+        for s in &segs {
+            self.delete_segment_files(s)?;
+        }
+        let seg = Arc::new(self.open_segment(new_offset, false, "")?);
+        self.segments.add(seg);
+        self.log_end_offset.store(new_offset, Ordering::Release);
+        self.log_start_offset.store(new_offset, Ordering::Release);
+        self.recovery_point.store(new_offset, Ordering::Release);
+        write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), new_offset)?;
+        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), new_offset)?;
+        Ok(())
+    }
+
+    /// Raises the log start offset to `offset` (Kafka's `deleteRecords` /
+    /// `maybeIncrementLogStartOffset`) and persists it; segments wholly below it are
+    /// removed by the next [`delete_old_segments`](Self::delete_old_segments). Returns the
+    /// new log start offset.
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOutOfRange`] if `offset` is beyond the log end; I/O.
+    pub fn increment_log_start_offset(&self, offset: i64) -> Result<i64> {
+        let _g = self.lock.lock();
+        let leo = self.log_end_offset();
+        if offset > leo {
+            return Err(SegmentError::OffsetOutOfRange {
+                path: self.dir.clone(),
+                offset,
+                log_start_offset: self.log_start_offset(),
+                log_end_offset: leo,
+            });
+        }
+        let cur = self.log_start_offset();
+        if offset > cur {
+            self.log_start_offset.store(offset, Ordering::Release);
+            write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), offset)?;
+        }
+        Ok(self.log_start_offset())
+    }
+
+    /// Alias of [`increment_log_start_offset`](Self::increment_log_start_offset) followed by
+    /// [`delete_old_segments`](Self::delete_old_segments) (AdminClient `deleteRecords`).
+    ///
+    /// # Errors
+    /// As both.
+    pub fn delete_records(&self, offset: i64) -> Result<i64> {
+        self.increment_log_start_offset(offset)?;
+        self.delete_old_segments()?;
+        Ok(self.log_start_offset())
+    }
+
+    /// Kafka's retention (`deleteOldSegments`): deletes, in order, the longest prefix of
+    /// segments that (a) are older than `retention.ms` (by
+    /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
+    /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset.
+    /// The prefix rule stops at the first segment that does not qualify (B8). An empty
+    /// last segment is never deleted; when every segment qualifies a new empty active
+    /// segment is rolled first. The log start offset moves to the first remaining base
+    /// offset. Returns the number of segments deleted.
+    ///
+    /// # Errors
+    /// I/O and index errors.
+    pub fn delete_old_segments(&self) -> Result<usize> {
+        let _g = self.lock.lock();
+        let mut n = 0;
+        if self.config.retention_ms >= 0 {
+            let now = self.clock.milliseconds();
+            let ms = self.config.retention_ms;
+            n += self.delete_prefix(|s, _| Ok(now - s.largest_timestamp()? > ms))?;
+        }
+        if self.config.retention_bytes >= 0 {
+            let mut diff = self.size() as i64 - self.config.retention_bytes;
+            n += self.delete_prefix(|s, _| {
+                if diff - s.size() as i64 >= 0 {
+                    diff -= s.size() as i64;
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            })?;
+        }
+        let start = self.log_start_offset();
+        n += self.delete_prefix(|_, next| Ok(next.is_some_and(|b| b <= start)))?;
+        Ok(n)
+    }
+
+    fn delete_prefix(
+        &self,
+        mut pred: impl FnMut(&LogSegment<F>, Option<i64>) -> Result<bool>,
+    ) -> Result<usize> {
+        let segs = self.segments.values();
+        let mut deletable = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            let next = segs.get(i + 1).map(|n| n.base_offset());
+            let last_and_empty = next.is_none() && s.size() == 0;
+            if !last_and_empty && pred(s, next)? {
+                deletable.push(s.clone());
+            } else {
+                break;
+            }
+        }
+        if deletable.is_empty() {
+            return Ok(0);
+        }
+        if deletable.len() == segs.len() {
+            let leo = self.log_end_offset();
+            self.roll_locked(leo)?;
+        }
+        for s in &deletable {
+            tracing::info!(segment = s.base_offset(), "deleting segment by retention");
+            self.delete_segment_files(s)?;
+        }
+        if let Some(first) = self.segments.first_segment_base_offset() {
+            if first > self.log_start_offset() {
+                self.log_start_offset.store(first, Ordering::Release);
+                write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), first)?;
+            }
+        }
+        if self.recovery_point() < self.log_start_offset() {
+            let ls = self.log_start_offset();
+            self.recovery_point.store(ls, Ordering::Release);
+            write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), ls)?;
+        }
+        Ok(deletable.len())
+    }
+
+    /// fsyncs every segment from the one holding the recovery point to the active one,
+    /// then moves the recovery point to the log end offset and persists it (never before
+    /// the data is on disk, B12).
+    ///
+    /// # Errors
+    /// I/O and index errors (the recovery point is then not moved).
+    pub fn flush(&self) -> Result<()> {
+        let _g = self.lock.lock();
+        self.flush_locked()
+    }
+
+    fn flush_locked(&self) -> Result<()> {
+        let leo = self.log_end_offset();
+        let rp = self.recovery_point();
+        for s in self.segments.values_range(rp, i64::MAX)? {
+            s.flush()?;
+        }
+        crate::fs::fsync_dir(&self.dir)?;
+        write_checkpoint(
+            &self.dir.join(LOG_START_OFFSET_FILE),
+            self.log_start_offset(),
+        )?;
+        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), leo)?;
+        self.recovery_point.store(leo, Ordering::Release);
+        Ok(())
+    }
+
+    /// Kafka's `collectAbortedTransactions`: aborted transactions with `last_offset ≥
+    /// fetch_offset` and `first_offset < upper_bound_offset`, gathered from the segment
+    /// holding `fetch_offset` onwards until an entry with `last_stable_offset ≥
+    /// upper_bound_offset` is seen (B10).
+    ///
+    /// # Errors
+    /// [`SegmentError::TxnIndex`].
+    pub fn collect_aborted_txns(
+        &self,
+        fetch_offset: i64,
+        upper_bound_offset: i64,
+    ) -> Result<Vec<AbortedTxn>> {
+        let mut out = Vec::new();
+        let mut seg = self
+            .segments
+            .floor_segment(fetch_offset)
+            .or_else(|| self.segments.first_segment());
+        while let Some(s) = seg {
+            let r = s.collect_aborted_txns(fetch_offset, upper_bound_offset)?;
+            out.extend(r.aborted_transactions);
+            if r.is_complete {
+                break;
+            }
+            seg = self.segments.higher_segment(s.base_offset());
+        }
+        Ok(out)
+    }
+
+    /// Flushes, writes the checkpoints, closes every segment and finally writes the
+    /// clean-shutdown marker (fsyncing the directory). On any error no marker is written,
+    /// so the next open recovers.
+    ///
+    /// # Errors
+    /// The first failure.
+    pub fn close(self) -> Result<()> {
+        let _g = self.lock.lock();
+        self.flush_locked()?;
+        self.segments.close()?;
+        let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
+        std::fs::File::create(&marker)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| SegmentError::io("create", &marker, e))?;
+        crate::fs::fsync_dir(&self.dir)
+    }
+
+    /// Drops the log without flushing, trimming or writing the marker (a crash
+    /// simulation, or Kafka's `closeHandlers` after a disk failure).
+    pub fn close_handlers(self) {
+        self.segments.close_handlers();
+    }
+}

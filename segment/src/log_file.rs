@@ -1,0 +1,275 @@
+//! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, spec §8).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::{Result, SegmentError};
+
+/// The largest logical size of a `.log` file, in bytes: positions are 32-bit signed in
+/// Kafka (`Integer.MAX_VALUE`).
+pub const MAX_LOG_FILE_SIZE: u64 = i32::MAX as u64;
+
+/// A `.log` file of record batches with a logical size that may be smaller than the
+/// physical file length (preallocation).
+///
+/// * Reads use positioned I/O (`pread`), so readers never wait for the writer.
+/// * Appends serialise on a writer lock and publish the new logical size afterwards
+///   (`Release`), so a reader that sees a size sees the bytes below it.
+/// * The logical size never exceeds [`MAX_LOG_FILE_SIZE`].
+///
+/// Batch-level searches (`search_for_offset_with_size`, `search_for_timestamp`, ...) are
+/// provided by [`LogSegment`](crate::LogSegment) through its
+/// [`BatchFormat`](crate::format::BatchFormat); this type only moves bytes.
+#[derive(Debug)]
+pub struct LogFile {
+    path: RwLock<PathBuf>,
+    file: File,
+    size: AtomicU64,
+    mutable: bool,
+    closed: AtomicBool,
+    writer: Mutex<()>,
+}
+
+impl LogFile {
+    /// Opens or creates a `.log` file (Kafka's `FileRecords.open`).
+    ///
+    /// * `mutable`: open read-write (creating the file if missing) or read-only.
+    /// * `file_already_exists`: whether the caller expects an existing file.
+    /// * `init_file_size`, `preallocate`: when both `preallocate` is set and the file is
+    ///   new, its length is set to `init_file_size` bytes (sparse) and the **logical size
+    ///   starts at 0**. Otherwise the logical size is the file length.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] on open/stat/set_len failure; [`SegmentError::Corrupt`] if an
+    /// existing file is longer than [`MAX_LOG_FILE_SIZE`].
+    pub fn open(
+        path: impl Into<PathBuf>,
+        mutable: bool,
+        file_already_exists: bool,
+        init_file_size: u64,
+        preallocate: bool,
+    ) -> Result<Self> {
+        let path = path.into();
+        let file = if mutable {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+        } else {
+            File::open(&path)
+        }
+        .map_err(|e| SegmentError::io("open", &path, e))?;
+        let preallocated = mutable && !file_already_exists && preallocate;
+        if preallocated {
+            let len = init_file_size.min(MAX_LOG_FILE_SIZE);
+            file.set_len(len)
+                .map_err(|e| SegmentError::io("preallocate", &path, e))?;
+        }
+        let len = file
+            .metadata()
+            .map_err(|e| SegmentError::io("stat", &path, e))?
+            .len();
+        if len > MAX_LOG_FILE_SIZE && !preallocated {
+            return Err(SegmentError::Corrupt {
+                path,
+                reason: format!(
+                    "the file is {len} bytes, larger than the maximum {MAX_LOG_FILE_SIZE}"
+                ),
+            });
+        }
+        let size = if preallocated { 0 } else { len };
+        Ok(LogFile {
+            path: RwLock::new(path),
+            file,
+            size: AtomicU64::new(size),
+            mutable,
+            closed: AtomicBool::new(false),
+            writer: Mutex::new(()),
+        })
+    }
+
+    /// The current path of the file.
+    pub fn path(&self) -> PathBuf {
+        self.path.read().clone()
+    }
+
+    /// The logical size in bytes (Kafka's `sizeInBytes`).
+    pub fn size_in_bytes(&self) -> u64 {
+        self.size.load(Ordering::Acquire)
+    }
+
+    /// The physical file length in bytes (≥ the logical size when preallocated).
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] if the file cannot be stat'ed.
+    pub fn file_length(&self) -> Result<u64> {
+        Ok(self
+            .file
+            .metadata()
+            .map_err(|e| SegmentError::io("stat", self.path(), e))?
+            .len())
+    }
+
+    /// Appends `bytes` at the logical end; returns the number of bytes written.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if the size would exceed [`MAX_LOG_FILE_SIZE`] or
+    /// the file is read-only/closed; [`SegmentError::Io`] on write failure (the logical size
+    /// is then unchanged, so the partial write is invisible and overwritten next time).
+    pub fn append(&self, bytes: &[u8]) -> Result<u64> {
+        if !self.mutable || self.closed.load(Ordering::Acquire) {
+            return Err(SegmentError::arg(format!(
+                "append to a read-only or closed log file {}",
+                self.path().display()
+            )));
+        }
+        let _w = self.writer.lock();
+        let pos = self.size.load(Ordering::Acquire);
+        let new_size = pos + bytes.len() as u64;
+        if new_size > MAX_LOG_FILE_SIZE {
+            return Err(SegmentError::arg(format!(
+                "appending {} bytes to {} at size {pos} would exceed the maximum file size {MAX_LOG_FILE_SIZE}",
+                bytes.len(),
+                self.path().display()
+            )));
+        }
+        self.file
+            .write_all_at(bytes, pos)
+            .map_err(|e| SegmentError::io("write", self.path(), e))?;
+        self.size.store(new_size, Ordering::Release);
+        Ok(bytes.len() as u64)
+    }
+
+    /// Reads `len` bytes at `position` (clamped to the logical size).
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `position` is past the logical end;
+    /// [`SegmentError::Io`] on read failure.
+    pub fn read(&self, position: u64, len: u64) -> Result<Vec<u8>> {
+        let size = self.size_in_bytes();
+        if position > size {
+            return Err(SegmentError::arg(format!(
+                "slice position {position} is past the end {size} of {}",
+                self.path().display()
+            )));
+        }
+        let n = len.min(size - position) as usize;
+        let mut buf = vec![0u8; n];
+        self.read_exact_at(&mut buf, position)?;
+        Ok(buf)
+    }
+
+    /// Fills `buf` from `position` with positioned reads.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] (including `UnexpectedEof` when the file is shorter).
+    pub fn read_exact_at(&self, buf: &mut [u8], position: u64) -> Result<()> {
+        self.file
+            .read_exact_at(buf, position)
+            .map_err(|e| SegmentError::io("read", self.path(), e))
+    }
+
+    /// Truncates the logical size to `target_size` bytes (Kafka's `truncateTo`); the file
+    /// is shrunk only if `target_size` is below its physical length, so a no-op truncation
+    /// does not touch the file's mtime (KAFKA-3802, B9). Returns the bytes removed from the
+    /// logical size.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `target_size` is larger than the logical size;
+    /// [`SegmentError::Io`].
+    pub fn truncate_to(&self, target_size: u64) -> Result<u64> {
+        let _w = self.writer.lock();
+        let size = self.size.load(Ordering::Acquire);
+        if target_size > size {
+            return Err(SegmentError::arg(format!(
+                "attempt to truncate {} to {target_size} bytes, larger than its size {size}",
+                self.path().display()
+            )));
+        }
+        if target_size < self.file_length()? {
+            self.file
+                .set_len(target_size)
+                .map_err(|e| SegmentError::io("truncate", self.path(), e))?;
+        }
+        self.size.store(target_size, Ordering::Release);
+        Ok(size - target_size)
+    }
+
+    /// Drops a preallocated tail: `truncate_to(size_in_bytes())`.
+    ///
+    /// # Errors
+    /// As [`truncate_to`](Self::truncate_to).
+    pub fn trim(&self) -> Result<()> {
+        if !self.mutable {
+            return Ok(());
+        }
+        self.truncate_to(self.size_in_bytes()).map(|_| ())
+    }
+
+    /// fsyncs the file's data.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn flush(&self) -> Result<()> {
+        if !self.mutable {
+            return Ok(());
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| SegmentError::io("fsync", self.path(), e))
+    }
+
+    /// Flushes and trims (Kafka's `close`); later appends fail. Reads keep working.
+    ///
+    /// # Errors
+    /// As [`flush`](Self::flush) and [`trim`](Self::trim).
+    pub fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.flush()?;
+        self.trim()
+    }
+
+    /// Renames the file (the open handle stays valid).
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn rename_to(&self, to: &Path) -> Result<()> {
+        let mut p = self.path.write();
+        std::fs::rename(&*p, to).map_err(|e| SegmentError::io("rename", &*p, e))?;
+        *p = to.to_path_buf();
+        Ok(())
+    }
+
+    /// Changes the parent directory of the stored path, without I/O.
+    pub fn update_parent_dir(&self, dir: &Path) {
+        let mut p = self.path.write();
+        if let Some(name) = p.file_name().map(|n| n.to_owned()) {
+            *p = dir.join(name);
+        }
+    }
+
+    /// Deletes the file if it exists; whether it was deleted.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] for failures other than "not found".
+    pub fn delete_if_exists(&self) -> Result<bool> {
+        self.closed.store(true, Ordering::Release);
+        crate::fs::remove_if_exists(&self.path())
+    }
+
+    /// Last-modified time of the file, ms since epoch.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn last_modified(&self) -> Result<i64> {
+        crate::fs::last_modified_ms(&self.path())
+    }
+}

@@ -1,0 +1,1013 @@
+//! [`LogSegment`]: one `.log` file with its offset, time and transaction indexes (spec §9).
+
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use index_core::codec::relative_offset;
+use index_offset::{OffsetIndex, OffsetPosition};
+use index_time::{TimeIndex, TimestampOffset};
+use index_txn::{TransactionIndex, TxnIndexSearchResult};
+use parking_lot::Mutex;
+
+use crate::config::{LogConfig, RollParams};
+use crate::error::{Result, SegmentError};
+use crate::format::{BatchFormat, KafkaBatchFormat};
+use crate::lazy::LazyIndex;
+use crate::log_file::LogFile;
+use crate::names::{self, FileKind};
+use crate::producer::{LeaderEpochCache, ProducerStateManager};
+use crate::scan::{self, LogOffsetPosition, ScanStop, Scanner, TimestampAndOffset};
+use crate::time::Clock;
+
+/// Where a fetch starts (Kafka's `LogOffsetMetadata`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogOffsetMetadata {
+    /// The requested offset.
+    pub message_offset: i64,
+    /// Base offset of the segment holding it.
+    pub segment_base_offset: i64,
+    /// Byte position in that segment's `.log` of the batch holding (or following) it.
+    pub relative_position_in_segment: u64,
+}
+
+/// The result of [`LogSegment::read`] (Kafka's `FetchDataInfo`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchDataInfo {
+    /// Where the read started.
+    pub fetch_offset_metadata: LogOffsetMetadata,
+    /// The bytes read: whole batches from a batch boundary, possibly ending mid-batch.
+    pub records: Vec<u8>,
+    /// `true` when the first batch is larger than the size limit and `records` holds only
+    /// its first bytes.
+    pub first_entry_incomplete: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    created: i64,
+    rolling_based_timestamp: Option<i64>,
+    /// `None` = Kafka's UNKNOWN sentinel (not loaded yet).
+    max_timestamp_and_offset: Option<TimestampOffset>,
+    bytes_since_last_index_entry: u64,
+}
+
+/// A log segment: a [`LogFile`] plus a lazily mapped offset index, a lazily mapped time
+/// index and a transaction index, all named after `base_offset` (Kafka's `LogSegment`).
+///
+/// `F` is the [`BatchFormat`] of the `.log` file (statically dispatched).
+///
+/// Thread-safety (as Kafka): [`append`](Self::append), [`recover`](Self::recover) and
+/// [`truncate_to`](Self::truncate_to) must be serialised by the caller (the [`Log`](crate::Log)
+/// does); reads ([`read`](Self::read), [`translate_offset`](Self::translate_offset),
+/// [`find_offset_by_timestamp`](Self::find_offset_by_timestamp),
+/// [`read_next_offset`](Self::read_next_offset)) and [`flush`](Self::flush) may run
+/// concurrently with them.
+#[derive(Debug)]
+pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
+    log: LogFile,
+    offset_index: LazyIndex<OffsetIndex>,
+    time_index: LazyIndex<TimeIndex>,
+    txn_index: TransactionIndex,
+    base_offset: i64,
+    index_interval_bytes: u64,
+    roll_jitter_ms: i64,
+    max_index_size: usize,
+    clock: Clock,
+    state: Mutex<State>,
+    _format: PhantomData<F>,
+}
+
+impl<F: BatchFormat> LogSegment<F> {
+    /// Opens or creates the segment with base offset `base_offset` in `dir` (Kafka's
+    /// `LogSegment.open`). File names are `<20-digit base><kind><suffix>`; `suffix` is ""
+    /// or a state suffix such as `.swap`.
+    ///
+    /// * `file_already_exists`: the `.log` is expected to exist (no preallocation).
+    /// * `init_file_size` (bytes) and `preallocate`: a new `.log` is created with that
+    ///   length and logical size 0.
+    ///
+    /// Index files are not touched (they are created on first use, spec §5); the
+    /// transaction index is created by its first entry. Uses `config.max_index_size` for
+    /// both indexes, `config.index_interval_bytes` and a random roll jitter.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] if the `.log` cannot be opened or created;
+    /// [`SegmentError::TxnIndex`] if an existing `.txnindex` cannot be opened.
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        clock: Clock,
+        file_already_exists: bool,
+        init_file_size: u64,
+        preallocate: bool,
+        suffix: &str,
+    ) -> Result<Self> {
+        let log = LogFile::open(
+            names::log_file(dir, base_offset, suffix),
+            true,
+            file_already_exists,
+            init_file_size,
+            preallocate,
+        )?;
+        let offset_index = LazyIndex::new(
+            names::offset_index_file(dir, base_offset, suffix),
+            base_offset,
+            config.max_index_size,
+        );
+        let time_index = LazyIndex::new(
+            names::time_index_file(dir, base_offset, suffix),
+            base_offset,
+            config.max_index_size,
+        );
+        let txn_index = TransactionIndex::open(
+            names::transaction_index_file(dir, base_offset, suffix),
+            base_offset,
+        )?;
+        let now = clock.milliseconds();
+        Ok(LogSegment {
+            log,
+            offset_index,
+            time_index,
+            txn_index,
+            base_offset,
+            index_interval_bytes: config.index_interval_bytes,
+            roll_jitter_ms: config.random_segment_jitter(),
+            max_index_size: config.max_index_size,
+            clock,
+            state: Mutex::new(State {
+                created: now,
+                rolling_based_timestamp: None,
+                max_timestamp_and_offset: None,
+                bytes_since_last_index_entry: 0,
+            }),
+            _format: PhantomData,
+        })
+    }
+
+    /// Creates a new, empty segment with Kafka's settings from `config`
+    /// (`init_file_size = segment_bytes`, preallocation per `config.preallocate`).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn create(dir: &Path, base_offset: i64, config: &LogConfig, clock: Clock) -> Result<Self> {
+        Self::open(
+            dir,
+            base_offset,
+            config,
+            clock,
+            false,
+            config.segment_bytes,
+            config.preallocate,
+            "",
+        )
+    }
+
+    /// Sets the roll jitter (ms) fixed at creation; for tests and loaders.
+    pub fn set_roll_jitter_ms(&mut self, jitter_ms: i64) {
+        self.roll_jitter_ms = jitter_ms;
+    }
+
+    /// The roll jitter of this segment, ms.
+    pub fn roll_jitter_ms(&self) -> i64 {
+        self.roll_jitter_ms
+    }
+
+    /// The segment's base offset.
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// Logical size of the `.log` in bytes.
+    pub fn size(&self) -> u64 {
+        self.log.size_in_bytes()
+    }
+
+    /// The `.log` file object.
+    pub fn log(&self) -> &LogFile {
+        &self.log
+    }
+
+    /// The offset index, mapping (and creating) it if needed.
+    ///
+    /// # Errors
+    /// [`SegmentError::Index`] if it cannot be opened.
+    pub fn offset_index(&self) -> Result<&OffsetIndex> {
+        Ok(self.offset_index.get()?)
+    }
+
+    /// The time index, mapping (and creating) it if needed.
+    ///
+    /// # Errors
+    /// [`SegmentError::Index`] if it cannot be opened.
+    pub fn time_index(&self) -> Result<&TimeIndex> {
+        Ok(self.time_index.get()?)
+    }
+
+    /// The lazy offset index wrapper (does not load).
+    pub fn lazy_offset_index(&self) -> &LazyIndex<OffsetIndex> {
+        &self.offset_index
+    }
+
+    /// The lazy time index wrapper (does not load).
+    pub fn lazy_time_index(&self) -> &LazyIndex<TimeIndex> {
+        &self.time_index
+    }
+
+    /// The transaction index.
+    pub fn txn_index(&self) -> &TransactionIndex {
+        &self.txn_index
+    }
+
+    /// Path of the offset index file.
+    pub fn offset_index_file(&self) -> PathBuf {
+        self.offset_index.file()
+    }
+
+    /// Path of the time index file.
+    pub fn time_index_file(&self) -> PathBuf {
+        self.time_index.file()
+    }
+
+    /// Path of the `.log` file.
+    pub fn log_path(&self) -> PathBuf {
+        self.log.path()
+    }
+
+    fn overflow(&self, offset: i64) -> SegmentError {
+        SegmentError::OffsetOverflow {
+            path: self.log.path(),
+            base_offset: self.base_offset,
+            offset,
+        }
+    }
+
+    fn fmt_err(&self, e: crate::format::FormatError) -> SegmentError {
+        SegmentError::format(self.log.path(), e)
+    }
+
+    /// Whether `offset` is representable relative to the base offset
+    /// (`0 ≤ offset − base ≤ i32::MAX`).
+    pub fn can_convert_to_relative_offset(&self, offset: i64) -> bool {
+        relative_offset(self.base_offset, offset).is_some()
+    }
+
+    fn load_max(&self, st: &mut State) -> Result<TimestampOffset> {
+        if let Some(m) = st.max_timestamp_and_offset {
+            return Ok(m);
+        }
+        let m = self.time_index()?.last_entry()?;
+        st.max_timestamp_and_offset = Some(m);
+        Ok(m)
+    }
+
+    /// Largest timestamp appended so far (ms since epoch; −1 if none), loading it from the
+    /// time index's last entry on first use (Kafka's `maxTimestampSoFar`).
+    ///
+    /// # Errors
+    /// [`SegmentError::Index`] if the time index cannot be opened.
+    pub fn max_timestamp_so_far(&self) -> Result<i64> {
+        let mut st = self.state.lock();
+        Ok(self.load_max(&mut st)?.timestamp)
+    }
+
+    /// Offset associated with [`max_timestamp_so_far`](Self::max_timestamp_so_far)
+    /// (Kafka's `shallowOffsetOfMaxTimestampSoFar`).
+    ///
+    /// # Errors
+    /// As [`max_timestamp_so_far`](Self::max_timestamp_so_far).
+    pub fn shallow_offset_of_max_timestamp_so_far(&self) -> Result<i64> {
+        let mut st = self.state.lock();
+        Ok(self.load_max(&mut st)?.offset)
+    }
+
+    /// Appends `records` (whole batches) whose largest offset is `largest_offset`
+    /// (Kafka's `append`, spec §9.2). `largest_timestamp` (ms since epoch) and
+    /// `shallow_offset_of_max_timestamp` describe the max timestamp of the appended
+    /// batches. Adds a sparse index entry `(largest_offset, start position)` when more than
+    /// `index_interval_bytes` were appended since the last entry (counted **before** this
+    /// append). No-op for empty `records`.
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOverflow`] if `largest_offset` is not representable relative to
+    /// the base offset (nothing written); [`SegmentError::InvalidArgument`] if the file
+    /// would exceed 2 GiB; index errors (full index, non-increasing offset); I/O.
+    pub fn append(
+        &self,
+        largest_offset: i64,
+        largest_timestamp: i64,
+        shallow_offset_of_max_timestamp: i64,
+        records: &[u8],
+    ) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        let physical_position = self.log.size_in_bytes();
+        if physical_position == 0 {
+            st.rolling_based_timestamp = Some(largest_timestamp);
+        }
+        if !self.can_convert_to_relative_offset(largest_offset) {
+            return Err(self.overflow(largest_offset));
+        }
+        self.log.append(records)?;
+        let max = self.load_max(&mut st)?;
+        if largest_timestamp > max.timestamp {
+            st.max_timestamp_and_offset = Some(TimestampOffset {
+                timestamp: largest_timestamp,
+                offset: shallow_offset_of_max_timestamp,
+            });
+        }
+        if st.bytes_since_last_index_entry > self.index_interval_bytes {
+            self.offset_index()?
+                .append(largest_offset, physical_position as u32)?;
+            let m = self.load_max(&mut st)?;
+            self.time_index()?
+                .maybe_append(m.timestamp, m.offset, false)?;
+            st.bytes_since_last_index_entry = 0;
+        }
+        st.bytes_since_last_index_entry += records.len() as u64;
+        Ok(())
+    }
+
+    /// Records an aborted transaction in the transaction index (Kafka's `updateTxnIndex`
+    /// for aborted transactions).
+    ///
+    /// # Errors
+    /// [`SegmentError::TxnIndex`].
+    pub fn append_aborted_txn(&self, txn: &index_txn::AbortedTxn) -> Result<()> {
+        Ok(self.txn_index.append(txn)?)
+    }
+
+    /// Kafka's `translateOffset`: the first batch at or after position
+    /// `starting_position` whose last offset is ≥ `offset`, starting the scan at the
+    /// offset index's lower bound. `None` if `offset` is beyond the segment.
+    ///
+    /// # Errors
+    /// Index errors; [`SegmentError::Format`] if a corrupt batch is met; I/O.
+    pub fn translate_offset(
+        &self,
+        offset: i64,
+        starting_position: u64,
+    ) -> Result<Option<LogOffsetPosition>> {
+        let p = self.offset_index()?.lookup(offset)?.position as u64;
+        scan::search_for_offset_with_size::<F>(&self.log, offset, p.max(starting_position))
+    }
+
+    /// Kafka's `read` (spec §9.4): up to `max_size` bytes (more if `min_one_message` and
+    /// the first batch is larger) starting at the batch holding `start_offset`, not going
+    /// past `max_position` (bytes). With `max_position = None` only the metadata is
+    /// returned (empty records). `None` when `start_offset` is beyond the segment.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `max_position` is before the batch start;
+    /// those of [`translate_offset`](Self::translate_offset).
+    pub fn read(
+        &self,
+        start_offset: i64,
+        max_size: u64,
+        max_position: Option<u64>,
+        min_one_message: bool,
+    ) -> Result<Option<FetchDataInfo>> {
+        let Some(t) = self.translate_offset(start_offset, 0)? else {
+            return Ok(None);
+        };
+        let meta = LogOffsetMetadata {
+            message_offset: start_offset,
+            segment_base_offset: self.base_offset,
+            relative_position_in_segment: t.position,
+        };
+        let adjusted = if min_one_message {
+            max_size.max(t.size)
+        } else {
+            max_size
+        };
+        let empty = FetchDataInfo {
+            fetch_offset_metadata: meta,
+            records: Vec::new(),
+            first_entry_incomplete: false,
+        };
+        let Some(max_position) = max_position else {
+            return Ok(Some(empty));
+        };
+        if adjusted == 0 {
+            return Ok(Some(empty));
+        }
+        let Some(room) = max_position.checked_sub(t.position) else {
+            return Err(SegmentError::arg(format!(
+                "max position {max_position} is before the batch position {}",
+                t.position
+            )));
+        };
+        let fetch_size = room.min(adjusted);
+        let records = self.log.read(t.position, fetch_size)?;
+        Ok(Some(FetchDataInfo {
+            fetch_offset_metadata: meta,
+            records,
+            first_entry_incomplete: adjusted < t.size,
+        }))
+    }
+
+    /// `read(start_offset, max_size, Some(size), false)`: Kafka's two-argument form.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn read_simple(&self, start_offset: i64, max_size: u64) -> Result<Option<FetchDataInfo>> {
+        self.read(start_offset, max_size, Some(self.size()), false)
+    }
+
+    /// Kafka's `findOffsetByTimestamp` (spec §9.5): the first record with timestamp ≥
+    /// `timestamp` (ms since epoch) and offset ≥ `starting_offset`.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors.
+    pub fn find_offset_by_timestamp(
+        &self,
+        timestamp: i64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let entry = self.time_index()?.lookup(timestamp)?;
+        let pos = self
+            .offset_index()?
+            .lookup(entry.offset.max(starting_offset))?
+            .position as u64;
+        scan::search_for_timestamp::<F>(&self.log, timestamp, pos, starting_offset)
+    }
+
+    /// Kafka's `fetchUpperBoundOffset`: the offset of the first index entry whose position
+    /// is ≥ `start_position.position + fetch_size`, if any.
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn fetch_upper_bound_offset(
+        &self,
+        start_position: OffsetPosition,
+        fetch_size: i32,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .offset_index()?
+            .fetch_upper_bound_offset(start_position, fetch_size)?
+            .map(|p| p.offset))
+    }
+
+    /// Kafka's `readNextOffset`: the offset after the last batch of the segment, or the
+    /// base offset if it holds none (spec §9.7). A header-only (0-record) batch counts.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors.
+    pub fn read_next_offset(&self) -> Result<i64> {
+        let last = self.offset_index()?.last_offset()?;
+        let Some(t) = self.translate_offset(last, 0)? else {
+            return Ok(self.base_offset);
+        };
+        let mut sc = Scanner::<F>::new(&self.log, t.position);
+        let mut next = self.base_offset;
+        while let Some((info, _)) = sc.next_batch()? {
+            next = info.last_offset + 1;
+        }
+        Ok(next)
+    }
+
+    /// Whether the segment holds an offset not representable relative to its base
+    /// (Kafka's `hasOverflow`).
+    ///
+    /// # Errors
+    /// As [`read_next_offset`](Self::read_next_offset).
+    pub fn has_overflow(&self) -> Result<bool> {
+        let next = self.read_next_offset()?;
+        Ok(next > self.base_offset && !self.can_convert_to_relative_offset(next - 1))
+    }
+
+    /// Kafka's `recover` (spec §9.8): validates every batch, rebuilds the offset, time and
+    /// transaction indexes per batch, truncates the `.log` after the last valid batch and
+    /// returns the number of bytes truncated.
+    ///
+    /// Producer state (`producer_state`) is updated per v2 batch; aborted transactions
+    /// completed by markers in this segment are appended to the transaction index with the
+    /// LSO of the moment. The leader-epoch cache, if given, gets `(epoch, base offset)` for
+    /// every batch whose epoch is above its latest.
+    ///
+    /// A torn tail, a corrupt batch (framing, checksum) or an invalid control record stops
+    /// the scan and is truncated. Deviation: an invalid control record is excluded from
+    /// the valid bytes (Kafka counts the batch, then stops).
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOverflow`] if a batch's last offset is not representable (the
+    /// loader must split the segment); unsupported batches ([`SegmentError::Format`] that
+    /// is not a corruption); index and I/O errors.
+    pub fn recover(
+        &self,
+        producer_state: &mut ProducerStateManager,
+        mut epoch_cache: Option<&mut LeaderEpochCache>,
+    ) -> Result<u64> {
+        let mut st = self.state.lock();
+        let oi = self.offset_index()?;
+        let ti = self.time_index()?;
+        oi.reset()?;
+        ti.reset()?;
+        self.txn_index.reset()?;
+        let mut max = TimestampOffset {
+            timestamp: -1,
+            offset: self.base_offset,
+        };
+        let mut valid_bytes: u64 = 0;
+        let mut last_index_entry: u64 = 0;
+        let mut sc = Scanner::<F>::new(&self.log, 0);
+        loop {
+            let Some((info, bytes)) = sc.next_batch()? else {
+                if let Some(ScanStop::Corrupt { error, .. }) = sc.stop() {
+                    tracing::warn!(path = %self.log.path().display(), %error, "corrupt batch found during recovery");
+                }
+                break;
+            };
+            if let Err(e) = F::validate(bytes, info.position) {
+                if e.is_corruption() {
+                    tracing::warn!(path = %self.log.path().display(), error = %e, "invalid batch found during recovery");
+                    break;
+                }
+                return Err(self.fmt_err(e));
+            }
+            if !self.can_convert_to_relative_offset(info.last_offset) {
+                return Err(self.overflow(info.last_offset));
+            }
+            let marker = if info.magic >= 2 && info.is_control {
+                match F::end_txn_marker(bytes, info.position) {
+                    Ok(m) => m,
+                    Err(e) if e.is_corruption() => {
+                        tracing::warn!(path = %self.log.path().display(), error = %e, "invalid control record during recovery");
+                        break;
+                    }
+                    Err(e) => return Err(self.fmt_err(e)),
+                }
+            } else {
+                None
+            };
+            if info.max_timestamp > max.timestamp {
+                max = TimestampOffset {
+                    timestamp: info.max_timestamp,
+                    offset: info.offset_of_max_timestamp,
+                };
+            }
+            if valid_bytes - last_index_entry > self.index_interval_bytes {
+                oi.append(info.last_offset, valid_bytes as u32)?;
+                ti.maybe_append(max.timestamp, max.offset, false)?;
+                last_index_entry = valid_bytes;
+            }
+            valid_bytes += info.size_in_bytes as u64;
+            if info.magic >= 2 {
+                if let Some(cache) = epoch_cache.as_deref_mut() {
+                    if info.partition_leader_epoch >= 0 {
+                        cache.assign(info.partition_leader_epoch, info.base_offset);
+                    }
+                }
+                if let Some(done) = producer_state.update(&info, marker.as_ref()) {
+                    if done.is_aborted {
+                        let lso = producer_state.last_stable_offset(&done);
+                        self.txn_index
+                            .append(&ProducerStateManager::aborted_entry(&done, lso))?;
+                    }
+                    producer_state.complete_txn(&done);
+                }
+            }
+        }
+        let truncated = self.log.size_in_bytes() - valid_bytes;
+        if truncated > 0 {
+            tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
+        }
+        self.log.truncate_to(valid_bytes)?;
+        oi.trim_to_valid_size()?;
+        ti.maybe_append(max.timestamp, max.offset, true)?;
+        ti.trim_to_valid_size()?;
+        st.max_timestamp_and_offset = Some(max);
+        st.bytes_since_last_index_entry = 0;
+        Ok(truncated)
+    }
+
+    /// Kafka's `readLargestTimestamp`: the larger of the time index's last entry and the
+    /// max batch timestamp after the position of that entry's offset.
+    fn read_largest_timestamp(&self) -> Result<TimestampOffset> {
+        let last = self.time_index()?.last_entry()?;
+        let pos = self.offset_index()?.lookup(last.offset)?.position as u64;
+        let (ts, off) = scan::largest_timestamp_after::<F>(&self.log, pos)?;
+        Ok(if ts > last.timestamp {
+            TimestampOffset {
+                timestamp: ts,
+                offset: off,
+            }
+        } else {
+            last
+        })
+    }
+
+    /// Kafka's `truncateTo` (spec §9.9): removes every batch from the one holding (or
+    /// following) `offset` onwards, truncates all three indexes, re-grows the offset and
+    /// time indexes to the max index size (the segment becomes appendable again), and
+    /// recomputes the largest timestamp from what remains. Returns the bytes removed.
+    ///
+    /// # Errors
+    /// Index, transaction index, format and I/O errors.
+    pub fn truncate_to(&self, offset: i64) -> Result<u64> {
+        let mapping = self.translate_offset(offset, 0)?;
+        let mut st = self.state.lock();
+        let oi = self.offset_index()?;
+        let ti = self.time_index()?;
+        oi.truncate_to(offset)?;
+        ti.truncate_to(offset)?;
+        self.txn_index.truncate_to(offset)?;
+        oi.resize(self.max_index_size)?;
+        ti.resize(self.max_index_size)?;
+        let bytes = match mapping {
+            None => 0,
+            Some(m) => self.log.truncate_to(m.position)?,
+        };
+        if self.log.size_in_bytes() == 0 {
+            st.created = self.clock.milliseconds();
+            st.rolling_based_timestamp = None;
+        }
+        st.bytes_since_last_index_entry = 0;
+        if self.load_max(&mut st)?.timestamp >= 0 {
+            st.max_timestamp_and_offset = Some(self.read_largest_timestamp()?);
+        }
+        Ok(bytes)
+    }
+
+    /// Called when a new segment is rolled after this one (Kafka's
+    /// `onBecomeInactiveSegment`): appends the final time-index entry (max timestamp so
+    /// far, using the reserved slot), trims both indexes and drops `.log` preallocation.
+    ///
+    /// # Errors
+    /// Index and I/O errors.
+    pub fn on_become_inactive_segment(&self) -> Result<()> {
+        let max = {
+            let mut st = self.state.lock();
+            self.load_max(&mut st)?
+        };
+        let ti = self.time_index()?;
+        ti.maybe_append(max.timestamp, max.offset, true)?;
+        self.offset_index()?.trim_to_valid_size()?;
+        ti.trim_to_valid_size()?;
+        self.log.trim()
+    }
+
+    /// Resizes both indexes to the max index size (the loader does this for the active
+    /// segment, spec §10 step 7).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn resize_indexes(&self, size: usize) -> Result<()> {
+        self.offset_index()?.resize(size)?;
+        self.time_index()?.resize(size)?;
+        Ok(())
+    }
+
+    fn load_first_batch_timestamp(&self, st: &mut State) -> Result<()> {
+        if st.rolling_based_timestamp.is_none() {
+            let mut sc = Scanner::<F>::new(&self.log, 0);
+            if let Some((info, _)) = sc.next_batch()? {
+                st.rolling_based_timestamp = Some(info.max_timestamp);
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's `timeWaitedForRoll(now, messageTimestamp)` in ms: `message_timestamp − first
+    /// batch timestamp` if the segment has a first-batch timestamp ≥ 0, else
+    /// `now − created`.
+    ///
+    /// # Errors
+    /// Format and I/O errors reading the first batch.
+    pub fn time_waited_for_roll(&self, now: i64, message_timestamp: i64) -> Result<i64> {
+        let mut st = self.state.lock();
+        self.load_first_batch_timestamp(&mut st)?;
+        Ok(match st.rolling_based_timestamp {
+            Some(t) if t >= 0 => message_timestamp.saturating_sub(t),
+            _ => now.saturating_sub(st.created),
+        })
+    }
+
+    /// Kafka's `getFirstBatchTimestamp`: the first batch's max timestamp, or `i64::MAX`.
+    ///
+    /// # Errors
+    /// As [`time_waited_for_roll`](Self::time_waited_for_roll).
+    pub fn get_first_batch_timestamp(&self) -> Result<i64> {
+        let mut st = self.state.lock();
+        self.load_first_batch_timestamp(&mut st)?;
+        Ok(match st.rolling_based_timestamp {
+            Some(t) if t >= 0 => t,
+            _ => i64::MAX,
+        })
+    }
+
+    /// Kafka's `shouldRoll` (spec §9.10): the new data would not fit; or the segment is
+    /// non-empty and old enough (minus jitter); or either index is full; or the incoming
+    /// max offset is not representable relative to the base offset.
+    ///
+    /// # Errors
+    /// Index errors (the indexes are materialised), format and I/O errors.
+    pub fn should_roll(&self, p: &RollParams) -> Result<bool> {
+        let size = self.size();
+        let reached_time = size > 0
+            && self.time_waited_for_roll(p.now, p.max_timestamp_in_messages)?
+                > p.max_segment_ms.saturating_sub(self.roll_jitter_ms);
+        Ok(size > p.max_segment_bytes.saturating_sub(p.messages_size)
+            || (size > 0 && reached_time)
+            || self.offset_index()?.is_full()
+            || self.time_index()?.is_full()
+            || !self.can_convert_to_relative_offset(p.max_offset_in_messages))
+    }
+
+    /// Kafka's `collectAbortedTxns` on this segment's transaction index.
+    ///
+    /// # Errors
+    /// [`SegmentError::TxnIndex`].
+    pub fn collect_aborted_txns(
+        &self,
+        fetch_offset: i64,
+        upper_bound_offset: i64,
+    ) -> Result<TxnIndexSearchResult> {
+        Ok(self
+            .txn_index
+            .collect_aborted_txns(fetch_offset, upper_bound_offset)?)
+    }
+
+    /// fsyncs the `.log`, both indexes (materialising them, as Kafka) and the transaction
+    /// index.
+    ///
+    /// # Errors
+    /// I/O and index errors.
+    pub fn flush(&self) -> Result<()> {
+        self.log.flush()?;
+        self.offset_index()?.flush()?;
+        self.time_index()?.flush()?;
+        self.txn_index.flush()?;
+        Ok(())
+    }
+
+    /// Kafka's `close`: appends the final time-index entry if the max timestamp is known,
+    /// then closes (trim + unmap) the indexes if loaded, flushes and trims the `.log`, and
+    /// closes the transaction index. Every step is attempted; the first error is returned.
+    ///
+    /// # Errors
+    /// The first failure.
+    pub fn close(&self) -> Result<()> {
+        let mut first: Option<SegmentError> = None;
+        let mut keep = |r: Result<()>| {
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "error while closing segment");
+                first.get_or_insert(e);
+            }
+        };
+        let max = self.state.lock().max_timestamp_and_offset;
+        if let Some(m) = max {
+            keep(
+                self.time_index()
+                    .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
+            );
+        }
+        keep(self.offset_index.close().map_err(Into::into));
+        keep(self.time_index.close().map_err(Into::into));
+        keep(self.log.close());
+        self.txn_index.close();
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Unmaps the indexes without flushing or trimming (Kafka's `closeHandlers`, used
+    /// after a disk failure or a crash simulation).
+    pub fn close_handlers(&self) {
+        self.offset_index.close_handler();
+        self.time_index.close_handler();
+        self.txn_index.close();
+    }
+
+    /// Deletes all four files; every deletion is attempted and the first error returned.
+    ///
+    /// # Errors
+    /// The first I/O failure (missing files are not errors).
+    pub fn delete_if_exists(&self) -> Result<()> {
+        let mut first: Option<SegmentError> = None;
+        if let Err(e) = self.log.delete_if_exists() {
+            first.get_or_insert(e);
+        }
+        if let Err(e) = self.offset_index.delete_if_exists() {
+            first.get_or_insert(e.into());
+        }
+        if let Err(e) = self.time_index.delete_if_exists() {
+            first.get_or_insert(e.into());
+        }
+        if let Err(e) = self.txn_index.delete_if_exists() {
+            first.get_or_insert(e.into());
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// `true` iff none of the four files exists (Kafka's `deleted()`).
+    pub fn deleted(&self) -> bool {
+        !self.log.path().exists()
+            && !self.offset_index.file().exists()
+            && !self.time_index.file().exists()
+            && !self.txn_index.path().exists()
+    }
+
+    /// Renames all four files from suffix `old` to suffix `new` (e.g. `""` → `".deleted"`);
+    /// index files that do not exist are not created.
+    ///
+    /// # Errors
+    /// [`SegmentError::FileName`] if a name does not end with `old`; I/O.
+    pub fn change_file_suffixes(&self, old: &str, new: &str) -> Result<()> {
+        let log_to = names::replace_suffix(&self.log.path(), old, new)?;
+        let oi_to = names::replace_suffix(&self.offset_index.file(), old, new)?;
+        let ti_to = names::replace_suffix(&self.time_index.file(), old, new)?;
+        let tx_to = names::replace_suffix(&self.txn_index.path(), old, new)?;
+        self.log.rename_to(&log_to)?;
+        self.offset_index.rename_to(oi_to)?;
+        self.time_index.rename_to(ti_to)?;
+        self.txn_index.rename_to(tx_to)?;
+        Ok(())
+    }
+
+    /// `true` iff all four file names end with `suffix`.
+    pub fn has_suffix(&self, suffix: &str) -> bool {
+        [
+            self.log.path(),
+            self.offset_index.file(),
+            self.time_index.file(),
+            self.txn_index.path(),
+        ]
+        .iter()
+        .all(|p| names::file_name(p).ends_with(suffix))
+    }
+
+    /// Moves all four stored paths to `dir` (no I/O).
+    pub fn update_parent_dir(&self, dir: &Path) {
+        self.log.update_parent_dir(dir);
+        self.offset_index.update_parent_dir(dir);
+        self.time_index.update_parent_dir(dir);
+        self.txn_index.update_parent_dir(dir);
+    }
+
+    /// The largest record timestamp (ms since epoch) if known, else the `.log` file's
+    /// last-modified time (Kafka's `largestTimestamp`; B9).
+    ///
+    /// # Errors
+    /// Index errors; I/O reading the mtime.
+    pub fn largest_timestamp(&self) -> Result<i64> {
+        let ts = self.max_timestamp_so_far()?;
+        if ts >= 0 {
+            Ok(ts)
+        } else {
+            self.log.last_modified()
+        }
+    }
+
+    /// The largest record timestamp if ≥ 0 (Kafka's `largestRecordTimestamp`).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn largest_record_timestamp(&self) -> Result<Option<i64>> {
+        let ts = self.max_timestamp_so_far()?;
+        Ok((ts >= 0).then_some(ts))
+    }
+
+    /// Last-modified time of the `.log`, ms since epoch.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn last_modified(&self) -> Result<i64> {
+        self.log.last_modified()
+    }
+
+    /// Sets the last-modified time of the `.log` and of the index files that exist.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn set_last_modified(&self, ms: i64) -> Result<()> {
+        crate::fs::set_last_modified_ms(&self.log.path(), ms)?;
+        for p in [self.offset_index.file(), self.time_index.file()] {
+            if p.exists() {
+                crate::fs::set_last_modified_ms(&p, ms)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's load-time `sanityCheck(timeIndexFileNewlyCreated)`: a missing `.index` file
+    /// is [`SegmentError::MissingIndex`] (the loader then recovers the segment); a time
+    /// index that did not exist before opening is created and resized to 0; then the
+    /// transaction index is checked.
+    ///
+    /// # Errors
+    /// [`SegmentError::MissingIndex`]; [`SegmentError::TxnIndex`] with a corruption;
+    /// index errors.
+    pub fn sanity_check(&self, time_index_file_newly_created: bool) -> Result<()> {
+        let oi = self.offset_index.file();
+        if !oi.exists() {
+            return Err(SegmentError::MissingIndex {
+                path: oi,
+                base_offset: self.base_offset,
+            });
+        }
+        if time_index_file_newly_created {
+            self.time_index()?.resize(0)?;
+        }
+        self.txn_index.sanity_check()?;
+        Ok(())
+    }
+
+    /// A stricter, cheap check of the index files **without mapping them** (a few
+    /// positioned reads): whole-entry lengths, and for each index its first and last
+    /// entries must be ordered (offset index: last offset > first offset when there are
+    /// ≥ 2 entries, both ≥ base; time index: last timestamp ≥ first and strictly greater
+    /// with ≥ 2 entries, last offset ≥ first). Catches untrimmed zero-padded indexes
+    /// (B1, B3) that Kafka's load path trusts. Missing files pass.
+    ///
+    /// Returns `Err(reason)` describing the first problem found.
+    pub fn quick_index_check(&self) -> std::result::Result<(), String> {
+        use std::os::unix::fs::FileExt;
+        let read_entries =
+            |path: &Path,
+             size: u64|
+             -> std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String> {
+                let f = match std::fs::File::open(path) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(format!("{}: {e}", path.display())),
+                };
+                let len = f.metadata().map_err(|e| e.to_string())?.len();
+                if len % size != 0 {
+                    return Err(format!(
+                        "{}: length {len} is not a multiple of {size}",
+                        path.display()
+                    ));
+                }
+                let n = len / size;
+                if n == 0 {
+                    return Ok(Some((0, vec![], vec![])));
+                }
+                let mut first = vec![0u8; size as usize];
+                let mut last = vec![0u8; size as usize];
+                f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
+                f.read_exact_at(&mut last, (n - 1) * size)
+                    .map_err(|e| e.to_string())?;
+                Ok(Some((n, first, last)))
+            };
+        let be32 = |b: &[u8]| i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let be64 = |b: &[u8]| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[..8]);
+            i64::from_be_bytes(a)
+        };
+        let oi = self.offset_index.file();
+        if let Some((n, first, last)) = read_entries(&oi, 8)? {
+            if n > 0 && (be32(&first) < 0 || be32(&last) < 0) {
+                return Err(format!("{}: negative relative offset", oi.display()));
+            }
+            if n >= 2 && be32(&last) <= be32(&first) {
+                return Err(format!(
+                    "{}: {n} entries but the last offset {} is not above the first {}",
+                    oi.display(),
+                    self.base_offset + be32(&last) as i64,
+                    self.base_offset + be32(&first) as i64
+                ));
+            }
+        }
+        let ti = self.time_index.file();
+        if let Some((n, first, last)) = read_entries(&ti, 12)? {
+            let (t0, t1) = (be64(&first), be64(&last));
+            let (o0, o1) = (be32(&first[8..]), be32(&last[8..]));
+            if n > 0 && (o0 < 0 || o1 < 0) {
+                return Err(format!("{}: negative relative offset", ti.display()));
+            }
+            if n >= 2 && (t1 <= t0 || o1 < o0) {
+                return Err(format!(
+                    "{}: {n} entries but the last entry ({t1}, {}) does not follow the first ({t0}, {})",
+                    ti.display(),
+                    self.base_offset + o1 as i64,
+                    self.base_offset + o0 as i64
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every index-related file path of this segment by kind.
+    pub fn file(&self, kind: FileKind) -> PathBuf {
+        match kind {
+            FileKind::Log => self.log.path(),
+            FileKind::OffsetIndex => self.offset_index.file(),
+            FileKind::TimeIndex => self.time_index.file(),
+            FileKind::TxnIndex => self.txn_index.path(),
+        }
+    }
+
+    /// The clock this segment uses.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+}
