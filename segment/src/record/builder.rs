@@ -232,7 +232,8 @@ impl BatchBuilder {
     ///
     /// # Errors
     /// [`RecordError::InvalidArgument`] if there are no records (use
-    /// [`BatchBuilder::build_empty`]), offsets do not increase, an offset delta or a
+    /// [`BatchBuilder::build_empty`]), offsets do not increase, a timestamp is negative
+    /// other than −1 (as Kafka's `MemoryRecordsBuilder` refuses), an offset delta or a
     /// length does not fit an `i32`. Nothing is written on error.
     pub fn write_to(&self, out: &mut Vec<u8>) -> Result<usize, RecordError> {
         let Some(first) = self.records.first() else {
@@ -255,6 +256,12 @@ impl BatchBuilder {
                 }
             }
             prev = Some(r.offset);
+            if r.timestamp < NO_TIMESTAMP {
+                return Err(RecordError::argument(format!(
+                    "record {i}: invalid negative timestamp {}",
+                    r.timestamp
+                )));
+            }
             let delta = r
                 .offset
                 .checked_sub(self.base_offset)
