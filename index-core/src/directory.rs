@@ -400,4 +400,125 @@ mod tests {
         assert_eq!(reopened.entries(), 4000);
         check(&reopened);
     }
+
+    /// Builds an index of `E8` or `E12` entries with the page directory and checks that
+    /// every strategy agrees with the others on every kind of search.
+    fn compare_strategies<E: IndexEntry>(
+        make: impl Fn(i64, i64) -> E,
+        keys: &[i64],
+        values: &[i64],
+        page_size: usize,
+        strict: bool,
+        extra_targets: &[i64],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let n = keys.len();
+        let index = IndexFile::<E>::open(
+            dir.path().join("0.idx"),
+            0,
+            Some((n + 3) * E::SIZE),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(SearchStrategy::PageDirectory { page_size });
+        for (&k, &v) in keys.iter().zip(values) {
+            index.append(&make(k, v)).unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        assert!(snap.directory().is_some());
+        let strategies = [
+            SearchStrategy::Binary,
+            SearchStrategy::default(),
+            SearchStrategy::WarmCold {
+                warm_section_bytes: 3 * E::SIZE,
+            },
+            SearchStrategy::PageDirectory { page_size },
+        ];
+        for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
+            let mut targets: Vec<i64> = extra_targets.to_vec();
+            for &f in fields {
+                targets.extend([f - 1, f, f + 1]);
+            }
+            for &t in &targets {
+                for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
+                    let results: Vec<Option<usize>> = strategies
+                        .iter()
+                        .map(|&s| snap.search_with(s, t, which, bound, &mut crate::NoProbe))
+                        .collect();
+                    if strict {
+                        assert!(
+                            results.iter().all(|r| *r == results[0]),
+                            "{which:?} {bound:?} target {t}: {results:?}"
+                        );
+                    } else if !(bound == Bound::SmallestUpperBound && fields.first() == Some(&t)) {
+                        // With duplicates the slot may differ; the field found may not.
+                        let found: Vec<Option<i64>> =
+                            results.iter().map(|r| r.map(|s| fields[s])).collect();
+                        assert!(
+                            found.iter().all(|f| *f == found[0]),
+                            "{which:?} {bound:?} target {t}: {results:?} {found:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn e8(k: i64, v: i64) -> E8 {
+        E8 {
+            k: I32Be::new(k as i32),
+            v: I32Be::new(v as i32),
+        }
+    }
+
+    fn e12(k: i64, v: i64) -> E12 {
+        E12 {
+            k: I64Be::new(k),
+            v: I32Be::new(v as i32),
+        }
+    }
+
+    /// Cumulative sums of `deltas` starting at `start` (monotonic; strictly if every
+    /// delta is positive).
+    fn running(start: i64, deltas: &[i64]) -> Vec<i64> {
+        deltas
+            .iter()
+            .scan(start, |acc, d| {
+                *acc += d;
+                Some(*acc)
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn all_strategies_agree_on_strictly_increasing_data(
+            start in -1000i64..1000,
+            kd in proptest::collection::vec(1i64..40, 0..300),
+            vd in proptest::collection::vec(1i64..9, 300),
+            page_size in proptest::sample::select(vec![8usize, 16, 32, 64, 128, 4096]),
+            extra in proptest::collection::vec(-2000i64..20000, 8),
+        ) {
+            let keys = running(start, &kd);
+            let values = running(0, &vd[..keys.len()]);
+            compare_strategies(e8, &keys, &values, page_size, true, &extra);
+            compare_strategies(e12, &keys, &values, page_size, true, &extra);
+        }
+
+        #[test]
+        fn all_strategies_find_the_same_fields_on_monotonic_data(
+            start in -1000i64..1000,
+            kd in proptest::collection::vec(0i64..3, 0..300),
+            vd in proptest::collection::vec(0i64..3, 300),
+            page_size in proptest::sample::select(vec![8usize, 16, 64, 4096]),
+            extra in proptest::collection::vec(-2000i64..2000, 8),
+        ) {
+            let keys = running(start, &kd);
+            let values = running(0, &vd[..keys.len()]);
+            compare_strategies(e8, &keys, &values, page_size, false, &extra);
+            compare_strategies(e12, &keys, &values, page_size, false, &extra);
+        }
+    }
 }

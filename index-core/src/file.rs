@@ -18,8 +18,31 @@
 //!   touching a mapped page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
 //! * **Truncation** lowers the published count first; a reader that loaded the old count
 //!   may return a stale entry (as in Kafka), never read out of bounds.
+//! * **The page directory** (only with [`SearchStrategy::PageDirectory`], see
+//!   [`crate::directory`]) lives in the same `Arc` as the mapping. The writer stores a
+//!   page's fence when it writes the page's first slot, before publishing the count, so it
+//!   rides on the same `Release`/`Acquire` pair; a remap copies the used fences into the
+//!   new mapping's directory before installing it.
 //!
-//! The invariants are checked by loom models (`cargo xtask loom`).
+//! # Invariants
+//!
+//! 1. Only the writer (holding the writer lock) writes slots, fences and the count, and
+//!    it writes slot `n` (and its fence) strictly before publishing any count `> n`.
+//! 2. A reader reads only slots below a count it loaded with `Acquire`, clamped to the
+//!    slots of the mapping it holds; so every slot and fence it reads was written before
+//!    the matching `Release` (or is stale only after a truncation, invariant 3 of
+//!    [`crate::sys`]).
+//! 3. A reader's `Arc` keeps its mapping (and directory) alive; a mapping is unmapped
+//!    only when its last `Arc` drops, and the file is cut only after every reader of a
+//!    longer mapping has dropped it.
+//! 4. Readers take no lock that an append takes: a lookup never waits for an append
+//!    (only, briefly, for a remap swapping the `Arc`).
+//!
+//! The invariants are checked by loom models (`index-core/tests/loom.rs`, run by
+//! `cargo xtask loom`). Under `--cfg loom` each mapping carries a shadow
+//! `loom::cell::UnsafeCell<()>` per slot, written by the writer with the slot and read
+//! by snapshots for every slot below their count, so a weakened publication ordering
+//! (`--cfg loom_weak_ordering`) makes the models fail with a causality violation.
 
 use std::fs::{File, OpenOptions};
 use std::io;
