@@ -314,7 +314,7 @@ mod tests {
         )
         .unwrap()
         .with_search_strategy(PD);
-        let n = 3000;
+        let n: usize = 3000;
         for i in 0..n {
             index
                 .append(&E12 {
