@@ -175,6 +175,30 @@ impl Mapping {
         }
         Ok(())
     }
+
+    /// Switches the kernel's readahead for page faults on this mapping off
+    /// (`madvise(MADV_RANDOM)`, `random = true`: a fault reads only the faulting page) or
+    /// back to the default (`MADV_NORMAL`: a fault reads the pages around it too). Used by
+    /// the bench harness to count page-ins without readahead; the data is unaffected.
+    pub fn advise_random(&self, random: bool) -> io::Result<()> {
+        let Some(raw) = &self.raw else {
+            return Ok(());
+        };
+        let advice = if random {
+            libc::MADV_RANDOM
+        } else {
+            libc::MADV_NORMAL
+        };
+        // SAFETY: the range is exactly our live, page-aligned mapping (invariant 1).
+        // MADV_RANDOM and MADV_NORMAL only set a readahead hint on the VMA: they change
+        // neither the mapping's contents nor its extent, so every reference into it stays
+        // valid.
+        let rc = unsafe { libc::madvise(raw.as_mut_ptr().cast(), self.len, advice) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 /// The system page size in bytes (`sysconf(_SC_PAGESIZE)`), 4096 if unknown.
