@@ -49,6 +49,9 @@ const _: () = assert!(core::mem::size_of::<RawLegacyHeader>() == 18);
 const _: () = assert!(core::mem::align_of::<RawLegacyHeader>() == 1);
 
 const CRC_COVERAGE_START: usize = 16;
+
+/// A message's key and value, each `None` when null (length −1 on disk).
+pub type KeyValue<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 const TIMESTAMP_OFFSET: usize = 18;
 
 /// A zero-copy view of one legacy (magic 0 or 1) log entry.
@@ -240,7 +243,7 @@ impl<'a> LegacyBatch<'a> {
     ///
     /// # Errors
     /// [`RecordError::InvalidRecord`] if a length runs past the end of the message.
-    pub fn key_value(&self) -> Result<(Option<&'a [u8]>, Option<&'a [u8]>), RecordError> {
+    pub fn key_value(&self) -> Result<KeyValue<'a>, RecordError> {
         let key_at = if self.magic() == 0 {
             TIMESTAMP_OFFSET
         } else {

@@ -42,7 +42,7 @@ pub use iter::{
     search_for_timestamp, BatchIter, FileBatch, OffsetPositionSize, Peek, StopReason,
     TimestampAndOffset, MIN_SIZE_FIELD,
 };
-pub use legacy::{LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
+pub use legacy::{KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
 pub use records::{Header, Record, Records, TimestampType};
 
 /// Bytes before a batch's payload common to all magics: base offset (8) + size (4) = 12

@@ -354,7 +354,7 @@ impl<'a> Iterator for Records<'a> {
         }
         let out = match (&mut self.inner, &self.ctx) {
             (Inner::V2Borrowed { data, pos }, Some(ctx)) => {
-                let data: &'a [u8] = *data;
+                let data: &'a [u8] = data;
                 step(data, pos, ctx, self.read, self.total)
             }
             (Inner::V2Owned { data, pos }, Some(ctx)) => {
