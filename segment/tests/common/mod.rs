@@ -1,0 +1,61 @@
+#![allow(dead_code)]
+use std::path::Path;
+use std::sync::Arc;
+
+use segment::record::fixtures;
+use segment::{Clock, LogConfig, LogSegment, MockTime};
+
+pub fn config(index_interval_bytes: u64, max_index_size: usize) -> LogConfig {
+    LogConfig {
+        index_interval_bytes,
+        max_index_size,
+        ..LogConfig::default()
+    }
+}
+
+pub fn mock() -> (MockTime, Clock) {
+    let t = MockTime::new(1_000_000);
+    (t.clone(), Arc::new(t))
+}
+
+pub fn new_segment(dir: &Path, base: i64, cfg: &LogConfig, clock: Clock) -> LogSegment {
+    LogSegment::create(dir, base, cfg, clock).unwrap()
+}
+
+/// V2(o, ts): 73-byte one-record batch.
+pub fn v2(o: i64, ts: i64) -> Vec<u8> {
+    fixtures::v2(o, ts)
+}
+
+pub fn v1(o: i64, values: &[&str]) -> Vec<u8> {
+    fixtures::v1(o, values)
+}
+
+/// A v2 batch of `n` records starting at `base`, all at timestamp `ts`.
+pub fn batch(base: i64, n: usize, ts: i64) -> Vec<u8> {
+    let mut b = segment::record::BatchBuilder::new(base).partition_leader_epoch(0);
+    for i in 0..n {
+        b = b.record(ts, None, Some(format!("value-{}", base + i as i64).as_bytes()));
+    }
+    b.build().unwrap()
+}
+
+/// Offsets of the records in a v2/legacy byte slice (whole batches only).
+pub fn offsets_in(bytes: &[u8]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for b in segment::record::batches_from(bytes, 0) {
+        let Ok(b) = b else { break };
+        for r in b.records().unwrap() {
+            out.push(r.unwrap().offset);
+        }
+    }
+    out
+}
+
+/// Batch (base, last) pairs in a byte slice.
+pub fn batch_ranges(bytes: &[u8]) -> Vec<(i64, i64)> {
+    segment::format::scan::<segment::KafkaBatchFormat>(bytes, 0)
+        .filter_map(|b| b.ok())
+        .map(|b| (b.info.base_offset, b.info.last_offset))
+        .collect()
+}
