@@ -9,9 +9,13 @@ use super::builder::{BatchBuilder, LegacyMessage};
 pub fn v1(offset: i64, values: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, v) in values.iter().enumerate() {
-        LegacyMessage::v1(offset + i as i64, offset.wrapping_mul(10), v.as_bytes())
-            .write_to(&mut out)
-            .expect("a small magic 1 message always encodes");
+        LegacyMessage::v1(
+            offset.wrapping_add(i as i64),
+            offset.wrapping_mul(10),
+            v.as_bytes(),
+        )
+        .write_to(&mut out)
+        .expect("a small magic 1 message always encodes");
     }
     out
 }
