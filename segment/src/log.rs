@@ -175,8 +175,8 @@ impl<F: BatchFormat> Log<F> {
             active_ready: std::sync::atomic::AtomicBool::new(false),
         };
         log.remove_temp_files_and_swap()?;
-        log.load_segments()?;
-        log.recover_log(clean, rp_checkpoint, ls_checkpoint)?;
+        let flagged = log.load_segments()?;
+        log.recover_log(clean, rp_checkpoint, ls_checkpoint, flagged)?;
         Ok(log)
     }
 
@@ -276,7 +276,9 @@ impl<F: BatchFormat> Log<F> {
         crate::fs::fsync_dir(&self.dir)
     }
 
-    fn load_segments(&self) -> Result<()> {
+    /// Opens every segment; returns the base offsets of those whose indexes must be
+    /// rebuilt (missing `.index`, corrupt `.txnindex`, failed quick check).
+    fn load_segments(&self) -> Result<Vec<i64>> {
         let files = self.list_dir()?;
         for p in &files {
             if names::is_index_file(p) {
@@ -290,7 +292,7 @@ impl<F: BatchFormat> Log<F> {
                 }
             }
         }
-        let mut prior = ProducerStateManager::new();
+        let mut flagged = Vec::new();
         for p in &files {
             if !names::is_log_file(p) {
                 continue;
@@ -322,12 +324,11 @@ impl<F: BatchFormat> Log<F> {
                 Err(e) => return Err(e),
             };
             if needs_recovery {
-                self.recover_segment(&seg, &mut prior)?;
-                seg.flush()?;
+                flagged.push(base);
             }
             self.segments.add(Arc::new(seg));
         }
-        Ok(())
+        Ok(flagged)
     }
 
     fn recover_segment(&self, seg: &LogSegment<F>, ps: &mut ProducerStateManager) -> Result<u64> {
@@ -340,11 +341,34 @@ impl<F: BatchFormat> Log<F> {
         Ok(n)
     }
 
-    fn recover_log(&self, clean: bool, rp_checkpoint: i64, ls_checkpoint: i64) -> Result<()> {
-        if !clean {
+    fn recover_log(
+        &self,
+        clean: bool,
+        rp_checkpoint: i64,
+        ls_checkpoint: i64,
+        flagged: Vec<i64>,
+    ) -> Result<()> {
+        let unflushed = if clean {
+            Vec::new()
+        } else {
+            self.segments.values_range(rp_checkpoint, i64::MAX)?
+        };
+        let first_unflushed = unflushed.first().map_or(i64::MAX, |s| s.base_offset());
+        // Segments below the recovery point whose indexes cannot be trusted: rebuild them
+        // (their data was flushed, so a truncation here is reported, not cascaded).
+        let mut ps = ProducerStateManager::new();
+        for base in flagged.into_iter().filter(|&b| b < first_unflushed) {
+            if let Some(seg) = self.segments.get(base) {
+                let n = self.recover_segment(&seg, &mut ps)?;
+                if n > 0 {
+                    tracing::warn!(segment = base, truncated = n, "flushed segment had invalid bytes");
+                }
+                seg.flush()?;
+            }
+        }
+        {
             let mut ps = ProducerStateManager::new();
-            let to_recover = self.segments.values_range(rp_checkpoint, i64::MAX)?;
-            for seg in to_recover {
+            for seg in unflushed {
                 let truncated = match self.recover_segment(&seg, &mut ps) {
                     Ok(n) => n,
                     Err(e @ SegmentError::OffsetOverflow { .. }) => return Err(e),

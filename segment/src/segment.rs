@@ -948,7 +948,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 }
                 let n = len / size;
                 if n == 0 {
-                    return Ok(Some((0, vec![], vec![])));
+                    return Ok(None);
                 }
                 let mut first = vec![0u8; size as usize];
                 let mut last = vec![0u8; size as usize];

@@ -59,3 +59,31 @@ pub fn batch_ranges(bytes: &[u8]) -> Vec<(i64, i64)> {
         .map(|b| (b.info.base_offset, b.info.last_offset))
         .collect()
 }
+
+pub fn open_log(dir: &Path, cfg: LogConfig, clock: Clock) -> segment::Log {
+    segment::Log::open(dir, cfg, clock).unwrap()
+}
+
+/// Appends `n` batches of `per` records starting at `start`, timestamps `ts0 + offset`.
+pub fn fill(log: &segment::Log, start: i64, n: usize, per: usize, ts0: i64) -> i64 {
+    let mut o = start;
+    for _ in 0..n {
+        log.append(&batch(o, per, ts0 + o)).unwrap();
+        o += per as i64;
+    }
+    o
+}
+
+/// All record offsets readable from `from` to the end of the log.
+pub fn read_all(log: &segment::Log, from: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut o = from;
+    while o < log.log_end_offset() {
+        let r = log.read(o, 1 << 20).unwrap();
+        let offs = offsets_in(&r.records);
+        let Some(&last) = offs.last() else { break };
+        out.extend(offs.into_iter().filter(|&x| x >= o));
+        o = last + 1;
+    }
+    out
+}
