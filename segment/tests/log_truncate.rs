@@ -1,0 +1,59 @@
+//! B18: truncation back into a trimmed segment, mid-batch log start, and truncation.
+mod common;
+use common::*;
+
+fn setup() -> (tempfile::TempDir, segment::Log) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    for o in 0..3 {
+        log.append(&batch(o, 1, 1000 + o)).unwrap();
+    }
+    log.roll(None).unwrap();
+    for o in 3..10 {
+        log.append(&batch(o, 1, 1000 + o)).unwrap();
+    }
+    assert_eq!(std::fs::metadata(log.dir().join("00000000000000000000.index")).unwrap().len(), 0);
+    (dir, log)
+}
+
+#[test]
+fn b18a_truncate_to_zero_reactivates_trimmed_segment() {
+    let (_d, log) = setup();
+    assert!(log.truncate_to(0).unwrap());
+    assert_eq!(log.segments().base_offsets(), vec![0]);
+    let s0 = log.segments().active_segment().unwrap();
+    assert_eq!(s0.size(), 0);
+    assert_eq!(s0.offset_index().unwrap().max_entries(), (1 << 20) / 8);
+    assert_eq!(s0.time_index().unwrap().max_entries(), (1 << 20) / 12);
+    for o in 0..5 {
+        log.append(&batch(o, 1, 2000 + o)).unwrap();
+    }
+    assert_eq!(log.segments().base_offsets(), vec![0]);
+    assert_eq!(read_all(&log, 0), (0..5).collect::<Vec<_>>());
+}
+
+#[test]
+fn b18b_truncate_to_two_recomputes_max_timestamp() {
+    let (_d, log) = setup();
+    log.truncate_to(2).unwrap();
+    assert_eq!(log.segments().base_offsets(), vec![0]);
+    let s0 = log.segments().active_segment().unwrap();
+    assert_eq!(s0.max_timestamp_so_far().unwrap(), 1001);
+    assert_eq!(s0.shallow_offset_of_max_timestamp_so_far().unwrap(), 1);
+    assert_eq!(log.log_end_offset(), 2);
+}
+
+#[test]
+fn b18c_empty_follower_restarts_at_batch_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    log.truncate_fully_and_start_at(15).unwrap();
+    log.append(&batch(10, 10, 1000)).unwrap();
+    assert_eq!(log.log_start_offset(), 10);
+    log.increment_log_start_offset(15).unwrap();
+    let r = log.read(15, 10_000).unwrap();
+    assert_eq!(offsets_in(&r.records), (10..20).collect::<Vec<_>>());
+    assert_eq!(log.log_end_offset(), 20);
+}
