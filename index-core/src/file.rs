@@ -13,9 +13,12 @@
 //!   that sees the new count sees the bytes.
 //! * **Remaps keep old mappings alive.** `resize`, `trim_to_valid_size`, `close` and
 //!   `force_unmap` install a new mapping; a reader mid-lookup keeps the old one alive
-//!   through its `Arc` and it is unmapped when that reader finishes. Before shrinking a
-//!   file the writer waits for readers of the old (longer) mapping to finish, because
-//!   touching a mapped page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
+//!   through its `Arc` and it is unmapped when that reader finishes. The writer keeps
+//!   the replaced mappings in a retired list; before shrinking a file it waits for the
+//!   readers of *every* retired mapping longer than the new length to finish (not only
+//!   the one it replaces: a reader may still hold a mapping from before an earlier
+//!   grow), because touching a mapped page past end-of-file raises `SIGBUS` (see
+//!   [`crate::sys`]).
 //! * **Truncation** lowers the published count first; a reader that loaded the old count
 //!   may return a stale entry (as in Kafka), never read out of bounds.
 //! * **The page directory** (only with [`SearchStrategy::PageDirectory`], see
@@ -110,6 +113,30 @@ struct Writer {
     /// again is a no-op while closing after `force_unmap`/`delete_if_exists` (which
     /// trimmed nothing) is reported as [`IndexError::Closed`].
     closed: bool,
+    /// Mappings replaced by a remap (grow, shrink, directory install, unmap) that readers
+    /// may still hold. A shrink must wait for *every* one of them that extends past the
+    /// new length, not only for the mapping it replaces: a reader can still hold a
+    /// mapping from before an earlier grow, and touching its pages past the new end of
+    /// file raises `SIGBUS`. Entries are dropped (unmapped) as soon as no reader holds
+    /// them ([`prune`]).
+    retired: Vec<Arc<Mapped>>,
+}
+
+/// Drops (unmaps) every retired mapping that no reader holds any more.
+fn prune(retired: &mut Vec<Arc<Mapped>>) {
+    let mut still_held = Vec::new();
+    for m in retired.drain(..) {
+        if let Err(m) = Arc::try_unwrap(m) {
+            still_held.push(m);
+        }
+    }
+    *retired = still_held;
+}
+
+/// Moves a replaced mapping to the retired list (see [`Writer::retired`]).
+fn retire(retired: &mut Vec<Arc<Mapped>>, old: Arc<Mapped>) {
+    retired.push(old);
+    prune(retired);
 }
 
 /// A memory-mapped index file of entries of type `E` (Kafka's `AbstractIndex`).
@@ -309,6 +336,7 @@ impl<E: IndexEntry> IndexFile<E> {
                 file: Some(file),
                 max_index_size,
                 closed: false,
+                retired: Vec::new(),
             }),
             _entry: PhantomData,
         })
@@ -338,7 +366,7 @@ impl<E: IndexEntry> IndexFile<E> {
             SearchStrategy::PageDirectory { page_size } => Some(page_size),
             _ => None,
         };
-        let w = self.writer.lock();
+        let mut w = self.writer.lock();
         let mut slot = self.mapping.write();
         let (Some(old), Some(file)) = (slot.as_ref(), w.file.as_ref()) else {
             return;
@@ -352,7 +380,10 @@ impl<E: IndexEntry> IndexFile<E> {
             let used: &[E] = bytemuck::cast_slice(map.bytes(entries * E::SIZE));
             Directory::build(p, map.len(), used, self.base_offset)
         });
-        *slot = Some(Arc::new(Mapped::new(map, dir, slots)));
+        // A snapshot taken before this call may still hold the old mapping.
+        if let Some(old) = slot.replace(Arc::new(Mapped::new(map, dir, slots))) {
+            retire(&mut w.retired, old);
+        }
     }
 
     /// The search strategy in use.
@@ -740,13 +771,28 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             file.set_len(rounded as u64).map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
             *self.index.mapping.write() = Some(self.remapped(&old, m));
+            retire(&mut self.guard.retired, old);
         } else {
             // Shrink: map the smaller range, swap it in, wait until no reader still holds
-            // the longer mapping, and only then cut the file (invariant 2 of `sys`).
+            // any mapping longer than the new length (the one replaced here, and older
+            // ones retired by earlier remaps), and only then cut the file (invariant 2 of
+            // `sys`).
             old.flush().map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
             *self.index.mapping.write() = Some(self.remapped(&old, m));
-            wait_until_unique(old);
+            let retired = std::mem::take(&mut self.guard.retired);
+            let (longer, within): (Vec<_>, Vec<_>) = std::iter::once(old)
+                .chain(retired)
+                .partition(|m| m.len() > rounded);
+            self.guard.retired = within;
+            for m in longer {
+                wait_until_unique(m);
+            }
+            let file = self
+                .guard
+                .file
+                .as_ref()
+                .ok_or_else(|| IndexError::Closed { path: path.clone() })?;
             file.set_len(rounded as u64).map_err(io_err(&path))?;
         }
         self.index
@@ -780,6 +826,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             // Flush errors on unmap are ignored, as Kafka's closeHandler does; callers
             // wanting durability call flush() first.
             let _ = m.flush();
+            retire(&mut self.guard.retired, m);
         }
         self.guard.file = None;
     }
@@ -787,6 +834,10 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
 
 /// Waits until `mapping` is the last reference (every reader that cloned it has
 /// finished its lookup), then drops it, unmapping the range.
+///
+/// A reader that keeps a [`Snapshot`] alive blocks this wait (and with it the writer's
+/// shrinking `resize`, `trim_to_valid_size` and `close`) until the snapshot is dropped;
+/// a thread must not hold a snapshot of an index while it shrinks that index.
 fn wait_until_unique(mut mapping: Arc<Mapped>) {
     loop {
         match Arc::try_unwrap(mapping) {

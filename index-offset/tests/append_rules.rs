@@ -20,7 +20,10 @@ fn case07_full_index() {
     assert!(index.is_full());
     match index.append(76, 1) {
         Err(IndexError::IndexFull {
-            entries, kind, path, ..
+            entries,
+            kind,
+            path,
+            ..
         }) => {
             assert_eq!(entries, 30);
             assert_eq!(kind, "offset index");
@@ -136,7 +139,11 @@ fn case09_relative_offset_range_and_byte_layout() {
     assert_eq!(&bytes[24..], &[0u8; 8], "unused slot stays zero");
     assert_eq!(index.entry(1).unwrap(), op(101, 0xffff_fff9));
     index.close().unwrap();
-    assert_eq!(fs::read(&path).unwrap(), expected, "close trims to 24 bytes");
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        expected,
+        "close trims to 24 bytes"
+    );
 }
 
 /// Offsets at the extremes of i64 are rejected as overflow, never wrap around.

@@ -21,7 +21,10 @@ fn truncated_real_file() {
     let path = dir.path().join(index_name(0));
     fs::write(&path, &src[..13]).unwrap();
     let index = OffsetIndex::open_read_only(&path, 0).unwrap();
-    assert_eq!((index.entries(), index.max_entries(), index.length()), (1, 1, 13));
+    assert_eq!(
+        (index.entries(), index.max_entries(), index.length()),
+        (1, 1, 13)
+    );
     assert_eq!(index.all_entries().unwrap(), vec![op(60, 4388)]);
     assert_eq!(index.lookup(1000).unwrap(), op(60, 4388));
     assert!(matches!(
@@ -64,7 +67,10 @@ fn lengths_not_multiple_of_entry_size() {
         if len % 8 == 0 {
             sanity.unwrap();
         } else {
-            assert!(matches!(sanity, Err(IndexError::CorruptIndex { .. })), "len {len}");
+            assert!(
+                matches!(sanity, Err(IndexError::CorruptIndex { .. })),
+                "len {len}"
+            );
         }
         // Growing it makes it appendable again; the partial slot is overwritten.
         index.resize(64).unwrap();

@@ -30,7 +30,11 @@ fn case01_creation_and_preallocation() {
     assert_eq!(index.all_entries().unwrap(), vec![]);
     assert_eq!(ENTRY_SIZE, 8);
     index.close().unwrap();
-    assert_eq!(fs::metadata(&path).unwrap().len(), 0, "closed empty index is 0 bytes");
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        0,
+        "closed empty index is 0 bytes"
+    );
 }
 
 /// Case 2: the max size is rounded down to a multiple of 8.
@@ -71,7 +75,11 @@ fn case03_invalid_max_size_on_new_file() {
         }
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
-    assert_eq!(fs::metadata(&p7).unwrap().len(), 0, "file left on disk, empty");
+    assert_eq!(
+        fs::metadata(&p7).unwrap().len(),
+        0,
+        "file left on disk, empty"
+    );
 
     let pm1 = dir.path().join("b.index");
     match OffsetIndex::open_with(&pm1, 0, None, OpenMode::ReadWrite) {
@@ -92,7 +100,10 @@ fn case03_invalid_max_size_on_new_file() {
         Err(IndexError::IndexFull { entries: 0, .. })
     ));
     let index = OffsetIndex::open_with(&pm1, 0, None, OpenMode::ReadWrite).unwrap();
-    assert_eq!((index.entries(), index.max_entries(), index.length()), (0, 0, 0));
+    assert_eq!(
+        (index.entries(), index.max_entries(), index.length()),
+        (0, 0, 0)
+    );
     assert_eq!(index.lookup(5).unwrap(), op(0, 0));
 }
 

@@ -27,7 +27,11 @@ fn case04_random_lookups_floor_semantics() {
             assert!(index.is_full());
             assert_eq!(index.entries(), 30);
             for &(o, p) in &stored {
-                assert_eq!(index.lookup(o).unwrap(), op(o, p), "{strategy:?} seed {seed}");
+                assert_eq!(
+                    index.lookup(o).unwrap(),
+                    op(o, p),
+                    "{strategy:?} seed {seed}"
+                );
             }
             let last = stored.last().unwrap().0;
             for _ in 0..30 {

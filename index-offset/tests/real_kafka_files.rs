@@ -185,7 +185,10 @@ fn exact_counts_rjmfernandes_cluster_metadata() {
     let bytes = fs::read(&path).unwrap();
     let decoded = decode_index_bytes(&bytes, 0);
     assert_eq!(index.entry(0).unwrap(), op(decoded[0].0, decoded[0].1));
-    assert_eq!(index.entry(298).unwrap(), op(decoded[298].0, decoded[298].1));
+    assert_eq!(
+        index.entry(298).unwrap(),
+        op(decoded[298].0, decoded[298].1)
+    );
 }
 
 /// Round trip: appending every fixture's entries to a fresh, 10 MiB preallocated index
@@ -197,7 +200,10 @@ fn round_trip_is_byte_identical_to_kafka() {
     for (i, path) in files.iter().enumerate() {
         let kafka = fs::read(path).unwrap();
         let base = base_offset_of(path);
-        let out = dir.path().join(format!("{i}-{}", path.file_name().unwrap().to_str().unwrap()));
+        let out = dir.path().join(format!(
+            "{i}-{}",
+            path.file_name().unwrap().to_str().unwrap()
+        ));
         let index = OffsetIndex::open(&out, base, TEN_MIB).unwrap();
         assert_eq!(index.length(), TEN_MIB);
         for (o, p) in decode_index_bytes(&kafka, base) {

@@ -38,7 +38,10 @@ fn case12(dir: &std::path::Path) -> OffsetIndex {
     assert_eq!(index.entries(), 2, "resize keeps the entries");
     index.append(53, 2).unwrap();
     assert_eq!(index.entries(), 3);
-    assert!(!index.resize(245).unwrap(), "245 rounds to 240 = current length");
+    assert!(
+        !index.resize(245).unwrap(),
+        "245 rounds to 240 = current length"
+    );
     assert_eq!(index.length(), 240);
     index
 }
@@ -139,7 +142,11 @@ fn trim_and_reset_with_max_size() {
 
     index.reset().unwrap();
     assert_eq!(index.entries(), 0);
-    assert_eq!(index.length(), 240, "reset grows back to the max index size");
+    assert_eq!(
+        index.length(),
+        240,
+        "reset grows back to the max index size"
+    );
     assert_eq!(index.max_entries(), 30);
     assert_eq!(fs::metadata(&path).unwrap().len(), 240);
     index.append(7, 70).unwrap();

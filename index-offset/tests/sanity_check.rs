@@ -73,7 +73,11 @@ fn case16c_length_not_multiple_of_entry_size() {
     let (whole, len) = index.index_file().length_is_whole_slots().unwrap();
     assert_eq!((whole, len), (false, 17));
     index.close().unwrap();
-    assert_eq!(fs::metadata(&path).unwrap().len(), 17, "read-only close trims nothing");
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        17,
+        "read-only close trims nothing"
+    );
 
     // Opened read-write, close() trims to the 2 whole slots (Kafka's trimToValidSize).
     let index = OffsetIndex::open(&path, 45, 1024).unwrap();

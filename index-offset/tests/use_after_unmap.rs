@@ -42,14 +42,17 @@ fn every_operation_after_force_unmap_is_closed() {
     closed(index.last_offset(), "last_offset");
     closed(index.all_entries(), "all_entries");
     closed(index.snapshot(), "snapshot");
-    closed(index.fetch_upper_bound_offset(op(1, 10), 5), "fetch_upper_bound");
+    closed(
+        index.fetch_upper_bound_offset(op(1, 10), 5),
+        "fetch_upper_bound",
+    );
     closed(index.append(3, 30), "append");
     closed(index.truncate_to(1), "truncate_to");
     closed(index.resize(160), "resize");
     closed(index.trim_to_valid_size(), "trim");
     closed(index.sanity_check(), "sanity_check");
     index.force_unmap(); // idempotent
-    // The bytes written before the unmap are on disk (the unmap flushes).
+                         // The bytes written before the unmap are on disk (the unmap flushes).
     let bytes = fs::read(&path).unwrap();
     assert_eq!(&bytes[..16], &encode_index(&[(1, 10), (2, 20)])[..]);
     assert!(index.delete_if_exists().unwrap());

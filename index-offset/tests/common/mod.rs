@@ -62,13 +62,13 @@ pub fn encode_index(entries: &[(i32, u32)]) -> Vec<u8> {
     v
 }
 
-/// Model of Kafka's `lookup`: the last entry with offset <= target, else (base, 0).
+/// Model of Kafka's `lookup` on a sorted `Vec`: the last entry with offset <= target,
+/// else (base, 0) (std's `partition_point`, independent of the crate's search).
 pub fn model_lookup(entries: &[(i64, u32)], base: i64, target: i64) -> OffsetPosition {
-    entries
-        .iter()
-        .rev()
-        .find(|(o, _)| *o <= target)
-        .map_or(op(base, 0), |&(o, p)| op(o, p))
+    match entries.partition_point(|(o, _)| *o <= target) {
+        0 => op(base, 0),
+        n => op(entries[n - 1].0, entries[n - 1].1),
+    }
 }
 
 /// A small deterministic xorshift generator (no extra dev-dependency).
@@ -135,5 +135,9 @@ pub fn kafka_file(rel: &str) -> PathBuf {
 /// The base offset encoded in a segment file name (digits before the first '.').
 pub fn base_offset_of(path: &Path) -> i64 {
     let name = path.file_name().unwrap().to_str().unwrap();
-    name.split('.').next().unwrap().parse().expect("numeric base offset")
+    name.split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("numeric base offset")
 }

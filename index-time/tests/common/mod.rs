@@ -1,0 +1,130 @@
+//! Helpers shared by the time-index integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use index_time::{SearchStrategy, TimeIndex, TimestampOffset};
+
+/// Strategies every lookup test runs with: textbook binary search, Kafka's warm/cold
+/// (8192-byte warm section = 682 entries), warm/cold with tiny warm sections (1 and 2
+/// entries) so small indexes exercise both paths, and the page directory with 4 KiB pages
+/// and with tiny 32-byte pages (12-byte entries straddle most page boundaries).
+pub const STRATEGIES: [SearchStrategy; 6] = [
+    SearchStrategy::Binary,
+    SearchStrategy::WarmCold {
+        warm_section_bytes: 8192,
+    },
+    SearchStrategy::WarmCold {
+        warm_section_bytes: 16,
+    },
+    SearchStrategy::WarmCold {
+        warm_section_bytes: 24,
+    },
+    SearchStrategy::PageDirectory { page_size: 4096 },
+    SearchStrategy::PageDirectory { page_size: 32 },
+];
+
+pub fn timeindex_name(base: i64) -> String {
+    format!("{base:020}.timeindex")
+}
+
+/// `TI(base, max)` of the cases file.
+pub fn new_index(dir: &Path, base: i64, max: usize) -> TimeIndex {
+    TimeIndex::open(dir.join(timeindex_name(base)), base, max).expect("create time index")
+}
+
+pub fn to(timestamp: i64, offset: i64) -> TimestampOffset {
+    TimestampOffset { timestamp, offset }
+}
+
+/// Independent decoder of `.timeindex` bytes: (timestamp, absolute offset).
+pub fn decode_timeindex_bytes(bytes: &[u8], base: i64) -> Vec<(i64, i64)> {
+    bytes
+        .chunks_exact(12)
+        .map(|c| {
+            let ts = i64::from_be_bytes(c[..8].try_into().unwrap());
+            let rel = i32::from_be_bytes(c[8..].try_into().unwrap());
+            (ts, base + rel as i64)
+        })
+        .collect()
+}
+
+/// Kafka's layout: 8-byte timestamp, 4-byte relative offset, big-endian.
+pub fn encode_timeindex(entries: &[(i64, i32)]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(entries.len() * 12);
+    for &(ts, rel) in entries {
+        v.extend_from_slice(&ts.to_be_bytes());
+        v.extend_from_slice(&rel.to_be_bytes());
+    }
+    v
+}
+
+/// Kafka's lookup on a sorted Vec: last entry with timestamp <= target, else (-1, base).
+pub fn model_lookup(entries: &[(i64, i64)], base: i64, target: i64) -> TimestampOffset {
+    match entries.partition_point(|e| e.0 <= target) {
+        0 => to(-1, base),
+        n => to(entries[n - 1].0, entries[n - 1].1),
+    }
+}
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next_u64() % ((hi - lo + 1) as u64)) as i64
+    }
+}
+
+pub fn kafka_data_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data");
+    assert!(
+        dir.is_dir(),
+        "the real-Kafka fixture directory {} is missing; it must be present for these tests \
+         (see shared/kafka-data/PROVENANCE.md) — refusing to skip",
+        dir.display()
+    );
+    dir
+}
+
+pub fn kafka_files(ext: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read fixture dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                walk(&p, ext, out);
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(ext))
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&kafka_data_dir(), ext, &mut out);
+    out.sort();
+    out
+}
+
+pub fn kafka_file(rel: &str) -> PathBuf {
+    let p = kafka_data_dir().join(rel);
+    assert!(p.is_file(), "fixture {} is missing", p.display());
+    p
+}
+
+pub fn base_offset_of(path: &Path) -> i64 {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    name.split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("numeric base offset")
+}
