@@ -12,8 +12,11 @@ use crate::format::{BatchFormat, BatchInfo, FormatError};
 use crate::log_file::LogFile;
 pub use crate::record::TimestampAndOffset;
 
-/// Read-ahead window, bytes.
-const WINDOW: usize = 1 << 20;
+/// First read-ahead window, bytes; it doubles on each refill up to [`MAX_WINDOW`], so a
+/// short lookup reads little and a long scan reads in large chunks.
+const MIN_WINDOW: usize = 16 << 10;
+/// Largest read-ahead window, bytes.
+const MAX_WINDOW: usize = 1 << 20;
 
 /// Why a scan ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +49,7 @@ pub(crate) struct Scanner<'a, F: BatchFormat> {
     pos: u64,
     buf: Vec<u8>,
     buf_start: u64,
+    window: usize,
     stop: Option<ScanStop>,
     _f: PhantomData<F>,
 }
@@ -62,6 +66,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             pos: start,
             buf: Vec::new(),
             buf_start: start,
+            window: MIN_WINDOW,
             stop: None,
             _f: PhantomData,
         }
@@ -76,7 +81,8 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
         let have =
             pos >= self.buf_start && pos + len as u64 <= self.buf_start + self.buf.len() as u64;
         if !have {
-            let want = len.max(WINDOW) as u64;
+            let want = len.max(self.window) as u64;
+            self.window = (self.window * 2).min(MAX_WINDOW);
             let n = want.min(self.end.saturating_sub(pos)) as usize;
             self.buf.resize(n, 0);
             self.file.read_exact_at(&mut self.buf, pos)?;
