@@ -148,14 +148,13 @@ fn exercise(index: &OffsetIndex, targets: &[i64]) {
     let _ = index.last_entry().unwrap();
     let all = index.all_entries().unwrap();
     assert_eq!(all.len(), n);
-    for i in 0..=n {
-        let r = index.entry(i);
-        if i < n {
-            assert_eq!(r.unwrap(), all[i]);
-        } else {
-            assert!(matches!(r, Err(IndexError::SlotOutOfRange { .. })));
-        }
+    for (i, e) in all.iter().enumerate() {
+        assert_eq!(index.entry(i).unwrap(), *e);
     }
+    assert!(matches!(
+        index.entry(n),
+        Err(IndexError::SlotOutOfRange { .. })
+    ));
     for &t in targets {
         let got = index.lookup(t).unwrap();
         // Whatever the data, the answer is a stored entry or the (base, 0) default.

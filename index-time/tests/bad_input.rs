@@ -108,12 +108,13 @@ fn exercise(index: &TimeIndex, targets: &[i64]) {
     let all = index.all_entries().unwrap();
     assert_eq!(all.len(), n);
     let _ = index.last_entry().unwrap();
-    for i in 0..=n {
-        match index.entry(i) {
-            Ok(e) => assert_eq!(e, all[i]),
-            Err(e) => assert!(i == n && matches!(e, IndexError::SlotOutOfRange { .. })),
-        }
+    for (i, e) in all.iter().enumerate() {
+        assert_eq!(index.entry(i).unwrap(), *e);
     }
+    assert!(matches!(
+        index.entry(n),
+        Err(IndexError::SlotOutOfRange { .. })
+    ));
     for &t in targets {
         let got = index.lookup(t).unwrap();
         assert!(
