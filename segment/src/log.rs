@@ -361,7 +361,11 @@ impl<F: BatchFormat> Log<F> {
             if let Some(seg) = self.segments.get(base) {
                 let n = self.recover_segment(&seg, &mut ps)?;
                 if n > 0 {
-                    tracing::warn!(segment = base, truncated = n, "flushed segment had invalid bytes");
+                    tracing::warn!(
+                        segment = base,
+                        truncated = n,
+                        "flushed segment had invalid bytes"
+                    );
                 }
                 seg.flush()?;
             }

@@ -42,6 +42,10 @@ pub struct FetchDataInfo {
     pub first_entry_incomplete: bool,
 }
 
+/// `(entry count, first entry bytes, last entry bytes)` of an index file, or `None` if the
+/// file is missing or empty; `Err(reason)` on a bad length or read failure.
+type FirstLast = std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String>;
+
 #[derive(Debug)]
 struct State {
     created: i64,
@@ -930,33 +934,30 @@ impl<F: BatchFormat> LogSegment<F> {
     /// Returns `Err(reason)` describing the first problem found.
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
         use std::os::unix::fs::FileExt;
-        let read_entries =
-            |path: &Path,
-             size: u64|
-             -> std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String> {
-                let f = match std::fs::File::open(path) {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                    Err(e) => return Err(format!("{}: {e}", path.display())),
-                };
-                let len = f.metadata().map_err(|e| e.to_string())?.len();
-                if len % size != 0 {
-                    return Err(format!(
-                        "{}: length {len} is not a multiple of {size}",
-                        path.display()
-                    ));
-                }
-                let n = len / size;
-                if n == 0 {
-                    return Ok(None);
-                }
-                let mut first = vec![0u8; size as usize];
-                let mut last = vec![0u8; size as usize];
-                f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
-                f.read_exact_at(&mut last, (n - 1) * size)
-                    .map_err(|e| e.to_string())?;
-                Ok(Some((n, first, last)))
+        let read_entries = |path: &Path, size: u64| -> FirstLast {
+            let f = match std::fs::File::open(path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(format!("{}: {e}", path.display())),
             };
+            let len = f.metadata().map_err(|e| e.to_string())?.len();
+            if len % size != 0 {
+                return Err(format!(
+                    "{}: length {len} is not a multiple of {size}",
+                    path.display()
+                ));
+            }
+            let n = len / size;
+            if n == 0 {
+                return Ok(None);
+            }
+            let mut first = vec![0u8; size as usize];
+            let mut last = vec![0u8; size as usize];
+            f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
+            f.read_exact_at(&mut last, (n - 1) * size)
+                .map_err(|e| e.to_string())?;
+            Ok(Some((n, first, last)))
+        };
         let be32 = |b: &[u8]| i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         let be64 = |b: &[u8]| {
             let mut a = [0u8; 8];

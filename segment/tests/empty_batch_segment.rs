@@ -4,7 +4,10 @@ use common::*;
 use segment::record::BatchBuilder;
 
 fn empty_batch() -> Vec<u8> {
-    BatchBuilder::new(50).producer(1000, 0, 0).build_empty(52, 1000).unwrap()
+    BatchBuilder::new(50)
+        .producer(1000, 0, 0)
+        .build_empty(52, 1000)
+        .unwrap()
 }
 
 #[test]

@@ -37,8 +37,14 @@ fn case63_change_file_suffixes() {
     assert!(dir.path().join("00000000000000000040.log.deleted").exists());
     seg.offset_index().unwrap();
     seg.time_index().unwrap();
-    assert!(dir.path().join("00000000000000000040.index.deleted").exists());
-    assert!(dir.path().join("00000000000000000040.timeindex.deleted").exists());
+    assert!(dir
+        .path()
+        .join("00000000000000000040.index.deleted")
+        .exists());
+    assert!(dir
+        .path()
+        .join("00000000000000000040.timeindex.deleted")
+        .exists());
 }
 
 #[test]
@@ -52,9 +58,34 @@ fn opening_many_segments_maps_no_index() {
         s.close().unwrap();
     }
     let segs: Vec<_> = (0..50)
-        .map(|b| segment::LogSegment::<segment::KafkaBatchFormat>::open(dir.path(), b * 10, &cfg, clock.clone(), true, 0, false, "").unwrap())
+        .map(|b| {
+            segment::LogSegment::<segment::KafkaBatchFormat>::open(
+                dir.path(),
+                b * 10,
+                &cfg,
+                clock.clone(),
+                true,
+                0,
+                false,
+                "",
+            )
+            .unwrap()
+        })
         .collect();
-    assert!(segs.iter().all(|s| !s.lazy_offset_index().is_loaded() && !s.lazy_time_index().is_loaded()));
-    assert_eq!(segs[7].read_simple(70, 100).unwrap().map(|r| offsets_in(&r.records)), Some(vec![70]));
-    assert_eq!(segs.iter().filter(|s| s.lazy_offset_index().is_loaded()).count(), 1);
+    assert!(segs
+        .iter()
+        .all(|s| !s.lazy_offset_index().is_loaded() && !s.lazy_time_index().is_loaded()));
+    assert_eq!(
+        segs[7]
+            .read_simple(70, 100)
+            .unwrap()
+            .map(|r| offsets_in(&r.records)),
+        Some(vec![70])
+    );
+    assert_eq!(
+        segs.iter()
+            .filter(|s| s.lazy_offset_index().is_loaded())
+            .count(),
+        1
+    );
 }

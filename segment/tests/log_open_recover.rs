@@ -33,7 +33,12 @@ fn b12_marker_removed_on_open_and_crash_recovery() {
     let len = active.size();
     crash(log);
     // the active indexes are still 10 MiB (zero-padded); cut 30 bytes off the last batch
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 30).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len - 30)
+        .unwrap();
     // Run 3
     let log = open_log(dir.path(), cfg.clone(), clock.clone());
     assert_eq!(log.stats().scanned_segments(), 1);
@@ -53,7 +58,11 @@ fn b1_zero_padded_time_index_is_rebuilt_not_trusted() {
     let base_ts = 1_700_000_000_000i64;
     let t = MockTime::new(base_ts);
     let clock: segment::Clock = Arc::new(t.clone());
-    let cfg = LogConfig { index_interval_bytes: 1, retention_ms: 7 * 24 * 3600 * 1000, ..LogConfig::default() };
+    let cfg = LogConfig {
+        index_interval_bytes: 1,
+        retention_ms: 7 * 24 * 3600 * 1000,
+        ..LogConfig::default()
+    };
     let log = open_log(dir.path(), cfg.clone(), clock.clone());
     log.append(&batch(0, 10, base_ts)).unwrap();
     log.append(&batch(10, 10, base_ts + 100)).unwrap();
@@ -70,7 +79,12 @@ fn b1_zero_padded_time_index_is_rebuilt_not_trusted() {
     std::fs::write(&ti, &bytes).unwrap();
     t.set(base_ts + 3_600_000);
     let log = open_log(dir.path(), cfg, clock);
-    assert_eq!(log.stats().indexes_rebuilt.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert_eq!(
+        log.stats()
+            .indexes_rebuilt
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
     assert_eq!(log.delete_old_segments().unwrap(), 0);
     let s0 = log.segments().first_segment().unwrap();
     assert_eq!(s0.largest_timestamp().unwrap(), base_ts + 200);
@@ -85,7 +99,10 @@ fn b3_recovery_scans_only_segments_from_recovery_point() {
     let dir = tempfile::tempdir().unwrap();
     let (_t, clock) = mock();
     // scaled down: 20 closed segments of 100 records
-    let cfg = LogConfig { segment_bytes: 6_000, ..config(4096, 10 << 20) };
+    let cfg = LogConfig {
+        segment_bytes: 6_000,
+        ..config(4096, 10 << 20)
+    };
     let log = open_log(dir.path(), cfg.clone(), clock.clone());
     let mut o = 0;
     for _ in 0..20 {
@@ -101,10 +118,19 @@ fn b3_recovery_scans_only_segments_from_recovery_point() {
     let path = active.log_path();
     let len = active.size();
     crash(log);
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 40).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len - 40)
+        .unwrap();
     let log = open_log(dir.path(), cfg.clone(), clock.clone());
     // the floor segment of the recovery point (empty active at flush time) and nothing else
-    assert!(log.stats().scanned_segments() <= 2, "scanned {}", log.stats().scanned_segments());
+    assert!(
+        log.stats().scanned_segments() <= 2,
+        "scanned {}",
+        log.stats().scanned_segments()
+    );
     assert_eq!(log.log_end_offset(), end - 10);
     let loaded = log
         .segments()
@@ -119,13 +145,23 @@ fn b3_recovery_scans_only_segments_from_recovery_point() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| segment::names::is_index_file(p))
-        .map(|p| (p.clone(), std::fs::metadata(&p).unwrap().modified().unwrap()))
+        .map(|p| {
+            (
+                p.clone(),
+                std::fs::metadata(&p).unwrap().modified().unwrap(),
+            )
+        })
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let log = open_log(dir.path(), cfg, clock);
     assert_eq!(log.stats().scanned_segments(), 0);
     for (p, m) in mtimes {
-        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), m, "{} rewritten", p.display());
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().modified().unwrap(),
+            m,
+            "{} rewritten",
+            p.display()
+        );
     }
     assert_eq!(read_all(&log, 0), (0..end - 10).collect::<Vec<_>>());
 }

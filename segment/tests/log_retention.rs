@@ -14,7 +14,10 @@ fn b8a_prefix_rule_then_size_retention() {
     let now = 100 * 365 * DAY;
     let t = MockTime::new(now);
     let clock: segment::Clock = Arc::new(t.clone());
-    let cfg = LogConfig { retention_ms: 7 * DAY, ..config(4096, 1 << 20) };
+    let cfg = LogConfig {
+        retention_ms: 7 * DAY,
+        ..config(4096, 1 << 20)
+    };
     let log = open_log(dir.path(), cfg, clock);
     log.append(&batch(0, 10, now - 10 * DAY)).unwrap();
     log.roll(None).unwrap();
@@ -32,7 +35,11 @@ fn b8a_prefix_rule_then_size_retention() {
     // size-based retention still deletes S1 then S2, in order
     let t2 = MockTime::new(now);
     let one = batch(200, 10, now).len() as i64;
-    let cfg = LogConfig { retention_ms: 7 * DAY, retention_bytes: one, ..config(4096, 1 << 20) };
+    let cfg = LogConfig {
+        retention_ms: 7 * DAY,
+        retention_bytes: one,
+        ..config(4096, 1 << 20)
+    };
     let log = open_log(dir.path(), cfg, Arc::new(t2));
     assert_eq!(log.delete_old_segments().unwrap(), 2);
     assert_eq!(log.segments().base_offsets(), vec![200]);
@@ -51,7 +58,10 @@ fn b8b_out_of_order_batch_timestamps() {
     assert_eq!(s.max_timestamp_so_far().unwrap(), 1_000_500);
     let ti = s.time_index().unwrap().all_entries().unwrap();
     assert!(ti.windows(2).all(|w| w[0].timestamp < w[1].timestamp));
-    assert_eq!(log.offset_for_timestamp(999_500).unwrap().unwrap().offset, 0);
+    assert_eq!(
+        log.offset_for_timestamp(999_500).unwrap().unwrap().offset,
+        0
+    );
 }
 
 #[test]
@@ -61,12 +71,23 @@ fn b9_no_timestamps_use_mtime_which_restarts_do_not_touch() {
     let retention = 7 * DAY;
     let t = MockTime::new(t0);
     let clock: segment::Clock = Arc::new(t.clone());
-    let cfg = LogConfig { retention_ms: retention, ..config(4096, 1 << 20) };
+    let cfg = LogConfig {
+        retention_ms: retention,
+        ..config(4096, 1 << 20)
+    };
     {
         let log = open_log(dir.path(), cfg.clone(), clock.clone());
         let mut b = Vec::new();
         for o in 0..10 {
-            b.extend(segment::record::LegacyMessage::v1(o, -1, b"0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop").to_vec().unwrap());
+            b.extend(
+                segment::record::LegacyMessage::v1(
+                    o,
+                    -1,
+                    b"0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop",
+                )
+                .to_vec()
+                .unwrap(),
+            );
         }
         log.append(&b).unwrap();
         log.roll(None).unwrap();
@@ -91,7 +112,11 @@ fn b9_no_timestamps_use_mtime_which_restarts_do_not_touch() {
 fn b18d_empty_last_segment_sets_log_start_to_its_base() {
     let dir = tempfile::tempdir().unwrap();
     let (_t, clock) = mock();
-    let cfg = LogConfig { retention_bytes: 0, retention_ms: -1, ..config(4096, 1 << 20) };
+    let cfg = LogConfig {
+        retention_bytes: 0,
+        retention_ms: -1,
+        ..config(4096, 1 << 20)
+    };
     let log = open_log(dir.path(), cfg, clock);
     fill(&log, 0, 2, 10, 0);
     log.roll(None).unwrap();
@@ -106,7 +131,10 @@ fn b18d_empty_last_segment_sets_log_start_to_its_base() {
 fn delete_records_moves_log_start_and_drops_whole_segments() {
     let dir = tempfile::tempdir().unwrap();
     let (_t, clock) = mock();
-    let cfg = LogConfig { retention_ms: -1, ..config(4096, 1 << 20) };
+    let cfg = LogConfig {
+        retention_ms: -1,
+        ..config(4096, 1 << 20)
+    };
     let log = open_log(dir.path(), cfg, clock);
     fill(&log, 0, 1, 10, 0);
     log.roll(None).unwrap();

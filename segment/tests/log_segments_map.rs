@@ -10,7 +10,12 @@ fn map(bases: &[i64]) -> (tempfile::TempDir, LogSegments) {
     let (_t, clock) = mock();
     let m = LogSegments::new();
     for &b in bases {
-        m.add(Arc::new(new_segment(dir.path(), b, &config(10, 1000), clock.clone())));
+        m.add(Arc::new(new_segment(
+            dir.path(),
+            b,
+            &config(10, 1000),
+            clock.clone(),
+        )));
     }
     (dir, m)
 }
@@ -50,7 +55,9 @@ fn case67_values_and_neighbours() {
     assert_eq!(bases(m.higher_segments(8)), vec![9]);
     assert_eq!(bases(m.higher_segments(9)), Vec::<i64>::new());
     let (_t, clock) = mock();
-    let prev = m.add(Arc::new(LogSegment::<KafkaBatchFormat>::create(d.path(), 5, &config(10, 1000), clock).unwrap()));
+    let prev = m.add(Arc::new(
+        LogSegment::<KafkaBatchFormat>::create(d.path(), 5, &config(10, 1000), clock).unwrap(),
+    ));
     assert!(prev.is_some());
     assert_eq!(m.number_of_segments(), 5);
 }
@@ -62,8 +69,21 @@ fn case67_size_in_bytes_does_not_overflow() {
     let m: LogSegments = LogSegments::new();
     for b in [0i64, 1] {
         let p = dir.path().join(format!("{b:020}.log"));
-        std::fs::File::create(&p).unwrap().set_len(i32::MAX as u64).unwrap();
-        let seg = LogSegment::open(dir.path(), b, &config(10, 1000), clock.clone(), true, 0, false, "").unwrap();
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(i32::MAX as u64)
+            .unwrap();
+        let seg = LogSegment::open(
+            dir.path(),
+            b,
+            &config(10, 1000),
+            clock.clone(),
+            true,
+            0,
+            false,
+            "",
+        )
+        .unwrap();
         m.add(Arc::new(seg));
     }
     assert_eq!(m.size_in_bytes(), 4294967294);

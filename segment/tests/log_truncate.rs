@@ -13,7 +13,12 @@ fn setup() -> (tempfile::TempDir, segment::Log) {
     for o in 3..10 {
         log.append(&batch(o, 1, 1000 + o)).unwrap();
     }
-    assert_eq!(std::fs::metadata(log.dir().join("00000000000000000000.index")).unwrap().len(), 0);
+    assert_eq!(
+        std::fs::metadata(log.dir().join("00000000000000000000.index"))
+            .unwrap()
+            .len(),
+        0
+    );
     (dir, log)
 }
 

@@ -21,7 +21,10 @@ fn b5a_follower_jump_rolls_to_new_base() {
     let r = log.read(10, 1000).unwrap();
     assert_eq!(offsets_in(&r.records)[0], 2_147_483_657);
     assert_eq!(offsets_in(&log.read(5, 1000).unwrap().records)[5], 5);
-    assert_eq!(offsets_in(&log.read(2_147_483_658, 1000).unwrap().records), vec![2_147_483_657, 2_147_483_658, 2_147_483_659]);
+    assert_eq!(
+        offsets_in(&log.read(2_147_483_658, 1000).unwrap().records),
+        vec![2_147_483_657, 2_147_483_658, 2_147_483_659]
+    );
 }
 
 #[test]
@@ -29,7 +32,10 @@ fn b5b_batch_spanning_past_int_max_rolls_first_and_boundary_stays() {
     let dir = tempfile::tempdir().unwrap();
     let (_t, clock) = mock();
     let log = open_log(dir.path(), config(1, 1 << 20), clock);
-    let b = segment::record::BatchBuilder::new(0).record(1, None, Some(b"a")).build().unwrap();
+    let b = segment::record::BatchBuilder::new(0)
+        .record(1, None, Some(b"a"))
+        .build()
+        .unwrap();
     log.append(&b).unwrap();
     // last offset exactly base + INT_MAX stays
     let b = segment::record::BatchBuilder::new(2_147_483_640)
@@ -56,9 +62,12 @@ fn b5c_segment_level_overflow_leaves_files_unchanged() {
     seg.append(0, 1, 0, &v2(0, 1)).unwrap();
     seg.append(1, 2, 1, &v2(1, 2)).unwrap();
     seg.flush().unwrap();
-    let snap = |ext: &str| std::fs::read(dir.path().join(format!("00000000000000000000.{ext}"))).unwrap();
+    let snap =
+        |ext: &str| std::fs::read(dir.path().join(format!("00000000000000000000.{ext}"))).unwrap();
     let before = (snap("log"), snap("index"), snap("timeindex"));
-    let err = seg.append(1 << 31, 3, 1 << 31, &v2(1 << 31, 3)).unwrap_err();
+    let err = seg
+        .append(1 << 31, 3, 1 << 31, &v2(1 << 31, 3))
+        .unwrap_err();
     assert!(matches!(err, SegmentError::OffsetOverflow { offset, .. } if offset == 1 << 31));
     seg.flush().unwrap();
     assert_eq!(before, (snap("log"), snap("index"), snap("timeindex")));
@@ -70,10 +79,15 @@ fn b5d_legacy_overflowed_segment_is_refused_naming_the_file() {
     let (_t, clock) = mock();
     let mut bytes = Vec::new();
     for o in (0..10).chain(3_000_000_000..3_000_000_010) {
-        bytes.extend(segment::record::LegacyMessage::v1(o, 1, b"v").to_vec().unwrap());
+        bytes.extend(
+            segment::record::LegacyMessage::v1(o, 1, b"v")
+                .to_vec()
+                .unwrap(),
+        );
     }
     std::fs::write(dir.path().join("00000000000000000000.log"), bytes).unwrap();
-    let err = segment::Log::<segment::KafkaBatchFormat>::open(dir.path(), config(1, 4096), clock).unwrap_err();
+    let err = segment::Log::<segment::KafkaBatchFormat>::open(dir.path(), config(1, 4096), clock)
+        .unwrap_err();
     match err {
         SegmentError::OffsetOverflow { path, offset, .. } => {
             assert!(path.ends_with("00000000000000000000.log"));
@@ -90,9 +104,19 @@ fn non_monotonic_append_is_a_typed_error() {
     let log = open_log(dir.path(), config(1, 4096), clock);
     fill(&log, 0, 2, 10, 0);
     let err = log.append(&batch(15, 1, 0)).unwrap_err();
-    assert!(matches!(err, SegmentError::NonMonotonicOffset { expected_at_least: 20, found: 15, .. }));
+    assert!(matches!(
+        err,
+        SegmentError::NonMonotonicOffset {
+            expected_at_least: 20,
+            found: 15,
+            ..
+        }
+    ));
     let mut two = batch(30, 1, 0);
     two.extend(batch(30, 1, 0));
-    assert!(matches!(log.append(&two).unwrap_err(), SegmentError::NonMonotonicOffset { .. }));
+    assert!(matches!(
+        log.append(&two).unwrap_err(),
+        SegmentError::NonMonotonicOffset { .. }
+    ));
     assert_eq!(log.log_end_offset(), 20);
 }

@@ -12,7 +12,11 @@ use segment::{KafkaBatchFormat, Log, LogConfig, LogSegment, ProducerStateManager
 
 fn data_dir() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data");
-    assert!(p.is_dir(), "the Kafka fixtures are missing at {} — this test must not be skipped", p.display());
+    assert!(
+        p.is_dir(),
+        "the Kafka fixtures are missing at {} — this test must not be skipped",
+        p.display()
+    );
     p
 }
 
@@ -41,7 +45,10 @@ fn copy_dir(src: &Path) -> tempfile::TempDir {
 }
 
 fn cfg() -> LogConfig {
-    LogConfig { retention_ms: -1, ..LogConfig::default() }
+    LogConfig {
+        retention_ms: -1,
+        ..LogConfig::default()
+    }
 }
 
 /// Full scan of a `.log` image: (batch position, base, last, max ts, records (offset, ts)).
@@ -56,8 +63,17 @@ fn full_scan(bytes: &[u8]) -> Vec<Batch> {
     let mut out = Vec::new();
     for b in segment::record::batches_from(bytes, 0) {
         let b = b.unwrap();
-        let records = b.records().unwrap().map(|r| r.map(|r| (r.offset, r.timestamp)).unwrap()).collect();
-        out.push(Batch { position: b.position(), last: b.last_offset(), max_ts: b.max_timestamp(), records });
+        let records = b
+            .records()
+            .unwrap()
+            .map(|r| r.map(|r| (r.offset, r.timestamp)).unwrap())
+            .collect();
+        out.push(Batch {
+            position: b.position(),
+            last: b.last_offset(),
+            max_ts: b.max_timestamp(),
+            records,
+        });
     }
     out
 }
@@ -72,7 +88,11 @@ fn check_lookups(seg: &LogSegment, batches: &[Batch]) {
     let stride = (all.len() / 1500).max(1);
     for &(i, o) in all.iter().step_by(stride) {
         let t = seg.translate_offset(o, 0).unwrap().unwrap();
-        assert_eq!((t.position, t.offset), (batches[i].position, batches[i].last), "offset {o}");
+        assert_eq!(
+            (t.position, t.offset),
+            (batches[i].position, batches[i].last),
+            "offset {o}"
+        );
     }
     // timestamps: first record in file order with ts >= target (within the first batch
     // whose max timestamp reaches it)
@@ -86,7 +106,10 @@ fn check_lookups(seg: &LogSegment, batches: &[Batch]) {
         }
         None
     };
-    let mut targets: Vec<i64> = batches.iter().flat_map(|b| [b.max_ts, b.max_ts + 1, b.max_ts - 1]).collect();
+    let mut targets: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| [b.max_ts, b.max_ts + 1, b.max_ts - 1])
+        .collect();
     targets.sort();
     targets.dedup();
     let stride = (targets.len() / 600).max(1);
@@ -94,8 +117,16 @@ fn check_lookups(seg: &LogSegment, batches: &[Batch]) {
         if ts < 0 {
             continue;
         }
-        let got = seg.find_offset_by_timestamp(ts, 0).unwrap().map(|x| (x.timestamp, x.offset));
-        assert_eq!(got, expect(ts), "timestamp {ts} in {}", seg.log_path().display());
+        let got = seg
+            .find_offset_by_timestamp(ts, 0)
+            .unwrap()
+            .map(|x| (x.timestamp, x.offset));
+        assert_eq!(
+            got,
+            expect(ts),
+            "timestamp {ts} in {}",
+            seg.log_path().display()
+        );
     }
 }
 
@@ -109,7 +140,8 @@ fn every_partition_opens_and_lookups_agree_with_a_full_scan() {
                 std::fs::write(copy.path().join(".kafka_cleanshutdown"), "").unwrap();
             }
             let (_t, clock) = mock();
-            let log: Log = Log::open(copy.path(), cfg(), clock).unwrap_or_else(|e| panic!("{}: {e}", part.display()));
+            let log: Log = Log::open(copy.path(), cfg(), clock)
+                .unwrap_or_else(|e| panic!("{}: {e}", part.display()));
             let mut expected_end = 0;
             for seg in log.segments().values() {
                 let bytes = std::fs::read(seg.log_path()).unwrap();
@@ -117,10 +149,19 @@ fn every_partition_opens_and_lookups_agree_with_a_full_scan() {
                 if let Some(b) = batches.last() {
                     expected_end = b.last + 1;
                 }
-                assert_eq!(seg.size(), bytes.len() as u64, "no real segment has a torn tail");
+                assert_eq!(
+                    seg.size(),
+                    bytes.len() as u64,
+                    "no real segment has a torn tail"
+                );
                 check_lookups(&seg, &batches);
             }
-            assert_eq!(log.log_end_offset(), expected_end.max(log.segments().active_segment().unwrap().base_offset()), "{}", part.display());
+            assert_eq!(
+                log.log_end_offset(),
+                expected_end.max(log.segments().active_segment().unwrap().base_offset()),
+                "{}",
+                part.display()
+            );
             // reading from the start returns the first batch
             let r = log.read(log.log_start_offset(), 1 << 20).unwrap();
             assert!(!r.records.is_empty() || log.size() == 0);
@@ -135,20 +176,41 @@ fn expectations() -> BTreeMap<(&'static str, i64), (bool, bool)> {
         // leader: .index MATCH; .timeindex was written record-level by a pre-3.8 leader,
         // recovery rebuilds batch-level (REPORT.md point 3) → different offsets, same ts.
         (("dipendrasaini-invoice-0-broker2-leader", 0), (true, false)),
-        (("dipendrasaini-invoice-0-broker2-leader", 30626), (true, false)),
+        (
+            ("dipendrasaini-invoice-0-broker2-leader", 30626),
+            (true, false),
+        ),
         // followers append whole fetch chunks: sparser, chunk-shaped indexes (point 4).
-        (("dipendrasaini-invoice-0-broker0-follower", 0), (false, false)),
-        (("dipendrasaini-invoice-0-broker0-follower", 30626), (false, false)),
-        (("dipendrasaini-invoice-0-broker1-follower", 30626), (false, false)),
+        (
+            ("dipendrasaini-invoice-0-broker0-follower", 0),
+            (false, false),
+        ),
+        (
+            ("dipendrasaini-invoice-0-broker0-follower", 30626),
+            (false, false),
+        ),
+        (
+            ("dipendrasaini-invoice-0-broker1-follower", 30626),
+            (false, false),
+        ),
         (("rjmfernandes-__cluster_metadata-0", 0), (true, true)),
         (("rjmfernandes-_confluent-monitoring-0", 0), (true, true)),
-        (("rjmfernandes-MonitoringVerifierStore-changelog-0", 0), (true, true)),
+        (
+            ("rjmfernandes-MonitoringVerifierStore-changelog-0", 0),
+            (true, true),
+        ),
         (("nikhildighe-__consumer_offsets-12", 0), (true, true)),
         (("nikhildighe-__consumer_offsets-12", 862), (true, true)),
         (("nikhildighe-__consumer_offsets-10", 0), (true, true)),
         (("nikhildighe-__consumer_offsets-10", 2), (true, true)),
         (("donaldy-__consumer_offsets-39", 0), (true, true)),
-        (("itumelengmogase-_confluent-ksql-default__command_topic-0", 0), (true, true)),
+        (
+            (
+                "itumelengmogase-_confluent-ksql-default__command_topic-0",
+                0,
+            ),
+            (true, true),
+        ),
         (("itumelengmogase-__transaction_state-44", 0), (true, true)),
     ])
 }
@@ -160,25 +222,55 @@ fn recovery_rebuilds_kafka_identical_indexes() {
         let src = data_dir().join(name);
         let copy = copy_dir(&src);
         let (_t, clock) = mock();
-        let seg = LogSegment::<KafkaBatchFormat>::open(copy.path(), base, &cfg(), clock, true, 0, false, "").unwrap();
+        let seg = LogSegment::<KafkaBatchFormat>::open(
+            copy.path(),
+            base,
+            &cfg(),
+            clock,
+            true,
+            0,
+            false,
+            "",
+        )
+        .unwrap();
         let orig_index = std::fs::read(seg.offset_index_file()).unwrap();
         let orig_time = std::fs::read(seg.time_index_file()).unwrap();
-        assert_eq!(seg.recover(&mut ProducerStateManager::new(), None).unwrap(), 0, "{name}/{base}");
+        assert_eq!(
+            seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
+            0,
+            "{name}/{base}"
+        );
         seg.close().unwrap();
         let new_index = std::fs::read(seg.offset_index_file()).unwrap();
         let new_time = std::fs::read(seg.time_index_file()).unwrap();
         if index_same {
-            assert_eq!(new_index, orig_index, "{name}/{base}: .index must be byte-identical");
+            assert_eq!(
+                new_index, orig_index,
+                "{name}/{base}: .index must be byte-identical"
+            );
         } else {
-            assert_ne!(new_index, orig_index, "{name}/{base}: follower index is chunk-shaped");
+            assert_ne!(
+                new_index, orig_index,
+                "{name}/{base}: follower index is chunk-shaped"
+            );
         }
         if time_same {
-            assert_eq!(new_time, orig_time, "{name}/{base}: .timeindex must be byte-identical");
+            assert_eq!(
+                new_time, orig_time,
+                "{name}/{base}: .timeindex must be byte-identical"
+            );
         } else if index_same {
             // record-level vs batch-level offsets: same timestamps, and each original
             // offset lies in the batch whose last offset we store.
             let dec = |b: &[u8]| -> Vec<(i64, i32)> {
-                b.chunks(12).map(|c| (i64::from_be_bytes(c[..8].try_into().unwrap()), i32::from_be_bytes(c[8..].try_into().unwrap()))).collect()
+                b.chunks(12)
+                    .map(|c| {
+                        (
+                            i64::from_be_bytes(c[..8].try_into().unwrap()),
+                            i32::from_be_bytes(c[8..].try_into().unwrap()),
+                        )
+                    })
+                    .collect()
             };
             let (o, n) = (dec(&orig_time), dec(&new_time));
             assert_eq!(o.len(), n.len(), "{name}/{base}");

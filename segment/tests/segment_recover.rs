@@ -12,7 +12,9 @@ fn corrupt_and_recover(ext: &str) {
     let seg = new_segment(dir.path(), 0, &config(10, 4096), clock);
     for i in 0..100i64 {
         let s = i.to_string();
-        let bytes = segment::record::LegacyMessage::v1(i, i * 10, s.as_bytes()).to_vec().unwrap();
+        let bytes = segment::record::LegacyMessage::v1(i, i * 10, s.as_bytes())
+            .to_vec()
+            .unwrap();
         seg.append(i, i * 10, i, &bytes).unwrap();
     }
     seg.flush().unwrap();
@@ -31,14 +33,29 @@ fn corrupt_and_recover(ext: &str) {
         .collect();
     f.write_all(&junk).unwrap();
     drop(f);
-    assert_eq!(seg.recover(&mut ProducerStateManager::new(), None).unwrap(), 0);
+    assert_eq!(
+        seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
+        0
+    );
     let size = seg.size();
     for i in 0..100i64 {
         let r = seg.read(i, 1, Some(size), true).unwrap().unwrap();
         assert_eq!(offsets_in(&r.records)[0], i);
-        assert_eq!(seg.find_offset_by_timestamp(i * 10, 0).unwrap().unwrap().offset, i);
+        assert_eq!(
+            seg.find_offset_by_timestamp(i * 10, 0)
+                .unwrap()
+                .unwrap()
+                .offset,
+            i
+        );
         if i < 99 {
-            assert_eq!(seg.find_offset_by_timestamp(i * 10 + 1, 0).unwrap().unwrap().offset, i + 1);
+            assert_eq!(
+                seg.find_offset_by_timestamp(i * 10 + 1, 0)
+                    .unwrap()
+                    .unwrap()
+                    .offset,
+                i + 1
+            );
         }
     }
 }
@@ -68,6 +85,7 @@ fn case60_recovery_rebuilds_epoch_cache() {
         seg.append(o + 1, o, o + 1, &b).unwrap();
     }
     let mut cache = LeaderEpochCache::new();
-    seg.recover(&mut ProducerStateManager::new(), Some(&mut cache)).unwrap();
+    seg.recover(&mut ProducerStateManager::new(), Some(&mut cache))
+        .unwrap();
     assert_eq!(cache.entries(), &[(0, 104), (1, 106), (2, 110)]);
 }

@@ -8,15 +8,23 @@ fn case53a_truncate_full_resets_roll_state() {
     let dir = tempfile::tempdir().unwrap();
     let (t, clock) = mock();
     let seg = new_segment(dir.path(), 40, &config(10, 1000), clock.clone());
-    seg.append(41, -1, -1, &v1(40, &["hello", "there"])).unwrap();
+    seg.append(41, -1, -1, &v1(40, &["hello", "there"]))
+        .unwrap();
     t.sleep(500);
-    assert_eq!(seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(), 500);
+    assert_eq!(
+        seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(),
+        500
+    );
     seg.truncate_to(0).unwrap();
-    assert_eq!(seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(), 0);
+    assert_eq!(
+        seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(),
+        0
+    );
     assert!(!seg.offset_index().unwrap().is_full());
     assert!(!seg.time_index().unwrap().is_full());
     assert!(seg.read_simple(0, 1024).unwrap().is_none());
-    seg.append(41, -1, -1, &v1(40, &["hello", "there"])).unwrap();
+    seg.append(41, -1, -1, &v1(40, &["hello", "there"]))
+        .unwrap();
 }
 
 #[test]
@@ -28,12 +36,25 @@ fn case53b_truncate_empty_segment() {
     seg.offset_index().unwrap();
     seg.time_index().unwrap();
     seg.close().unwrap();
-    let seg = LogSegment::<KafkaBatchFormat>::open(dir.path(), 0, &cfg, clock.clone(), true, 0, false, "").unwrap();
+    let seg = LogSegment::<KafkaBatchFormat>::open(
+        dir.path(),
+        0,
+        &cfg,
+        clock.clone(),
+        true,
+        0,
+        false,
+        "",
+    )
+    .unwrap();
     assert_eq!(seg.offset_index().unwrap().size_in_bytes(), 0);
     assert_eq!(seg.time_index().unwrap().size_in_bytes(), 0);
     t.sleep(500);
     seg.truncate_to(57).unwrap();
-    assert_eq!(seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(), 0);
+    assert_eq!(
+        seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(),
+        0
+    );
     assert!(!seg.offset_index().unwrap().is_full());
     assert!(!seg.time_index().unwrap().is_full());
     let p = |now, max_offset| RollParams {
@@ -46,9 +67,14 @@ fn case53b_truncate_empty_segment() {
     };
     assert!(!seg.should_roll(&p(clock.milliseconds(), 100)).unwrap());
     t.sleep(300_001);
-    assert_eq!(seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(), 300_001);
+    assert_eq!(
+        seg.time_waited_for_roll(clock.milliseconds(), -1).unwrap(),
+        300_001
+    );
     assert!(!seg.should_roll(&p(clock.milliseconds(), 100)).unwrap());
-    assert!(seg.should_roll(&p(clock.milliseconds(), 2147483647 + 200)).unwrap());
+    assert!(seg
+        .should_roll(&p(clock.milliseconds(), 2147483647 + 200))
+        .unwrap());
 }
 
 #[test]

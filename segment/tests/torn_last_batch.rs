@@ -19,7 +19,10 @@ fn torn_last_batch_is_truncated_by_recover() {
     seg.log().append(&last[..cut]).unwrap(); // torn write
     assert_eq!(seg.read_next_offset().unwrap(), 50);
     assert!(seg.read_simple(50, 10_000).unwrap().is_none());
-    assert_eq!(seg.recover(&mut ProducerStateManager::new(), None).unwrap(), cut as u64);
+    assert_eq!(
+        seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
+        cut as u64
+    );
     assert_eq!(seg.size(), full);
     assert_eq!(seg.read_next_offset().unwrap(), 50);
 }
@@ -37,6 +40,9 @@ fn corrupt_crc_in_middle_truncates_from_there() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[73 * 3 + 70] ^= 0xff; // damage the 4th batch's record bytes (CRC mismatch)
     std::fs::write(&path, &bytes).unwrap();
-    assert_eq!(seg.recover(&mut ProducerStateManager::new(), None).unwrap(), 146);
+    assert_eq!(
+        seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
+        146
+    );
     assert_eq!(seg.read_next_offset().unwrap(), 3);
 }

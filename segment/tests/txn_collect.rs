@@ -5,7 +5,12 @@ use index_txn::AbortedTxn;
 use segment::record::{control_batch, BatchBuilder, ControlRecordType};
 
 fn txn(o: i64, pid: i64) -> Vec<u8> {
-    BatchBuilder::new(o).producer(pid, 0, 0).transactional(true).record(o, None, Some(b"t")).build().unwrap()
+    BatchBuilder::new(o)
+        .producer(pid, 0, 0)
+        .transactional(true)
+        .record(o, None, Some(b"t"))
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -19,15 +24,27 @@ fn b10_collect_from_earlier_segment_reaches_later_index() {
     log.append(&batch(2, 1, 2)).unwrap();
     log.append(&txn(3, 7)).unwrap();
     log.append(&txn(4, 9)).unwrap();
-    log.append(&control_batch(5, 7, 0, ControlRecordType::Abort, 0, 5).unwrap()).unwrap();
-    log.append(&control_batch(6, 9, 0, ControlRecordType::Abort, 0, 6).unwrap()).unwrap();
+    log.append(&control_batch(5, 7, 0, ControlRecordType::Abort, 0, 5).unwrap())
+        .unwrap();
+    log.append(&control_batch(6, 9, 0, ControlRecordType::Abort, 0, 6).unwrap())
+        .unwrap();
     log.append(&batch(7, 1, 7)).unwrap();
     let b = log.segments().get(2).unwrap();
     b.append_aborted_txn(&AbortedTxn::new(7, 1, 5, 4)).unwrap();
     b.append_aborted_txn(&AbortedTxn::new(9, 4, 6, 7)).unwrap();
-    let pids = |v: Vec<AbortedTxn>| v.iter().map(|t| (t.producer_id, t.first_offset)).collect::<Vec<_>>();
-    assert_eq!(pids(log.collect_aborted_txns(0, 8).unwrap()), vec![(7, 1), (9, 4)]);
-    assert_eq!(pids(log.collect_aborted_txns(2, 5).unwrap()), vec![(7, 1), (9, 4)]);
+    let pids = |v: Vec<AbortedTxn>| {
+        v.iter()
+            .map(|t| (t.producer_id, t.first_offset))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pids(log.collect_aborted_txns(0, 8).unwrap()),
+        vec![(7, 1), (9, 4)]
+    );
+    assert_eq!(
+        pids(log.collect_aborted_txns(2, 5).unwrap()),
+        vec![(7, 1), (9, 4)]
+    );
     assert_eq!(pids(log.collect_aborted_txns(6, 8).unwrap()), vec![(9, 4)]);
 }
 
@@ -42,10 +59,15 @@ fn b10_recovery_rebuilds_the_same_entries() {
     log.append(&batch(2, 1, 2)).unwrap();
     log.append(&txn(3, 7)).unwrap();
     log.append(&txn(4, 9)).unwrap();
-    log.append(&control_batch(5, 7, 0, ControlRecordType::Abort, 0, 5).unwrap()).unwrap();
-    log.append(&control_batch(6, 9, 0, ControlRecordType::Abort, 0, 6).unwrap()).unwrap();
+    log.append(&control_batch(5, 7, 0, ControlRecordType::Abort, 0, 5).unwrap())
+        .unwrap();
+    log.append(&control_batch(6, 9, 0, ControlRecordType::Abort, 0, 6).unwrap())
+        .unwrap();
     log.close_handlers(); // crash: recovery rebuilds the txn index
     let log = open_log(dir.path(), cfg, clock);
     let got = log.collect_aborted_txns(0, 8).unwrap();
-    assert_eq!(got, vec![AbortedTxn::new(7, 1, 5, 4), AbortedTxn::new(9, 4, 6, 7)]);
+    assert_eq!(
+        got,
+        vec![AbortedTxn::new(7, 1, 5, 4), AbortedTxn::new(9, 4, 6, 7)]
+    );
 }

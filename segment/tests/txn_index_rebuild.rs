@@ -39,7 +39,10 @@ fn case59_fresh_producer_state() {
     let mut ps = ProducerStateManager::new();
     seg.recover(&mut ps, None).unwrap();
     assert_eq!(ps.map_end_offset(), 108);
-    assert_eq!(seg.txn_index().all_aborted_txns().unwrap(), vec![AbortedTxn::new(PID2, 102, 106, 100)]);
+    assert_eq!(
+        seg.txn_index().all_aborted_txns().unwrap(),
+        vec![AbortedTxn::new(PID2, 102, 106, 100)]
+    );
     assert!(ps.ongoing_txns().is_empty());
 }
 
@@ -49,5 +52,8 @@ fn case59_preloaded_producer_state() {
     let mut ps = ProducerStateManager::new();
     ps.begin_txn(PID2, 75);
     seg.recover(&mut ps, None).unwrap();
-    assert_eq!(seg.txn_index().all_aborted_txns().unwrap(), vec![AbortedTxn::new(PID2, 75, 106, 100)]);
+    assert_eq!(
+        seg.txn_index().all_aborted_txns().unwrap(),
+        vec![AbortedTxn::new(PID2, 75, 106, 100)]
+    );
 }

@@ -35,7 +35,11 @@ pub fn v1(o: i64, values: &[&str]) -> Vec<u8> {
 pub fn batch(base: i64, n: usize, ts: i64) -> Vec<u8> {
     let mut b = segment::record::BatchBuilder::new(base).partition_leader_epoch(0);
     for i in 0..n {
-        b = b.record(ts, None, Some(format!("value-{}", base + i as i64).as_bytes()));
+        b = b.record(
+            ts,
+            None,
+            Some(format!("value-{}", base + i as i64).as_bytes()),
+        );
     }
     b.build().unwrap()
 }
