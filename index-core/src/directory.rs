@@ -162,19 +162,29 @@ impl Directory {
     ) -> Option<(usize, usize)> {
         let pages = self.pages::<E>(entries);
         let fences = &self.fences[..pages];
-        // Number of fences that qualify (a partition point over a monotonic prefix).
-        let (mut lo, mut hi) = (0usize, pages);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let f = fences[mid].load(Ordering::Relaxed);
-            let qualifies = if strict { f < target } else { f <= target };
-            if qualifies {
-                lo = mid + 1;
+        let qualifies = |page: usize| {
+            let f = fences[page].load(Ordering::Relaxed);
+            if strict {
+                f < target
             } else {
-                hi = mid;
+                f <= target
             }
+        };
+        if pages == 0 {
+            return None;
         }
-        let page = lo.checked_sub(1)?;
+        // The last qualifying fence, by branch-free halving (fences increase with the
+        // keys; if fence 0 does not qualify, none does and `page` stays 0).
+        let (mut page, mut size) = (0usize, pages);
+        while size > 1 {
+            let half = size / 2;
+            let mid = page + half;
+            page = if qualifies(mid) { mid } else { page };
+            size -= half;
+        }
+        if !qualifies(page) {
+            return None;
+        }
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)

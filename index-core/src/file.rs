@@ -56,7 +56,9 @@ use crate::codec::{round_down, IndexEntry};
 use crate::directory::Directory;
 use crate::error::{IndexError, Result};
 use crate::search::{search_in, Bound, Probe, SearchField, SearchStrategy};
-use crate::sync::{yield_now, Arc, AtomicUsize, Lock, Ordering, Shared, OBSERVE, PUBLISH};
+use crate::sync::{
+    yield_now, Arc, AtomicUsize, CachePadded, Lock, Ordering, Shared, OBSERVE, PUBLISH,
+};
 use crate::sys::Mapping;
 
 /// How to open an index file.
@@ -120,6 +122,10 @@ struct Writer {
     /// file raises `SIGBUS`. Entries are dropped (unmapped) as soon as no reader holds
     /// them ([`prune`]).
     retired: Vec<Arc<Mapped>>,
+    /// The writer's own reference to the published mapping (`IndexFile::mapping`, which
+    /// only changes under the writer lock, always together with this field), so that an
+    /// append takes neither the mapping's read lock nor an `Arc` clone.
+    current: Option<Arc<Mapped>>,
 }
 
 /// Drops (unmaps) every retired mapping that no reader holds any more.
@@ -156,9 +162,11 @@ pub struct IndexFile<E: IndexEntry> {
     writable: bool,
     path: Shared<PathBuf>,
     mapping: Shared<Option<Arc<Mapped>>>,
-    entries: AtomicUsize,
+    /// Written by every append: on its own cache lines, away from the read-mostly fields.
+    entries: CachePadded<AtomicUsize>,
     max_entries: AtomicUsize,
-    writer: Lock<Writer>,
+    /// Taken by every append: on its own cache lines, away from the mapping's lock.
+    writer: CachePadded<Lock<Writer>>,
     _entry: PhantomData<fn() -> E>,
 }
 
@@ -324,20 +332,22 @@ impl<E: IndexEntry> IndexFile<E> {
         })?;
         let mapping = Mapping::map(&file, length, writable).map_err(io_err(&path))?;
         let entries = if newly_created { 0 } else { length / E::SIZE };
+        let mapped = Arc::new(Mapped::new(mapping, None, length / E::SIZE));
         Ok(IndexFile {
             base_offset,
             strategy: SearchStrategy::default(),
             writable,
             path: Shared::new(path),
-            mapping: Shared::new(Some(Arc::new(Mapped::new(mapping, None, length / E::SIZE)))),
-            entries: AtomicUsize::new(entries),
+            mapping: Shared::new(Some(mapped.clone())),
+            entries: CachePadded(AtomicUsize::new(entries)),
             max_entries: AtomicUsize::new(length / E::SIZE),
-            writer: Lock::new(Writer {
+            writer: CachePadded(Lock::new(Writer {
                 file: Some(file),
                 max_index_size,
                 closed: false,
                 retired: Vec::new(),
-            }),
+                current: Some(mapped),
+            })),
             _entry: PhantomData,
         })
     }
@@ -381,7 +391,9 @@ impl<E: IndexEntry> IndexFile<E> {
             Directory::build(p, map.len(), used, self.base_offset)
         });
         // A snapshot taken before this call may still hold the old mapping.
-        if let Some(old) = slot.replace(Arc::new(Mapped::new(map, dir, slots))) {
+        let new = Arc::new(Mapped::new(map, dir, slots));
+        w.current = Some(new.clone());
+        if let Some(old) = slot.replace(new) {
             retire(&mut w.retired, old);
         }
     }
@@ -494,10 +506,31 @@ impl<E: IndexEntry> IndexFile<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Result<Option<(usize, E)>> {
-        let snap = self.snapshot()?;
-        Ok(snap
-            .search(target, field, bound, probe)
-            .map(|slot| (slot, snap.slots()[slot])))
+        // Like `snapshot()`, but searching under the mapping's read lock instead of
+        // cloning the `Arc` (two atomic read-modify-writes per lookup instead of four).
+        // Appends never take this lock; a remap's swap waits for the lookup to finish.
+        let guard = self.mapping.read();
+        let Some(mapping) = guard.as_ref() else {
+            drop(guard);
+            return Err(IndexError::Closed { path: self.path() });
+        };
+        let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
+        #[cfg(loom)]
+        for cell in &mapping.shadow[..entries] {
+            cell.with(|_| ());
+        }
+        let slots: &[E] = bytemuck::cast_slice(mapping.bytes(entries * E::SIZE));
+        let found = search_in(
+            slots,
+            mapping.dir.as_ref(),
+            self.base_offset,
+            target,
+            field,
+            bound,
+            self.strategy,
+            probe,
+        );
+        Ok(found.map(|slot| (slot, slots[slot])))
     }
 
     /// Takes the writer lock. Index types use the guard to check their rules and append
@@ -643,11 +676,17 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     }
 
     fn current_mapping(&self) -> Result<Arc<Mapped>> {
-        self.index
-            .mapping
-            .read()
+        self.guard
+            .current
             .clone()
             .ok_or_else(|| IndexError::Closed { path: self.path() })
+    }
+
+    /// Installs `new` as the published mapping (and the writer's reference to it),
+    /// returning the one it replaces.
+    fn install(&mut self, new: Option<Arc<Mapped>>) -> Option<Arc<Mapped>> {
+        self.guard.current = new.clone();
+        std::mem::replace(&mut *self.index.mapping.write(), new)
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -672,8 +711,16 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     }
 
     /// The last used slot, or `None`.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] after the index was unmapped.
     pub fn last_entry(&self) -> Result<Option<E>> {
-        self.index.last_entry()
+        let Some(mapping) = self.guard.current.as_ref() else {
+            return Err(IndexError::Closed { path: self.path() });
+        };
+        let n = self.entries().min(mapping.len() / E::SIZE);
+        let slots: &[E] = bytemuck::cast_slice(mapping.bytes(n * E::SIZE));
+        Ok(slots.last().copied())
     }
 
     /// The underlying index (for its path and base offset).
@@ -696,7 +743,9 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
                 entries: n,
             });
         }
-        let mapping = self.current_mapping()?;
+        let Some(mapping) = self.guard.current.as_ref() else {
+            return Err(IndexError::Closed { path: self.path() });
+        };
         #[cfg(loom)]
         if let Some(cell) = mapping.shadow.get(n) {
             cell.with_mut(|_| ());
@@ -770,7 +819,8 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             // Grow: extend the file first, then map the larger range.
             file.set_len(rounded as u64).map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
-            *self.index.mapping.write() = Some(self.remapped(&old, m));
+            let new = self.remapped(&old, m);
+            self.install(Some(new));
             retire(&mut self.guard.retired, old);
         } else {
             // Shrink: map the smaller range, swap it in, wait until no reader still holds
@@ -779,7 +829,8 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             // `sys`).
             old.flush().map_err(io_err(&path))?;
             let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
-            *self.index.mapping.write() = Some(self.remapped(&old, m));
+            let new = self.remapped(&old, m);
+            self.install(Some(new));
             let retired = std::mem::take(&mut self.guard.retired);
             let (longer, within): (Vec<_>, Vec<_>) = std::iter::once(old)
                 .chain(retired)
@@ -821,7 +872,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     }
 
     fn unmap(&mut self) {
-        let old = self.index.mapping.write().take();
+        let old = self.install(None);
         if let Some(m) = old {
             // Flush errors on unmap are ignored, as Kafka's closeHandler does; callers
             // wanting durability call flush() first.

@@ -241,11 +241,14 @@ fn bisect<E: IndexEntry, P: Probe>(
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
         let found = field(slots, mid, base_offset, which, probe);
-        match found.cmp(&target) {
-            core::cmp::Ordering::Greater => hi = mid - 1,
-            core::cmp::Ordering::Less => lo = mid,
-            core::cmp::Ordering::Equal => return Some(mid),
+        if found == target {
+            return Some(mid);
         }
+        // Written as selects rather than a three-way match so that the compiler can use
+        // conditional moves: the comparison is unpredictable, the equality test is not.
+        let greater = found > target;
+        hi = if greater { mid - 1 } else { hi };
+        lo = if greater { lo } else { mid };
     }
     match bound {
         Bound::LargestLowerBound => Some(lo),
@@ -332,7 +335,14 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
     search_kafka(slots, base_offset, target, which, bound, strategy, probe)
 }
 
-/// Key search through the page directory: find the page in memory, bisect its slots.
+/// Key search through the page directory: find the page in memory, then search only
+/// the slots of that page.
+///
+/// For strictly increasing keys the result is Kafka's (including the slot-0 quirk of
+/// the smallest upper bound). Within the page the search is a branch-free "last slot that
+/// qualifies" with no early exit on an exact match, so with duplicate keys it returns the
+/// *last* of equal slots for a largest lower bound and the *first* for a smallest upper
+/// bound (the same field value as Kafka's, possibly another slot).
 #[inline]
 fn search_paged<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -346,28 +356,60 @@ fn search_paged<E: IndexEntry, P: Probe>(
     if n == 0 {
         return None;
     }
-    let key = SearchField::Key;
     match bound {
         Bound::LargestLowerBound => {
             // No fence <= target: slot 0's key (fence 0) is > target.
             let (lo, hi) = dir.page_range::<E>(n, target, false)?;
-            bisect(slots, base_offset, target, key, bound, lo, hi, probe)
+            Some(last_qualifying(
+                slots,
+                base_offset,
+                target,
+                false,
+                lo,
+                hi,
+                probe,
+            ))
         }
         Bound::SmallestUpperBound => match dir.page_range::<E>(n, target, true) {
-            // The answer is in (lo, hi + 1]: slot lo's key is < target.
-            Some((lo, hi)) => bisect(slots, base_offset, target, key, bound, lo, hi, probe),
-            None => {
-                // target <= slot 0's key.
-                if dir.fence(0).is_some_and(|f| f > target) {
-                    return Some(0);
-                }
-                // Equal to slot 0's key: Kafka's cold bisection from slot 0, which never
-                // compares slot 0 (the slot-0 quirk), restricted to page 0.
-                let (lo, hi) = dir.page_range::<E>(n, target, false)?;
-                bisect(slots, base_offset, target, key, bound, lo, hi, probe)
+            // Slot lo's key is < target: the answer is the slot after the last one < target.
+            Some((lo, hi)) => {
+                let last_below = last_qualifying(slots, base_offset, target, true, lo, hi, probe);
+                (last_below + 1 < n).then_some(last_below + 1)
             }
+            // target <= slot 0's key: slot 0, or Kafka's quirk on equality (slot 1).
+            None => match dir.fence(0) {
+                Some(first) if first > target => Some(0),
+                _ => (n > 1).then_some(1),
+            },
         },
     }
+}
+
+/// The last slot of `[lo, hi]` whose key is `<= target` (`strict = false`) or `< target`
+/// (`strict = true`), for keys increasing over the range; slot `lo` is known to qualify
+/// (from the directory) and is never read. Branch-free halving: `ceil(log2(hi - lo + 1))`
+/// slot reads, all in `(lo, hi]`.
+#[inline(always)]
+fn last_qualifying<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    strict: bool,
+    lo: usize,
+    hi: usize,
+    probe: &mut P,
+) -> usize {
+    let mut base = lo;
+    let mut size = hi - lo + 1;
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        let key = field(slots, mid, base_offset, SearchField::Key, probe);
+        let qualifies = if strict { key < target } else { key <= target };
+        base = if qualifies { mid } else { base };
+        size -= half;
+    }
+    base
 }
 
 /// Kafka's searches: binary (pre-2.1) and warm/cold.

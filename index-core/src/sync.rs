@@ -88,3 +88,18 @@ pub(crate) fn yield_now() {
     #[cfg(not(loom))]
     std::thread::yield_now();
 }
+
+/// Aligns a value to its own 128-byte block (two cache lines: the adjacent-line
+/// prefetcher of x86 pairs lines), so that the writer's lock and the published entry
+/// count do not share a cache line with what readers touch on every lookup.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct CachePadded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

@@ -72,9 +72,22 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// A reader's full check of one snapshot: every visible slot holds exactly what was
-/// appended there, and every search strategy answers as a search over those slots must.
+/// A reader's full check: a lookup finds an appended entry, and in one snapshot every
+/// visible slot holds exactly what was appended there and every search strategy answers
+/// as a search over those slots must.
 fn check_reader(index: &IndexFile<E8>, min_entries: usize, max_entries: usize) {
+    // The lookup path (`IndexFile::search`, under the mapping's read lock, no snapshot).
+    let found = index
+        .search(25, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+        .unwrap();
+    match found {
+        None => assert_eq!(min_entries, 0),
+        Some((slot, e)) => {
+            assert!(slot <= 1);
+            assert_eq!((e.key(0), e.value(0)), (entry(slot).key(0), slot as i64));
+        }
+    }
+    // The snapshot path.
     let snap = index.snapshot().unwrap();
     let n = snap.len();
     assert!((min_entries..=max_entries).contains(&n), "saw {n} entries");
