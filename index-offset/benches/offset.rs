@@ -1,0 +1,374 @@
+//! Criterion benchmarks of the offset index (`cargo bench -p index-offset`).
+//!
+//! * `offset-lookup-{hot-tail,uniform}/<strategy>/<size>`: [`OffsetIndex::lookup`] (the
+//!   whole API call: snapshot, search, decode) per search strategy, on a full index of
+//!   4 KiB, 64 KiB, 1 MiB and 10 MiB, side by side with `partition_point`: the same keys
+//!   in an in-memory `Vec<i64>` (native-endian, no mapping, no snapshot), the physical
+//!   limit of a binary search. *Hot-tail* targets are uniform over the keys of the last
+//!   8192 bytes of entries (consumers and followers near the end of the log); *uniform*
+//!   targets over all keys.
+//! * `offset-search-hot-tail/<strategy>/<size>`: the search alone
+//!   ([`Snapshot::search_with`](index_offset::Snapshot::search_with) on a snapshot taken
+//!   once), to separate the algorithm from the per-lookup snapshot cost.
+//! * `offset-append/<what>`: entries appended per second. `offset-index` is
+//!   [`OffsetIndex::append`] (Kafka's checks, then the write); `raw-index-file` is
+//!   `IndexFile::<RawOffsetEntry>::append` of pre-encoded entries (writer lock and
+//!   publication, no Kafka checks); `plain-mmap-copy` copies the same 8 bytes into the
+//!   same kind of mapping (`index_core::sys::Mapping::write`: a bounds check and a
+//!   `memcpy`, no lock, no publication) and is the baseline of the append goal;
+//!   `vec-copy` (`copy_from_slice` into a `Vec<u8>`) is a lower bound.
+//! * `offset-readers/<strategy>/{idle,appending}`: hot-tail lookups per second on a 1 MiB
+//!   index, alone and with a concurrent appender thread.
+//!
+//! After the benchmarks a **ratios** section is printed and written to
+//! `<criterion dir>/ratios/offset.json`, read back from criterion's
+//! `<criterion dir>/<group>/<function>/<size>/new/estimates.json` (median time per
+//! iteration).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use index_core::codec::IndexEntry;
+use index_core::sys::Mapping;
+use index_offset::{
+    Bound, IndexFile, NoProbe, OffsetIndex, OpenMode, RawOffsetEntry, SearchField, SearchStrategy,
+};
+
+#[path = "support/ratios.rs"]
+mod ratios;
+
+const KIND: &str = "offset";
+const SIZES: [(&str, usize); 4] = [
+    ("4KiB", 4 << 10),
+    ("64KiB", 64 << 10),
+    ("1MiB", 1 << 20),
+    ("10MiB", 10 << 20),
+];
+const STRATEGIES: [SearchStrategy; 3] = [
+    SearchStrategy::Binary,
+    SearchStrategy::WarmCold {
+        warm_section_bytes: 8192,
+    },
+    SearchStrategy::PAGE_DIRECTORY,
+];
+/// Targets per benchmark (a power of two), cycled through.
+const TARGETS: usize = 1024;
+
+/// Key (absolute offset) of entry `i`.
+fn key(i: usize) -> i64 {
+    3 * i as i64
+}
+/// Value (position) of entry `i`.
+fn position(i: usize) -> u32 {
+    (i as u32).wrapping_mul(4000)
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(800))
+        .configure_from_args()
+}
+
+/// A full index of `bytes` bytes in a temporary directory, opened once per strategy, and
+/// the same keys and values in memory.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    indexes: Vec<OffsetIndex>,
+    keys: Vec<i64>,
+    values: Vec<i64>,
+}
+
+fn fixture(bytes: usize) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("00000000000000000000.index");
+    let writer = OffsetIndex::open(&path, 0, bytes).unwrap();
+    let n = writer.max_entries();
+    for i in 0..n {
+        writer.append(key(i), position(i)).unwrap();
+    }
+    writer.close().unwrap();
+    let indexes = STRATEGIES
+        .iter()
+        .map(|&s| {
+            let index = OffsetIndex::open(&path, 0, bytes)
+                .unwrap()
+                .with_search_strategy(s);
+            assert_eq!(index.entries(), n);
+            index
+        })
+        .collect();
+    Fixture {
+        _dir: dir,
+        indexes,
+        keys: (0..n).map(key).collect(),
+        values: (0..n).map(|i| position(i) as i64).collect(),
+    }
+}
+
+/// `TARGETS` pseudo-random targets over the keys of slots `[first, n)` (plus up to one
+/// key gap beyond the last).
+fn targets(keys: &[i64], hot_tail: bool) -> Vec<i64> {
+    let n = keys.len();
+    let first = if hot_tail {
+        n.saturating_sub(8192 / RawOffsetEntry::SIZE)
+    } else {
+        0
+    };
+    let (lo, hi) = (keys[first], keys[n - 1] + 3);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..TARGETS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lo + (x % (hi - lo) as u64) as i64
+        })
+        .collect()
+}
+
+/// The physical limit: the answer of a largest-lower-bound lookup over keys in memory.
+#[inline]
+fn partition_point(keys: &[i64], values: &[i64], target: i64) -> (i64, i64) {
+    match keys.partition_point(|&k| k <= target).checked_sub(1) {
+        Some(i) => (keys[i], values[i]),
+        None => (0, 0),
+    }
+}
+
+fn lookups(c: &mut Criterion) {
+    for (dist, hot) in [("hot-tail", true), ("uniform", false)] {
+        let mut group = c.benchmark_group(format!("{KIND}-lookup-{dist}"));
+        for (size, bytes) in SIZES {
+            let f = fixture(bytes);
+            let t = targets(&f.keys, hot);
+            // Every strategy answers like the in-memory search.
+            for index in &f.indexes {
+                for &target in &t {
+                    let got = index.lookup(target).unwrap();
+                    let want = partition_point(&f.keys, &f.values, target);
+                    assert_eq!((got.offset, got.position as i64), want);
+                }
+            }
+            group.bench_function(BenchmarkId::new("partition_point", size), |b| {
+                let mut i = 0;
+                b.iter(|| {
+                    i = (i + 1) & (TARGETS - 1);
+                    partition_point(&f.keys, &f.values, black_box(t[i]))
+                })
+            });
+            for index in &f.indexes {
+                let name = index.index_file().search_strategy().name();
+                group.bench_function(BenchmarkId::new(name, size), |b| {
+                    let mut i = 0;
+                    b.iter(|| {
+                        i = (i + 1) & (TARGETS - 1);
+                        index.lookup(black_box(t[i])).unwrap()
+                    })
+                });
+            }
+        }
+        group.finish();
+    }
+}
+
+fn searches(c: &mut Criterion) {
+    let mut group = c.benchmark_group(format!("{KIND}-search-hot-tail"));
+    for (size, bytes) in SIZES {
+        let f = fixture(bytes);
+        let t = targets(&f.keys, true);
+        for index in &f.indexes {
+            let strategy = index.index_file().search_strategy();
+            let snap = index.snapshot().unwrap();
+            group.bench_function(BenchmarkId::new(strategy.name(), size), |b| {
+                let mut i = 0;
+                b.iter(|| {
+                    i = (i + 1) & (TARGETS - 1);
+                    snap.search_with(
+                        strategy,
+                        black_box(t[i]),
+                        SearchField::Key,
+                        Bound::LargestLowerBound,
+                        &mut NoProbe,
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Index size used by the append benchmarks (1 MiB: 131072 entries); when it is full it
+/// is truncated, untimed, and appending starts over.
+const APPEND_BYTES: usize = 1 << 20;
+
+/// Times `iters` calls of `append(i)` for `i` cycling through `0..cap`, calling `reset`
+/// (untimed) each time `cap` entries have been appended.
+fn time_appends(
+    iters: u64,
+    cap: usize,
+    mut append: impl FnMut(usize),
+    mut reset: impl FnMut(),
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters as usize;
+    while left > 0 {
+        let chunk = left.min(cap);
+        let start = Instant::now();
+        for i in 0..chunk {
+            append(i);
+        }
+        total += start.elapsed();
+        reset();
+        left -= chunk;
+    }
+    total
+}
+
+fn appends(c: &mut Criterion) {
+    let mut group = c.benchmark_group(format!("{KIND}-append"));
+    group.throughput(Throughput::Elements(1));
+    let cap = APPEND_BYTES / RawOffsetEntry::SIZE;
+    let encoded: Vec<RawOffsetEntry> = (0..cap)
+        .map(|i| RawOffsetEntry::new(key(i) as i32, position(i)))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+
+    let index = OffsetIndex::open(dir.path().join("1.index"), 0, APPEND_BYTES).unwrap();
+    group.bench_function("offset-index", |b| {
+        b.iter_custom(|iters| {
+            time_appends(
+                iters,
+                cap,
+                |i| index.append(key(i), position(i)).unwrap(),
+                || index.truncate().unwrap(),
+            )
+        })
+    });
+
+    let raw = IndexFile::<RawOffsetEntry>::open(
+        dir.path().join("2.index"),
+        0,
+        Some(APPEND_BYTES),
+        OpenMode::ReadWrite,
+    )
+    .unwrap();
+    group.bench_function("raw-index-file", |b| {
+        b.iter_custom(|iters| {
+            time_appends(
+                iters,
+                cap,
+                |i| raw.append(&encoded[i]).unwrap(),
+                || raw.truncate_to_entries(0).unwrap(),
+            )
+        })
+    });
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.path().join("3.index"))
+        .unwrap();
+    file.set_len(APPEND_BYTES as u64).unwrap();
+    let mapping = Mapping::map(&file, APPEND_BYTES, true).unwrap();
+    group.bench_function("plain-mmap-copy", |b| {
+        b.iter_custom(|iters| {
+            time_appends(
+                iters,
+                cap,
+                |i| {
+                    let bytes = bytemuck::bytes_of(&encoded[i]);
+                    assert!(mapping.write(i * RawOffsetEntry::SIZE, black_box(bytes)));
+                },
+                || {},
+            )
+        })
+    });
+
+    let mut vec = vec![0u8; APPEND_BYTES];
+    group.bench_function("vec-copy", |b| {
+        b.iter_custom(|iters| {
+            time_appends(
+                iters,
+                cap,
+                |i| {
+                    let at = i * RawOffsetEntry::SIZE;
+                    vec[at..at + RawOffsetEntry::SIZE]
+                        .copy_from_slice(black_box(bytemuck::bytes_of(&encoded[i])));
+                },
+                || {},
+            )
+        })
+    });
+    black_box(&vec);
+    group.finish();
+}
+
+fn readers(c: &mut Criterion) {
+    let mut group = c.benchmark_group(format!("{KIND}-readers"));
+    group.throughput(Throughput::Elements(1));
+    let bytes = 1 << 20;
+    for strategy in [SearchStrategy::default(), SearchStrategy::PAGE_DIRECTORY] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Arc::new(
+            OffsetIndex::open(dir.path().join("0.index"), 0, bytes)
+                .unwrap()
+                .with_search_strategy(strategy),
+        );
+        let half = index.max_entries() / 2;
+        for i in 0..half {
+            index.append(key(i), position(i)).unwrap();
+        }
+        let keys: Vec<i64> = (0..half).map(key).collect();
+        let t = targets(&keys, true);
+        let lookup = |b: &mut criterion::Bencher| {
+            let mut i = 0;
+            b.iter(|| {
+                i = (i + 1) & (TARGETS - 1);
+                index.lookup(black_box(t[i])).unwrap()
+            })
+        };
+        group.bench_function(BenchmarkId::new(strategy.name(), "idle"), lookup);
+        // An appender that keeps writing past the readers' keys, truncating back to
+        // half when full.
+        let stop = Arc::new(AtomicBool::new(false));
+        let appender = {
+            let (index, stop) = (index.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut appended = 0u64;
+                let mut i = half;
+                while !stop.load(Ordering::Relaxed) {
+                    if index.is_full() {
+                        index.truncate_to(key(half)).unwrap();
+                        i = half;
+                    }
+                    index.append(key(i), position(i)).unwrap();
+                    i += 1;
+                    appended += 1;
+                }
+                appended
+            })
+        };
+        group.bench_function(BenchmarkId::new(strategy.name(), "appending"), lookup);
+        stop.store(true, Ordering::Relaxed);
+        let appended = appender.join().unwrap();
+        assert!(appended > 0);
+    }
+    group.finish();
+}
+
+fn main() {
+    let mut c = config();
+    lookups(&mut c);
+    searches(&mut c);
+    appends(&mut c);
+    readers(&mut c);
+    c.final_summary();
+    ratios::report(KIND, &SIZES.map(|(s, _)| s));
+}
