@@ -2,6 +2,8 @@
 //! truncate, resize, reset, trim, flush, close (idempotent), force_unmap, rename,
 //! update_parent_dir, delete, read-only mode.
 
+mod common;
+
 use std::fs;
 
 use index_core::codec::{I64Be, IndexEntry};
@@ -32,7 +34,7 @@ fn kv(k: i64, v: i64) -> Kv {
 
 #[test]
 fn create_append_reopen() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let path = dir.path().join("0.kv");
     let index = IndexFile::<Kv>::open(&path, 100, Some(100), OpenMode::ReadWrite).unwrap();
     assert_eq!(
@@ -88,7 +90,7 @@ fn create_append_reopen() {
 
 #[test]
 fn truncate_resize_reset() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let path = dir.path().join("0.kv");
     let index = IndexFile::<Kv>::open(&path, 0, Some(160), OpenMode::ReadWrite).unwrap();
     for i in 0..5 {
@@ -122,7 +124,7 @@ fn truncate_resize_reset() {
 
 #[test]
 fn close_after_force_unmap_is_closed_and_leaves_file_untrimmed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let path = dir.path().join("0.kv");
     let index = IndexFile::<Kv>::open(&path, 0, Some(160), OpenMode::ReadWrite).unwrap();
     index.append(&kv(1, 1)).unwrap();
@@ -140,7 +142,7 @@ fn close_after_force_unmap_is_closed_and_leaves_file_untrimmed() {
 
 #[test]
 fn rename_update_parent_dir_delete() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let a = dir.path().join("0.kv");
     let b = dir.path().join("0.kv.deleted");
     let index = IndexFile::<Kv>::open(&a, 0, Some(64), OpenMode::ReadWrite).unwrap();
@@ -154,7 +156,7 @@ fn rename_update_parent_dir_delete() {
         "the mapping survives a rename"
     );
     // update_parent_dir changes only the stored path.
-    let other = tempfile::tempdir().unwrap();
+    let other = common::tmp();
     index.update_parent_dir(other.path());
     assert_eq!(index.path(), other.path().join("0.kv.deleted"));
     assert!(b.exists());
@@ -177,7 +179,7 @@ fn rename_update_parent_dir_delete() {
 
 #[test]
 fn open_errors() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let missing = dir.path().join("missing.kv");
     assert!(matches!(
         IndexFile::<Kv>::open(&missing, 0, Some(64), OpenMode::ReadOnly),

@@ -4,6 +4,8 @@
 //! the mapping it replaced, cut the file, and the older reader's next slot read past
 //! end-of-file killed the process with SIGBUS.
 
+mod common;
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -37,7 +39,7 @@ fn kv(i: i64) -> Kv {
 
 #[test]
 fn shrink_waits_for_readers_of_mappings_older_than_the_last_grow() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let index = std::sync::Arc::new(
         IndexFile::<Kv>::open(
             dir.path().join("0.kv"),
@@ -102,7 +104,7 @@ fn shrink_waits_for_readers_of_mappings_older_than_the_last_grow() {
 /// page directory) is also protected against a later shrink.
 #[test]
 fn snapshot_from_before_strategy_change_survives_shrink() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tmp();
     let index = IndexFile::<Kv>::open(
         dir.path().join("0.kv"),
         0,

@@ -3,6 +3,8 @@
 //! arbitrary strictly increasing data; and warm/cold tail lookups stay within the warm
 //! section's pages.
 
+mod common;
+
 use index_core::codec::{I64Be, IndexEntry};
 use index_core::search::search;
 use index_core::{Bound, IndexFile, NoProbe, OpenMode, PageProbe, SearchField, SearchStrategy};
@@ -79,7 +81,7 @@ proptest! {
         let keys: Vec<i64> = slots.iter().map(|e| e.k.get()).collect();
         let values: Vec<i64> = slots.iter().map(|e| e.v.get()).collect();
         // Page-directory searches need the index's directory: go through an IndexFile.
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tmp();
         let path = dir.path().join("0.kv");
         std::fs::write(&path, bytemuck::cast_slice::<Kv, u8>(&slots)).unwrap();
         for strategy in STRATEGIES {

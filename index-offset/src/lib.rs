@@ -402,6 +402,10 @@ impl OffsetIndex {
 
     /// Trims to the used bytes and unmaps (Kafka's `close`): a closed index with `n`
     /// entries is an `8 * n`-byte file.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] after [`Self::force_unmap`] or [`Self::delete_if_exists`]
+    /// (the file could not be trimmed); [`IndexError::Io`].
     pub fn close(self) -> Result<()> {
         self.file.close()
     }

@@ -12,7 +12,7 @@ use index_offset::IndexError;
 /// and keeps its 30 entries.
 #[test]
 fn case07_full_index() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 240);
     for i in 0..30 {
         index.append(46 + i, i as u32).unwrap();
@@ -49,7 +49,7 @@ fn case07_full_index() {
 /// with InvalidOffset naming offset, slot and last offset.
 #[test]
 fn case08_monotonic_offsets() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 240);
     index.append(51, 0).unwrap();
     match index.append(50, 1) {
@@ -74,7 +74,7 @@ fn case08_monotonic_offsets() {
     assert_eq!(index.all_entries().unwrap(), vec![op(51, 0)]);
 
     // Representable but not larger than the last offset.
-    let dir2 = tempfile::tempdir().unwrap();
+    let dir2 = tmp();
     let index = new_index(dir2.path(), 100, 32);
     index.append(100, 0).unwrap();
     index.append(2_147_483_747, 3).unwrap();
@@ -100,7 +100,7 @@ fn case08_monotonic_offsets() {
 /// file bytes are exactly Kafka's.
 #[test]
 fn case09_relative_offset_range_and_byte_layout() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(100));
     let index = new_index(dir.path(), 100, 32);
     match index.append(99, 0) {
@@ -149,7 +149,7 @@ fn case09_relative_offset_range_and_byte_layout() {
 /// Offsets at the extremes of i64 are rejected as overflow, never wrap around.
 #[test]
 fn extreme_offsets_overflow_without_wrapping() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 0, 64);
     for o in [i64::MIN, -1, 1i64 << 31, i64::MAX] {
         assert!(
@@ -174,7 +174,7 @@ fn extreme_offsets_overflow_without_wrapping() {
 /// lands in the next slot.
 #[test]
 fn rejected_appends_do_not_advance_the_cursor() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 40);
     index.append(10, 100).unwrap();

@@ -17,7 +17,7 @@ fn truncated_real_file() {
         "nikhildighe-__consumer_offsets-12/00000000000000000000.index",
     ))
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     fs::write(&path, &src[..13]).unwrap();
     let index = OffsetIndex::open_read_only(&path, 0).unwrap();
@@ -55,7 +55,7 @@ fn truncated_real_file() {
 /// Lengths 1..=23 that are not multiples of 8: entries = floor(len / 8), sanity fails.
 #[test]
 fn lengths_not_multiple_of_entry_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let full = encode_index(&[(1, 10), (2, 20), (3, 30)]);
     for len in 1..24usize {
         let path = dir.path().join(format!("{len}.index"));
@@ -83,7 +83,7 @@ fn lengths_not_multiple_of_entry_size() {
 #[test]
 fn non_monotonic_append_on_real_index() {
     let src = kafka_file("rjmfernandes-_confluent-monitoring-0/00000000000000000000.index");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     fs::copy(&src, &path).unwrap();
     let index = OffsetIndex::open(&path, 0, 4096).unwrap();
@@ -108,7 +108,7 @@ fn non_monotonic_append_on_real_index() {
 /// base + 2^31 - 1 is the largest representable offset; one more overflows.
 #[test]
 fn offset_more_than_i32_max_past_base() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let base = 5_000_000_000i64;
     let index = new_index(dir.path(), base, 64);
     assert!(matches!(
@@ -134,7 +134,7 @@ fn offset_more_than_i32_max_past_base() {
 /// Opening a path whose parent does not exist is an I/O error.
 #[test]
 fn missing_parent_directory_is_io_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let p = dir.path().join("no/such/dir").join(index_name(0));
     assert!(matches!(
         OffsetIndex::open(&p, 0, 80),
@@ -184,7 +184,7 @@ proptest! {
         base in prop_oneof![0i64..1000, any::<i64>(), (i64::MAX - 1000)..=i64::MAX],
         targets in proptest::collection::vec(any::<i64>(), 0..8),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = dir.path().join("x.index");
         fs::write(&path, &bytes).unwrap();
         let ro = OffsetIndex::open_read_only(&path, base).unwrap();

@@ -51,7 +51,7 @@ fn readers_see_valid_largest_lower_bounds_during_200k_appends() {
         .zip([200_000, 50_000, 50_000])
     {
         let big_n: usize = n;
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = Arc::new(new_index(dir.path(), BASE, big_n * 8).with_search_strategy(strategy));
         let done = Arc::new(AtomicBool::new(false));
         let checks = Arc::new(AtomicUsize::new(0));
@@ -116,7 +116,7 @@ fn readers_see_valid_largest_lower_bounds_during_200k_appends() {
 #[test]
 fn readers_stay_consistent_across_resize_truncate_and_trim() {
     for strategy in STRATEGIES_UNDER_TEST {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = Arc::new(new_index(dir.path(), BASE, 4096).with_search_strategy(strategy));
         let done = Arc::new(AtomicBool::new(false));
         let readers: Vec<_> = (0..3u64)

@@ -12,7 +12,7 @@ use index_offset::{IndexError, OffsetIndex, OpenMode, ENTRY_SIZE};
 /// entries; after close() it is a 0-byte file.
 #[test]
 fn case01_creation_and_preallocation() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     let index = OffsetIndex::open(&path, 45, 240).unwrap();
     assert_eq!(fs::metadata(&path).unwrap().len(), 240);
@@ -40,7 +40,7 @@ fn case01_creation_and_preallocation() {
 /// Case 2: the max size is rounded down to a multiple of 8.
 #[test]
 fn case02_size_rounding() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     for (i, (max, bytes, slots)) in [
         (100usize, 96u64, 12usize),
         (8, 8, 1),
@@ -66,7 +66,7 @@ fn case02_size_rounding() {
 /// rejected with InvalidArgument naming the value; the empty file stays on disk.
 #[test]
 fn case03_invalid_max_size_on_new_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let p7 = dir.path().join("a.index");
     match OffsetIndex::open(&p7, 0, 7) {
         Err(IndexError::InvalidArgument { path, reason }) => {
@@ -110,7 +110,7 @@ fn case03_invalid_max_size_on_new_file() {
 /// Opening read-only never creates a file.
 #[test]
 fn read_only_open_of_missing_file_is_not_found() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let p = dir.path().join(index_name(0));
     match OffsetIndex::open_read_only(&p, 0) {
         Err(IndexError::Io { path, source }) => {
@@ -125,7 +125,7 @@ fn read_only_open_of_missing_file_is_not_found() {
 /// Reopening an existing file ignores the max size (Kafka never resizes on open).
 #[test]
 fn existing_file_is_not_resized_on_open() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 240);
     index.append(50, 7).unwrap();
     index.flush().unwrap();

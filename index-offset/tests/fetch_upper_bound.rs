@@ -29,7 +29,7 @@ fn fub_cases() -> Vec<((i64, u32), i32, Option<OffsetPosition>)> {
 #[test]
 fn case10_fetch_upper_bound_offset() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 45, 240).with_search_strategy(strategy);
         assert_eq!(index.fetch_upper_bound_offset(op(45, 0), 5).unwrap(), None);
         for (o, p) in [(45, 0), (46, 10), (47, 23), (48, 37)] {
@@ -49,7 +49,7 @@ fn case10_fetch_upper_bound_offset() {
 #[test]
 fn fetch_upper_bound_single_entry_quirk() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 0, 80).with_search_strategy(strategy);
         index.append(5, 100).unwrap();
         assert_eq!(index.fetch_upper_bound_offset(op(0, 0), 100).unwrap(), None);

@@ -12,7 +12,7 @@ use index_offset::{IndexError, OffsetIndex, PageProbe, SearchStrategy};
 fn case04_random_lookups_floor_semantics() {
     for strategy in STRATEGIES {
         for seed in 1..=25u64 {
-            let dir = tempfile::tempdir().unwrap();
+            let dir = tmp();
             let index = new_index(dir.path(), 45, 240).with_search_strategy(strategy);
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let mut offset = 46;
@@ -57,7 +57,7 @@ fn case04_random_lookups_floor_semantics() {
 #[test]
 fn lookup_fixed_values_every_strategy() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 1000, 4096).with_search_strategy(strategy);
         for i in 0..10i64 {
             index.append(1000 + 10 * i + 5, (100 * i) as u32).unwrap();
@@ -96,7 +96,7 @@ fn lookup_fixed_values_every_strategy() {
 #[test]
 fn lookup_on_empty_index_returns_base() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 77, 800).with_search_strategy(strategy);
         for t in [i64::MIN, -1, 0, 76, 77, 78, i64::MAX] {
             assert_eq!(index.lookup(t).unwrap(), op(77, 0));
@@ -107,7 +107,7 @@ fn lookup_on_empty_index_returns_base() {
 /// Case 6 (OffsetIndexTest.testEntry / testEntryOverflow).
 #[test]
 fn case06_entry_n() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 240);
     // On an empty index entry(0) is out of range.
     match index.entry(0) {
@@ -167,7 +167,7 @@ fn case06_entry_n() {
 /// the model at every target (5000 entries, default 1024-entry warm section).
 #[test]
 fn warm_and_cold_paths_agree_with_model_on_large_index() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let mut stored = Vec::new();
     let index = new_index(dir.path(), 0, 5000 * 8);
     for i in 0..5000i64 {

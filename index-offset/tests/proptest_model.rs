@@ -93,7 +93,7 @@ proptest! {
         (base, entries) in arb_index(false),
         raw in proptest::collection::vec(any::<u64>(), 32),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = build(dir.path(), base, &entries);
         let targets = targets(base, &entries, &raw);
         let expected: Vec<_> = targets.iter().map(|&t| model_lookup(&entries, base, t)).collect();
@@ -113,7 +113,7 @@ proptest! {
         (base, entries) in arb_index(true),
         raw in proptest::collection::vec((any::<u32>(), 0i32..20_000), 32),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = build(dir.path(), base, &entries);
         let last_pos = entries.last().map_or(0, |e| e.1);
         let mut queries: Vec<(u32, i32)> = raw
@@ -149,7 +149,7 @@ proptest! {
         raw in proptest::collection::vec(any::<u64>(), 3),
         next_gap in 1i64..1000,
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let src = build(dir.path(), base, &entries);
         let targets = targets(base, &entries, &raw);
         for (i, strategy) in STRATEGIES.into_iter().enumerate() {

@@ -195,7 +195,7 @@ fn exact_counts_rjmfernandes_cluster_metadata() {
 /// and closing it reproduces Kafka's file byte for byte (0-byte files included).
 #[test]
 fn round_trip_is_byte_identical_to_kafka() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let files = kafka_files(".index");
     for (i, path) in files.iter().enumerate() {
         let kafka = fs::read(path).unwrap();
@@ -221,7 +221,7 @@ fn round_trip_is_byte_identical_to_kafka() {
 #[test]
 fn reopen_grow_append_close_extends_kafka_file() {
     let src = kafka_file("nikhildighe-__consumer_offsets-12/00000000000000000000.index");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     fs::copy(&src, &path).unwrap();
     let index = OffsetIndex::open(&path, 0, TEN_MIB).unwrap();

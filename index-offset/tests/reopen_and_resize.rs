@@ -58,7 +58,7 @@ impl MaxSize for OffsetIndex {
 /// Case 12 (OffsetIndexTest.testReopen + edge).
 #[test]
 fn case12_reopen_after_clean_close_is_full_until_resized() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = case12(dir.path());
     assert_eq!(
         index.all_entries().unwrap(),
@@ -76,7 +76,7 @@ fn case12_reopen_after_clean_close_is_full_until_resized() {
 /// size empties it and resizes it to 0 bytes.
 #[test]
 fn case18_resize_below_used_size_and_reset() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     let index = case12(dir.path());
     index.flush().unwrap();
@@ -124,7 +124,7 @@ fn case18_resize_below_used_size_and_reset() {
 /// resize to exactly the used size, trim_to_valid_size and reset with a max size.
 #[test]
 fn trim_and_reset_with_max_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 240);
     for i in 1..=3 {
@@ -157,7 +157,7 @@ fn trim_and_reset_with_max_size() {
 /// lookups; a no-op resize is still false.
 #[test]
 fn read_only_reopen_rejects_writes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     let index = new_index(dir.path(), 45, 240);
     index.append(50, 5).unwrap();
@@ -182,7 +182,7 @@ fn read_only_reopen_rejects_writes() {
 /// A truncated index reopened from disk keeps its used slots and file length.
 #[test]
 fn reopen_untrimmed_after_truncate_counts_every_slot() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 32);
     for i in 1..=4 {

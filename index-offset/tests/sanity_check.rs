@@ -10,7 +10,7 @@ use index_offset::{IndexError, OffsetIndex};
 /// (a) last offset == base offset passes (since Kafka 2.1).
 #[test]
 fn case16a_last_offset_equal_to_base_passes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 20, 80);
     index.append(20, 0).unwrap();
     index.sanity_check().unwrap();
@@ -24,7 +24,7 @@ fn case16a_last_offset_equal_to_base_passes() {
 /// last offset 43 < base 45 → CorruptIndex (checked before the length).
 #[test]
 fn case16b_negative_relative_offset_is_corrupt() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     let mut bytes = encode_index(&[(1, 0), (-2, 8)]);
     assert_eq!(&bytes[8..12], &[0xff, 0xff, 0xff, 0xfe]);
@@ -56,7 +56,7 @@ fn case16b_negative_relative_offset_is_corrupt() {
 /// (c) a 17-byte file with valid increasing slots → CorruptIndex for the length.
 #[test]
 fn case16c_length_not_multiple_of_entry_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     let mut bytes = encode_index(&[(1, 0), (2, 8)]);
     bytes.push(0);
@@ -91,7 +91,7 @@ fn case16c_length_not_multiple_of_entry_size() {
 /// A valid trimmed file passes.
 #[test]
 fn valid_file_passes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(45));
     fs::write(&path, encode_index(&[(0, 0), (5, 100), (9, 200)])).unwrap();
     let index = OffsetIndex::open_read_only(&path, 45).unwrap();

@@ -9,7 +9,7 @@ use common::*;
 #[test]
 fn case14_truncate_to_sequence() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = dir.path().join(index_name(0));
         let index = new_index(dir.path(), 0, 80).with_search_strategy(strategy);
         index.truncate().unwrap();
@@ -60,7 +60,7 @@ fn case14_truncate_to_sequence() {
 #[test]
 fn truncate_to_between_below_and_at_first() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 100, 800).with_search_strategy(strategy);
         for i in 0..20 {
             index.append(110 + 10 * i, i as u32 * 100).unwrap();

@@ -17,7 +17,7 @@ fn closed<T: std::fmt::Debug>(r: Result<T, IndexError>, what: &str) {
 
 #[test]
 fn case19_use_after_force_unmap() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 80);
     index.force_unmap();
@@ -30,7 +30,7 @@ fn case19_use_after_force_unmap() {
 
 #[test]
 fn every_operation_after_force_unmap_is_closed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 80);
     index.append(1, 10).unwrap();

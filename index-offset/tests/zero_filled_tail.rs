@@ -39,7 +39,7 @@ fn padded_copy(dir: &std::path::Path, zero_slots: usize) -> (PathBuf, Vec<u8>) {
 
 #[test]
 fn ten_zero_slots_count_as_entries_and_pass_sanity_check() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, _) = padded_copy(dir.path(), 10);
     for index in [
         OffsetIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap(),
@@ -60,7 +60,7 @@ fn ten_zero_slots_count_as_entries_and_pass_sanity_check() {
 
 #[test]
 fn lookups_over_ten_zero_slots_behave_as_kafka() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, _) = padded_copy(dir.path(), 10);
     // 70 entries < 1025: Kafka's first warm slot is 0, so the default strategy and the
     // textbook binary search read the same slots and give the same answers here.
@@ -86,7 +86,7 @@ fn lookups_over_ten_zero_slots_behave_as_kafka() {
 
 #[test]
 fn fully_preallocated_ten_mib_tail_answers_base_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, _) = padded_copy(dir.path(), 0);
     // The real crash case: a 10 MiB preallocated file with only 60 slots written.
     fs::OpenOptions::new()
@@ -111,7 +111,7 @@ fn fully_preallocated_ten_mib_tail_answers_base_everywhere() {
 /// What `LogSegment.recover` does to the index: reset, re-append from the log, trim.
 #[test]
 fn recovery_rebuild_restores_kafka_bytes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, kafka) = padded_copy(dir.path(), 10);
     let real = decode_index_bytes(&kafka, BASE);
     let index = OffsetIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap();

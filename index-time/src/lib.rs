@@ -396,6 +396,10 @@ impl TimeIndex {
     }
 
     /// Trims to the used bytes and unmaps (Kafka's `close`).
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] after [`Self::force_unmap`] or [`Self::delete_if_exists`]
+    /// (the file could not be trimmed); [`IndexError::Io`].
     pub fn close(self) -> Result<()> {
         self.file.close()
     }

@@ -12,7 +12,7 @@ use index_time::IndexError;
 /// Case 23 (TimeIndexTest.testAppend / testIsFull).
 #[test]
 fn case23_reserved_last_slot_and_skip_full_check() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let empty = new_index(dir.path(), 46, 360);
     assert!(!empty.is_full());
     let index = new_index(dir.path(), 45, 360);
@@ -57,7 +57,7 @@ fn case23_reserved_last_slot_and_skip_full_check() {
 /// Case 24: acceptance rules, check order, exact bytes.
 #[test]
 fn case24_maybe_append_acceptance_rules() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let index = new_index(dir.path(), 45, 360);
     assert!(
@@ -129,7 +129,7 @@ fn case24_maybe_append_acceptance_rules() {
 /// cursor by 8 and failed the next append).
 #[test]
 fn offset_overflow_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(100));
     let index = new_index(dir.path(), 100, 120);
     assert!(index.maybe_append(10, 100, false).unwrap());
@@ -167,7 +167,7 @@ fn offset_overflow_writes_nothing() {
 /// unrepresentable offset with an old timestamp is simply ignored, as in Kafka.
 #[test]
 fn ignored_append_does_not_check_representability() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 100, 120);
     assert!(index.maybe_append(10, 100, false).unwrap());
     assert!(!index.maybe_append(10, i64::MAX, false).unwrap());

@@ -16,7 +16,7 @@ fn truncated_real_file() {
         "nikhildighe-__consumer_offsets-12/00000000000000000000.timeindex",
     ))
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     fs::write(&path, &src[..30]).unwrap(); // 2 whole slots + 6 bytes
     let index = TimeIndex::open_read_only(&path, 0).unwrap();
@@ -46,7 +46,7 @@ fn truncated_real_file() {
 
 #[test]
 fn lengths_not_multiple_of_entry_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let full = encode_timeindex(&[(10, 1), (20, 2), (30, 3)]);
     for len in 1..36usize {
         let path = dir.path().join(format!("{len}.timeindex"));
@@ -63,7 +63,7 @@ fn lengths_not_multiple_of_entry_size() {
 #[test]
 fn non_monotonic_appends_on_real_index() {
     let src = kafka_file("rjmfernandes-_confluent-monitoring-0/00000000000000000000.timeindex");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     fs::copy(&src, &path).unwrap();
     let index = TimeIndex::open(&path, 0, 4096).unwrap();
@@ -87,7 +87,7 @@ fn non_monotonic_appends_on_real_index() {
 
 #[test]
 fn offset_more_than_i32_max_past_base() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let base = 7_000_000_000i64;
     let index = new_index(dir.path(), base, 120);
     assert!(matches!(
@@ -139,7 +139,7 @@ proptest! {
         base in prop_oneof![0i64..1000, any::<i64>(), (i64::MAX - 1000)..=i64::MAX],
         targets in proptest::collection::vec(any::<i64>(), 0..8),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = dir.path().join("x.timeindex");
         fs::write(&path, &bytes).unwrap();
         let ro = TimeIndex::open_read_only(&path, base).unwrap();

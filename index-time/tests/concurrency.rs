@@ -33,7 +33,7 @@ fn readers_stay_consistent_while_writer_appends_resizes_truncates_and_trims() {
         SearchStrategy::default(),
         SearchStrategy::PageDirectory { page_size: 4096 },
     ] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = Arc::new(new_index(dir.path(), BASE, 12 * 1024).with_search_strategy(strategy));
         let done = Arc::new(AtomicBool::new(false));
         let readers: Vec<_> = (0..3u64)

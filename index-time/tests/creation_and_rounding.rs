@@ -10,7 +10,7 @@ use index_time::{IndexError, OpenMode, TimeIndex, ENTRY_SIZE, NO_TIMESTAMP};
 
 #[test]
 fn new_time_index_is_preallocated_and_empty() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let index = TimeIndex::open(&path, 45, 360).unwrap();
     assert_eq!(fs::read(&path).unwrap(), vec![0u8; 360]);
@@ -30,7 +30,7 @@ fn new_time_index_is_preallocated_and_empty() {
 /// TI(45,10485760) → 10485756 bytes / 873813 slots.
 #[test]
 fn case02_size_rounding() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     for (i, (max, bytes, slots)) in [
         (100usize, 96u64, 8usize),
         (1500, 1500, 125),
@@ -53,7 +53,7 @@ fn case02_size_rounding() {
 /// Case 3: TI(45, 11) → InvalidArgument naming 11; the empty file stays.
 #[test]
 fn case03_invalid_max_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     match TimeIndex::open(&path, 45, 11) {
         Err(IndexError::InvalidArgument { path: p, reason }) => {
@@ -85,7 +85,7 @@ fn case03_invalid_max_size() {
 /// Case 30 (TimeIndexTest.testLastEntry / testParseEntry / testEntrySize).
 #[test]
 fn case30_parse_entry_and_last_entry() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 360);
     assert_eq!(index.last_entry().unwrap(), to(-1, 45));
     assert!(index.maybe_append(1, 46, false).unwrap());

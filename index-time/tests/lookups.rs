@@ -22,7 +22,7 @@ fn case20_index(
 #[test]
 fn case20_lookup() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = case20_index(dir.path(), strategy);
         assert_eq!(index.lookup(9).unwrap(), to(-1, 45), "{strategy:?}");
         assert_eq!(index.lookup(25).unwrap(), to(20, 65), "{strategy:?}");
@@ -45,7 +45,7 @@ fn case20_lookup() {
 /// Case 21 (TimeIndexTest.testEntry / testEntryOverflow).
 #[test]
 fn case21_entry_n() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = case20_index(dir.path(), Default::default());
     assert_eq!(index.entry(0).unwrap(), to(10, 55));
     assert_eq!(index.entry(1).unwrap(), to(20, 65));
@@ -71,7 +71,7 @@ fn case21_entry_n() {
 fn random_lookups_match_model() {
     for strategy in STRATEGIES {
         for seed in 1..=10u64 {
-            let dir = tempfile::tempdir().unwrap();
+            let dir = tmp();
             let index = new_index(dir.path(), 1000, 12 * 2000).with_search_strategy(strategy);
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let (mut ts, mut off) = (1_700_000_000_000i64, 1000i64);

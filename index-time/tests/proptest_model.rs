@@ -112,7 +112,7 @@ proptest! {
             0..80,
         ),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), base, slots * 12);
         let mut model = Vec::new();
         let (mut ts, mut off) = (-2i64, base - 1);
@@ -141,7 +141,7 @@ proptest! {
         (base, entries) in arb_entries(),
         raw in proptest::collection::vec(any::<u64>(), 32),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = build(dir.path(), base, &entries);
         let (lo, hi) = match (entries.first(), entries.last()) {
             (Some(f), Some(l)) => (f.0 - 10, l.0 + 10),
@@ -167,7 +167,7 @@ proptest! {
         pick in any::<u64>(),
         delta in -1i64..=1,
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let src = build(dir.path(), base, &entries);
         let target = match entries.len() {
             0 => base + delta,

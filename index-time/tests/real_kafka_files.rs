@@ -136,7 +136,7 @@ fn exact_entries_dipendrasaini_follower() {
 /// 10 MiB time index, then close(): byte-identical to Kafka's file.
 #[test]
 fn round_trip_is_byte_identical_to_kafka() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     for (i, path) in kafka_files(".timeindex").iter().enumerate() {
         let kafka = fs::read(path).unwrap();
         let base = base_offset_of(path);

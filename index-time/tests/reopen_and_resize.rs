@@ -12,7 +12,7 @@ use index_time::{IndexError, OpenMode, TimeIndex};
 /// Case 27 (TimeIndexTest.testResize).
 #[test]
 fn case27_resize_return_values() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let index = new_index(dir.path(), 45, 360);
     assert!(!index.resize(360).unwrap());
@@ -26,7 +26,7 @@ fn case27_resize_return_values() {
 
 #[test]
 fn reopened_trimmed_index_is_full_until_resized() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let index = new_index(dir.path(), 45, 360);
     for i in 1..=3 {
@@ -73,7 +73,7 @@ fn reopened_trimmed_index_is_full_until_resized() {
 /// A 1-slot time index is full while empty; skip_full_check fills the reserved slot.
 #[test]
 fn one_slot_index_is_full_while_empty() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 0, 12);
     assert!(index.is_full());
     assert!(matches!(
@@ -88,7 +88,7 @@ fn one_slot_index_is_full_while_empty() {
 
 #[test]
 fn reset_with_max_size_and_trim() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     let index = new_index(dir.path(), 0, 360);
     index.maybe_append(7, 3, false).unwrap();

@@ -16,7 +16,7 @@ fn corrupt_reason(index: &TimeIndex) -> String {
 
 #[test]
 fn case26a_last_timestamp_below_first() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     fs::write(&path, encode_timeindex(&[(100, 1), (50, 2)])).unwrap();
     let index = TimeIndex::open_read_only(&path, 45).unwrap();
@@ -27,7 +27,7 @@ fn case26a_last_timestamp_below_first() {
 
 #[test]
 fn case26b_last_offset_below_base_checked_after_timestamps() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     fs::write(&path, encode_timeindex(&[(100, 1), (50, 2), (200, -3)])).unwrap();
     let index = TimeIndex::open_read_only(&path, 45).unwrap();
@@ -38,7 +38,7 @@ fn case26b_last_offset_below_base_checked_after_timestamps() {
 
 #[test]
 fn case26c_length_not_multiple_of_12() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let mut bytes = encode_timeindex(&[(100, 1)]);
     bytes.push(0);
@@ -51,7 +51,7 @@ fn case26c_length_not_multiple_of_12() {
 
 #[test]
 fn case26_five_valid_entries_pass() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let index = new_index(dir.path(), 45, 360);
     for i in 0..5 {
         index.maybe_append(1000 + i, 45 + i, false).unwrap();

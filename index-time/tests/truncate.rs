@@ -12,7 +12,7 @@ use index_time::SearchStrategy;
 #[test]
 fn case22_truncation() {
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let path = dir.path().join(timeindex_name(45));
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         let fill = || {
@@ -58,7 +58,7 @@ fn case22_truncation() {
 #[test]
 fn duplicate_offsets_truncate_quirk() {
     for strategy in [SearchStrategy::default(), SearchStrategy::Binary] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         for (t, o) in [(10, 48), (20, 50), (30, 50), (40, 50)] {
             assert!(index.maybe_append(t, o, false).unwrap());
@@ -70,7 +70,7 @@ fn duplicate_offsets_truncate_quirk() {
     // Whatever the strategy, the kept count is one of the slots holding offset 50
     // (slots 1..=3), never fewer entries than those below 50.
     for strategy in STRATEGIES {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tmp();
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         for (t, o) in [(10, 48), (20, 50), (30, 50), (40, 50)] {
             index.maybe_append(t, o, false).unwrap();

@@ -16,7 +16,7 @@ fn closed<T: std::fmt::Debug>(r: Result<T, IndexError>, what: &str) {
 
 #[test]
 fn every_operation_after_force_unmap_is_closed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     let index = new_index(dir.path(), 0, 120);
     index.maybe_append(10, 1, false).unwrap();

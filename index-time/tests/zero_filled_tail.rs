@@ -30,7 +30,7 @@ fn padded(dir: &std::path::Path, zero_slots: usize) -> (std::path::PathBuf, Vec<
 
 #[test]
 fn zero_slots_count_as_entries_and_fail_sanity_check() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, _) = padded(dir.path(), 10);
     let index = TimeIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap();
     assert_eq!((index.entries(), index.max_entries()), (70, 70));
@@ -48,7 +48,7 @@ fn zero_slots_count_as_entries_and_fail_sanity_check() {
 
 #[test]
 fn lookups_over_zero_tail_behave_as_kafka() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, _) = padded(dir.path(), 10);
     for strategy in [SearchStrategy::default(), SearchStrategy::Binary] {
         let index = TimeIndex::open_read_only(&path, BASE)
@@ -85,7 +85,7 @@ fn lookups_over_zero_tail_behave_as_kafka() {
 
 #[test]
 fn recovery_rebuild_restores_kafka_bytes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (path, kafka) = padded(dir.path(), 10);
     let entries = decode_timeindex_bytes(&kafka, BASE);
     let index = TimeIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap();
