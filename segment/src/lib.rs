@@ -18,6 +18,7 @@ pub mod format;
 pub mod record;
 
 pub mod config;
+pub mod dump;
 pub mod error;
 pub mod fs;
 pub mod lazy;

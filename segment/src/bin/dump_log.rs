@@ -1,0 +1,303 @@
+//! `dump-log`: print and verify Kafka log segments, indexes and snapshots, in the spirit of
+//! Kafka's `kafka-dump-log.sh` (DumpLogSegments). All logic lives in `segment::dump`.
+//!
+//! Exit status: 0 = no problem; 1 = an index disagrees with its log, a batch is corrupt,
+//! a sanity check failed, or a rebuild truncated/failed; 2 = a file could not be read or
+//! a usage error.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use segment::dump::{
+    self, text, DumpOptions, Event, FileType, RebuildOptions, Sink, Summary, DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_MESSAGE_SIZE,
+};
+
+/// Progress bars are shown for inputs of at least this many bytes.
+const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dump-log",
+    version,
+    about = "Dump and verify Kafka log segments (.log, .index, .timeindex, .txnindex, .snapshot, KRaft .checkpoint)",
+    long_about = "Dump and verify Kafka partition files, in the spirit of Kafka's kafka-dump-log.sh.\n\n\
+        Inputs are files (positionally or as --files a,b) or partition directories (every segment \
+        file in offset order). Files are only read, never written.\n\n\
+        Exit status: 0 no problem; 1 an index disagrees with its log, a batch is corrupt, a sanity \
+        check failed, or a rebuild failed/truncated; 2 a file could not be read, or bad usage."
+)]
+struct Cli {
+    /// Files or partition directories to dump.
+    paths: Vec<PathBuf>,
+
+    /// Comma-separated list of files to dump (Kafka's --files); may be repeated.
+    #[arg(long, value_name = "FILE[,FILE...]")]
+    files: Vec<String>,
+
+    /// Print record keys and values (implies --deep-iteration).
+    #[arg(long)]
+    print_data_log: bool,
+
+    /// Iterate the records inside each batch.
+    #[arg(long)]
+    deep_iteration: bool,
+
+    /// Verify indexes against their logs without printing entries (logs are checked
+    /// without printing their batches).
+    #[arg(long)]
+    verify_index_only: bool,
+
+    /// Only run the index sanity checks (Kafka's sanityCheck).
+    #[arg(long)]
+    index_sanity_check: bool,
+
+    /// Bytes read at each offset-index position to find its first batch.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
+    max_message_size: u64,
+
+    /// Only read the first BYTES of each .log.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
+    max_bytes: u64,
+
+    /// With deep iteration, print only keys/values, not record metadata.
+    #[arg(long)]
+    skip_record_metadata: bool,
+
+    /// Report follower (chunk-shaped) offset-index entries and record-level time-index
+    /// offsets as errors, exactly as Kafka's tool does.
+    #[arg(long)]
+    kafka_strict: bool,
+
+    /// Print JSON lines (one object per event, "type" field; a final "summary" object)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
+
+    /// Instead of dumping: write the .index/.timeindex/.txnindex that recovery would build
+    /// for each given .log (or each .log of a given directory) into DIR, and compare them
+    /// with the broker's files.
+    #[arg(long, value_name = "DIR")]
+    rebuild_indexes_to: Option<PathBuf>,
+
+    /// index.interval.bytes for --rebuild-indexes-to.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    index_interval_bytes: u64,
+
+    /// Never show a progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+struct CliSink {
+    json: bool,
+    skip_record_metadata: bool,
+    out: io::BufWriter<io::Stdout>,
+    report: text::Report,
+    bar: Option<ProgressBar>,
+}
+
+impl CliSink {
+    fn write_out(&mut self, line: &str) {
+        let r = match &self.bar {
+            Some(bar) => {
+                let out = &mut self.out;
+                bar.suspend(|| writeln!(out, "{line}").and_then(|_| out.flush()))
+            }
+            None => writeln!(self.out, "{line}"),
+        };
+        if let Err(e) = r {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            eprintln!("dump-log: cannot write to standard output: {e}");
+            std::process::exit(2);
+        }
+    }
+
+    fn write_err(&mut self, line: &str) {
+        let _ = self.out.flush();
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Sink for CliSink {
+    fn event(&mut self, event: Event) {
+        if self.json {
+            match serde_json::to_string(&event) {
+                Ok(s) => self.write_out(&s),
+                Err(e) => self.write_err(&format!("dump-log: cannot encode event: {e}")),
+            }
+            return;
+        }
+        match text::event_line(&event, self.skip_record_metadata) {
+            Some(text::Line::Out(s)) => self.write_out(&s),
+            Some(text::Line::Err(s)) => self.write_err(&s),
+            None => {}
+        }
+        self.report.add(&event);
+    }
+
+    fn progress(&mut self, bytes: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(bytes);
+        }
+    }
+}
+
+fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
+    if !enabled || total < PROGRESS_MIN_BYTES {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let mut inputs: Vec<PathBuf> = cli.paths.clone();
+    for f in &cli.files {
+        inputs.extend(dump::split_files_arg(f));
+    }
+    if inputs.is_empty() {
+        eprintln!("dump-log: no input files (give paths or --files a,b); see --help");
+        std::process::exit(2);
+    }
+    let code = match &cli.rebuild_indexes_to {
+        Some(dir) => run_rebuild(&cli, &inputs, dir),
+        None => run_dump(&cli, &inputs),
+    };
+    std::process::exit(code);
+}
+
+fn run_dump(cli: &Cli, inputs: &[PathBuf]) -> i32 {
+    let opts = DumpOptions {
+        print_data_log: cli.print_data_log,
+        deep_iteration: cli.deep_iteration,
+        verify_index_only: cli.verify_index_only,
+        index_sanity_check: cli.index_sanity_check,
+        max_message_size: cli.max_message_size,
+        max_bytes: cli.max_bytes,
+        skip_record_metadata: cli.skip_record_metadata,
+        kafka_strict: cli.kafka_strict,
+    };
+    // Progress on stderr only when it is a terminal; not while a terminal stdout is
+    // flooded with entries (the bar would be redrawn for every line).
+    let files = dump::expand_inputs(inputs).unwrap_or_default();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let show = !cli.no_progress
+        && io::stderr().is_terminal()
+        && (!io::stdout().is_terminal() || !opts.prints_entries() || cli.json);
+    let mut sink = CliSink {
+        json: cli.json,
+        skip_record_metadata: cli.skip_record_metadata,
+        out: io::BufWriter::new(io::stdout()),
+        report: text::Report::new(),
+        bar: progress_bar(total, show),
+    };
+    for input in inputs {
+        if !input.exists() {
+            sink.event(Event::Problem(dump::Problem::Unreadable {
+                path: input.clone(),
+                reason: "no such file or directory".into(),
+            }));
+        }
+    }
+    let existing: Vec<PathBuf> = inputs.iter().filter(|p| p.exists()).cloned().collect();
+    let missing = inputs.len() - existing.len();
+    let mut summary: Summary = dump::run(&existing, &opts, &mut sink);
+    summary.failures += missing;
+    summary.operational_errors += missing;
+    if let Some(bar) = sink.bar.take() {
+        bar.finish_and_clear();
+    }
+    if cli.json {
+        let mut v = serde_json::to_value(&summary).unwrap_or_default();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("type".into(), "summary".into());
+            m.insert("exit_code".into(), summary.exit_code().into());
+        }
+        sink.write_out(&v.to_string());
+    }
+    let _ = sink.out.flush();
+    if !cli.json {
+        let report = sink.report.render();
+        if !report.is_empty() {
+            eprint!("{report}");
+        }
+    }
+    summary.exit_code()
+}
+
+fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
+    let files = match dump::expand_inputs(inputs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("dump-log: {e}");
+            return 2;
+        }
+    };
+    let mut logs = Vec::new();
+    for f in files {
+        match FileType::of(&f) {
+            FileType::Log => logs.push(f),
+            _ if inputs.contains(&f) => {
+                eprintln!(
+                    "dump-log: --rebuild-indexes-to takes .log files or directories; ignoring {}",
+                    f.display()
+                );
+            }
+            _ => {}
+        }
+    }
+    if logs.is_empty() {
+        eprintln!("dump-log: no .log file to rebuild");
+        return 2;
+    }
+    if let Some(missing) = logs.iter().find(|l| !l.is_file()) {
+        eprintln!("dump-log: {}: no such file", missing.display());
+        return 2;
+    }
+    let opts = RebuildOptions {
+        out_dir: dir.to_path_buf(),
+        index_interval_bytes: cli.index_interval_bytes,
+    };
+    let reports = match dump::rebuild(&logs, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("dump-log: {e}");
+            return 2;
+        }
+    };
+    let mut code = 0;
+    for r in &reports {
+        if cli.json {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("type".into(), "rebuild".into());
+            }
+            println!("{v}");
+        } else {
+            print!("{}", r.render());
+        }
+        if r.is_failure() {
+            code = 1;
+        }
+    }
+    code
+}

@@ -1,0 +1,284 @@
+//! Log dump (`.log` and KRaft `.checkpoint` files): batch lines, deep iteration, CRC and
+//! framing checks, non-consecutive offsets, trailing bytes (spec §12 "Log dump").
+
+use std::path::Path;
+
+use super::reader::{reason_of, LogReader, Step};
+use super::{
+    absolute, parse_kraft_snapshot_name, BatchLine, ControlLine, DumpOptions, Event, FileType,
+    Problem, RecordLine, Sink,
+};
+use crate::record::{
+    decompress, ControlRecordType, EndTransactionMarker, FileBatch, LegacyBatch, Record,
+    StopReason, LOG_OVERHEAD,
+};
+
+/// Header-level line of a batch.
+pub(crate) fn batch_line(batch: &FileBatch<'_>) -> BatchLine {
+    let compression = match batch.compression() {
+        Ok(c) => c.name().to_string(),
+        Err(_) => {
+            let id = match batch {
+                FileBatch::V2(b) => b.attributes().compression_id(),
+                FileBatch::Legacy(b) => (b.attributes() & 0x07) as u8,
+            };
+            format!("unknown({id})")
+        }
+    };
+    BatchLine {
+        position: batch.position(),
+        magic: batch.magic(),
+        base_offset: batch.base_offset(),
+        last_offset: batch.last_offset(),
+        count: batch.records_count(),
+        base_sequence: batch.base_sequence(),
+        last_sequence: batch.last_sequence(),
+        producer_id: batch.producer_id(),
+        producer_epoch: batch.producer_epoch(),
+        partition_leader_epoch: batch.partition_leader_epoch(),
+        is_transactional: batch.is_transactional(),
+        is_control: batch.is_control(),
+        delete_horizon_ms: batch.as_v2().and_then(|b| b.delete_horizon_ms()),
+        timestamp_type: batch.timestamp_type().name(),
+        max_timestamp: batch.max_timestamp(),
+        size: batch.size_in_bytes(),
+        compression,
+        crc: batch.checksum(),
+        is_valid: batch.is_valid(),
+    }
+}
+
+fn computed_checksum(batch: &FileBatch<'_>) -> u32 {
+    match batch {
+        FileBatch::V2(b) => b.compute_checksum(),
+        FileBatch::Legacy(b) => b.compute_checksum(),
+    }
+}
+
+/// Checksums (stored, valid) of the messages of a legacy entry: the entry itself when
+/// uncompressed, the inner messages of a compressed wrapper (best effort: `None` if the
+/// wrapper cannot be decoded, the records iterator then reports the error).
+fn legacy_crcs(batch: &LegacyBatch<'_>) -> Option<Vec<(u32, bool)>> {
+    let codec = batch.compression().ok()?;
+    if codec == crate::record::CompressionType::None {
+        return Some(vec![(batch.checksum(), batch.is_valid())]);
+    }
+    let (_, value) = batch.key_value().ok()?;
+    let data = decompress(codec, value?).ok()?;
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while data.len() - at >= LOG_OVERHEAD {
+        let size = i32::from_be_bytes(data[at + 8..at + 12].try_into().ok()?);
+        if size < 14 || LOG_OVERHEAD + size as usize > data.len() - at {
+            break;
+        }
+        let inner = LegacyBatch::at(&data[at..at + LOG_OVERHEAD + size as usize], 0).ok()?;
+        out.push((inner.checksum(), inner.is_valid()));
+        at += inner.size_in_bytes();
+    }
+    Some(out)
+}
+
+fn control_line(record: &Record<'_>, position: u64) -> Result<ControlLine, String> {
+    let ty = ControlRecordType::parse_key(record.key(), position).map_err(|e| e.to_string())?;
+    match ty {
+        ControlRecordType::Abort | ControlRecordType::Commit => {
+            let m = EndTransactionMarker::decode(record.key(), record.value(), position)
+                .map_err(|e| e.to_string())?;
+            Ok(ControlLine::EndTxnMarker {
+                marker: m.control_type.name(),
+                coordinator_epoch: m.coordinator_epoch,
+            })
+        }
+        other => Ok(ControlLine::Other {
+            name: other.name(),
+            id: other.id(),
+        }),
+    }
+}
+
+fn text_of(bytes: Option<&[u8]>) -> Option<String> {
+    bytes.map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+/// Dumps a `.log` or a KRaft `.checkpoint` file.
+pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut dyn Sink) {
+    let abs = absolute(path);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
+    if ty == FileType::KraftSnapshot {
+        match parse_kraft_snapshot_name(&name) {
+            Some((end_offset, epoch)) => sink.event(Event::SnapshotStart { end_offset, epoch }),
+            None => {
+                sink.event(Event::Problem(Problem::Unreadable {
+                    path: path.to_path_buf(),
+                    reason: "not a KRaft snapshot name (<offset>-<epoch>.checkpoint)".into(),
+                }));
+                return;
+            }
+        }
+    } else {
+        let Some(base) = super::base_offset_of(path, sink) else {
+            return;
+        };
+        sink.event(Event::LogStart { base_offset: base });
+    }
+    let mut reader = match LogReader::open(path, opts.max_bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            sink.event(Event::Problem(Problem::Unreadable {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }));
+            return;
+        }
+    };
+    let print = opts.prints_entries();
+    let deep = opts.deep();
+    let mut last_record_offset: Option<i64> = None;
+    let mut reported = 0u64;
+    loop {
+        let step = match reader.next_batch() {
+            Ok(s) => s,
+            Err(e) => {
+                sink.event(Event::Problem(Problem::Unreadable {
+                    path: path.to_path_buf(),
+                    reason: format!("read error at position {}: {e}", reader.position()),
+                }));
+                return;
+            }
+        };
+        let batch = match step {
+            Step::Batch(b) => b,
+            Step::Stop(stop) => {
+                match stop {
+                    StopReason::End => {}
+                    StopReason::TornTail {
+                        remaining_bytes, ..
+                    } => {
+                        if opts.max_bytes == super::DEFAULT_MAX_BYTES {
+                            sink.event(Event::Problem(Problem::TrailingBytes {
+                                path: abs.clone(),
+                                file_name: name.clone(),
+                                bytes: remaining_bytes as u64,
+                            }));
+                        }
+                    }
+                    StopReason::Corrupt { position, reason } => {
+                        sink.event(Event::Problem(Problem::CorruptRecord {
+                            path: abs.clone(),
+                            position,
+                            reason,
+                        }));
+                    }
+                }
+                break;
+            }
+        };
+        let line = batch_line(&batch);
+        let position = line.position;
+        if !line.is_valid {
+            sink.event(Event::Problem(Problem::InvalidChecksum {
+                path: abs.clone(),
+                position,
+                base_offset: line.base_offset,
+                last_offset: line.last_offset,
+                stored_crc: line.crc,
+                computed_crc: computed_checksum(&batch),
+            }));
+        }
+        let timestamp_type = line.timestamp_type;
+        let magic = line.magic;
+        let is_control = line.is_control;
+        if print {
+            sink.event(Event::Batch(line));
+        }
+        if deep {
+            let legacy_crcs = batch.as_legacy().and_then(legacy_crcs);
+            match batch.records() {
+                Err(e) => sink.event(Event::Problem(Problem::InvalidRecord {
+                    path: abs.clone(),
+                    position,
+                    reason: reason_of(&e),
+                })),
+                Ok(records) => {
+                    for (i, record) in records.enumerate() {
+                        let record = match record {
+                            Ok(r) => r,
+                            Err(e) => {
+                                sink.event(Event::Problem(Problem::InvalidRecord {
+                                    path: abs.clone(),
+                                    position,
+                                    reason: reason_of(&e),
+                                }));
+                                break;
+                            }
+                        };
+                        if let Some(prev) = last_record_offset {
+                            if record.offset != prev.wrapping_add(1) {
+                                sink.event(Event::Problem(Problem::NonConsecutiveOffsets {
+                                    path: abs.clone(),
+                                    prev_offset: prev,
+                                    offset: record.offset,
+                                }));
+                            }
+                        }
+                        last_record_offset = Some(record.offset);
+                        let control = if is_control {
+                            match control_line(&record, position) {
+                                Ok(c) => Some(c),
+                                Err(reason) => {
+                                    sink.event(Event::Problem(Problem::InvalidRecord {
+                                        path: abs.clone(),
+                                        position,
+                                        reason,
+                                    }));
+                                    None
+                                }
+                            }
+                        } else {
+                            None
+                        };
+                        if !print {
+                            continue;
+                        }
+                        let v2 = magic >= 2;
+                        let crc = legacy_crcs.as_ref().and_then(|c| c.get(i)).copied();
+                        // Kafka prints nothing for a null value (tombstone), not even the key.
+                        let data = opts.print_data_log && !is_control && record.value.is_some();
+                        sink.event(Event::Record(RecordLine {
+                            batch_position: position,
+                            offset: record.offset,
+                            timestamp_type,
+                            timestamp: record.timestamp,
+                            key_size: record.key().map_or(-1, |k| k.len() as i64),
+                            value_size: record.value().map_or(-1, |v| v.len() as i64),
+                            magic,
+                            sequence: v2.then_some(record.sequence),
+                            header_keys: v2.then(|| {
+                                record
+                                    .headers
+                                    .iter()
+                                    .map(|h| h.key_str().into_owned())
+                                    .collect()
+                            }),
+                            crc: if v2 { None } else { crc.map(|c| c.0) },
+                            crc_valid: if v2 { None } else { crc.map(|c| c.1) },
+                            control,
+                            key: if data { text_of(record.key()) } else { None },
+                            payload: if data { text_of(record.value()) } else { None },
+                        }));
+                    }
+                }
+            }
+        }
+        let now = reader.position();
+        sink.progress(now - reported);
+        reported = now;
+    }
+    let total = reader.file_len();
+    sink.progress(total.saturating_sub(reported));
+}

@@ -1,0 +1,350 @@
+//! `--rebuild-indexes-to DIR`: writes the `.index`, `.timeindex` and `.txnindex` that
+//! Kafka's recovery (`LogSegment.recover`, spec §9.8) builds for a `.log`, without touching
+//! the broker's files, and compares them with the index files next to the `.log`.
+//!
+//! Method: the `.log` is copied into a temporary directory created inside `DIR`, a
+//! [`LogSegment`] is opened there and [`LogSegment::recover`]ed (so the result is exactly
+//! what this crate's recovery produces), the segment is closed (indexes trimmed) and the
+//! index files are moved to `DIR` under Kafka's names. Logs of the same partition
+//! directory are recovered in offset order with one shared [`ProducerStateManager`], as
+//! Kafka's loader does when it recovers a partition from scratch; the transaction index of
+//! a segment therefore knows about transactions started in earlier segments *that were
+//! given*. The source directory is only read.
+
+use std::fmt::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::FileType;
+use crate::config::LogConfig;
+use crate::names::{self, FileKind};
+use crate::producer::ProducerStateManager;
+use crate::segment::LogSegment;
+use crate::time::system_clock;
+
+/// Options of [`rebuild`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuildOptions {
+    /// Directory the rebuilt indexes are written to (created if missing). Must not be the
+    /// directory of any input `.log`.
+    pub out_dir: PathBuf,
+    /// `index.interval.bytes` (Kafka default 4096).
+    pub index_interval_bytes: u64,
+}
+
+/// How a rebuilt index compares with the broker's file next to the `.log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Comparison {
+    /// Byte-identical (both absent counts as identical for the optional `.txnindex`).
+    Identical,
+    /// Different content.
+    Differs {
+        /// Entries in the existing file (length / entry size).
+        existing_entries: usize,
+        /// Entries in the rebuilt file.
+        rebuilt_entries: usize,
+        /// First entry number that differs.
+        first_difference: usize,
+    },
+    /// The broker has no such file next to the `.log`.
+    NoExistingFile,
+    /// The broker has a file but recovery writes none (e.g. no aborted transaction).
+    NotRebuilt {
+        /// Entries in the existing file.
+        existing_entries: usize,
+    },
+}
+
+/// One index file of a rebuild.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RebuiltFile {
+    /// Index type.
+    pub file_type: FileType,
+    /// Where it was written (`None`: recovery wrote no such file, e.g. a `.txnindex`
+    /// without aborted transactions).
+    pub written: Option<PathBuf>,
+    /// Entries written.
+    pub entries: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// The broker's file next to the `.log` that it was compared with.
+    pub existing: PathBuf,
+    /// The comparison.
+    pub comparison: Comparison,
+}
+
+/// Result of rebuilding one `.log`'s indexes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RebuildReport {
+    /// The `.log`.
+    pub log: PathBuf,
+    /// Base offset.
+    pub base_offset: i64,
+    /// `index.interval.bytes` used.
+    pub index_interval_bytes: u64,
+    /// Bytes recovery kept.
+    pub valid_bytes: u64,
+    /// Bytes recovery would truncate (corrupt or torn tail); non-zero is a problem.
+    pub truncated_bytes: u64,
+    /// The three index files.
+    pub files: Vec<RebuiltFile>,
+    /// Set when the rebuild failed (nothing or only part was written).
+    pub error: Option<String>,
+}
+
+impl RebuildReport {
+    /// Whether this rebuild found a problem (failure or truncation).
+    pub fn is_failure(&self) -> bool {
+        self.error.is_some() || self.truncated_bytes > 0
+    }
+
+    /// Human-readable report.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Rebuilt indexes of {} (recovery rule, index.interval.bytes={}): {} valid bytes, {} bytes would be truncated",
+            self.log.display(),
+            self.index_interval_bytes,
+            self.valid_bytes,
+            self.truncated_bytes
+        );
+        for f in &self.files {
+            let suffix = match f.file_type {
+                FileType::OffsetIndex => ".index",
+                FileType::TimeIndex => ".timeindex",
+                _ => ".txnindex",
+            };
+            match &f.written {
+                Some(p) => {
+                    let _ = write!(
+                        s,
+                        "  wrote {} ({} entries, {} bytes): ",
+                        p.display(),
+                        f.entries,
+                        f.bytes
+                    );
+                }
+                None => {
+                    let _ = write!(s, "  no {suffix} written (recovery creates none): ");
+                }
+            }
+            let existing = f.existing.display();
+            let _ = match &f.comparison {
+                Comparison::Identical if f.written.is_none() => {
+                    writeln!(s, "none next to the log either")
+                }
+                Comparison::Identical => writeln!(s, "identical to {existing}"),
+                Comparison::Differs {
+                    existing_entries,
+                    rebuilt_entries,
+                    first_difference,
+                } => writeln!(
+                    s,
+                    "differs from {existing}: {existing_entries} vs {rebuilt_entries} entries (existing vs rebuilt), first difference at entry {first_difference}"
+                ),
+                Comparison::NoExistingFile => writeln!(s, "no {existing} to compare with"),
+                Comparison::NotRebuilt { existing_entries } => writeln!(
+                    s,
+                    "but {existing} exists with {existing_entries} entries"
+                ),
+            };
+        }
+        if let Some(e) = &self.error {
+            let _ = writeln!(s, "  FAILED: {e}");
+        }
+        s
+    }
+}
+
+fn entry_size(kind: FileKind) -> usize {
+    match kind {
+        FileKind::OffsetIndex => 8,
+        FileKind::TimeIndex => 12,
+        _ => index_txn::AbortedTxn::SIZE,
+    }
+}
+
+fn compare(existing: Option<&[u8]>, rebuilt: Option<&[u8]>, size: usize) -> Comparison {
+    match (existing, rebuilt) {
+        (None, None) => Comparison::Identical,
+        (None, Some(_)) => Comparison::NoExistingFile,
+        (Some([]), None) => Comparison::Identical,
+        (Some(e), None) => Comparison::NotRebuilt {
+            existing_entries: e.len() / size,
+        },
+        (Some(e), Some(r)) if e == r => Comparison::Identical,
+        (Some(e), Some(r)) => {
+            let first = e
+                .chunks(size)
+                .zip(r.chunks(size))
+                .position(|(a, b)| a != b)
+                .unwrap_or(e.len().min(r.len()) / size);
+            Comparison::Differs {
+                existing_entries: e.len() / size,
+                rebuilt_entries: r.len() / size,
+                first_difference: first,
+            }
+        }
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Rebuilds the indexes of every `.log` in `logs` into `opts.out_dir` (see the
+/// [module docs](self)). Reports come back in input order.
+///
+/// # Errors
+/// Only for problems with the output directory (cannot be created, is the directory of
+/// an input, or two inputs would write the same file name); per-log failures are in
+/// [`RebuildReport::error`].
+pub fn rebuild(logs: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildReport>, String> {
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", opts.out_dir.display()))?;
+    let mut names_seen = std::collections::HashSet::new();
+    let mut items = Vec::new();
+    for (i, log) in logs.iter().enumerate() {
+        let dir = log.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        if same_dir(&dir, &opts.out_dir) {
+            return Err(format!(
+                "refusing to write into the directory of {} (the broker's files must not be touched); choose another --rebuild-indexes-to directory",
+                log.display()
+            ));
+        }
+        let base = names::offset_from_file(log).map_err(|e| e.to_string())?;
+        if !names_seen.insert(base) {
+            return Err(format!(
+                "two inputs have base offset {base}: their rebuilt indexes would overwrite each other in {}; rebuild them into separate directories",
+                opts.out_dir.display()
+            ));
+        }
+        items.push((dir, base, i, log.clone()));
+    }
+    // One producer state per source directory, segments in offset order.
+    items.sort_by(|a, b| (a.0.as_path(), a.1).cmp(&(b.0.as_path(), b.1)));
+    let mut reports: Vec<(usize, RebuildReport)> = Vec::new();
+    let mut state = ProducerStateManager::new();
+    let mut current_dir: Option<PathBuf> = None;
+    for (dir, base, i, log) in items {
+        if current_dir.as_ref() != Some(&dir) {
+            state = ProducerStateManager::new();
+            current_dir = Some(dir.clone());
+        }
+        let report = rebuild_one(&log, &dir, base, opts, &mut state);
+        reports.push((i, report));
+    }
+    reports.sort_by_key(|(i, _)| *i);
+    Ok(reports.into_iter().map(|(_, r)| r).collect())
+}
+
+fn rebuild_one(
+    log: &Path,
+    src_dir: &Path,
+    base: i64,
+    opts: &RebuildOptions,
+    state: &mut ProducerStateManager,
+) -> RebuildReport {
+    let mut report = RebuildReport {
+        log: log.to_path_buf(),
+        base_offset: base,
+        index_interval_bytes: opts.index_interval_bytes,
+        valid_bytes: 0,
+        truncated_bytes: 0,
+        files: Vec::new(),
+        error: None,
+    };
+    if let Err(e) = rebuild_into(log, src_dir, base, opts, state, &mut report) {
+        report.error = Some(e);
+    }
+    report
+}
+
+fn rebuild_into(
+    log: &Path,
+    src_dir: &Path,
+    base: i64,
+    opts: &RebuildOptions,
+    state: &mut ProducerStateManager,
+    report: &mut RebuildReport,
+) -> Result<(), String> {
+    let tmp = tempfile::Builder::new()
+        .prefix(".dump-log-rebuild-")
+        .tempdir_in(&opts.out_dir)
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let copy = names::log_file(tmp.path(), base, "");
+    std::fs::copy(log, &copy).map_err(|e| format!("cannot copy {}: {e}", log.display()))?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| format!("cannot make the copy writable: {e}"))?;
+    let config = LogConfig {
+        index_interval_bytes: opts.index_interval_bytes,
+        ..LogConfig::default()
+    };
+    let original_len = std::fs::metadata(&copy).map_err(|e| e.to_string())?.len();
+    let seg = LogSegment::<crate::format::KafkaBatchFormat>::open(
+        tmp.path(),
+        base,
+        &config,
+        system_clock(),
+        true,
+        0,
+        false,
+        "",
+    )
+    .map_err(|e| e.to_string())?;
+    let truncated = seg.recover(state, None).map_err(|e| e.to_string())?;
+    seg.close().map_err(|e| e.to_string())?;
+    report.truncated_bytes = truncated;
+    report.valid_bytes = original_len - truncated;
+    for kind in [
+        FileKind::OffsetIndex,
+        FileKind::TimeIndex,
+        FileKind::TxnIndex,
+    ] {
+        let built = names::segment_file(tmp.path(), base, kind, "");
+        let target = names::segment_file(&opts.out_dir, base, kind, "");
+        let existing = names::segment_file(src_dir, base, kind, "");
+        let rebuilt = match std::fs::read(&built) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read {}: {e}", built.display())),
+        };
+        let existing_bytes = std::fs::read(&existing).ok();
+        let size = entry_size(kind);
+        let comparison = compare(existing_bytes.as_deref(), rebuilt.as_deref(), size);
+        let written = match &rebuilt {
+            Some(bytes) => {
+                std::fs::write(&target, bytes)
+                    .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+                Some(target)
+            }
+            None => None,
+        };
+        let len = rebuilt.as_ref().map_or(0, |b| b.len());
+        report.files.push(RebuiltFile {
+            file_type: match kind {
+                FileKind::OffsetIndex => FileType::OffsetIndex,
+                FileKind::TimeIndex => FileType::TimeIndex,
+                _ => FileType::TxnIndex,
+            },
+            written,
+            entries: len / size,
+            bytes: len as u64,
+            existing,
+            comparison,
+        });
+    }
+    Ok(())
+}

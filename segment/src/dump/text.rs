@@ -1,0 +1,498 @@
+//! Text rendering of dump [`Event`]s in the format of Kafka's `kafka-dump-log.sh`
+//! (spec §12), and the end-of-run report of problems and notes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::{BatchLine, ControlLine, Event, Note, Problem, RecordLine};
+
+/// Where a rendered line goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// Standard output.
+    Out(String),
+    /// Standard error.
+    Err(String),
+}
+
+fn batch_text(b: &BatchLine) -> String {
+    let mut s = String::new();
+    if b.magic >= 2 {
+        let count = b.count.map_or("null".to_string(), |c| c.to_string());
+        let horizon = b
+            .delete_horizon_ms
+            .map_or("OptionalLong.empty".to_string(), |h| {
+                format!("OptionalLong[{h}]")
+            });
+        let _ = write!(
+            s,
+            "baseOffset: {} lastOffset: {} count: {count} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {horizon}",
+            b.base_offset,
+            b.last_offset,
+            b.base_sequence,
+            b.last_sequence,
+            b.producer_id,
+            b.producer_epoch,
+            b.partition_leader_epoch,
+            b.is_transactional,
+            b.is_control,
+        );
+    } else {
+        let _ = write!(s, "offset: {}", b.last_offset);
+    }
+    let _ = write!(
+        s,
+        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+        b.position,
+        b.timestamp_type,
+        b.max_timestamp,
+        b.size,
+        b.magic,
+        b.compression,
+        b.crc,
+        b.is_valid
+    );
+    s
+}
+
+fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
+    let mut s = String::from("|");
+    if !skip_metadata {
+        let _ = write!(
+            s,
+            " offset: {} {}: {} keySize: {} valueSize: {}",
+            r.offset, r.timestamp_type, r.timestamp, r.key_size, r.value_size
+        );
+        if let (Some(seq), Some(keys)) = (r.sequence, &r.header_keys) {
+            let _ = write!(s, " sequence: {seq} headerKeys: [{}]", keys.join(","));
+        }
+        if let (Some(crc), Some(valid)) = (r.crc, r.crc_valid) {
+            let _ = write!(s, " crc: {crc} isvalid: {valid}");
+        }
+        match &r.control {
+            Some(ControlLine::EndTxnMarker {
+                marker,
+                coordinator_epoch,
+            }) => {
+                let _ = write!(
+                    s,
+                    " endTxnMarker: {marker} coordinatorEpoch: {coordinator_epoch}"
+                );
+            }
+            Some(ControlLine::Other { name, id }) => {
+                let _ = write!(s, " controlType: {name}({id})");
+            }
+            None => {}
+        }
+    }
+    if let Some(k) = &r.key {
+        let _ = write!(s, " key: {k}");
+    }
+    if let Some(p) = &r.payload {
+        let _ = write!(s, " payload: {p}");
+    }
+    s
+}
+
+/// The line an event prints immediately, if any (problems and notes are collected by
+/// [`Report`] and printed at the end, except trailing bytes which Kafka prints in place).
+/// `skip_record_metadata` is `--skip-record-metadata`.
+pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
+    Some(match event {
+        Event::Dumping { path, .. } => Line::Out(format!("Dumping {}", path.display())),
+        Event::Ignored { path } => Line::Err(format!("Ignoring unknown file {}", path.display())),
+        Event::LogStart { base_offset } => Line::Out(format!("Log starting offset: {base_offset}")),
+        Event::SnapshotStart { end_offset, epoch } => Line::Out(format!(
+            "Snapshot end offset: {end_offset}, epoch: {epoch}"
+        )),
+        Event::Batch(b) => Line::Out(batch_text(b)),
+        Event::Record(r) => Line::Out(record_text(r, skip_record_metadata)),
+        Event::OffsetEntry {
+            offset, position, ..
+        } => Line::Out(format!("offset: {offset} position: {position}")),
+        Event::TimeEntry {
+            timestamp, offset, ..
+        } => Line::Out(format!("timestamp: {timestamp} offset: {offset}")),
+        Event::TxnEntry {
+            version,
+            producer_id,
+            first_offset,
+            last_offset,
+            last_stable_offset,
+            ..
+        } => Line::Out(format!(
+            "version: {version} producerId: {producer_id} firstOffset: {first_offset} lastOffset: {last_offset} lastStableOffset: {last_stable_offset}"
+        )),
+        Event::ProducerEntry(p) => Line::Out(format!(
+            "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {} lastTimestamp: {} firstSequence: {} lastSequence: {} lastOffset: {} offsetDelta: {} timestamp: {}",
+            p.producer_id,
+            p.producer_epoch,
+            p.coordinator_epoch,
+            p.current_txn_first_offset,
+            p.last_timestamp,
+            p.first_sequence,
+            p.last_sequence,
+            p.last_offset,
+            p.offset_delta,
+            p.last_timestamp
+        )),
+        Event::IndexEmpty { path } => Line::Out(format!("{} is empty.", path.display())),
+        Event::SanityPassed { path } => {
+            Line::Out(format!("{} passed sanity check.", path.display()))
+        }
+        Event::Problem(Problem::TrailingBytes {
+            file_name, bytes, ..
+        }) => Line::Out(format!(
+            "Found {bytes} invalid bytes at the end of {file_name}"
+        )),
+        Event::Problem(_) | Event::Note(_) => return None,
+    })
+}
+
+type PerFile<T> = BTreeMap<(usize, PathBuf), Vec<T>>;
+
+/// Collects problems and notes during a run and renders Kafka's end-of-run report
+/// (`Mismatches in :<path>`, time index errors, `Non-consecutive offsets in`) followed by
+/// the problems Kafka does not report and our notes.
+#[derive(Debug, Default)]
+pub struct Report {
+    order: BTreeMap<PathBuf, usize>,
+    mismatches: PerFile<(i64, i64)>,
+    ts_mismatch: PerFile<(i64, i64)>,
+    ts_order: PerFile<(i64, i64)>,
+    not_found: PerFile<(i64, i64)>,
+    non_consecutive: PerFile<(i64, i64)>,
+    other: PerFile<String>,
+    notes: PerFile<Note>,
+}
+
+impl Report {
+    /// A new, empty report.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn key(&mut self, path: &std::path::Path) -> (usize, PathBuf) {
+        let n = self.order.len();
+        let i = *self.order.entry(path.to_path_buf()).or_insert(n);
+        (i, path.to_path_buf())
+    }
+
+    /// Records an event (only problems and notes matter).
+    pub fn add(&mut self, event: &Event) {
+        match event {
+            Event::Problem(p) => self.add_problem(p),
+            Event::Note(n) => {
+                let path = match n {
+                    Note::ChunkOffsetEntry { path, .. }
+                    | Note::RecordLevelTimeEntry { path, .. }
+                    | Note::ZeroFilledTail { path, .. }
+                    | Note::MissingOffsetIndex { path } => path,
+                };
+                let k = self.key(path);
+                self.notes.entry(k).or_default().push(n.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn add_problem(&mut self, p: &Problem) {
+        let other = |s: &mut Self, path: &PathBuf, line: String| {
+            let k = s.key(path);
+            s.other.entry(k).or_default().push(line);
+        };
+        match p {
+            Problem::OffsetMismatch {
+                path,
+                index_offset,
+                log_offset,
+                ..
+            } => {
+                let k = self.key(path);
+                self.mismatches
+                    .entry(k)
+                    .or_default()
+                    .push((*index_offset, *log_offset));
+            }
+            Problem::TimestampMismatch {
+                path,
+                index_timestamp,
+                log_timestamp,
+                ..
+            } => {
+                let k = self.key(path);
+                self.ts_mismatch
+                    .entry(k)
+                    .or_default()
+                    .push((*index_timestamp, *log_timestamp));
+            }
+            Problem::OutOfOrderTimestamp {
+                path,
+                index_timestamp,
+                prev_timestamp,
+                ..
+            } => {
+                let k = self.key(path);
+                self.ts_order
+                    .entry(k)
+                    .or_default()
+                    .push((*index_timestamp, *prev_timestamp));
+            }
+            Problem::ShallowOffsetNotFound {
+                path,
+                index_offset,
+                log_offset,
+                ..
+            } => {
+                let k = self.key(path);
+                self.not_found
+                    .entry(k)
+                    .or_default()
+                    .push((*index_offset, *log_offset));
+            }
+            Problem::NonConsecutiveOffsets {
+                path,
+                prev_offset,
+                offset,
+            } => {
+                let k = self.key(path);
+                self.non_consecutive
+                    .entry(k)
+                    .or_default()
+                    .push((*prev_offset, *offset));
+            }
+            Problem::OffsetIndexOutOfOrder {
+                path,
+                slot,
+                offset,
+                position,
+                prev_offset,
+                prev_position,
+            } => other(
+                self,
+                path,
+                format!("Out of order offset index entry {slot}: offset: {offset} position: {position} follows offset: {prev_offset} position: {prev_position}"),
+            ),
+            Problem::IndexEntryUnreadable {
+                path,
+                slot,
+                offset,
+                position,
+                reason,
+            } => other(
+                self,
+                path,
+                format!("Index entry {slot} (offset: {offset}): no batch readable at position {position}: {reason}"),
+            ),
+            Problem::TimeIndexOffsetOutOfOrder {
+                path,
+                slot,
+                offset,
+                prev_offset,
+            } => other(
+                self,
+                path,
+                format!("Out of order time index entry {slot}: offset: {offset} follows offset: {prev_offset}"),
+            ),
+            Problem::InvalidChecksum {
+                path,
+                position,
+                base_offset,
+                last_offset,
+                stored_crc,
+                computed_crc,
+            } => other(
+                self,
+                path,
+                format!("Invalid checksum in batch at position: {position} baseOffset: {base_offset} lastOffset: {last_offset}: stored crc: {stored_crc} computed crc: {computed_crc}"),
+            ),
+            Problem::CorruptRecord {
+                path,
+                position,
+                reason,
+            } => other(
+                self,
+                path,
+                format!("Corrupt record at position: {position}: {reason} (reading stopped here)"),
+            ),
+            Problem::InvalidRecord {
+                path,
+                position,
+                reason,
+            } => other(
+                self,
+                path,
+                format!("Invalid record in batch at position: {position}: {reason}"),
+            ),
+            Problem::TrailingBytes {
+                path,
+                file_name,
+                bytes,
+            } => other(
+                self,
+                path,
+                format!("Found {bytes} invalid bytes at the end of {file_name}"),
+            ),
+            Problem::SanityCheckFailed { path, reason } => {
+                other(self, path, format!("Sanity check failed: {reason}"))
+            }
+            Problem::CorruptFile { path, reason } => other(self, path, format!("Corrupt: {reason}")),
+            Problem::Unreadable { path, reason } => {
+                other(self, path, format!("Cannot read: {reason}"))
+            }
+        }
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.mismatches.is_empty()
+            && self.ts_mismatch.is_empty()
+            && self.ts_order.is_empty()
+            && self.not_found.is_empty()
+            && self.non_consecutive.is_empty()
+            && self.other.is_empty()
+            && self.notes.is_empty()
+    }
+
+    /// The end-of-run report for standard error (empty if nothing was recorded).
+    ///
+    /// Kafka's blocks come first, in Kafka's wording: offset index mismatches and
+    /// non-consecutive offsets most recent first (Kafka prepends to a list), time index
+    /// errors in the order found. Then the problems Kafka does not detect or report
+    /// (`Problems in :<path>`), then notes.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for ((_, path), list) in &self.mismatches {
+            let _ = writeln!(s, "Mismatches in :{}", path.display());
+            for (i, l) in list.iter().rev() {
+                let _ = writeln!(s, "  Index offset: {i}, log offset: {l}");
+            }
+        }
+        for ((_, path), list) in &self.ts_mismatch {
+            let _ = writeln!(s, "Found timestamp mismatch in :{}", path.display());
+            for (i, l) in list {
+                let _ = writeln!(s, "  Index timestamp: {i}, log timestamp: {l}");
+            }
+        }
+        for ((_, path), list) in &self.ts_order {
+            let _ = writeln!(s, "Found out of order timestamp in :{}", path.display());
+            for (i, p) in list {
+                let _ = writeln!(
+                    s,
+                    "  Index timestamp: {i}, Previously indexed timestamp: {p}"
+                );
+            }
+        }
+        for ((_, path), list) in &self.not_found {
+            let _ = writeln!(
+                s,
+                "The following indexed offsets are not found in the log. (in :{})",
+                path.display()
+            );
+            for (i, l) in list {
+                let _ = writeln!(s, "Indexed offset: {i}, found log offset: {l}");
+            }
+        }
+        for ((_, path), list) in &self.non_consecutive {
+            let _ = writeln!(s, "Non-consecutive offsets in {}", path.display());
+            for (a, b) in list.iter().rev() {
+                let _ = writeln!(s, "  {a} is followed by {b}");
+            }
+        }
+        for ((_, path), list) in &self.other {
+            let _ = writeln!(s, "Problems in :{}", path.display());
+            for l in list {
+                let _ = writeln!(s, "  {l}");
+            }
+        }
+        for ((_, path), notes) in &self.notes {
+            render_notes(&mut s, path, notes);
+        }
+        s
+    }
+}
+
+const EXAMPLES: usize = 3;
+
+fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
+    let chunk: Vec<_> = notes
+        .iter()
+        .filter_map(|n| match n {
+            Note::ChunkOffsetEntry {
+                offset,
+                position,
+                first_batch_last_offset,
+                ..
+            } => Some((*offset, *position, *first_batch_last_offset)),
+            _ => None,
+        })
+        .collect();
+    if !chunk.is_empty() {
+        let _ = writeln!(
+            s,
+            "Note: {} offset index entries in :{} point at the first batch of a multi-batch append (follower fetch chunk). They are valid; Kafka's DumpLogSegments reports them as mismatches (--kafka-strict does too).",
+            chunk.len(),
+            path.display()
+        );
+        for (o, p, f) in chunk.iter().take(EXAMPLES) {
+            let _ = writeln!(
+                s,
+                "  Index offset: {o}, position: {p}, first batch last offset: {f}"
+            );
+        }
+        if chunk.len() > EXAMPLES {
+            let _ = writeln!(s, "  ... ({} more)", chunk.len() - EXAMPLES);
+        }
+    }
+    let rec: Vec<_> = notes
+        .iter()
+        .filter_map(|n| match n {
+            Note::RecordLevelTimeEntry {
+                timestamp,
+                offset,
+                batch_last_offset,
+                ..
+            } => Some((*timestamp, *offset, *batch_last_offset)),
+            _ => None,
+        })
+        .collect();
+    if !rec.is_empty() {
+        let _ = writeln!(
+            s,
+            "Note: {} time index entries in :{} hold a record-level offset (written by a 2.x-3.7 leader). They are valid; Kafka's DumpLogSegments reports them as indexed offsets not found (--kafka-strict does too).",
+            rec.len(),
+            path.display()
+        );
+        for (t, o, l) in rec.iter().take(EXAMPLES) {
+            let _ = writeln!(
+                s,
+                "  Index timestamp: {t}, offset: {o}, batch last offset: {l}"
+            );
+        }
+        if rec.len() > EXAMPLES {
+            let _ = writeln!(s, "  ... ({} more)", rec.len() - EXAMPLES);
+        }
+    }
+    for n in notes {
+        match n {
+            Note::ZeroFilledTail {
+                slot, unused_slots, ..
+            } => {
+                let _ = writeln!(
+                    s,
+                    "Note: :{} has {unused_slots} zero-filled slots from entry {slot} (untrimmed index of an active segment or an unclean shutdown); they were not checked.",
+                    path.display()
+                );
+            }
+            Note::MissingOffsetIndex { .. } => {
+                let _ = writeln!(
+                    s,
+                    "Note: no offset index next to :{}; its entries were looked up from position 0.",
+                    path.display()
+                );
+            }
+            _ => {}
+        }
+    }
+}
