@@ -15,7 +15,8 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound). The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! or `< t` (smallest upper bound), found in memory by galloping back from the last page
+//! (1, 2, 4, ... pages) and bisecting, so tail lookups read one or two fences. The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
 //! bisection never compares its `begin` slot). Every other slot of the range starts at
@@ -173,18 +174,37 @@ impl Directory {
         if pages == 0 {
             return None;
         }
-        // The last qualifying fence, by branch-free halving (fences increase with the
-        // keys; if fence 0 does not qualify, none does and `page` stays 0).
-        let (mut page, mut size) = (0usize, pages);
-        while size > 1 {
-            let half = size / 2;
-            let mid = page + half;
-            page = if qualifies(mid) { mid } else { page };
-            size -= half;
-        }
-        if !qualifies(page) {
-            return None;
-        }
+        // The last qualifying fence (fences increase with the keys), searched from the
+        // tail like Kafka's warm section: galloping back 1, 2, 4, ... pages until a fence
+        // qualifies, then branch-free halving between it and the last one that did not.
+        // A lookup in the last page reads one fence; one `d` pages back, about
+        // `2 log2(d)`; none of them touches the mapping.
+        let last = pages - 1;
+        let page = if qualifies(last) {
+            last
+        } else {
+            let (mut bad, mut step) = (last, 1);
+            let good = loop {
+                let candidate = bad.saturating_sub(step);
+                if qualifies(candidate) {
+                    break candidate;
+                }
+                if candidate == 0 {
+                    return None;
+                }
+                bad = candidate;
+                step *= 2;
+            };
+            // The last qualifying page is in [good, bad - 1].
+            let (mut page, mut size) = (good, bad - good);
+            while size > 1 {
+                let half = size / 2;
+                let mid = page + half;
+                page = if qualifies(mid) { mid } else { page };
+                size -= half;
+            }
+            page
+        };
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)

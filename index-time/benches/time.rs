@@ -20,10 +20,9 @@
 //! * `time-readers/<strategy>/{idle,appending}`: hot-tail lookups per second on a 1 MiB
 //!   index, alone and with a concurrent appender thread.
 //!
-//! After the benchmarks a **ratios** section is printed and written to
-//! `<criterion dir>/ratios/time.json`, read back from criterion's
-//! `<criterion dir>/<group>/<function>/<size>/new/estimates.json` (median time per
-//! iteration).
+//! After the benchmarks a **ratios** section measures the goals' ratios again with the
+//! competitors interleaved (robust to load changes on a shared machine, see
+//! `support/ratios.rs`), prints them and writes `<criterion dir>/ratios/time.json`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,85 +228,234 @@ fn time_appends(
     total
 }
 
+/// The four appenders of the append benchmarks, each over its own 1 MiB target.
+struct Appenders {
+    _dir: tempfile::TempDir,
+    cap: usize,
+    encoded: Vec<RawTimeEntry>,
+    index: TimeIndex,
+    raw: IndexFile<RawTimeEntry>,
+    mapping: Mapping,
+    vec: Vec<u8>,
+}
+
+impl Appenders {
+    fn new() -> Self {
+        let cap = APPEND_BYTES / RawTimeEntry::SIZE;
+        let dir = tempfile::tempdir().unwrap();
+        let index = TimeIndex::open(dir.path().join("1.timeindex"), 0, APPEND_BYTES).unwrap();
+        let raw = IndexFile::<RawTimeEntry>::open(
+            dir.path().join("2.timeindex"),
+            0,
+            Some(APPEND_BYTES),
+            OpenMode::ReadWrite,
+        )
+        .unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("3.timeindex"))
+            .unwrap();
+        file.set_len(APPEND_BYTES as u64).unwrap();
+        let mapping = Mapping::map(&file, APPEND_BYTES, true).unwrap();
+        Appenders {
+            _dir: dir,
+            cap,
+            encoded: (0..cap)
+                .map(|i| RawTimeEntry::new(key(i), offset(i) as i32))
+                .collect(),
+            index,
+            raw,
+            mapping,
+            vec: vec![0u8; APPEND_BYTES],
+        }
+    }
+    /// Kafka's append (checks, then write and publish) of entry `i`.
+    fn index(&self, i: usize) {
+        assert!(self.index.maybe_append(key(i), offset(i), true).unwrap())
+    }
+    fn reset_index(&self) {
+        self.index.truncate().unwrap()
+    }
+    /// `IndexFile::append` of pre-encoded entry `i` (no Kafka checks).
+    fn raw(&self, i: usize) {
+        self.raw.append(&self.encoded[i]).unwrap()
+    }
+    fn reset_raw(&self) {
+        self.raw.truncate_to_entries(0).unwrap()
+    }
+    /// The same bytes copied into the same kind of mapping (bounds check and memcpy).
+    fn mmap_copy(&self, i: usize) {
+        let bytes = bytemuck::bytes_of(&self.encoded[i]);
+        assert!(self.mapping.write(i * RawTimeEntry::SIZE, black_box(bytes)));
+    }
+    /// The same bytes copied into a `Vec<u8>` (lower bound).
+    fn vec_copy(&mut self, i: usize) {
+        let at = i * RawTimeEntry::SIZE;
+        self.vec[at..at + RawTimeEntry::SIZE]
+            .copy_from_slice(black_box(bytemuck::bytes_of(&self.encoded[i])));
+    }
+}
+
 fn appends(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("{KIND}-append"));
     group.throughput(Throughput::Elements(1));
-    let cap = APPEND_BYTES / RawTimeEntry::SIZE;
-    let encoded: Vec<RawTimeEntry> = (0..cap)
-        .map(|i| RawTimeEntry::new(key(i), offset(i) as i32))
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-
-    let index = TimeIndex::open(dir.path().join("1.timeindex"), 0, APPEND_BYTES).unwrap();
-    group.bench_function("time-index", |b| {
-        b.iter_custom(|iters| {
-            time_appends(
-                iters,
-                cap,
-                |i| assert!(index.maybe_append(key(i), offset(i), true).unwrap()),
-                || index.truncate().unwrap(),
-            )
-        })
+    let mut a = Appenders::new();
+    let cap = a.cap;
+    group.bench_function(format!("{KIND}-index"), |b| {
+        b.iter_custom(|iters| time_appends(iters, cap, |i| a.index(i), || a.reset_index()))
     });
-
-    let raw = IndexFile::<RawTimeEntry>::open(
-        dir.path().join("2.timeindex"),
-        0,
-        Some(APPEND_BYTES),
-        OpenMode::ReadWrite,
-    )
-    .unwrap();
     group.bench_function("raw-index-file", |b| {
-        b.iter_custom(|iters| {
-            time_appends(
-                iters,
-                cap,
-                |i| raw.append(&encoded[i]).unwrap(),
-                || raw.truncate_to_entries(0).unwrap(),
-            )
-        })
+        b.iter_custom(|iters| time_appends(iters, cap, |i| a.raw(i), || a.reset_raw()))
     });
-
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(dir.path().join("3.timeindex"))
-        .unwrap();
-    file.set_len(APPEND_BYTES as u64).unwrap();
-    let mapping = Mapping::map(&file, APPEND_BYTES, true).unwrap();
     group.bench_function("plain-mmap-copy", |b| {
-        b.iter_custom(|iters| {
-            time_appends(
-                iters,
-                cap,
-                |i| {
-                    let bytes = bytemuck::bytes_of(&encoded[i]);
-                    assert!(mapping.write(i * RawTimeEntry::SIZE, black_box(bytes)));
-                },
-                || {},
-            )
-        })
+        b.iter_custom(|iters| time_appends(iters, cap, |i| a.mmap_copy(i), || {}))
     });
-
-    let mut vec = vec![0u8; APPEND_BYTES];
     group.bench_function("vec-copy", |b| {
         b.iter_custom(|iters| {
-            time_appends(
-                iters,
-                cap,
-                |i| {
-                    let at = i * RawTimeEntry::SIZE;
-                    vec[at..at + RawTimeEntry::SIZE]
-                        .copy_from_slice(black_box(bytemuck::bytes_of(&encoded[i])));
-                },
-                || {},
-            )
+            let mut total = Duration::ZERO;
+            let mut left = iters as usize;
+            while left > 0 {
+                let chunk = left.min(cap);
+                let start = Instant::now();
+                for i in 0..chunk {
+                    a.vec_copy(i);
+                }
+                total += start.elapsed();
+                left -= chunk;
+            }
+            total
         })
     });
-    black_box(&vec);
+    black_box(&a.vec);
     group.finish();
+}
+
+/// The interleaved ratios (see `support/ratios.rs`).
+fn ratio_section() {
+    let mut report = ratios::Report::default();
+    let ops = 16 * TARGETS;
+    let mask = TARGETS - 1;
+    for (size, bytes) in SIZES {
+        let f = fixture(bytes);
+        let snaps: Vec<_> = f.indexes.iter().map(|i| i.snapshot().unwrap()).collect();
+        for (dist, hot) in [("hot-tail", true), ("uniform", false)] {
+            let t = targets(&f.keys, hot);
+            let t = &t;
+            let (keys, values) = (&f.keys, &f.values);
+            let mut racers: Vec<ratios::Competitor> = vec![Box::new(move |ops| {
+                for j in 0..ops {
+                    black_box(partition_point(keys, values, black_box(t[j & mask])));
+                }
+            })];
+            for index in &f.indexes {
+                racers.push(Box::new(move |ops| {
+                    for j in 0..ops {
+                        black_box(index.lookup(black_box(t[j & mask])).unwrap());
+                    }
+                }));
+            }
+            if hot {
+                for (index, snap) in f.indexes.iter().zip(&snaps) {
+                    let strategy = index.index_file().search_strategy();
+                    racers.push(Box::new(move |ops| {
+                        for j in 0..ops {
+                            black_box(snap.search_with(
+                                strategy,
+                                black_box(t[j & mask]),
+                                SearchField::Key,
+                                Bound::LargestLowerBound,
+                                &mut NoProbe,
+                            ));
+                        }
+                    }));
+                }
+            }
+            let times = ratios::race(&mut racers, ops);
+            drop(racers);
+            let names: Vec<&str> = f
+                .indexes
+                .iter()
+                .map(|i| i.index_file().search_strategy().name())
+                .collect();
+            for (k, name) in names.iter().enumerate() {
+                let goal = match (hot, *name) {
+                    (true, "warm-cold") => Some(1.5),
+                    (true, "page-directory") => Some(1.2),
+                    _ => None,
+                };
+                report.add(
+                    format!("{KIND} lookup {dist} {size}: {name} / partition_point"),
+                    times[1 + k],
+                    times[0],
+                    goal,
+                );
+            }
+            if hot {
+                for (k, name) in names.iter().enumerate() {
+                    report.add(
+                        format!("{KIND} search-only {dist} {size}: {name} / partition_point"),
+                        times[1 + names.len() + k],
+                        times[0],
+                        None,
+                    );
+                }
+            }
+        }
+    }
+
+    let a = std::cell::RefCell::new(Appenders::new());
+    let cap = a.borrow().cap;
+    // Each racer appends `ops` entries per round from its own cursor, starting over
+    // (after an O(1) truncation) when the next round would not fit.
+    let racer = |append: fn(&mut Appenders, usize), reset: fn(&Appenders)| {
+        let a = &a;
+        let mut next = 0usize;
+        Box::new(move |ops: usize| {
+            let mut a = a.borrow_mut();
+            if next + ops > cap {
+                reset(&a);
+                next = 0;
+            }
+            for i in next..next + ops {
+                append(&mut a, i);
+            }
+            next += ops;
+        }) as ratios::Competitor
+    };
+    let mut racers = vec![
+        racer(|a, i| a.index(i), |a| a.reset_index()),
+        racer(|a, i| a.raw(i), |a| a.reset_raw()),
+        racer(|a, i| a.mmap_copy(i), |_| {}),
+        racer(|a, i| a.vec_copy(i), |_| {}),
+    ];
+    let times = ratios::race(&mut racers, 8 * TARGETS);
+    drop(racers);
+    let index = format!("{KIND}-index");
+    for (k, (base, goal)) in [
+        ("raw-index-file", None),
+        ("plain-mmap-copy", Some(2.0)),
+        ("vec-copy", None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        report.add(
+            format!("{KIND} append: {index} / {base}"),
+            times[0],
+            times[1 + k],
+            goal,
+        );
+    }
+    report.add(
+        format!("{KIND} append: raw-index-file / plain-mmap-copy"),
+        times[1],
+        times[2],
+        None,
+    );
+    report.finish(KIND);
 }
 
 fn readers(c: &mut Criterion) {
@@ -363,12 +511,18 @@ fn readers(c: &mut Criterion) {
     group.finish();
 }
 
+/// `RATIOS_ONLY=1` skips the criterion benchmarks and runs only the ratios section;
+/// `NO_RATIOS=1` skips the ratios section.
 fn main() {
-    let mut c = config();
-    lookups(&mut c);
-    searches(&mut c);
-    appends(&mut c);
-    readers(&mut c);
-    c.final_summary();
-    ratios::report(KIND, &SIZES.map(|(s, _)| s));
+    if std::env::var_os("RATIOS_ONLY").is_none() {
+        let mut c = config();
+        lookups(&mut c);
+        searches(&mut c);
+        appends(&mut c);
+        readers(&mut c);
+        c.final_summary();
+    }
+    if std::env::var_os("NO_RATIOS").is_none() {
+        ratio_section();
+    }
 }

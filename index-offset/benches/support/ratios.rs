@@ -1,16 +1,21 @@
-//! The `ratios` section printed after the benchmarks of `index-offset` and `index-time`
-//! (the same file is in both crates' `benches/support/`), and written as JSON to
-//! `<criterion dir>/ratios/<kind>.json` for `cargo xtask bench`.
+//! The `ratios` section run after the criterion benchmarks of `index-offset` and
+//! `index-time` (the same file is in both crates' `benches/support/`).
 //!
-//! Each ratio divides two of criterion's median times per iteration, read back from
-//! `<criterion dir>/<group>/<function>[/<parameter>]/new/estimates.json`, where the
+//! Criterion measures each benchmark on its own, one after the other; on a shared 2-core
+//! machine the load changes between them and a ratio of two criterion results mixes two
+//! different machines. Here the competitors of a ratio are instead **interleaved**: each
+//! round times `ops` operations of every competitor in turn, and each competitor keeps
+//! its **fastest** round (the least disturbed one) as its time per operation. The ratios
+//! are printed and written as JSON to `<criterion dir>/ratios/<kind>.json`, where the
 //! criterion directory is `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
-//! `criterion/` next to the bench executable's `release/` directory. A benchmark that
-//! was filtered out of this run (or never ran) is reported as missing.
+//! `criterion/` next to the bench executable's `release/` directory.
+//!
+//! `RATIO_ROUNDS` (default 25) sets the number of rounds.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
-/// Where criterion keeps its results.
+/// Where criterion keeps its results (and this module its JSON).
 fn criterion_dir() -> PathBuf {
     if let Some(home) = std::env::var_os("CRITERION_HOME") {
         return PathBuf::from(home);
@@ -25,125 +30,95 @@ fn criterion_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/criterion"))
 }
 
-/// Median time per iteration in nanoseconds of benchmark `id` (`group/function[/param]`).
-fn median_ns(id: &str) -> Option<f64> {
-    let path = criterion_dir().join(id).join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let median = &text[text.find("\"median\"")?..];
-    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = value.find([',', '}'])?;
-    value[..end].trim().parse().ok()
+/// Number of interleaved rounds.
+pub fn rounds() -> usize {
+    std::env::var("RATIO_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(25)
 }
 
-struct Ratio {
-    name: String,
-    numerator: String,
-    denominator: String,
-    goal: Option<f64>,
-    value: Option<(f64, f64)>,
-}
+/// A competitor: runs the given number of operations.
+pub type Competitor<'a> = Box<dyn FnMut(usize) + 'a>;
 
-/// Prints the ratios of the `kind` ("offset" or "time") benchmarks for each index size
-/// and writes them to `<criterion dir>/ratios/<kind>.json`.
-pub fn report(kind: &str, sizes: &[&str]) {
-    let mut ratios = Vec::new();
-    let mut add = |name: String, num: String, den: String, goal: Option<f64>| {
-        let value = median_ns(&num).zip(median_ns(&den));
-        ratios.push(Ratio {
-            name,
-            numerator: num,
-            denominator: den,
-            goal,
-            value,
-        });
-    };
-    for (what, group, goals) in [
-        (
-            "lookup hot-tail",
-            "lookup-hot-tail",
-            [None, Some(1.5), Some(1.2)],
-        ),
-        ("search hot-tail", "search-hot-tail", [None, None, None]),
-        ("lookup uniform", "lookup-uniform", [None, None, None]),
-    ] {
-        for size in sizes {
-            for (strategy, goal) in ["binary", "warm-cold", "page-directory"].iter().zip(goals) {
-                let den_group = if group == "search-hot-tail" {
-                    "lookup-hot-tail"
-                } else {
-                    group
-                };
-                add(
-                    format!("{kind} {what} {size}: {strategy} / partition_point"),
-                    format!("{kind}-{group}/{strategy}/{size}"),
-                    format!("{kind}-{den_group}/partition_point/{size}"),
-                    goal,
-                );
-            }
+/// Times `ops` operations of each competitor in turn, `rounds()` times; returns each
+/// competitor's fastest round in nanoseconds per operation.
+pub fn race(competitors: &mut [Competitor<'_>], ops: usize) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; competitors.len()];
+    for f in competitors.iter_mut() {
+        f(ops); // warm up
+    }
+    for _ in 0..rounds() {
+        for (f, best) in competitors.iter_mut().zip(&mut best) {
+            let start = Instant::now();
+            f(ops);
+            let ns = start.elapsed().as_nanos() as f64 / ops as f64;
+            *best = best.min(ns);
         }
     }
-    for (base, goal) in [
-        ("plain-mmap-copy", Some(2.0)),
-        ("raw-index-file", None),
-        ("vec-copy", None),
-    ] {
-        add(
-            format!("{kind} append: {kind}-index / {base}"),
-            format!("{kind}-append/{kind}-index"),
-            format!("{kind}-append/{base}"),
+    best
+}
+
+struct Row {
+    name: String,
+    numerator_ns: f64,
+    denominator_ns: f64,
+    goal: Option<f64>,
+}
+
+/// The ratios of one bench binary.
+#[derive(Default)]
+pub struct Report {
+    rows: Vec<Row>,
+}
+
+impl Report {
+    /// Adds `numerator_ns / denominator_ns` (optionally with a goal: ratio `<= goal`).
+    pub fn add(&mut self, name: String, numerator_ns: f64, denominator_ns: f64, goal: Option<f64>) {
+        self.rows.push(Row {
+            name,
+            numerator_ns,
+            denominator_ns,
             goal,
-        );
-    }
-    for strategy in ["warm-cold", "page-directory"] {
-        add(
-            format!("{kind} readers {strategy}: with appender / idle"),
-            format!("{kind}-readers/{strategy}/appending"),
-            format!("{kind}-readers/{strategy}/idle"),
-            None,
-        );
+        });
     }
 
-    println!("\nratios ({kind}): median time per iteration, numerator / denominator");
-    let mut json = String::from("[\n");
-    for (i, r) in ratios.iter().enumerate() {
-        let goal = r
-            .goal
-            .map_or(String::new(), |g| format!(" goal <= {g:.1}x"));
-        let (line, value) = match r.value {
-            Some((num, den)) => {
-                let ratio = num / den;
-                let verdict = match r.goal {
-                    Some(g) if ratio <= g => " MET",
-                    Some(_) => " MISSED",
-                    None => "",
-                };
-                (
-                    format!("{ratio:6.2}x  ({num:.1} ns / {den:.1} ns){goal}{verdict}"),
-                    format!("{ratio:.4}"),
-                )
-            }
-            None => (
-                format!("   n/a  (missing results){goal}"),
-                "null".to_string(),
-            ),
-        };
-        println!("  {:<58} {line}", r.name);
-        json.push_str(&format!(
-            "  {{\"name\": \"{}\", \"numerator\": \"{}\", \"denominator\": \"{}\", \"ratio\": {value}, \"goal\": {}}}{}\n",
-            r.name,
-            r.numerator,
-            r.denominator,
-            r.goal.map_or("null".to_string(), |g| g.to_string()),
-            if i + 1 < ratios.len() { "," } else { "" }
-        ));
-    }
-    json.push_str("]\n");
-    let dir = criterion_dir().join("ratios");
-    let path = dir.join(format!("{kind}.json"));
-    if std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, json))
-        .is_ok()
-    {
-        println!("ratios written to {}", path.display());
+    /// Prints the section and writes `<criterion dir>/ratios/<kind>.json`.
+    pub fn finish(&self, kind: &str) {
+        println!(
+            "\nratios ({kind}): interleaved, fastest of {} rounds, time per operation",
+            rounds()
+        );
+        let mut json = String::from("[\n");
+        for (i, r) in self.rows.iter().enumerate() {
+            let ratio = r.numerator_ns / r.denominator_ns;
+            let (goal, verdict) = match r.goal {
+                Some(g) => (
+                    format!(" goal <= {g:.1}x"),
+                    if ratio <= g { " MET" } else { " MISSED" },
+                ),
+                None => (String::new(), ""),
+            };
+            println!(
+                "  {:<60} {ratio:6.2}x  ({:.1} ns / {:.1} ns){goal}{verdict}",
+                r.name, r.numerator_ns, r.denominator_ns
+            );
+            json.push_str(&format!(
+                "  {{\"name\": \"{}\", \"numerator_ns\": {:.3}, \"denominator_ns\": {:.3}, \"ratio\": {ratio:.4}, \"goal\": {}, \"met\": {}}}{}\n",
+                r.name,
+                r.numerator_ns,
+                r.denominator_ns,
+                r.goal.map_or("null".to_string(), |g| g.to_string()),
+                r.goal.map_or("null".to_string(), |g| (ratio <= g).to_string()),
+                if i + 1 < self.rows.len() { "," } else { "" }
+            ));
+        }
+        json.push_str("]\n");
+        let dir = criterion_dir().join("ratios");
+        let path = dir.join(format!("{kind}.json"));
+        match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, json)) {
+            Ok(()) => println!("ratios written to {}", path.display()),
+            Err(e) => println!("could not write {}: {e}", path.display()),
+        }
     }
 }
