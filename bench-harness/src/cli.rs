@@ -1,12 +1,16 @@
 //! Command-line options and the whole run (scenario, synthetic replays, real-data
-//! replay), kept out of `main.rs` so tests can drive it.
+//! replay, real page faults, latency, optional report directory), kept out of `main.rs`
+//! so tests can drive it.
 
 use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::bench_report;
+use crate::latency::{self, LatencyConfig, LatencyRow};
 use crate::producer::ProducerConfig;
 use crate::real_data::{self, RealDataOutcome, RealReplayConfig};
+use crate::real_faults::{self, Readahead, RealFaultConfig, RealFaultOutcome};
 use crate::replay::{self, IndexKind, ReplayConfig, ReplayOutcome};
 use crate::report::{self, ResultRow};
 use crate::scenario::{self, ScenarioResult};
@@ -14,12 +18,16 @@ use crate::workload::{Workload, WorkloadConfig};
 use crate::BenchError;
 
 /// Replays Kafka index workloads and compares the pages touched (and the page faults in a
-/// simulated LRU page cache) of the textbook binary search and Kafka's warm/cold search.
+/// simulated LRU page cache and in the real page cache) of the textbook binary search,
+/// Kafka's warm/cold search and the page directory (fence pointers).
 ///
 /// With no arguments it runs: (1) the KAFKA-6432 scenario (13-page offset index grown to
 /// 14 pages), (2) a hot-tail replay on a 10 MiB offset index and a 10 MiB time index with
-/// hot-tail, lagging, uniform and mixed lookups, and (3) the same replay over every real
-/// `.index`/`.timeindex` file under the data directory.
+/// hot-tail, lagging, uniform and mixed lookups, (3) the same replay over every real
+/// `.index`/`.timeindex` file under the data directory, (4) real page-ins of hot-tail
+/// lookups on evicted 10 MiB index files, and (5) lookup latency against an in-memory
+/// `partition_point`. With --report-dir it also sweeps index sizes and writes a Markdown
+/// report with SVG plots.
 #[derive(Clone, Debug, Parser)]
 #[command(name = "bench-harness", version, about, long_about)]
 pub struct Cli {
@@ -38,7 +46,8 @@ pub struct Cli {
     #[arg(long, default_value_t = 32, value_name = "PAGES")]
     pub cache_pages: usize,
 
-    /// Page size in bytes used to count pages and for the cache (a multiple of 8).
+    /// Page size in bytes used to count pages, for the simulated cache and for the page
+    /// directory's fence pointers (a power of two, at least 8).
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     pub page_size: usize,
 
@@ -94,10 +103,53 @@ pub struct Cli {
     #[arg(long)]
     pub skip_real: bool,
 
+    /// Skip the real page-fault measurement (evicting index files from the page cache and
+    /// counting the pages hot-tail lookups bring back).
+    #[arg(long)]
+    pub skip_real_faults: bool,
+
+    /// Directory for the real page-fault measurement's index files. Default: the first of
+    /// the temporary directory, /var/tmp, the workspace's target/ and the current
+    /// directory where the kernel evicts a file's pages on request.
+    #[arg(long, value_name = "DIR")]
+    pub real_faults_dir: Option<PathBuf>,
+
+    /// Hot-tail lookups of each growing-phase run of the real page-fault measurement
+    /// (the static phase always makes 1000).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub real_fault_lookups: usize,
+
+    /// Lookups per timed loop of the latency measurement (0 skips it).
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub latency_lookups: usize,
+
+    /// Also sweep index sizes and write report.md with SVG plots (pages per lookup, page
+    /// faults and latency versus index size) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+
+    /// Index sizes of the --report-dir sweep, in bytes (comma-separated).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        value_delimiter = ',',
+        default_value = "16384,65536,262144,1048576,4194304,10485760"
+    )]
+    pub report_sizes: Vec<usize>,
+
+    /// Criterion's output directory, whose mean times report.md lists if it exists.
+    /// Default: `criterion` next to the report directory (`target/criterion` for
+    /// `target/bench-report`).
+    #[arg(long, value_name = "DIR")]
+    pub criterion_dir: Option<PathBuf>,
+
     /// No progress indicator (it is also hidden when stdout is not a terminal).
     #[arg(long, short)]
     pub quiet: bool,
 }
+
+/// Timed loops per strategy in the latency measurement; the fastest counts.
+pub const LATENCY_REPEATS: usize = 5;
 
 impl Default for Cli {
     fn default() -> Self {
@@ -130,6 +182,42 @@ impl Cli {
         }
     }
 
+    /// The real page-fault configuration these options describe, for indexes of
+    /// `index_bytes` bytes.
+    pub fn real_fault_config(&self, index_bytes: usize) -> RealFaultConfig {
+        let cfg = self.replay_config();
+        RealFaultConfig {
+            index_bytes,
+            page_size: self.page_size,
+            warm_section_bytes: self.warm_section_bytes,
+            growing_lookups: self.real_fault_lookups,
+            lookups_per_round: self.lookups_per_round,
+            seed: self.seed,
+            producer: cfg.producer,
+            workload: cfg.workload,
+            dir: self.real_faults_dir.clone(),
+            kinds: vec![IndexKind::Offset, IndexKind::Time],
+            readaheads: vec![Readahead::Kernel, Readahead::Off],
+        }
+    }
+
+    /// The latency configuration these options describe, for indexes of `index_bytes`
+    /// bytes.
+    pub fn latency_config(&self, index_bytes: usize) -> LatencyConfig {
+        let cfg = self.replay_config();
+        LatencyConfig {
+            index_bytes,
+            page_size: self.page_size,
+            warm_section_bytes: self.warm_section_bytes,
+            lookups: self.latency_lookups,
+            repeats: LATENCY_REPEATS,
+            seed: self.seed,
+            producer: cfg.producer,
+            workload: cfg.workload,
+            kinds: vec![IndexKind::Offset, IndexKind::Time],
+        }
+    }
+
     /// The real-data replay configuration these options describe.
     pub fn real_config(&self) -> RealReplayConfig {
         RealReplayConfig {
@@ -147,9 +235,9 @@ impl Cli {
     /// [`BenchError::Config`] describing the first invalid option.
     pub fn validate(&self) -> Result<(), BenchError> {
         let bad = |m: String| Err(BenchError::Config(m));
-        if self.page_size == 0 || self.page_size % 8 != 0 {
+        if self.page_size < 8 || !self.page_size.is_power_of_two() {
             return bad(format!(
-                "--page-size must be a positive multiple of 8, got {}",
+                "--page-size must be a power of two of at least 8 bytes, got {}",
                 self.page_size
             ));
         }
@@ -170,6 +258,12 @@ impl Cli {
         }
         if self.warm_section_bytes == 0 {
             return bad("--warm-section-bytes must be positive".to_string());
+        }
+        if self.report_sizes.iter().any(|&b| b < 12) || self.report_sizes.is_empty() {
+            return bad(format!(
+                "--report-sizes must list sizes of at least 12 bytes, got {:?}",
+                self.report_sizes
+            ));
         }
         Ok(())
     }
@@ -196,6 +290,14 @@ pub struct RunOutcome {
     pub real: Option<RealDataOutcome>,
     /// Why the real-data replay did not run, if it did not.
     pub real_skipped: Option<String>,
+    /// The real page-fault measurement, if it ran and found a directory that evicts.
+    pub real_faults: Option<RealFaultOutcome>,
+    /// Why there are no real page-fault figures, if there are none (text for stdout).
+    pub real_faults_skipped: Option<String>,
+    /// Lookup latency rows (empty when skipped).
+    pub latency: Vec<LatencyRow>,
+    /// Files written into --report-dir.
+    pub report_files: Vec<PathBuf>,
 }
 
 impl RunOutcome {
@@ -208,6 +310,10 @@ impl RunOutcome {
         if let Some(r) = &self.real {
             rows.extend(report::real_rows(r));
         }
+        if let Some(r) = &self.real_faults {
+            rows.extend(report::real_fault_rows(r));
+        }
+        rows.extend(report::latency_rows(&self.latency));
         rows
     }
 
@@ -274,6 +380,33 @@ impl RunOutcome {
             (None, Some(why)) => out.push_str(&format!("3. Real index files: skipped ({why}).\n")),
             (None, None) => {}
         }
+        out.push('\n');
+        match (&self.real_faults, &self.real_faults_skipped) {
+            (Some(r), _) => {
+                out.push_str(&format!(
+                    "4. Real page faults: {}-byte indexes evicted from the page cache, then hot-tail lookups ({} in the static\n   \
+                     phase on the full index; {} in the growing phase while the index fills from half to full), fresh\n   \
+                     mapping and eviction before every run.\n",
+                    r.index_bytes,
+                    real_faults::STATIC_LOOKUPS,
+                    cli.real_fault_lookups
+                ));
+                out.push_str(&report::render_real_faults(r));
+            }
+            (None, Some(why)) => {
+                out.push_str("4. Real page faults: not measured.\n");
+                out.push_str(why);
+            }
+            (None, None) => {}
+        }
+        if !self.latency.is_empty() {
+            out.push('\n');
+            out.push_str(&format!(
+                "5. Lookup latency on full {}-byte indexes vs the in-memory limit\n",
+                cli.index_bytes
+            ));
+            out.push_str(&report::render_latency(&self.latency, LATENCY_REPEATS));
+        }
         out
     }
 }
@@ -325,10 +458,36 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
             }
         }
     };
-    Ok(RunOutcome {
+    let (real_faults, real_faults_skipped) = if cli.skip_real_faults {
+        (None, Some("   skipped (--skip-real-faults).\n".to_string()))
+    } else {
+        match real_faults::measure(&cli.real_fault_config(cli.index_bytes), &mut |d, t| {
+            progress("real page faults", d, t)
+        })? {
+            Ok(o) => (Some(o), None),
+            Err(rejected) => (None, Some(report::render_real_faults_rejected(&rejected))),
+        }
+    };
+    let latency = if cli.latency_lookups == 0 {
+        Vec::new()
+    } else {
+        progress("latency", 0, 1);
+        let rows = latency::measure(&cli.latency_config(cli.index_bytes), scratch.path())?;
+        progress("latency", 1, 1);
+        rows
+    };
+    let mut outcome = RunOutcome {
         scenario,
         synthetic,
         real,
         real_skipped,
-    })
+        real_faults,
+        real_faults_skipped,
+        latency,
+        report_files: Vec::new(),
+    };
+    if let Some(dir) = &cli.report_dir {
+        outcome.report_files = bench_report::write_report(cli, &outcome, dir, progress)?;
+    }
+    Ok(outcome)
 }

@@ -2,8 +2,9 @@
 //!
 //! Replays Kafka index workloads against the real index crates (`index-offset`,
 //! `index-time`) and compares, per lookup, the distinct pages touched by the textbook
-//! binary search and by Kafka's warm/cold search (`index_core::SearchStrategy`), and the
-//! page faults each would cause in a simulated LRU page cache.
+//! binary search, Kafka's warm/cold search and the page directory
+//! (`index_core::SearchStrategy`), the page faults each would cause in a simulated LRU
+//! page cache, the pages each really brings into the page cache, and their latency.
 //!
 //! * [`scenario`]: KAFKA-6432, a 13-page offset index grown into a 14th page.
 //! * [`producer`]: the producer and segment model (batches, Kafka's index-interval rule).
@@ -11,7 +12,10 @@
 //! * [`lru`]: the simulated LRU page cache.
 //! * [`replay`]: the replay engine (appends interleaved with lookups, answer checks).
 //! * [`real_data`]: the same replay over real `.index`/`.timeindex` files.
+//! * [`real_faults`]: real page-ins (`mincore`) and major faults on evicted index files.
+//! * [`latency`]: ns per lookup against an in-memory `partition_point`.
 //! * [`report`]: result rows (JSON) and aligned text tables.
+//! * [`bench_report`]: the `--report-dir` size sweep, Markdown report and SVG plots.
 //! * [`cli`]: command-line options and the full run.
 //!
 //! All randomness comes from `StdRng`s seeded from one run seed, so runs are
@@ -21,10 +25,13 @@
 
 use std::path::PathBuf;
 
+pub mod bench_report;
 pub mod cli;
+pub mod latency;
 pub mod lru;
 pub mod producer;
 pub mod real_data;
+pub mod real_faults;
 pub mod replay;
 pub mod report;
 pub mod scenario;

@@ -37,6 +37,9 @@ fn main() -> ExitCode {
         }
     };
     print!("{}", outcome.render(&cli));
+    for f in &outcome.report_files {
+        println!("Wrote {}.", f.display());
+    }
     if let Some(path) = &cli.json {
         let rows = outcome.rows();
         let written = serde_json::to_string_pretty(&rows)

@@ -4,8 +4,9 @@
 //! are appended one by one into a fresh index of the same size in a scratch directory;
 //! after every append, hot-tail lookups with targets drawn from the real keys are answered
 //! by every strategy (see [`crate::replay`]). The fixtures are small (at most 2 pages), so
-//! both strategies touch at most 2 pages: the point of this replay is that the strategies
-//! agree on real data, not the page counts.
+//! every strategy touches at most 2 pages: the point of this replay is that the strategies
+//! agree on real data, not the page counts. The fresh index is opened with the
+//! page-directory strategy so its fence pointers exist.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,9 @@ use index_time::TimeIndex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::replay::{compared_strategies, slot_pages, IndexKind, ReplayIndex, WorkloadStats};
+use crate::replay::{
+    compared_strategies, slot_pages, warm_strategy, IndexKind, ReplayIndex, WorkloadStats,
+};
 use crate::BenchError;
 
 /// Workload label of the real-data replay.
@@ -158,7 +161,10 @@ pub fn replay_file(
     cfg: &RealReplayConfig,
     scratch: &Path,
 ) -> Result<RealReplay, BenchError> {
-    let strategies = compared_strategies(cfg.warm_section_bytes);
+    let strategies = compared_strategies(cfg.warm_section_bytes, cfg.page_size);
+    let pd = SearchStrategy::PageDirectory {
+        page_size: cfg.page_size,
+    };
     let scratch_path = scratch.join(format!(
         "{:020}.{}",
         file.base_offset,
@@ -169,7 +175,8 @@ pub fn replay_file(
         IndexKind::Offset => {
             let real = OffsetIndex::open_read_only(&file.path, file.base_offset)?;
             let kv = key_values(&real)?;
-            let sim = OffsetIndex::open(&scratch_path, file.base_offset, size)?;
+            let sim =
+                OffsetIndex::open(&scratch_path, file.base_offset, size)?.with_search_strategy(pd);
             let out = replay_entries(&sim, file, &kv, cfg, &strategies);
             sim.delete_if_exists()?;
             out
@@ -177,7 +184,8 @@ pub fn replay_file(
         IndexKind::Time => {
             let real = TimeIndex::open_read_only(&file.path, file.base_offset)?;
             let kv = key_values(&real)?;
-            let sim = TimeIndex::open(&scratch_path, file.base_offset, size)?;
+            let sim =
+                TimeIndex::open(&scratch_path, file.base_offset, size)?.with_search_strategy(pd);
             let out = replay_entries(&sim, file, &kv, cfg, &strategies);
             sim.delete_if_exists()?;
             out
@@ -206,7 +214,7 @@ fn replay_entries<I: ReplayIndex>(
     let mut stats = WorkloadStats::new(
         REAL_WORKLOAD,
         strategies,
-        strategies[strategies.len() - 1],
+        warm_strategy(strategies),
         page_size,
         cfg.cache_pages,
     );

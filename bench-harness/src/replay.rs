@@ -6,11 +6,24 @@
 //! Every lookup is also checked three ways: the strategies must return the same slot,
 //! that slot must equal an independent oracle (`slice::partition_point` over the keys),
 //! and the index crate's own `lookup` must return the same entry.
+//!
+//! The indexes are opened with [`SearchStrategy::PageDirectory`], so they keep the page
+//! directory (fence pointers) that strategy needs; [`Snapshot::search_with`] with the
+//! binary or warm/cold strategy ignores the directory and reads the same slots as on an
+//! index without one. Every page-directory lookup checks that the directory is there
+//! ([`WorkloadStats::directory_fallbacks`] counts lookups where it was not, which would
+//! silently measure warm/cold instead; it must be 0).
+//!
+//! A lookup's pages are those its search reads **plus the answer entry**, which every
+//! caller reads next (the index crates' `lookup` decodes it). For the binary and warm/cold
+//! searches the answer slot is always one they compared, so this adds no page; the
+//! page-directory search never compares its first slot (its key is the fence), so the
+//! answer read can be its only page read.
 
 use std::path::Path;
 
 use index_core::search::{lands_in_warm_section, Bound, SearchField, SearchStrategy};
-use index_core::{IndexEntry, IndexError, NoProbe, PageProbe, Snapshot};
+use index_core::{IndexEntry, IndexError, NoProbe, PageProbe, Probe, Snapshot};
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
 use serde::Serialize;
@@ -82,6 +95,31 @@ pub trait ReplayIndex {
         -> Result<bool, IndexError>;
     /// The `(key, value)` this index gets for an index point of the producer model.
     fn key_value(point: &IndexPoint) -> (i64, i64);
+    /// Creates a new index file of `bytes` bytes at `path` (read-write), configured with
+    /// `strategy`.
+    fn create(
+        path: &Path,
+        base_offset: i64,
+        bytes: usize,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError>
+    where
+        Self: Sized;
+    /// Opens an existing index file read-only (every slot counts as an entry), configured
+    /// with `strategy` (the page directory is built here, reading one slot per page).
+    fn open_existing(
+        path: &Path,
+        base_offset: i64,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError>
+    where
+        Self: Sized;
+    /// Writes dirty pages back to the file (`msync`).
+    fn flush_index(&self) -> Result<(), IndexError>;
+    /// Shrinks the file to the used slots (Kafka's `trimToValidSize`).
+    fn trim(&self) -> Result<(), IndexError>;
+    /// Deletes the file.
+    fn delete(&self) -> Result<(), IndexError>;
 }
 
 impl ReplayIndex for OffsetIndex {
@@ -114,6 +152,30 @@ impl ReplayIndex for OffsetIndex {
     fn key_value(p: &IndexPoint) -> (i64, i64) {
         (p.offset, p.position as i64)
     }
+    fn create(
+        path: &Path,
+        base_offset: i64,
+        bytes: usize,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError> {
+        Ok(OffsetIndex::open(path, base_offset, bytes)?.with_search_strategy(strategy))
+    }
+    fn open_existing(
+        path: &Path,
+        base_offset: i64,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError> {
+        Ok(OffsetIndex::open_read_only(path, base_offset)?.with_search_strategy(strategy))
+    }
+    fn flush_index(&self) -> Result<(), IndexError> {
+        self.flush()
+    }
+    fn trim(&self) -> Result<(), IndexError> {
+        self.trim_to_valid_size().map(|_| ())
+    }
+    fn delete(&self) -> Result<(), IndexError> {
+        self.delete_if_exists().map(|_| ())
+    }
 }
 
 impl ReplayIndex for TimeIndex {
@@ -145,16 +207,67 @@ impl ReplayIndex for TimeIndex {
     fn key_value(p: &IndexPoint) -> (i64, i64) {
         (p.max_timestamp, p.offset_of_max_timestamp)
     }
+    fn create(
+        path: &Path,
+        base_offset: i64,
+        bytes: usize,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError> {
+        Ok(TimeIndex::open(path, base_offset, bytes)?.with_search_strategy(strategy))
+    }
+    fn open_existing(
+        path: &Path,
+        base_offset: i64,
+        strategy: SearchStrategy,
+    ) -> Result<Self, IndexError> {
+        Ok(TimeIndex::open_read_only(path, base_offset)?.with_search_strategy(strategy))
+    }
+    fn flush_index(&self) -> Result<(), IndexError> {
+        self.flush()
+    }
+    fn trim(&self) -> Result<(), IndexError> {
+        self.trim_to_valid_size().map(|_| ())
+    }
+    fn delete(&self) -> Result<(), IndexError> {
+        self.delete_if_exists().map(|_| ())
+    }
 }
 
-/// The strategies every replay compares: Kafka's pre-2.1 binary search and its warm/cold
-/// search with a warm section of `warm_section_bytes` bytes.
-pub fn compared_strategies(warm_section_bytes: usize) -> [SearchStrategy; 2] {
+/// The strategies every replay compares, in report order: Kafka's pre-2.1 binary search,
+/// its warm/cold search with a warm section of `warm_section_bytes` bytes, and the page
+/// directory (fence pointers) with pages of `page_size` bytes.
+pub fn compared_strategies(warm_section_bytes: usize, page_size: usize) -> [SearchStrategy; 3] {
     [
         SearchStrategy::Binary,
         SearchStrategy::WarmCold { warm_section_bytes },
+        SearchStrategy::PageDirectory { page_size },
     ]
 }
+
+/// The warm/cold strategy among `strategies` (its warm section decides the "warm lookups"
+/// columns of every strategy); the default warm/cold strategy if there is none.
+pub fn warm_strategy(strategies: &[SearchStrategy]) -> SearchStrategy {
+    strategies
+        .iter()
+        .copied()
+        .find(|s| matches!(s, SearchStrategy::WarmCold { .. }))
+        .unwrap_or_default()
+}
+
+/// Whether `snap` can answer `strategy` as asked: always, except a page-directory search
+/// on a snapshot without a directory of that page size (it would fall back to warm/cold).
+pub fn strategy_is_native<E: IndexEntry>(snap: &Snapshot<E>, strategy: SearchStrategy) -> bool {
+    match strategy {
+        SearchStrategy::PageDirectory { page_size } => snap.directory().is_some_and(|d| {
+            d.page_size() == index_core::directory::normalize_page_size(page_size)
+        }),
+        _ => true,
+    }
+}
+
+/// Largest number of distinct pages one lookup can be counted with in
+/// [`StrategyStats::pages_histogram`]; lookups touching more are counted in the last bucket.
+pub const HISTOGRAM_PAGES: usize = 64;
 
 /// Pages touched by one strategy over one workload.
 #[derive(Clone, Debug)]
@@ -180,6 +293,9 @@ pub struct StrategyStats {
     pub lru_faults: u64,
     /// Appender page touches that missed the simulated LRU cache (pages).
     pub append_faults: u64,
+    /// `pages_histogram[p]`: lookups that touched exactly `p` distinct pages (the last
+    /// bucket, [`HISTOGRAM_PAGES`], also counts lookups touching more).
+    pub pages_histogram: Vec<u64>,
     cache: LruPageCache,
 }
 
@@ -196,6 +312,7 @@ impl StrategyStats {
             warm_section_max_pages: 0,
             lru_faults: 0,
             append_faults: 0,
+            pages_histogram: vec![0; HISTOGRAM_PAGES + 1],
             cache: LruPageCache::new(cache_pages),
         }
     }
@@ -243,6 +360,16 @@ pub struct WorkloadStats {
     pub oracle_mismatches: u64,
     /// Lookups where the index crate's `lookup` returned a different entry (must be 0).
     pub api_mismatches: u64,
+    /// Page-directory lookups made on a snapshot without a directory of the strategy's
+    /// page size, i.e. answered by the warm/cold fallback (must be 0: otherwise the
+    /// page-directory figures would be warm/cold's).
+    pub directory_fallbacks: u64,
+    /// Lookups whose target is below the first key (no answer; the page directory
+    /// answers them from memory without reading a page).
+    pub below_first_key_lookups: u64,
+    /// Lookups whose answer entry straddles a page boundary (12-byte entries only; the
+    /// same lookups for every strategy).
+    pub straddling_answers: u64,
     warm: SearchStrategy,
     page_size: usize,
     probe: PageProbe,
@@ -268,6 +395,9 @@ impl WorkloadStats {
             answer_mismatches: 0,
             oracle_mismatches: 0,
             api_mismatches: 0,
+            directory_fallbacks: 0,
+            below_first_key_lookups: 0,
+            straddling_answers: 0,
             warm,
             page_size,
             probe: PageProbe::new(page_size),
@@ -296,7 +426,8 @@ impl WorkloadStats {
     }
 
     /// Answers a lookup of `target` (largest lower bound by key, as `lookup` does) with
-    /// every strategy on `snap`, recording pages, cache faults and answer checks.
+    /// every strategy on `snap`, recording pages (the search's plus the answer entry's),
+    /// cache faults and answer checks.
     /// `api_answer` is what the index crate's own `lookup` returned and `not_found` what
     /// it returns when no entry is `<= target`.
     pub fn record_lookup<E: IndexEntry>(
@@ -319,8 +450,19 @@ impl WorkloadStats {
         let oracle = slots
             .partition_point(|e| e.key(base) <= target)
             .checked_sub(1);
+        match oracle {
+            None => self.below_first_key_lookups += 1,
+            Some(i) => {
+                if slot_pages(i, E::SIZE, self.page_size).count() > 1 {
+                    self.straddling_answers += 1;
+                }
+            }
+        }
         let mut first: Option<Option<usize>> = None;
         for s in &mut self.strategies {
+            if !strategy_is_native(snap, s.strategy) {
+                self.directory_fallbacks += 1;
+            }
             self.probe.clear();
             let slot = snap.search_with(
                 s.strategy,
@@ -329,11 +471,17 @@ impl WorkloadStats {
                 Bound::LargestLowerBound,
                 &mut self.probe,
             );
+            let reads = self.probe.reads();
+            if let Some(i) = slot {
+                // The caller reads the answer entry next.
+                self.probe.touch(i * E::SIZE, E::SIZE);
+            }
             let pages = self.probe.pages();
             s.lookups += 1;
             s.pages_total += pages.len() as u64;
             s.max_pages = s.max_pages.max(pages.len());
-            s.reads_total += self.probe.reads() as u64;
+            s.pages_histogram[pages.len().min(HISTOGRAM_PAGES)] += 1;
+            s.reads_total += reads as u64;
             if in_warm {
                 s.warm_section_lookups += 1;
                 s.warm_section_pages_total += pages.len() as u64;
@@ -397,6 +545,15 @@ pub struct ReplayConfig {
     pub workload: WorkloadConfig,
     /// Workloads to run.
     pub workloads: Vec<Workload>,
+}
+
+impl ReplayConfig {
+    /// The page-directory strategy with this configuration's page size.
+    pub fn page_directory(&self) -> SearchStrategy {
+        SearchStrategy::PageDirectory {
+            page_size: self.page_size,
+        }
+    }
 }
 
 impl Default for ReplayConfig {
@@ -463,13 +620,15 @@ pub fn replay_synthetic(
     let path = dir.join(format!("{base:020}.{}", kind.extension()));
     match kind {
         IndexKind::Offset => {
-            let index = OffsetIndex::open(&path, base, cfg.index_bytes)?;
+            let index = OffsetIndex::open(&path, base, cfg.index_bytes)?
+                .with_search_strategy(cfg.page_directory());
             let out = run_synthetic(&index, cfg, progress);
             index.delete_if_exists()?;
             out
         }
         IndexKind::Time => {
-            let index = TimeIndex::open(&path, base, cfg.index_bytes)?;
+            let index = TimeIndex::open(&path, base, cfg.index_bytes)?
+                .with_search_strategy(cfg.page_directory());
             let out = run_synthetic(&index, cfg, progress);
             index.delete_if_exists()?;
             out
@@ -483,8 +642,8 @@ fn run_synthetic<I: ReplayIndex>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ReplayOutcome, BenchError> {
     let page_size = cfg.page_size.max(1);
-    let strategies = compared_strategies(cfg.warm_section_bytes);
-    let warm = strategies[1];
+    let strategies = compared_strategies(cfg.warm_section_bytes, page_size);
+    let warm = warm_strategy(&strategies);
     let mut model = SegmentModel::new(cfg.producer.clone(), cfg.seed);
     let mut gens: Vec<TargetGenerator> = cfg
         .workloads

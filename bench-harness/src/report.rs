@@ -4,14 +4,20 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::latency::{LatencyRow, IN_MEMORY};
 use crate::real_data::RealDataOutcome;
-use crate::replay::{ReplayOutcome, StrategyStats, WorkloadStats};
+use crate::real_faults::{Phase, Readahead, RealFaultOutcome, Rejected};
+use crate::replay::{IndexKind, ReplayOutcome, StrategyStats, WorkloadStats};
 use crate::scenario::ScenarioResult;
 
 /// One result row: one strategy on one workload over one index.
+///
+/// `real-faults` rows (real page-ins, see [`crate::real_faults`]) and `latency` rows
+/// (ns per lookup, see [`crate::latency`]) fill only the fields that apply: their
+/// page-probe and LRU fields (`mean_pages` ... `append_faults`) are 0.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultRow {
-    /// `kafka-6432`, `synthetic` or `real`.
+    /// `kafka-6432`, `synthetic`, `real`, `real-faults` or `latency`.
     pub section: String,
     /// `offset`/`time` for synthetic runs, the file path relative to the data directory
     /// for real files.
@@ -22,7 +28,8 @@ pub struct ResultRow {
     pub entries: u64,
     /// Workload label.
     pub workload: String,
-    /// Strategy name (`binary`, `warm-cold`).
+    /// Strategy name (`binary`, `warm-cold`, `page-directory`; `appends-only` for the
+    /// real-fault baseline, `in-memory partition_point` for the latency limit).
     pub strategy: String,
     /// Lookups made.
     pub lookups: u64,
@@ -58,6 +65,117 @@ pub struct ResultRow {
     /// KAFKA-6432 only: cold pages (new, not the appender's) after the growth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_pages: Option<Vec<usize>>,
+    /// Synthetic and real rows: page-directory lookups answered without a directory
+    /// (the warm/cold fallback; must be 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directory_fallbacks: Option<u64>,
+    /// Real-faults only: `static` or `growing`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Real-faults only: kernel readahead `kernel` (default) or `off` (`MADV_RANDOM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readahead: Option<String>,
+    /// Real-faults only: OS pages brought into the page cache by the lookups (residency
+    /// after minus right after evicting; growing phase: minus the appends-only baseline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_ins: Option<u64>,
+    /// Real-faults only: major page faults during the run (growing phase: minus the
+    /// baseline's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub major_faults: Option<u64>,
+    /// Real-faults only: `page_ins` per 1000 lookups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_ins_per_1000: Option<f64>,
+    /// Real-faults only: distinct OS pages the lookups touched per the page probe (what
+    /// must be brought in without readahead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probed_pages: Option<u64>,
+    /// Latency only: fastest loop's time per lookup (ns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns_per_lookup: Option<f64>,
+    /// Latency only: `ns_per_lookup` over the in-memory `partition_point`'s (ratio).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_to_in_memory: Option<f64>,
+}
+
+impl ResultRow {
+    /// A row of `section` with every measurement field empty (0 or `None`).
+    pub fn empty(section: &str) -> Self {
+        ResultRow {
+            section: section.to_string(),
+            index: String::new(),
+            index_bytes: 0,
+            entries: 0,
+            workload: String::new(),
+            strategy: String::new(),
+            lookups: 0,
+            mean_pages: 0.0,
+            max_pages: 0,
+            mean_reads: 0.0,
+            warm_section_lookups: 0,
+            warm_section_mean_pages: 0.0,
+            warm_section_max_pages: 0,
+            lru_faults: 0,
+            append_faults: 0,
+            cache_pages: 0,
+            page_size: 0,
+            answer_mismatches: 0,
+            pages_before: None,
+            pages_after: None,
+            cold_pages: None,
+            directory_fallbacks: None,
+            phase: None,
+            readahead: None,
+            page_ins: None,
+            major_faults: None,
+            page_ins_per_1000: None,
+            probed_pages: None,
+            ns_per_lookup: None,
+            ratio_to_in_memory: None,
+        }
+    }
+}
+
+/// Rows of the real-fault measurement: one per run.
+pub fn real_fault_rows(o: &RealFaultOutcome) -> Vec<ResultRow> {
+    o.runs
+        .iter()
+        .map(|r| ResultRow {
+            index: r.kind.name().to_string(),
+            index_bytes: o.index_bytes as u64,
+            workload: "hot-tail".to_string(),
+            strategy: r.strategy.clone(),
+            lookups: r.lookups,
+            page_size: o.os_page_size as u64,
+            directory_fallbacks: Some(r.directory_fallbacks),
+            phase: Some(r.phase.name().to_string()),
+            readahead: Some(r.readahead.name().to_string()),
+            page_ins: Some(r.page_ins),
+            major_faults: Some(r.major_faults),
+            page_ins_per_1000: Some(r.page_ins_per_1000()),
+            probed_pages: Some(r.probed_pages as u64),
+            ..ResultRow::empty("real-faults")
+        })
+        .collect()
+}
+
+/// Rows of the latency measurement: one per index kind, workload and strategy (plus the
+/// in-memory limit).
+pub fn latency_rows(rows: &[LatencyRow]) -> Vec<ResultRow> {
+    rows.iter()
+        .map(|r| ResultRow {
+            index: r.kind.name().to_string(),
+            index_bytes: r.index_bytes as u64,
+            entries: r.entries as u64,
+            workload: r.workload.clone(),
+            strategy: r.strategy.clone(),
+            lookups: r.lookups as u64,
+            answer_mismatches: r.mismatches,
+            ns_per_lookup: Some(r.ns_per_lookup),
+            ratio_to_in_memory: Some(r.ratio_to_in_memory),
+            ..ResultRow::empty("latency")
+        })
+        .collect()
 }
 
 fn row_from(
@@ -69,7 +187,6 @@ fn row_from(
     s: &StrategyStats,
 ) -> ResultRow {
     ResultRow {
-        section: section.to_string(),
         index: index.to_string(),
         index_bytes,
         entries,
@@ -87,9 +204,8 @@ fn row_from(
         cache_pages: s.cache().capacity() as u64,
         page_size: w.page_size() as u64,
         answer_mismatches: w.answer_mismatches + w.oracle_mismatches + w.api_mismatches,
-        pages_before: None,
-        pages_after: None,
-        cold_pages: None,
+        directory_fallbacks: Some(w.directory_fallbacks),
+        ..ResultRow::empty(section)
     }
 }
 
@@ -140,7 +256,6 @@ pub fn scenario_rows(s: &ScenarioResult) -> Vec<ResultRow> {
     s.strategies
         .iter()
         .map(|st| ResultRow {
-            section: "kafka-6432".to_string(),
             index: "offset".to_string(),
             index_bytes: (s.pages_after * s.page_size) as u64,
             entries: s.entries_after as u64,
@@ -161,6 +276,7 @@ pub fn scenario_rows(s: &ScenarioResult) -> Vec<ResultRow> {
             pages_before: Some(st.pages_before.clone()),
             pages_after: Some(st.pages_after.clone()),
             cold_pages: Some(st.cold_pages.clone()),
+            ..ResultRow::empty("kafka-6432")
         })
         .collect()
 }
@@ -305,7 +421,8 @@ pub fn render_scenario(s: &ScenarioResult) -> String {
         out,
         "   Binary search's path runs through the middle of the file, so when the index grows the\n   \
          pages on the path move and the next tail lookups fault on cold pages; warm/cold stays in the\n   \
-         last pages, which every tail lookup (and the appender) keeps resident. \"cold pages during\n   \
+         last pages, which every tail lookup (and the appender) keeps resident; the page directory\n   \
+         reads only the page holding the answer (its fences are in memory). \"cold pages during\n   \
          growth\": distinct pages, outside the 13-page lookup's set and other than the appender's page,\n   \
          touched by one tail lookup after each of the {} appends.",
         s.entries_after - s.entries_before
@@ -361,12 +478,19 @@ pub fn render_synthetic(
         }
     }
     let mut out = t.render();
+    let fallbacks: u64 = outcomes
+        .iter()
+        .flat_map(|o| o.workloads.iter())
+        .map(|w| w.directory_fallbacks)
+        .sum();
     let _ = writeln!(
         out,
-        "   pg = distinct pages touched per lookup. warm = lookups landing in the warm section of\n   \
-         {warm_section_bytes} bytes (same lookups for both strategies). LRU: {cache_pages}-page cache per \
-         strategy and workload;\n   the appender's page is touched on every append. mismatches = answers \
-         differing between strategies,\n   from a partition_point oracle, or from the index crate's lookup()."
+        "   pg = distinct pages touched per lookup (the search's reads plus the answer entry). warm = lookups\n   \
+         landing in the warm section of {warm_section_bytes} bytes (same lookups for every strategy). LRU: \
+         {cache_pages}-page cache per\n   strategy and workload; the appender's page is touched on every \
+         append. mismatches = answers differing\n   between strategies, from a partition_point oracle, or \
+         from the index crate's lookup(). page-directory lookups\n   answered without the directory \
+         (warm/cold fallback): {fallbacks}."
     );
     out
 }
@@ -382,24 +506,34 @@ pub fn render_real(o: &RealDataOutcome, page_size: usize) -> String {
         ("lookups", Align::Right),
         ("binary mean/max pg", Align::Right),
         ("warm-cold mean/max pg", Align::Right),
+        ("page-dir mean/max pg", Align::Right),
         ("warm lookups", Align::Right),
-        ("lru faults b/wc", Align::Right),
+        ("lru faults b/wc/pd", Align::Right),
         ("mismatches", Align::Right),
     ]);
     for r in &o.replays {
-        let b = &r.stats.strategies[0];
-        let w = &r.stats.strategies[r.stats.strategies.len() - 1];
+        let st = &r.stats.strategies;
+        let mean_max = |i: usize| {
+            st.get(i).map_or("-".to_string(), |s| {
+                format!("{} / {}", f2(s.mean_pages()), s.max_pages)
+            })
+        };
+        let faults: Vec<String> = st.iter().map(|s| s.lru_faults.to_string()).collect();
         t.row(vec![
             r.file.name.clone(),
             r.file.bytes.to_string(),
             r.pages.to_string(),
             r.entries.to_string(),
-            b.lookups.to_string(),
-            format!("{} / {}", f2(b.mean_pages()), b.max_pages),
-            format!("{} / {}", f2(w.mean_pages()), w.max_pages),
-            w.warm_section_lookups.to_string(),
-            format!("{} / {}", b.lru_faults, w.lru_faults),
-            (r.stats.answer_mismatches + r.stats.oracle_mismatches + r.stats.api_mismatches)
+            st.first().map_or(0, |s| s.lookups).to_string(),
+            mean_max(0),
+            mean_max(1),
+            mean_max(2),
+            st.first().map_or(0, |s| s.warm_section_lookups).to_string(),
+            faults.join(" / "),
+            (r.stats.answer_mismatches
+                + r.stats.oracle_mismatches
+                + r.stats.api_mismatches
+                + r.stats.directory_fallbacks)
                 .to_string(),
         ]);
     }
@@ -407,7 +541,7 @@ pub fn render_real(o: &RealDataOutcome, page_size: usize) -> String {
     let _ = writeln!(
         out,
         "   {} index files under {} ({} .index, {} .timeindex; {} empty, not replayable; {} failed).\n   \
-         The real files are small: the largest is {} page(s) of {} bytes, so neither strategy can touch\n   \
+         The real files are small: the largest is {} page(s) of {} bytes, so no strategy can touch\n   \
          more than that; this replay checks that the strategies agree on real data, not page savings.",
         o.files.len(),
         o.dir.display(),
@@ -421,5 +555,192 @@ pub fn render_real(o: &RealDataOutcome, page_size: usize) -> String {
     for (f, e) in &o.failures {
         let _ = writeln!(out, "   failed: {}: {e}", f.name);
     }
+    out
+}
+
+fn ratio_text(binary: u64, other: u64) -> String {
+    match (binary, other) {
+        (_, 0) if binary > 0 => "inf".to_string(),
+        (0, 0) => "-".to_string(),
+        (b, o) => format!("{:.1}x", b as f64 / o as f64),
+    }
+}
+
+/// Renders the real page-fault measurement: one row per run, then the headline per index
+/// kind and phase.
+pub fn render_real_faults(o: &RealFaultOutcome) -> String {
+    let mut out = String::new();
+    let mut t = Table::new(&[
+        ("index", Align::Left),
+        ("phase", Align::Left),
+        ("readahead", Align::Left),
+        ("strategy", Align::Left),
+        ("lookups", Align::Right),
+        ("counted pg", Align::Right),
+        ("resident after evict", Align::Right),
+        ("raw page-ins", Align::Right),
+        ("raw major faults", Align::Right),
+        ("page-ins", Align::Right),
+        ("major faults", Align::Right),
+        ("page-ins/1k lookups", Align::Right),
+        ("probed pg", Align::Right),
+        ("binary / this", Align::Right),
+    ]);
+    let mut last: Option<(IndexKind, Phase, Readahead)> = None;
+    for r in &o.runs {
+        let group = (r.kind, r.phase, r.readahead);
+        if last.is_some_and(|l| l != group) {
+            t.separator();
+        }
+        last = Some(group);
+        let binary = o.get(r.kind, r.phase, r.readahead, "binary");
+        let vs = match (binary, r.lookups) {
+            (Some(b), l) if l > 0 => ratio_text(b.page_ins, r.page_ins),
+            _ => "-".to_string(),
+        };
+        t.row(vec![
+            r.kind.name().to_string(),
+            r.phase.name().to_string(),
+            r.readahead.name().to_string(),
+            r.strategy.clone(),
+            r.lookups.to_string(),
+            r.counted_pages.to_string(),
+            r.resident_after_evict.to_string(),
+            r.raw_page_ins.to_string(),
+            r.raw_major_faults.to_string(),
+            r.page_ins.to_string(),
+            r.major_faults.to_string(),
+            f2(r.page_ins_per_1000()),
+            r.probed_pages.to_string(),
+            vs,
+        ]);
+    }
+    out.push_str(&t.render());
+    let _ = writeln!(
+        out,
+        "   page-ins = OS pages ({} bytes) newly resident after the run (mincore), counted over the whole file\n   \
+         (static) or over the pages written before the replay (growing), minus the appends-only baseline\n   \
+         (growing). major faults = getrusage delta (same baseline). probed pg = distinct counted pages the\n   \
+         lookups touched per the page probe: without readahead, page-ins should equal it.",
+        o.os_page_size
+    );
+    for (kind, n) in &o.directory_build_page_ins {
+        let _ = writeln!(
+            out,
+            "   {} index: opening the full file with the page directory (building the fences reads one slot per\n   \
+             page) brought in {n} pages after eviction; the runs above evict again after opening.",
+            kind.name()
+        );
+    }
+    for kind in [IndexKind::Offset, IndexKind::Time] {
+        for phase in [Phase::Static, Phase::Growing] {
+            for ra in [Readahead::Kernel, Readahead::Off] {
+                let get = |n: &str| o.get(kind, phase, ra, n);
+                let (Some(b), Some(w), Some(p)) =
+                    (get("binary"), get("warm-cold"), get("page-directory"))
+                else {
+                    continue;
+                };
+                let goal = if w.page_ins * 5 <= b.page_ins && b.page_ins > 0 {
+                    "met"
+                } else {
+                    "NOT met"
+                };
+                let _ = writeln!(
+                    out,
+                    "   {} {} readahead {}: page-ins per 1000 hot-tail lookups: binary {}, warm-cold {}, page-directory {};\n   \
+                     binary/warm-cold {}, binary/page-directory {} (goal: warm-cold at least 5x fewer: {goal})",
+                    kind.name(),
+                    phase.name(),
+                    ra.name(),
+                    f2(b.page_ins_per_1000()),
+                    f2(w.page_ins_per_1000()),
+                    f2(p.page_ins_per_1000()),
+                    ratio_text(b.page_ins, w.page_ins),
+                    ratio_text(b.page_ins, p.page_ins),
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "   Files on {} ({} mounted at {}, device readahead {}); eviction verified before every run (at most 1%\n   \
+         of the counted pages may stay resident, else the run is not measured). With the kernel's readahead a\n   \
+         fault reads up to the device readahead around it, so the first fault of any strategy brings in a large\n   \
+         block: the no-readahead rows (MADV_RANDOM) count the pages the lookups themselves need.",
+        o.location.dir.display(),
+        o.location.fs_type,
+        o.location.mount_point,
+        o.location
+            .readahead_kib
+            .map_or("unknown".to_string(), |k| format!("{k} KiB"))
+    );
+    for r in &o.rejected {
+        let _ = writeln!(
+            out,
+            "   not used: {} ({}): {}",
+            r.dir.display(),
+            r.fs_type,
+            r.reason
+        );
+    }
+    for u in &o.unmeasured {
+        let _ = writeln!(out, "   not measured: {u}");
+    }
+    out
+}
+
+/// Explains why no real page fault could be measured.
+pub fn render_real_faults_rejected(rejected: &[Rejected]) -> String {
+    let mut out = String::from(
+        "   No directory where the kernel evicts a file's pages on request was found, so real page faults\n   \
+         were not measured (the LRU simulation above still holds). Tried:\n",
+    );
+    for r in rejected {
+        let _ = writeln!(out, "   {} ({}): {}", r.dir.display(), r.fs_type, r.reason);
+    }
+    out.push_str(
+        "   Give a directory on a disk filesystem (ext4, xfs, btrfs) with --real-faults-dir.\n",
+    );
+    out
+}
+
+/// Renders the latency measurement: ns per lookup per strategy and the in-memory limit.
+pub fn render_latency(rows: &[LatencyRow], repeats: usize) -> String {
+    let mut t = Table::new(&[
+        ("index", Align::Left),
+        ("entries", Align::Right),
+        ("workload", Align::Left),
+        ("strategy", Align::Left),
+        ("lookups", Align::Right),
+        ("ns/lookup", Align::Right),
+        ("vs in-memory", Align::Right),
+        ("mismatches", Align::Right),
+    ]);
+    let mut last: Option<(IndexKind, String)> = None;
+    for r in rows {
+        let group = (r.kind, r.workload.clone());
+        if last.as_ref().is_some_and(|l| *l != group) {
+            t.separator();
+        }
+        last = Some(group);
+        t.row(vec![
+            r.kind.name().to_string(),
+            r.entries.to_string(),
+            r.workload.clone(),
+            r.strategy.clone(),
+            r.lookups.to_string(),
+            format!("{:.1}", r.ns_per_lookup),
+            format!("{:.2}x", r.ratio_to_in_memory),
+            r.mismatches.to_string(),
+        ]);
+    }
+    let mut out = t.render();
+    let _ = writeln!(
+        out,
+        "   Search only (answer slot), fastest of {repeats} timed loops; the index pages are resident (just\n   \
+         written), so this is CPU/cache/TLB cost. \"{IN_MEMORY}\" = slice::partition_point over the same keys\n   \
+         in a Vec<i64>: the limit for a search that does no decoding and no paging."
+    );
     out
 }

@@ -2,13 +2,15 @@
 //! search): an offset index occupying 13 pages is looked up at its tail, then grows into
 //! a 14th page. Binary search walks a path from the middle of the file, so the pages it
 //! reads for a tail lookup move when the index grows, and the next lookups fault on cold
-//! pages in the middle of the file. The warm/cold search reads only the last pages.
+//! pages in the middle of the file. The warm/cold search reads only the last pages, the
+//! page directory only the last one. The index is opened with the page-directory strategy
+//! so its fence pointers exist; the other strategies ignore them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use index_core::search::{Bound, SearchField, SearchStrategy};
-use index_core::PageProbe;
+use index_core::{PageProbe, Probe};
 use index_offset::OffsetIndex;
 use serde::Serialize;
 
@@ -23,7 +25,7 @@ pub const BYTES_PER_ENTRY: u32 = 4_200;
 /// What one strategy touches for a tail lookup before and after the growth.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioStrategy {
-    /// Strategy name (`binary`, `warm-cold`).
+    /// Strategy name (`binary`, `warm-cold`, `page-directory`).
     pub strategy: String,
     /// Pages (page numbers, ascending) touched by the tail lookup on the 13-page index.
     pub pages_before: Vec<usize>,
@@ -53,7 +55,7 @@ pub struct ScenarioResult {
     pub pages_before: usize,
     /// Pages occupied after the growth (14).
     pub pages_after: usize,
-    /// One result per compared strategy (binary, warm-cold).
+    /// One result per compared strategy (binary, warm-cold, page-directory).
     pub strategies: Vec<ScenarioStrategy>,
 }
 
@@ -73,21 +75,25 @@ fn tail_pages(
     // A consumer at the log end: a few offsets past the last indexed offset.
     let target = index.last_offset()? + OFFSETS_PER_ENTRY / 2;
     let mut probe = PageProbe::new(page_size);
-    snap.search_with(
+    let slot = snap.search_with(
         strategy,
         target,
         SearchField::Key,
         Bound::LargestLowerBound,
         &mut probe,
     );
+    if let Some(i) = slot {
+        // The caller reads the answer entry next.
+        probe.touch(i * index_offset::ENTRY_SIZE, index_offset::ENTRY_SIZE);
+    }
     let mut pages = probe.pages().to_vec();
     pages.sort_unstable();
     Ok(pages)
 }
 
 /// Runs the scenario with pages of `page_size` bytes (a multiple of 8) on an offset index
-/// created in `dir`, comparing binary search with warm/cold search of
-/// `warm_section_bytes` bytes.
+/// created in `dir`, comparing binary search, warm/cold search of `warm_section_bytes`
+/// bytes and the page directory with pages of `page_size` bytes.
 ///
 /// # Errors
 /// Any error of the index crate; [`BenchError::Config`] when `page_size` is not a
@@ -97,16 +103,18 @@ pub fn run_kafka_6432(
     page_size: usize,
     warm_section_bytes: usize,
 ) -> Result<ScenarioResult, BenchError> {
-    if page_size == 0 || page_size % index_offset::ENTRY_SIZE != 0 {
+    if page_size < index_offset::ENTRY_SIZE || !page_size.is_power_of_two() {
         return Err(BenchError::Config(format!(
-            "the KAFKA-6432 scenario needs a page size that is a positive multiple of 8 bytes, got {page_size}"
+            "the KAFKA-6432 scenario needs a page size that is a power of two of at least 8 bytes, got {page_size}"
         )));
     }
     const BEFORE: usize = 13;
     const AFTER: usize = 14;
     let per_page = page_size / index_offset::ENTRY_SIZE;
     let path = dir.join("00000000000000000000.index");
-    let index = OffsetIndex::open(&path, 0, AFTER * page_size)?;
+    let strategies = compared_strategies(warm_section_bytes, page_size);
+    let index = OffsetIndex::open(&path, 0, AFTER * page_size)?
+        .with_search_strategy(SearchStrategy::PageDirectory { page_size });
     let append = |i: usize| {
         index.append(
             i as i64 * OFFSETS_PER_ENTRY,
@@ -116,7 +124,6 @@ pub fn run_kafka_6432(
     for i in 0..BEFORE * per_page {
         append(i)?;
     }
-    let strategies = compared_strategies(warm_section_bytes);
     let before: Vec<Vec<usize>> = strategies
         .iter()
         .map(|&s| tail_pages(&index, s, page_size))

@@ -19,6 +19,12 @@ fn help_documents_every_option() {
         "--skip-real",
         "--lookups-per-round",
         "--warm-section-bytes",
+        "--skip-real-faults",
+        "--real-faults-dir",
+        "--real-fault-lookups",
+        "--latency-lookups",
+        "--report-dir",
+        "--report-sizes",
     ] {
         assert!(help.contains(opt), "--help lacks {opt}");
     }
@@ -41,6 +47,16 @@ fn defaults_match_kafka() {
     assert!(Cli::parse_from(["bench-harness", "--page-size", "4100"])
         .validate()
         .is_err());
+    // Multiples of 8 that are not powers of two: the page directory would round them up.
+    assert!(Cli::parse_from(["bench-harness", "--page-size", "4104"])
+        .validate()
+        .is_err());
+    assert_eq!(
+        cli.report_sizes,
+        [16384, 65536, 262144, 1048576, 4194304, 10485760]
+    );
+    assert_eq!(cli.real_fault_lookups, 100_000);
+    assert!(!cli.skip_real_faults);
 }
 
 #[test]
@@ -52,14 +68,17 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
         "--lookups",
         "2000",
         "--skip-real",
+        "--skip-real-faults",
+        "--latency-lookups",
+        "0",
         "--quiet",
     ]);
     let mut phases = Vec::new();
     let out = run(&cli, &mut |p, _, _| phases.push(p.to_string())).unwrap();
     assert!(phases.iter().any(|p| p.contains("offset")));
     let rows = out.rows();
-    // 2 scenario rows + 2 indexes x 4 workloads x 2 strategies.
-    assert_eq!(rows.len(), 2 + 16);
+    // 3 scenario rows + 2 indexes x 4 workloads x 3 strategies.
+    assert_eq!(rows.len(), 3 + 24);
     let json: serde_json::Value = serde_json::to_value(&rows).unwrap();
     for row in json.as_array().unwrap() {
         for key in [
@@ -90,4 +109,6 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
     assert!(hot_wc.warm_section_max_pages <= 3);
     let text = out.render(&cli);
     assert!(text.contains("KAFKA-6432") && text.contains("hot-tail") && text.contains("skipped"));
+    assert!(text.contains("page-directory") && text.contains("--skip-real-faults"));
+    assert!(out.latency.is_empty() && out.real_faults.is_none());
 }

@@ -32,8 +32,9 @@ fn outcomes() -> &'static [ReplayOutcome; 2] {
 
 const BINARY: SearchStrategy = SearchStrategy::Binary;
 fn warm_cold() -> SearchStrategy {
-    compared_strategies(8192)[1]
+    compared_strategies(8192, 4096)[1]
 }
+const PAGE_DIRECTORY: SearchStrategy = SearchStrategy::PageDirectory { page_size: 4096 };
 
 #[test]
 fn indexes_fill_completely_with_every_lookup_made() {
@@ -183,4 +184,125 @@ fn replays_are_deterministic() {
     assert_eq!(sig(&a), sig(&b));
     assert_eq!(a.offsets, b.offsets);
     assert_ne!((sig(&a), a.offsets), (sig(&c), c.offsets));
+}
+
+/// The page directory's numbers are its own: the replayed indexes keep the directory, so
+/// no page-directory lookup fell back to warm/cold.
+#[test]
+fn page_directory_lookups_use_the_directory() {
+    for o in outcomes() {
+        for w in &o.workloads {
+            assert_eq!(w.directory_fallbacks, 0, "{:?} {}", o.kind, w.workload);
+            assert_eq!(w.strategies.len(), 3);
+            assert_eq!(w.strategies[2].strategy, PAGE_DIRECTORY);
+        }
+    }
+}
+
+/// 8-byte offset index: every lookup with an answer (target at or above the first key)
+/// reads EXACTLY ONE index page (the search's reads plus the answer entry), whatever the
+/// workload; a target below the first key is answered from the in-memory fences with no
+/// page read at all.
+#[test]
+fn page_directory_reads_exactly_one_page_per_offset_lookup() {
+    let o = &outcomes()[0];
+    assert_eq!(o.kind, IndexKind::Offset);
+    for w in &o.workloads {
+        let pd = w.get(PAGE_DIRECTORY).unwrap();
+        let answered = pd.lookups - w.below_first_key_lookups;
+        assert_eq!(pd.pages_histogram[1], answered, "{}", w.workload);
+        assert_eq!(
+            pd.pages_histogram[0], w.below_first_key_lookups,
+            "{}",
+            w.workload
+        );
+        assert_eq!(pd.pages_total, answered, "{}", w.workload);
+        assert_eq!(pd.max_pages, 1, "{}", w.workload);
+        // 8 divides 4096: no entry straddles a page.
+        assert_eq!(w.straddling_answers, 0);
+    }
+    // Only the first rounds (a few dozen entries) can have targets below the first key.
+    let hot = o.workload(Workload::HotTail).unwrap();
+    assert!(
+        hot.below_first_key_lookups < 50,
+        "{}",
+        hot.below_first_key_lookups
+    );
+    let uniform = o.workload(Workload::Uniform).unwrap();
+    assert_eq!(uniform.below_first_key_lookups, 0);
+    assert_eq!(
+        uniform.get(PAGE_DIRECTORY).unwrap().pages_histogram[1],
+        LOOKUPS as u64
+    );
+}
+
+/// 12-byte time index: 4096 = 341 * 12 + 4, so at two of every three page boundaries an
+/// entry straddles two pages. The page-directory search itself still reads only slots
+/// wholly inside the answer's page, but when the answer IS the straddling entry (the
+/// target lies between its key and the next one), reading it touches two pages. So a
+/// lookup reads exactly one page, except exactly those lookups, which read two; none
+/// reads more. Binary and warm/cold read the straddling answer too (they compared it).
+#[test]
+fn page_directory_reads_one_page_per_time_lookup_two_when_the_answer_straddles() {
+    let o = &outcomes()[1];
+    assert_eq!(o.kind, IndexKind::Time);
+    for w in &o.workloads {
+        let pd = w.get(PAGE_DIRECTORY).unwrap();
+        let answered = pd.lookups - w.below_first_key_lookups;
+        assert_eq!(
+            pd.pages_histogram[0], w.below_first_key_lookups,
+            "{}",
+            w.workload
+        );
+        assert_eq!(
+            pd.pages_histogram[2], w.straddling_answers,
+            "{}",
+            w.workload
+        );
+        assert_eq!(
+            pd.pages_histogram[1],
+            answered - w.straddling_answers,
+            "{}",
+            w.workload
+        );
+        assert!(pd.max_pages <= 2);
+        assert_eq!(
+            pd.pages_total,
+            answered + w.straddling_answers,
+            "{}",
+            w.workload
+        );
+    }
+    // Uniform targets hit a straddling answer about once per 512 entries (2 of every
+    // 1024 slots): some, but few.
+    let u = o.workload(Workload::Uniform).unwrap();
+    assert!(
+        u.straddling_answers > 0 && u.straddling_answers < LOOKUPS as u64 / 100,
+        "{}",
+        u.straddling_answers
+    );
+}
+
+/// The page directory's single page per lookup also means far fewer simulated faults on
+/// the workloads warm/cold cannot help (uniform, lagging).
+#[test]
+fn page_directory_faults_less_than_kafkas_searches_off_the_tail() {
+    for o in outcomes() {
+        for wl in [Workload::Lagging, Workload::Uniform] {
+            let w = o.workload(wl).unwrap();
+            let pd = w.get(PAGE_DIRECTORY).unwrap();
+            for other in [BINARY, warm_cold()] {
+                let s = w.get(other).unwrap();
+                assert!(
+                    pd.lru_faults * 3 < s.lru_faults.max(1),
+                    "{:?} {}: page-directory {} vs {:?} {}",
+                    o.kind,
+                    w.workload,
+                    pd.lru_faults,
+                    other,
+                    s.lru_faults
+                );
+            }
+        }
+    }
 }

@@ -37,10 +37,20 @@ fn binary_moves_to_cold_pages_when_the_index_grows_warm_cold_stays_at_the_tail()
     );
     assert!(wc.cold_pages.is_empty());
     assert_eq!(wc.cold_pages_during_growth, 0);
+
+    // The page directory reads only the last page, in both states.
+    let pd = s.get("page-directory").unwrap();
+    assert_eq!(pd.pages_before, [12]);
+    assert_eq!(pd.pages_after, [13]);
+    assert_eq!(pd.new_pages, [13]); // the appender's page
+    assert!(pd.cold_pages.is_empty());
+    assert_eq!(pd.cold_pages_during_growth, 0);
 }
 
 #[test]
-fn page_size_must_be_a_multiple_of_the_entry_size() {
+fn page_size_must_be_a_power_of_two() {
     let dir = tempfile::tempdir().unwrap();
     assert!(run_kafka_6432(dir.path(), 4100, 8192).is_err());
+    assert!(run_kafka_6432(dir.path(), 4104, 8192).is_err());
+    assert!(run_kafka_6432(dir.path(), 8192, 8192).is_ok());
 }

@@ -1,0 +1,630 @@
+//! The `--report-dir` output: a sweep over index sizes (offset index), a Markdown report
+//! (`report.md`) and SVG plots drawn with `plotters`' SVG backend (text is written as SVG
+//! `<text>` elements, so no font library is involved):
+//!
+//! * `pages-per-lookup.svg`: mean distinct pages per lookup versus index size, per
+//!   strategy, for hot-tail (solid) and uniform (dashed) lookups;
+//! * `page-faults.svg`: simulated LRU faults per 1000 lookups (mixed workload) and real
+//!   page-ins per 1000 hot-tail lookups (growing index, readahead off) versus index size;
+//! * `latency.svg`: ns per lookup versus index size, per strategy and for the in-memory
+//!   `partition_point` limit.
+//!
+//! `sweep.json` holds the sweep's numbers. If `<report dir>/../criterion` exists (criterion
+//! results under `target/`), `report.md` also lists their mean times.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::cli::{Cli, ProgressFn, RunOutcome};
+use crate::latency::{self, IN_MEMORY};
+use crate::real_faults::{self, Phase, Readahead};
+use crate::replay::{self, compared_strategies, IndexKind, ReplayConfig};
+use crate::workload::Workload;
+use crate::BenchError;
+
+/// Lookups per workload of each sweep replay (lookups).
+pub const SWEEP_LOOKUPS: usize = 20_000;
+/// Hot-tail lookups of each growing-phase real-fault run in the sweep (lookups).
+pub const SWEEP_FAULT_LOOKUPS: usize = 20_000;
+/// Lookups per timed loop of the sweep's latency measurement (lookups).
+pub const SWEEP_LATENCY_LOOKUPS: usize = 100_000;
+
+/// The sweep's figures for one index size and strategy (offset index).
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepPoint {
+    /// Index file size in bytes.
+    pub index_bytes: usize,
+    /// Entries when full.
+    pub entries: usize,
+    /// Strategy name.
+    pub strategy: String,
+    /// Mean distinct pages per hot-tail lookup (pages).
+    pub hot_tail_mean_pages: f64,
+    /// Mean distinct pages per uniform lookup (pages).
+    pub uniform_mean_pages: f64,
+    /// Simulated LRU faults per 1000 mixed lookups (faults).
+    pub mixed_lru_faults_per_1000: f64,
+    /// Real page-ins per 1000 hot-tail lookups, growing index, readahead off (pages).
+    pub growing_page_ins_per_1000: Option<f64>,
+    /// The same with the kernel's readahead (pages).
+    pub growing_page_ins_per_1000_readahead: Option<f64>,
+    /// Real page-ins of the first 1000 hot-tail lookups on the evicted full index,
+    /// readahead off (pages).
+    pub static_page_ins: Option<u64>,
+    /// ns per hot-tail lookup (ns).
+    pub hot_tail_ns: Option<f64>,
+    /// ns per uniform lookup (ns).
+    pub uniform_ns: Option<f64>,
+}
+
+/// The whole sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sweep {
+    /// One point per size and strategy.
+    pub points: Vec<SweepPoint>,
+    /// The in-memory limit per size: `(index bytes, hot-tail ns, uniform ns)`.
+    pub in_memory: Vec<(usize, f64, f64)>,
+    /// Why real page-ins are missing, if they are.
+    pub real_faults_note: Option<String>,
+}
+
+/// Runs the sweep over `cli.report_sizes` (offset index only).
+///
+/// # Errors
+/// Index or I/O errors.
+pub fn sweep(
+    cli: &Cli,
+    scratch: &Path,
+    progress: &mut ProgressFn<'_>,
+) -> Result<Sweep, BenchError> {
+    let strategies = compared_strategies(cli.warm_section_bytes, cli.page_size);
+    let mut points = Vec::new();
+    let mut in_memory = Vec::new();
+    let mut note = None;
+    let total = cli.report_sizes.len() as u64;
+    for (i, &bytes) in cli.report_sizes.iter().enumerate() {
+        progress("report sweep", i as u64, total);
+        let cfg = ReplayConfig {
+            index_bytes: bytes,
+            lookups: SWEEP_LOOKUPS,
+            workloads: vec![Workload::HotTail, Workload::Uniform, Workload::Mixed],
+            ..cli.replay_config()
+        };
+        let o = replay::replay_synthetic(IndexKind::Offset, &cfg, scratch, &mut |_, _| {})?;
+        let faults = if cli.skip_real_faults {
+            note = Some("skipped (--skip-real-faults)".to_string());
+            None
+        } else {
+            let fc = real_faults::RealFaultConfig {
+                growing_lookups: SWEEP_FAULT_LOOKUPS,
+                kinds: vec![IndexKind::Offset],
+                ..cli.real_fault_config(bytes)
+            };
+            match real_faults::measure(&fc, &mut |_, _| {})? {
+                Ok(f) => {
+                    if !f.unmeasured.is_empty() {
+                        note = Some(f.unmeasured.join("; "));
+                    }
+                    Some(f)
+                }
+                Err(rejected) => {
+                    note = Some(format!(
+                        "no directory evicts: {}",
+                        rejected
+                            .iter()
+                            .map(|r| format!("{} ({}): {}", r.dir.display(), r.fs_type, r.reason))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ));
+                    None
+                }
+            }
+        };
+        let lat = latency::measure(
+            &latency::LatencyConfig {
+                lookups: SWEEP_LATENCY_LOOKUPS,
+                kinds: vec![IndexKind::Offset],
+                ..cli.latency_config(bytes)
+            },
+            scratch,
+        )?;
+        let ns = |strategy: &str, workload: &str| {
+            lat.iter()
+                .find(|r| r.strategy == strategy && r.workload == workload)
+                .map(|r| r.ns_per_lookup)
+        };
+        if let (Some(h), Some(u)) = (ns(IN_MEMORY, "hot-tail"), ns(IN_MEMORY, "uniform")) {
+            in_memory.push((bytes, h, u));
+        }
+        for s in &strategies {
+            let stat = |w: Workload| o.workload(w).and_then(|ws| ws.get(*s));
+            let mean = |w: Workload| stat(w).map_or(0.0, |st| st.mean_pages());
+            let mixed = stat(Workload::Mixed).map_or(0.0, |st| {
+                1000.0 * st.lru_faults as f64 / st.lookups.max(1) as f64
+            });
+            let fault = |phase: Phase, ra: Readahead| {
+                faults
+                    .as_ref()
+                    .and_then(|f| f.get(IndexKind::Offset, phase, ra, s.name()))
+            };
+            points.push(SweepPoint {
+                index_bytes: bytes,
+                entries: o.entries,
+                strategy: s.name().to_string(),
+                hot_tail_mean_pages: mean(Workload::HotTail),
+                uniform_mean_pages: mean(Workload::Uniform),
+                mixed_lru_faults_per_1000: mixed,
+                growing_page_ins_per_1000: fault(Phase::Growing, Readahead::Off)
+                    .map(|r| r.page_ins_per_1000()),
+                growing_page_ins_per_1000_readahead: fault(Phase::Growing, Readahead::Kernel)
+                    .map(|r| r.page_ins_per_1000()),
+                static_page_ins: fault(Phase::Static, Readahead::Off).map(|r| r.page_ins),
+                hot_tail_ns: ns(s.name(), "hot-tail"),
+                uniform_ns: ns(s.name(), "uniform"),
+            });
+        }
+    }
+    progress("report sweep", total, total);
+    Ok(Sweep {
+        points,
+        in_memory,
+        real_faults_note: note,
+    })
+}
+
+/// `16 KiB`, `1 MiB`, `10 MiB`, ...
+pub fn human_bytes(b: f64) -> String {
+    if b >= 1024.0 * 1024.0 {
+        format!("{} MiB", trim(b / (1024.0 * 1024.0)))
+    } else if b >= 1024.0 {
+        format!("{} KiB", trim(b / 1024.0))
+    } else {
+        format!("{} B", trim(b))
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+fn color(strategy: &str) -> RGBColor {
+    match strategy {
+        "binary" => RGBColor(214, 39, 40),
+        "warm-cold" => RGBColor(31, 119, 180),
+        "page-directory" => RGBColor(44, 160, 44),
+        _ => RGBColor(0, 0, 0),
+    }
+}
+
+type Series = (String, RGBColor, bool, Vec<(f64, f64)>);
+
+fn plot_err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> BenchError + '_ {
+    move |e| BenchError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Draws one line chart with a logarithmic x axis (index size) into `area`. The x
+/// coordinate is `log2(bytes)`, so the ticks fall on powers of two (16 KiB, 32 KiB, ...).
+fn draw_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<(), String> {
+    let xs = series.iter().flat_map(|s| s.3.iter().map(|p| p.0.log2()));
+    let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.3.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let (xmin, xmax) = if xmin <= xmax {
+        (xmin - 0.4, xmax + 0.4)
+    } else {
+        (10.0, 20.0)
+    };
+    let ticks = (xmax.floor() - xmin.ceil()) as usize + 1;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xmin..xmax, 0.0..(ymax * 1.12).max(1.0))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("index size (bytes, log scale)")
+        .y_desc(y_label)
+        .x_labels(ticks.max(2))
+        .x_label_formatter(&|x| human_bytes(x.exp2()))
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (name, c, dashed, pts) in series {
+        let style = ShapeStyle {
+            color: c.to_rgba(),
+            filled: false,
+            stroke_width: 2,
+        };
+        let c = *c;
+        if *dashed {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter().map(|&(x, y)| (x.log2(), y)),
+                    6,
+                    4,
+                    style,
+                ))
+                .map_err(|e| e.to_string())?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 8, y)], c.stroke_width(2))
+                });
+        } else {
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|&(x, y)| (x.log2(), y)),
+                    style,
+                ))
+                .map_err(|e| e.to_string())?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&(x, y)| Circle::new((x.log2(), y), 3, c.filled())),
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn points_of(
+    sweep: &Sweep,
+    strategy: &str,
+    f: impl Fn(&SweepPoint) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    sweep
+        .points
+        .iter()
+        .filter(|p| p.strategy == strategy)
+        .filter_map(|p| f(p).map(|y| (p.index_bytes as f64, y)))
+        .collect()
+}
+
+/// Writes the three SVG plots into `dir`; returns their paths.
+///
+/// # Errors
+/// Drawing or writing errors.
+pub fn write_plots(sweep: &Sweep, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
+    let names = ["binary", "warm-cold", "page-directory"];
+    let mut files = Vec::new();
+
+    let path = dir.join("pages-per-lookup.svg");
+    {
+        let mut series: Vec<Series> = Vec::new();
+        for n in names {
+            series.push((
+                format!("{n}, hot-tail"),
+                color(n),
+                false,
+                points_of(sweep, n, |p| Some(p.hot_tail_mean_pages)),
+            ));
+            series.push((
+                format!("{n}, uniform"),
+                color(n),
+                true,
+                points_of(sweep, n, |p| Some(p.uniform_mean_pages)),
+            ));
+        }
+        let root = SVGBackend::new(&path, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err(&path))?;
+        draw_chart(
+            &root,
+            "Distinct index pages per lookup (offset index)",
+            "pages per lookup (4 KiB pages)",
+            &series,
+        )
+        .map_err(plot_err(&path))?;
+        root.present().map_err(plot_err(&path))?;
+    }
+    files.push(path);
+
+    let path = dir.join("page-faults.svg");
+    {
+        let root = SVGBackend::new(&path, (1300, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err(&path))?;
+        let (left, right) = root.split_horizontally(650);
+        let lru: Vec<Series> = names
+            .iter()
+            .map(|&n| {
+                (
+                    format!("{n}, mixed"),
+                    color(n),
+                    false,
+                    points_of(sweep, n, |p| Some(p.mixed_lru_faults_per_1000)),
+                )
+            })
+            .collect();
+        draw_chart(
+            &left,
+            "Simulated LRU faults (32-page cache)",
+            "faults per 1000 lookups",
+            &lru,
+        )
+        .map_err(plot_err(&path))?;
+        let mut real: Vec<Series> = Vec::new();
+        for n in names {
+            real.push((
+                format!("{n}, no readahead"),
+                color(n),
+                false,
+                points_of(sweep, n, |p| p.growing_page_ins_per_1000),
+            ));
+            real.push((
+                format!("{n}, kernel readahead"),
+                color(n),
+                true,
+                points_of(sweep, n, |p| p.growing_page_ins_per_1000_readahead),
+            ));
+        }
+        let title = if real.iter().all(|s| s.3.is_empty()) {
+            "Real page-ins: not measured (see report.md)"
+        } else {
+            "Real page-ins, hot tail, growing index"
+        };
+        draw_chart(&right, title, "page-ins per 1000 lookups", &real).map_err(plot_err(&path))?;
+        root.present().map_err(plot_err(&path))?;
+    }
+    files.push(path);
+
+    let path = dir.join("latency.svg");
+    {
+        let mut series: Vec<Series> = Vec::new();
+        for n in names {
+            series.push((
+                format!("{n}, hot-tail"),
+                color(n),
+                false,
+                points_of(sweep, n, |p| p.hot_tail_ns),
+            ));
+            series.push((
+                format!("{n}, uniform"),
+                color(n),
+                true,
+                points_of(sweep, n, |p| p.uniform_ns),
+            ));
+        }
+        let mem = |f: fn(&(usize, f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            sweep.in_memory.iter().map(|t| (t.0 as f64, f(t))).collect()
+        };
+        series.push((
+            "in-memory partition_point, hot-tail".to_string(),
+            color(IN_MEMORY),
+            false,
+            mem(|t| t.1),
+        ));
+        series.push((
+            "in-memory partition_point, uniform".to_string(),
+            color(IN_MEMORY),
+            true,
+            mem(|t| t.2),
+        ));
+        let root = SVGBackend::new(&path, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err(&path))?;
+        draw_chart(
+            &root,
+            "Lookup latency (offset index, pages resident)",
+            "ns per lookup",
+            &series,
+        )
+        .map_err(plot_err(&path))?;
+        root.present().map_err(plot_err(&path))?;
+    }
+    files.push(path);
+    Ok(files)
+}
+
+/// Criterion mean estimates found under `dir` (`<group>/<bench>/new/estimates.json`):
+/// `(benchmark id, mean ns)`, sorted by id.
+pub fn criterion_estimates(dir: &Path) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "report") {
+                    continue;
+                }
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "estimates.json")
+                && p.parent()
+                    .and_then(|q| q.file_name())
+                    .is_some_and(|n| n == "new")
+            {
+                let Ok(text) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                    continue;
+                };
+                let Some(mean) = v.pointer("/mean/point_estimate").and_then(|x| x.as_f64()) else {
+                    continue;
+                };
+                let id = p
+                    .parent()
+                    .and_then(Path::parent)
+                    .and_then(|q| q.strip_prefix(dir).ok())
+                    .map(|q| q.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.push((id, mean));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// Renders `report.md`.
+pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir: &Path) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Kafka index search strategies: bench report\n");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let _ = writeln!(
+        md,
+        "Written by `bench-harness --report-dir` (seed {}, {}-byte pages, {}-byte warm section; \
+         Linux {kernel}, {cores} cores). Strategies: `binary` (textbook binary search, Kafka before 2.1), \
+         `warm-cold` (Kafka 2.1+, KAFKA-6432), `page-directory` (fence pointers: one key per page in memory).\n",
+        cli.seed, cli.page_size, cli.warm_section_bytes
+    );
+    let _ = writeln!(
+        md,
+        "## Pages per lookup\n\n![pages per lookup](pages-per-lookup.svg)\n"
+    );
+    let _ = writeln!(md, "## Page faults\n\n![page faults](page-faults.svg)\n");
+    if let Some(n) = &sweep.real_faults_note {
+        let _ = writeln!(md, "Real page-ins: {n}\n");
+    }
+    let _ = writeln!(md, "## Latency\n\n![latency](latency.svg)\n");
+    let _ = writeln!(
+        md,
+        "## Size sweep (offset index)\n\n{SWEEP_LOOKUPS} lookups per workload; LRU cache of {} pages; real page-ins: \
+         growing index (half to full), {SWEEP_FAULT_LOOKUPS} hot-tail lookups, baseline subtracted; static: first 1000 \
+         lookups on the evicted full index; latency: fastest of {} loops of {SWEEP_LATENCY_LOOKUPS} lookups.\n",
+        cli.cache_pages,
+        crate::cli::LATENCY_REPEATS
+    );
+    let _ = writeln!(
+        md,
+        "| size | entries | strategy | hot-tail pages/lookup | uniform pages/lookup | mixed LRU faults/1k | \
+         real page-ins/1k (growing, no RA) | (growing, kernel RA) | static page-ins (no RA) | hot-tail ns | uniform ns | hot-tail ns vs in-memory |"
+    );
+    let _ = writeln!(
+        md,
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for p in &sweep.points {
+        let limit = sweep
+            .in_memory
+            .iter()
+            .find(|t| t.0 == p.index_bytes)
+            .map(|t| t.1);
+        let ratio = match (p.hot_tail_ns, limit) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".to_string(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {} | {} | {ratio} |",
+            human_bytes(p.index_bytes as f64),
+            p.entries,
+            p.strategy,
+            p.hot_tail_mean_pages,
+            p.uniform_mean_pages,
+            p.mixed_lru_faults_per_1000,
+            opt(p.growing_page_ins_per_1000, 2),
+            opt(p.growing_page_ins_per_1000_readahead, 2),
+            p.static_page_ins.map_or("-".to_string(), |v| v.to_string()),
+            opt(p.hot_tail_ns, 1),
+            opt(p.uniform_ns, 1),
+        );
+    }
+    for (bytes, h, u) in &sweep.in_memory {
+        let _ = writeln!(
+            md,
+            "| {} | | {IN_MEMORY} | | | | | | | {h:.1} | {u:.1} | 1.00x |",
+            human_bytes(*bytes as f64)
+        );
+    }
+    md.push('\n');
+    let crit = criterion_estimates(criterion_dir);
+    let _ = writeln!(md, "## Criterion\n");
+    if crit.is_empty() {
+        let _ = writeln!(
+            md,
+            "No criterion results under `{}` (run `cargo bench` or `cargo xtask bench --criterion` first).\n",
+            criterion_dir.display()
+        );
+    } else {
+        let fastest = crit.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            md,
+            "Mean time per iteration from `{}`.\n",
+            criterion_dir.display()
+        );
+        let _ = writeln!(md, "| benchmark | mean | vs fastest |\n|---|---:|---:|");
+        for (id, ns) in &crit {
+            let _ = writeln!(md, "| `{id}` | {ns:.1} ns | {:.2}x |", ns / fastest);
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(
+        md,
+        "## Main run ({}-byte indexes)\n\n```text\n{}```",
+        cli.index_bytes,
+        run.render(cli)
+    );
+    md
+}
+
+/// Runs the sweep and writes `report.md`, `sweep.json` and the SVG plots into `dir`
+/// (created if missing). Returns the files written.
+///
+/// # Errors
+/// I/O, drawing, index errors.
+pub fn write_report(
+    cli: &Cli,
+    run: &RunOutcome,
+    dir: &Path,
+    progress: &mut ProgressFn<'_>,
+) -> Result<Vec<PathBuf>, BenchError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| BenchError::Io { path, source: e }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let scratch = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+    let sweep = sweep(cli, scratch.path(), progress)?;
+    let mut files = write_plots(&sweep, dir)?;
+    let json = dir.join("sweep.json");
+    let text = serde_json::to_string_pretty(&sweep).map_err(std::io::Error::other);
+    text.and_then(|t| std::fs::write(&json, t + "\n"))
+        .map_err(io(&json))?;
+    files.push(json);
+    let md = dir.join("report.md");
+    let criterion_dir = cli
+        .criterion_dir
+        .clone()
+        .unwrap_or_else(|| dir.parent().unwrap_or(dir).join("criterion"));
+    std::fs::write(&md, render_markdown(cli, run, &sweep, &criterion_dir)).map_err(io(&md))?;
+    files.push(md);
+    Ok(files)
+}

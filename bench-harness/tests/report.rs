@@ -1,0 +1,91 @@
+//! `--report-dir`: the size sweep, report.md and the SVG plots (with their axis labels as
+//! SVG text, drawn without any font library).
+
+use bench_harness::{run, Cli};
+use clap::Parser;
+
+#[test]
+fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("bench-report");
+    let cli = Cli::parse_from([
+        "bench-harness",
+        "--index-bytes",
+        "65536",
+        "--lookups",
+        "2000",
+        "--skip-real",
+        "--real-fault-lookups",
+        "2000",
+        "--latency-lookups",
+        "2000",
+        "--report-sizes",
+        "16384,65536",
+        "--quiet",
+        "--report-dir",
+        report.to_str().unwrap(),
+    ]);
+    let out = run(&cli, &mut |_, _, _| {}).unwrap();
+    let names: Vec<String> = out
+        .report_files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "pages-per-lookup.svg",
+            "page-faults.svg",
+            "latency.svg",
+            "sweep.json",
+            "report.md"
+        ]
+    );
+    let svg = std::fs::read_to_string(report.join("pages-per-lookup.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+    for text in [
+        "index size (bytes, log scale)",
+        "pages per lookup (4 KiB pages)",
+        "16 KiB",
+        "64 KiB",
+        "page-directory, hot-tail",
+        "binary, uniform",
+    ] {
+        assert!(svg.contains(text), "pages-per-lookup.svg lacks {text:?}");
+    }
+    assert!(svg.matches("<text").count() >= 10);
+    let faults = std::fs::read_to_string(report.join("page-faults.svg")).unwrap();
+    assert!(
+        faults.contains("faults per 1000 lookups") && faults.contains("page-ins per 1000 lookups")
+    );
+    let latency = std::fs::read_to_string(report.join("latency.svg")).unwrap();
+    assert!(latency.contains("ns per lookup") && latency.contains("in-memory partition_point"));
+
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("sweep.json")).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2 * 3);
+    for p in points {
+        if p["strategy"] == "page-directory" {
+            // One page per lookup on the 8-byte offset index; only the first hot-tail
+            // lookups of the fill target keys below the first entry, which take no page.
+            let hot = p["hot_tail_mean_pages"].as_f64().unwrap();
+            assert!(hot <= 1.0 && hot > 0.98, "{p}");
+            assert_eq!(p["uniform_mean_pages"].as_f64().unwrap(), 1.0, "{p}");
+        } else {
+            assert!(p["hot_tail_mean_pages"].as_f64().unwrap() > 1.5, "{p}");
+        }
+        assert!(p["hot_tail_ns"].as_f64().unwrap() > 0.0);
+    }
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    for text in [
+        "![pages per lookup](pages-per-lookup.svg)",
+        "![latency](latency.svg)",
+        "| 16 KiB | 2048 | page-directory |",
+        "| 64 KiB | 8192 | binary |",
+        "## Main run",
+        "4. Real page faults",
+    ] {
+        assert!(md.contains(text), "report.md lacks {text:?}");
+    }
+}
