@@ -18,7 +18,8 @@ commands:
   package   cargo package --workspace --no-verify (every publishable crate)
   examples  run every example under examples/ and <crate>/examples/
   loom      loom models (must pass) and the weakened-ordering run (must fail)
-  bench     the bench-harness main job and criterion benches, report in target/bench-report/
+  bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
+            target/bench-report/ (--criterion: run cargo bench --workspace first)
 ";
 
 fn main() {
@@ -241,12 +242,32 @@ fn loom() -> Res {
     }
 }
 
+/// `cargo xtask bench [--criterion] [harness options...]`: runs the bench-harness main
+/// job in release mode with `--json target/bench-report/harness.json --report-dir
+/// target/bench-report`, which writes `report.md`, `sweep.json` and the SVG plots there.
+/// With `--criterion`, `cargo bench --workspace` runs first, so that the report lists the
+/// criterion results too. Other arguments go to the harness.
 fn bench(rest: &[String]) -> Res {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root().join(t) })
+        .unwrap_or_else(|| root().join("target"));
     let report = root().join("target/bench-report");
-    std::fs::create_dir_all(&report).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&report).map_err(|e| format!("{}: {e}", report.display()))?;
+    let criterion = rest.iter().any(|a| a == "--criterion");
+    let rest: Vec<&String> = rest.iter().filter(|a| *a != "--criterion").collect();
+    if criterion {
+        let mut c = cargo();
+        c.args(["bench", "--workspace"]);
+        run(c)?;
+    }
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--"]);
     c.arg("--json").arg(report.join("harness.json"));
+    c.arg("--report-dir").arg(&report);
+    c.arg("--criterion-dir").arg(target.join("criterion"));
     c.args(rest);
-    run(c)
+    run(c)?;
+    eprintln!("bench report: {}", report.join("report.md").display());
+    Ok(())
 }
