@@ -431,7 +431,7 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
     if !chunk.is_empty() {
         let _ = writeln!(
             s,
-            "Note: {} offset index entries in :{} point at the first batch of a multi-batch append (follower fetch chunk). They are valid; Kafka's DumpLogSegments reports them as mismatches (--kafka-strict does too).",
+            "Note: {} offset index entries in :{} point at the first batch of a multi-batch append (follower fetch chunk). They are valid (lookups through them are correct); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             chunk.len(),
             path.display()
         );
@@ -460,7 +460,7 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
     if !rec.is_empty() {
         let _ = writeln!(
             s,
-            "Note: {} time index entries in :{} hold a record-level offset (written by a 2.x-3.7 leader). They are valid; Kafka's DumpLogSegments reports them as indexed offsets not found (--kafka-strict does too).",
+            "Note: {} time index entries in :{} hold a record-level offset (written by a 2.x-3.7 leader). They are valid (the record carries the indexed timestamp); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             rec.len(),
             path.display()
         );

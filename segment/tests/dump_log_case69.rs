@@ -1,0 +1,359 @@
+//! Case 69 (kafka-index-cases.md): DumpLogSegments index verification, parts (a)–(d),
+//! through the `segment::dump` library and the `dump-log` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use segment::dump::{self, text, Collect, DumpOptions, Event, Note, Problem};
+use segment::record::BatchBuilder;
+use segment::{LogConfig, LogSegment, MockTime};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dump-log"))
+}
+
+fn run_cli(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run dump-log")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A v2 batch of `n` records from `base`; record `i` has timestamp `ts + i`.
+fn batch(base: i64, n: usize, ts: i64) -> Vec<u8> {
+    let mut b = BatchBuilder::new(base).partition_leader_epoch(0);
+    for i in 0..n {
+        let v = format!("value-{}", base + i as i64);
+        b = b.record(ts + i as i64, Some(b"key"), Some(v.as_bytes()));
+    }
+    b.build().unwrap()
+}
+
+fn dump(path: &Path, opts: &DumpOptions) -> Collect {
+    let mut sink = Collect::default();
+    dump::dump_file(path, opts, &mut sink);
+    sink
+}
+
+fn verify_opts() -> DumpOptions {
+    DumpOptions {
+        verify_index_only: true,
+        ..DumpOptions::default()
+    }
+}
+
+fn render(events: &Collect) -> String {
+    let mut r = text::Report::new();
+    for e in &events.0 {
+        r.add(e);
+    }
+    r.render()
+}
+
+fn seg_path(dir: &Path, suffix: &str) -> PathBuf {
+    dir.join(format!("00000000000000000000{suffix}"))
+}
+
+// (a) A 0-byte offset index prints exactly "<path> is empty." and a newline.
+#[test]
+fn case69a_empty_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = seg_path(dir.path(), ".index");
+    std::fs::write(&idx, b"").unwrap();
+
+    let events = dump(&idx, &DumpOptions::default());
+    assert_eq!(
+        events.0,
+        vec![
+            Event::Dumping {
+                path: idx.clone(),
+                file_type: dump::FileType::OffsetIndex
+            },
+            Event::IndexEmpty { path: idx.clone() }
+        ]
+    );
+    let line = text::event_line(&events.0[1], false).unwrap();
+    assert_eq!(
+        line,
+        text::Line::Out(format!("{} is empty.", idx.display()))
+    );
+
+    let out = run_cli(&[idx.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("Dumping {0}\n{0} is empty.\n", idx.display())
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+/// Case 69 (b) setup: four batches (10, 20, 20, 10 records), index interval 128, flushed
+/// but not closed, so both index files keep their preallocated zero-filled tails.
+fn unclosed_segment(dir: &Path) -> LogSegment {
+    let cfg = LogConfig {
+        index_interval_bytes: 128,
+        max_index_size: 1200,
+        ..LogConfig::default()
+    };
+    let clock: segment::Clock = Arc::new(MockTime::new(1_000_000));
+    let seg = LogSegment::create(dir, 0, &cfg, clock).unwrap();
+    let mut base = 0;
+    for (i, n) in [10usize, 20, 20, 10].into_iter().enumerate() {
+        let ts = 10_000 * (i as i64 + 1);
+        let bytes = batch(base, n, ts);
+        let last = base + n as i64 - 1;
+        seg.append(last, ts + n as i64 - 1, last, &bytes).unwrap();
+        base += n as i64;
+    }
+    seg.flush().unwrap();
+    seg
+}
+
+// (b) Verification stops at the first zero slot: no mismatch, no time-index error.
+#[test]
+fn case69b_unclosed_index_with_zero_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let seg = unclosed_segment(dir.path());
+    let idx = seg_path(dir.path(), ".index");
+    let tidx = seg_path(dir.path(), ".timeindex");
+    assert_eq!(std::fs::metadata(&idx).unwrap().len(), 1200, "preallocated");
+    assert_eq!(
+        std::fs::metadata(&tidx).unwrap().len(),
+        1200,
+        "preallocated"
+    );
+
+    let events = dump(&idx, &verify_opts());
+    assert!(events.problems().is_empty(), "{:?}", events.problems());
+    assert!(events
+        .0
+        .iter()
+        .all(|e| !matches!(e, Event::OffsetEntry { .. })));
+    assert!(matches!(
+        events.notes()[..],
+        [Note::ZeroFilledTail {
+            slot: 3,
+            unused_slots: 147,
+            ..
+        }]
+    ));
+
+    let events = dump(&tidx, &verify_opts());
+    assert!(events.problems().is_empty(), "{:?}", events.problems());
+    assert!(matches!(
+        events.notes()[..],
+        [Note::ZeroFilledTail { slot: 3, .. }]
+    ));
+
+    // Printing mode lists the three real entries and nothing of the zero tail.
+    let events = dump(&idx, &DumpOptions::default());
+    let entries: Vec<_> = events
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Event::OffsetEntry {
+                offset, position, ..
+            } => Some((*offset, *position)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[0].0, 29);
+    assert_eq!(entries[1].0, 49);
+    assert_eq!(entries[2].0, 59);
+
+    let out = run_cli(&[
+        "--verify-index-only",
+        idx.to_str().unwrap(),
+        tidx.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Mismatches"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not found"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("timestamp"), "{}", stderr(&out));
+    drop(seg);
+}
+
+// (c) A first-offset entry for a multi-record batch is a mismatch (index, batch last).
+#[test]
+fn case69c_first_offset_entry_is_a_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let b0 = batch(0, 10, 1000);
+    let b1 = batch(10, 20, 2000);
+    let mut log = b0.clone();
+    log.extend_from_slice(&b1);
+    std::fs::write(seg_path(dir.path(), ".log"), &log).unwrap();
+    // A pre-2.0 style entry: offset 10 = the *first* offset of the batch at b0.len().
+    let mut index = Vec::new();
+    index.extend_from_slice(&10i32.to_be_bytes());
+    index.extend_from_slice(&(b0.len() as u32).to_be_bytes());
+    let idx = seg_path(dir.path(), ".index");
+    std::fs::write(&idx, &index).unwrap();
+
+    for strict in [false, true] {
+        let opts = DumpOptions {
+            kafka_strict: strict,
+            ..verify_opts()
+        };
+        let events = dump(&idx, &opts);
+        assert!(events.notes().is_empty());
+        match events.problems()[..] {
+            [Problem::OffsetMismatch {
+                slot: 0,
+                index_offset: 10,
+                log_offset: 29,
+                position,
+                ..
+            }] => assert_eq!(*position as usize, b0.len()),
+            ref other => panic!("{other:?}"),
+        }
+        let abs = std::path::absolute(&idx).unwrap();
+        assert_eq!(
+            render(&events),
+            format!(
+                "Mismatches in :{}\n  Index offset: 10, log offset: 29\n",
+                abs.display()
+            )
+        );
+    }
+
+    let out = run_cli(&["--verify-index-only", idx.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("  Index offset: 10, log offset: 29"));
+    assert_eq!(stdout(&out), format!("Dumping {}\n", idx.display()));
+}
+
+// (d) Deep iteration over batches 0-1 and 5-6 reports the pair (1, 5).
+#[test]
+fn case69d_non_consecutive_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = batch(0, 2, 1000);
+    log.extend_from_slice(&batch(5, 2, 2000));
+    let path = seg_path(dir.path(), ".log");
+    std::fs::write(&path, &log).unwrap();
+
+    let opts = DumpOptions {
+        deep_iteration: true,
+        ..DumpOptions::default()
+    };
+    let events = dump(&path, &opts);
+    let records: Vec<i64> = events
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Event::Record(r) => Some(r.offset),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records, vec![0, 1, 5, 6]);
+    match events.problems()[..] {
+        [p @ Problem::NonConsecutiveOffsets {
+            prev_offset: 1,
+            offset: 5,
+            ..
+        }] => assert!(!p.is_failure(), "gaps are informational (compaction)"),
+        ref other => panic!("{other:?}"),
+    }
+    let abs = std::path::absolute(&path).unwrap();
+    assert_eq!(
+        render(&events),
+        format!(
+            "Non-consecutive offsets in {}\n  1 is followed by 5\n",
+            abs.display()
+        )
+    );
+
+    // Without deep iteration, offsets are not tracked (as Kafka).
+    assert!(dump(&path, &DumpOptions::default()).problems().is_empty());
+
+    let out = run_cli(&["--deep-iteration", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("  1 is followed by 5"));
+    let so = stdout(&out);
+    assert!(
+        so.contains(
+            "| offset: 5 CreateTime: 2000 keySize: 3 valueSize: 7 sequence: -1 headerKeys: []"
+        ),
+        "{so}"
+    );
+}
+
+// (d) 30 trailing bytes that start a valid batch whose size runs past the end.
+#[test]
+fn case69d_trailing_partial_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = batch(0, 2, 1000);
+    let next = batch(2, 5, 2000);
+    log.extend_from_slice(&next[..30]);
+    let path = seg_path(dir.path(), ".log");
+    std::fs::write(&path, &log).unwrap();
+
+    let events = dump(&path, &DumpOptions::default());
+    match events.problems()[..] {
+        [Problem::TrailingBytes {
+            bytes: 30,
+            ref file_name,
+            ..
+        }] => assert_eq!(file_name, "00000000000000000000.log"),
+        ref other => panic!("{other:?}"),
+    }
+    let out = run_cli(&[path.to_str().unwrap()]);
+    assert!(
+        stdout(&out).ends_with("Found 30 invalid bytes at the end of 00000000000000000000.log\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(out.status.code(), Some(1));
+
+    // With --max-bytes, trailing bytes are not reported (as Kafka).
+    let opts = DumpOptions {
+        max_bytes: log.len() as u64,
+        ..DumpOptions::default()
+    };
+    assert!(dump(&path, &opts).problems().is_empty());
+    let out = run_cli(&["--max-bytes", "100000", path.to_str().unwrap()]);
+    assert!(!stdout(&out).contains("invalid bytes"));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+// (d) 30 zero bytes: size field 0 < 14 is a CorruptRecord, not "invalid bytes".
+#[test]
+fn case69d_trailing_zeros_are_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = batch(0, 2, 1000);
+    let mut log = first.clone();
+    log.extend_from_slice(&[0u8; 30]);
+    let path = seg_path(dir.path(), ".log");
+    std::fs::write(&path, &log).unwrap();
+
+    let events = dump(&path, &DumpOptions::default());
+    match events.problems()[..] {
+        [Problem::CorruptRecord {
+            position,
+            ref reason,
+            ..
+        }] => {
+            assert_eq!(*position as usize, first.len());
+            assert!(reason.contains("size 0"), "{reason}");
+        }
+        ref other => panic!("{other:?}"),
+    }
+    let out = run_cli(&[path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout(&out).contains("invalid bytes"));
+    assert!(
+        stderr(&out).contains(&format!("Corrupt record at position: {}", first.len())),
+        "{}",
+        stderr(&out)
+    );
+}
