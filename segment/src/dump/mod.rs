@@ -5,7 +5,7 @@
 //! the Kafka tool prints, and every [`Problem`] (an index that disagrees with its log, a
 //! corrupt batch, a failed sanity check, …) and [`Note`] (something unusual that Kafka's
 //! broker writes legitimately). [`dump_file`] handles one file, [`run`] a list of inputs
-//! (files or partition directories, see [`expand_inputs`]), and [`rebuild`] writes the
+//! (files or partition directories, see [`expand_inputs`]), and [`rebuild()`] writes the
 //! indexes recovery would build into a separate directory. The `dump-log` binary is a
 //! thin command-line front end over these functions; [`text`] renders events the way the
 //! Kafka tool prints them.
