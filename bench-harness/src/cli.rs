@@ -120,7 +120,7 @@ pub struct Cli {
     pub real_fault_lookups: usize,
 
     /// Lookups per timed loop of the latency measurement (0 skips it).
-    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
     pub latency_lookups: usize,
 
     /// Also sweep index sizes and write report.md with SVG plots (pages per lookup, page
@@ -149,7 +149,7 @@ pub struct Cli {
 }
 
 /// Timed loops per strategy in the latency measurement; the fastest counts.
-pub const LATENCY_REPEATS: usize = 5;
+pub const LATENCY_REPEATS: usize = 7;
 
 impl Default for Cli {
     fn default() -> Self {
