@@ -28,7 +28,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index = OffsetIndex::open(&index_path, 0, 64 * 1024)?;
     let (mut position, mut since_last_entry) = (0u64, INDEX_INTERVAL_BYTES);
     for line_no in 0..10_000i64 {
-        let line = format!("line {line_no}: temperature={}.{}C\n", 15 + line_no % 10, line_no % 7);
+        let line = format!(
+            "line {line_no}: temperature={}.{}C\n",
+            15 + line_no % 10,
+            line_no % 7
+        );
         if since_last_entry >= INDEX_INTERVAL_BYTES {
             index.append(line_no, u32::try_from(position)?)?;
             since_last_entry = 0;
