@@ -2,12 +2,12 @@
 //! (Kafka's `LazyIndex`, spec §5).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Weak};
 
 use index_core::IndexError;
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 /// An index type that [`LazyIndex`] can load and whose file operations it can delegate.
 /// Implemented for [`OffsetIndex`] and [`TimeIndex`].
@@ -37,6 +37,11 @@ pub trait LazyLoad: Send + Sync + Sized {
     fn close_file(&self) -> Result<(), IndexError>;
     /// Unmaps without trimming or flushing (Kafka's `closeHandler`).
     fn close_handler(&self);
+    /// Shrinks the file to its entries (`trimToValidSize`).
+    ///
+    /// # Errors
+    /// [`IndexError::Io`].
+    fn trim_file(&self) -> Result<(), IndexError>;
     /// Changes the parent directory of the stored path, without I/O.
     fn update_parent(&self, dir: &Path);
 }
@@ -66,6 +71,9 @@ macro_rules! impl_lazy_load {
             fn close_handler(&self) {
                 self.force_unmap()
             }
+            fn trim_file(&self) -> Result<(), IndexError> {
+                self.trim_to_valid_size().map(|_| ())
+            }
             fn update_parent(&self, dir: &Path) {
                 self.update_parent_dir(dir)
             }
@@ -75,8 +83,30 @@ macro_rules! impl_lazy_load {
 impl_lazy_load!(OffsetIndex);
 impl_lazy_load!(TimeIndex);
 
+/// The load state of a [`LazyIndex`].
+#[derive(Debug)]
+enum Slot<T> {
+    /// Not mapped by this wrapper. The `Weak` points at the instance of an earlier
+    /// [`LazyIndex::unload`] that readers may still hold: it is revived instead of mapping
+    /// the file a second time (so there is never more than one live instance per file,
+    /// and index-core's "a shrink waits for readers of longer mappings" rule keeps
+    /// covering every reader).
+    Unloaded(Weak<T>),
+    /// Mapped.
+    Loaded(Arc<T>),
+    /// Closed or deleted: [`LazyIndex::get`] fails with [`IndexError::Closed`] and never
+    /// recreates the file.
+    Gone,
+}
+
+#[derive(Debug)]
+struct State<T> {
+    path: PathBuf,
+    slot: Slot<T>,
+}
+
 /// An index that is opened (and its file created) only when [`LazyIndex::get`] is first
-/// called.
+/// called, and that can be unloaded again ([`unload`](Self::unload)).
 ///
 /// Before loading, [`file`](Self::file), [`rename_to`](Self::rename_to),
 /// [`update_parent_dir`](Self::update_parent_dir), [`delete_if_exists`](Self::delete_if_exists)
@@ -84,13 +114,22 @@ impl_lazy_load!(TimeIndex);
 /// case 31). After loading they delegate to the index. Opening a directory with thousands
 /// of segments therefore maps no index until a lookup needs it (KAFKA-7283).
 ///
-/// `get` is lock-free once loaded; loading and the path operations serialise on a mutex.
+/// Unlike Kafka's `LazyIndex`, an inactive segment's index can be trimmed and unmapped
+/// ([`unload`](Self::unload)) and is mapped again by the next `get` (B17: the number of
+/// mappings stays flat however often the log rolls). After
+/// [`delete_if_exists`](Self::delete_if_exists), [`close`](Self::close) of a loaded index
+/// or [`close_handler`](Self::close_handler), `get` returns [`IndexError::Closed`] (a
+/// "segment gone" error) instead of recreating a file.
+///
+/// Concurrency: `get` takes a read lock and clones an `Arc` (readers keep the index, and
+/// so its mapping, alive while they use it); loading, unloading and the path operations
+/// take the write lock. Mutations (unload, rename, delete, close) must be serialised by
+/// the caller, as every segment mutation is.
 #[derive(Debug)]
 pub struct LazyIndex<T: LazyLoad> {
     base_offset: i64,
     max_index_size: usize,
-    path: Mutex<PathBuf>,
-    loaded: OnceLock<T>,
+    state: RwLock<State<T>>,
 }
 
 impl<T: LazyLoad> LazyIndex<T> {
@@ -101,49 +140,98 @@ impl<T: LazyLoad> LazyIndex<T> {
         LazyIndex {
             base_offset,
             max_index_size,
-            path: Mutex::new(path.into()),
-            loaded: OnceLock::new(),
+            state: RwLock::new(State {
+                path: path.into(),
+                slot: Slot::Unloaded(Weak::new()),
+            }),
         }
     }
 
-    /// The index, opening it on first use (Kafka's `get()`): an existing file is mapped at
+    /// The index, opening it if needed (Kafka's `get()`): an existing file is mapped at
     /// its current length, a missing one is created and preallocated to `max_index_size`.
     ///
     /// # Errors
-    /// The index's open error (e.g. [`IndexError::Io`]); a later call retries.
-    pub fn get(&self) -> Result<&T, IndexError> {
-        if let Some(v) = self.loaded.get() {
-            return Ok(v);
+    /// [`IndexError::Closed`] after the index was closed or deleted; the index's open
+    /// error (e.g. [`IndexError::Io`]), in which case a later call retries.
+    pub fn get(&self) -> Result<Arc<T>, IndexError> {
+        {
+            let st = self.state.read();
+            match &st.slot {
+                Slot::Loaded(v) => return Ok(v.clone()),
+                Slot::Gone => {
+                    return Err(IndexError::Closed {
+                        path: st.path.clone(),
+                    })
+                }
+                Slot::Unloaded(_) => {}
+            }
         }
-        let path = self.path.lock();
-        if let Some(v) = self.loaded.get() {
-            return Ok(v);
-        }
-        let v = T::load(&path, self.base_offset, self.max_index_size)?;
-        Ok(self.loaded.get_or_init(|| v))
+        let mut st = self.state.write();
+        let v = match &st.slot {
+            Slot::Loaded(v) => return Ok(v.clone()),
+            Slot::Gone => {
+                return Err(IndexError::Closed {
+                    path: st.path.clone(),
+                })
+            }
+            Slot::Unloaded(w) => match w.upgrade() {
+                Some(v) => v,
+                None => Arc::new(T::load(&st.path, self.base_offset, self.max_index_size)?),
+            },
+        };
+        st.slot = Slot::Loaded(v.clone());
+        Ok(v)
     }
 
-    /// The index if it has been loaded, without loading it.
-    pub fn get_if_loaded(&self) -> Option<&T> {
-        self.loaded.get()
+    /// The index if it is loaded, without loading it.
+    pub fn get_if_loaded(&self) -> Option<Arc<T>> {
+        match &self.state.read().slot {
+            Slot::Loaded(v) => Some(v.clone()),
+            _ => None,
+        }
     }
 
-    /// Whether [`get`](Self::get) has opened the index.
+    /// Whether the index is currently loaded (mapped by this wrapper).
     pub fn is_loaded(&self) -> bool {
-        self.loaded.get().is_some()
+        matches!(self.state.read().slot, Slot::Loaded(_))
+    }
+
+    /// Whether the index was closed or deleted (`get` fails from now on).
+    pub fn is_gone(&self) -> bool {
+        matches!(self.state.read().slot, Slot::Gone)
     }
 
     /// The current file path (it may not exist).
     pub fn file(&self) -> PathBuf {
-        match self.loaded.get() {
-            Some(v) => v.current_path(),
-            None => self.path.lock().clone(),
+        let st = self.state.read();
+        match &st.slot {
+            Slot::Loaded(v) => v.current_path(),
+            _ => st.path.clone(),
         }
     }
 
     /// The segment base offset.
     pub fn base_offset(&self) -> i64 {
         self.base_offset
+    }
+
+    /// Trims the index file to its entries and drops this wrapper's reference, so the
+    /// mapping is unmapped as soon as no reader holds it; the next [`get`](Self::get)
+    /// maps the file again (at its trimmed length: the index is then full, as a reopened
+    /// inactive segment's index is). A no-op unless loaded. For inactive segments only:
+    /// an index that is still appended to must stay loaded.
+    ///
+    /// # Errors
+    /// [`IndexError::Io`] from trimming (the index then stays loaded).
+    pub fn unload(&self) -> Result<(), IndexError> {
+        let mut st = self.state.write();
+        if let Slot::Loaded(v) = &st.slot {
+            let v = v.clone();
+            v.trim_file()?;
+            st.path = v.current_path();
+            st.slot = Slot::Unloaded(Arc::downgrade(&v));
+        }
+        Ok(())
     }
 
     /// Renames the file to `to`. Before loading: moves the file if it exists, never creates
@@ -153,71 +241,104 @@ impl<T: LazyLoad> LazyIndex<T> {
     /// [`IndexError::Io`] if an existing file cannot be renamed.
     pub fn rename_to(&self, to: impl Into<PathBuf>) -> Result<(), IndexError> {
         let to = to.into();
-        let mut path = self.path.lock();
-        if let Some(v) = self.loaded.get() {
-            v.rename_file(&to)?;
-        } else {
-            match std::fs::rename(&*path, &to) {
+        let mut st = self.state.write();
+        let held = match &st.slot {
+            Slot::Loaded(v) => Some(v.clone()),
+            Slot::Unloaded(w) => w.upgrade(),
+            Slot::Gone => None,
+        };
+        match held {
+            Some(v) => v.rename_file(&to)?,
+            None => match std::fs::rename(&st.path, &to) {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !path.exists() => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !st.path.exists() => {}
                 Err(e) => {
                     return Err(IndexError::Io {
-                        path: path.clone(),
+                        path: st.path.clone(),
                         source: e,
                     })
                 }
-            }
+            },
         }
-        *path = to;
+        st.path = to;
         Ok(())
     }
 
     /// Changes the parent directory of the path without any I/O.
     pub fn update_parent_dir(&self, dir: &Path) {
-        let mut path = self.path.lock();
-        if let Some(v) = self.loaded.get() {
-            v.update_parent(dir);
+        let mut st = self.state.write();
+        match &st.slot {
+            Slot::Loaded(v) => v.update_parent(dir),
+            Slot::Unloaded(w) => {
+                if let Some(v) = w.upgrade() {
+                    v.update_parent(dir);
+                }
+            }
+            Slot::Gone => {}
         }
-        if let Some(name) = path.file_name().map(|n| n.to_owned()) {
-            *path = dir.join(name);
+        if let Some(name) = st.path.file_name().map(|n| n.to_owned()) {
+            st.path = dir.join(name);
         }
     }
 
-    /// Deletes the file (unmapping it first if loaded). Returns whether a file was deleted.
+    /// Deletes the file (unmapping it first if loaded); `get` fails from now on. Returns
+    /// whether a file was deleted.
     ///
     /// # Errors
     /// [`IndexError::Io`] for failures other than "not found".
     pub fn delete_if_exists(&self) -> Result<bool, IndexError> {
-        let path = self.path.lock();
-        if let Some(v) = self.loaded.get() {
+        let mut st = self.state.write();
+        let held = match std::mem::replace(&mut st.slot, Slot::Gone) {
+            Slot::Loaded(v) => Some(v),
+            Slot::Unloaded(w) => w.upgrade(),
+            Slot::Gone => None,
+        };
+        if let Some(v) = held {
             return v.delete_file();
         }
-        match std::fs::remove_file(&*path) {
+        match std::fs::remove_file(&st.path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(IndexError::Io {
-                path: path.clone(),
+                path: st.path.clone(),
                 source: e,
             }),
         }
     }
 
-    /// Closes the index (trim + unmap) if loaded; a no-op otherwise.
+    /// Closes the index (trim + unmap) if loaded, after which `get` fails; a no-op
+    /// otherwise (an unloaded index can still be loaded later, as in Kafka).
     ///
     /// # Errors
     /// [`IndexError::Io`] from trimming.
     pub fn close(&self) -> Result<(), IndexError> {
-        let _g = self.path.lock();
-        match self.loaded.get() {
-            Some(v) => v.close_file(),
+        let mut st = self.state.write();
+        let held = match &st.slot {
+            Slot::Loaded(v) => Some(v.clone()),
+            Slot::Unloaded(w) => w.upgrade(),
+            Slot::Gone => None,
+        };
+        match held {
+            Some(v) => {
+                st.path = v.current_path();
+                st.slot = Slot::Gone;
+                v.close_file()
+            }
             None => Ok(()),
         }
     }
 
-    /// Unmaps without trimming if loaded; a no-op otherwise.
+    /// Unmaps without trimming if loaded (after which `get` fails); a no-op otherwise.
     pub fn close_handler(&self) {
-        let _g = self.path.lock();
-        if let Some(v) = self.loaded.get() {
+        let mut st = self.state.write();
+        let held = match &st.slot {
+            Slot::Loaded(v) => Some(v.clone()),
+            Slot::Unloaded(w) => w.upgrade(),
+            Slot::Gone => None,
+        };
+        if let Some(v) = held {
+            st.path = v.current_path();
+            st.slot = Slot::Gone;
             v.close_handler();
         }
     }

@@ -27,6 +27,7 @@ use parking_lot::Mutex;
 use crate::config::{LogConfig, RollParams};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
+use crate::fs::{FileSystem, FsRef};
 use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::TimestampAndOffset;
@@ -101,6 +102,11 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     stats: LogStats,
     epoch_cache: Mutex<LeaderEpochCache>,
     active_ready: std::sync::atomic::AtomicBool,
+    fs: FsRef,
+    /// Set when a flush failed: after a failed fsync the kernel may have dropped dirty
+    /// pages, so a later successful fsync proves nothing; the log refuses further writes
+    /// until it is reopened (and recovered).
+    offline: std::sync::atomic::AtomicBool,
 }
 
 fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
@@ -125,9 +131,13 @@ fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
     Ok(Some(v))
 }
 
-fn write_checkpoint(path: &Path, value: i64) -> Result<()> {
-    crate::fs::write_atomically(path, format!("0\n{value}\n").as_bytes())
+fn write_checkpoint(fs: &dyn FileSystem, path: &Path, value: i64) -> Result<()> {
+    crate::fs::write_atomically_with(fs, path, format!("0\n{value}\n").as_bytes())
 }
+
+/// Most legacy segments split per open (a guard against a split that cannot make
+/// progress).
+const MAX_SPLITS: usize = 1024;
 
 impl<F: BatchFormat> Log<F> {
     /// Opens (creating if needed) the log in `dir` — Kafka's loader (spec §10):
@@ -145,19 +155,42 @@ impl<F: BatchFormat> Log<F> {
     ///    end;
     /// 5. the active segment's indexes are resized to `max_index_size`.
     ///
+    /// A legacy segment (written before Kafka 2.0) holding offsets that are not
+    /// representable relative to its base offset (B5d) is **split** into several
+    /// segments when recovery meets it, as Kafka's loader does: the pieces are written as
+    /// `.cleaned` files ([`LogSegment::append_from_file`]), renamed to `.swap` (highest
+    /// base first), the old segment is deleted and the `.swap` suffixes dropped. A crash at
+    /// any point is resolved by step 2 of the next open: leftover `.cleaned` files (and
+    /// `.swap` files at or above them) are deleted — the old segment is still complete —
+    /// and a complete set of `.swap` files replaces what is left of the old segment.
+    ///
     /// # Errors
-    /// I/O errors (no marker is ever written by a failed open);
-    /// [`SegmentError::OffsetOverflow`] naming the `.log` of a legacy segment whose offsets
-    /// overflow (splitting is not implemented); corrupt checkpoints.
+    /// I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
+    /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress.
     pub fn open(dir: impl Into<PathBuf>, config: LogConfig, clock: Clock) -> Result<Self> {
+        Self::open_with_fs(dir, config, clock, crate::fs::real())
+    }
+
+    /// [`open`](Self::open) with the file-system seam `fs` (see [`crate::fs`]): every
+    /// segment, checkpoint, marker and directory write of this log goes through it.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_fs(
+        dir: impl Into<PathBuf>,
+        config: LogConfig,
+        clock: Clock,
+        fs: FsRef,
+    ) -> Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
         let clean = marker.exists();
         if clean {
-            std::fs::remove_file(&marker).map_err(|e| SegmentError::io("delete", &marker, e))?;
+            fs.remove_file(&marker)
+                .map_err(|e| SegmentError::io("delete", &marker, e))?;
         }
-        crate::fs::fsync_dir(&dir)?;
+        crate::fs::fsync_dir_with(&*fs, &dir)?;
         let rp_checkpoint = read_checkpoint(&dir.join(RECOVERY_POINT_FILE))?.unwrap_or(0);
         let ls_checkpoint = read_checkpoint(&dir.join(LOG_START_OFFSET_FILE))?.unwrap_or(0);
 
@@ -173,11 +206,143 @@ impl<F: BatchFormat> Log<F> {
             stats: LogStats::default(),
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
             active_ready: std::sync::atomic::AtomicBool::new(false),
+            fs,
+            offline: std::sync::atomic::AtomicBool::new(false),
         };
         log.remove_temp_files_and_swap()?;
-        let flagged = log.load_segments()?;
-        log.recover_log(clean, rp_checkpoint, ls_checkpoint, flagged)?;
+        let mut flagged = log.load_segments()?;
+        let mut splits = 0;
+        loop {
+            match log.recover_log(clean, rp_checkpoint, ls_checkpoint, flagged.clone()) {
+                Err(SegmentError::OffsetOverflow {
+                    path,
+                    base_offset,
+                    offset,
+                }) if splits < MAX_SPLITS => {
+                    let seg = log
+                        .segments
+                        .get(base_offset)
+                        .filter(|s| s.log_path() == path);
+                    let Some(seg) = seg else {
+                        return Err(SegmentError::OffsetOverflow {
+                            path,
+                            base_offset,
+                            offset,
+                        });
+                    };
+                    splits += 1;
+                    let recheck = log.split_overflowed_segment(&seg)?;
+                    flagged.extend(recheck);
+                }
+                r => {
+                    r?;
+                    break;
+                }
+            }
+        }
         Ok(log)
+    }
+
+    /// Kafka's `splitOverflowedSegment` + `replaceSegments`: copies the batches of `seg`
+    /// into new `.cleaned` segments, each starting at the base offset of its first batch
+    /// and holding the batches representable relative to it; any bytes after the last
+    /// complete, well-framed batch (a torn or corrupt tail) are copied verbatim to the end
+    /// of the last piece, so the pieces together hold exactly the old bytes and recovery
+    /// treats that tail as it would have. The pieces are trimmed, flushed and given the
+    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), the old
+    /// segment is deleted, and the pieces renamed `.swap` → final. Returns the base
+    /// offsets that must be recovered again (the last piece, if it got a raw tail).
+    fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
+        use crate::scan::Scanner;
+        let src = seg.log();
+        let size = src.size_in_bytes();
+        tracing::warn!(segment = %src.path().display(), size, "splitting a segment with relative offset overflow");
+        let mut pieces: Vec<LogSegment<F>> = Vec::new();
+        let mut recheck = Vec::new();
+        let built = (|| -> Result<()> {
+            let mut position = 0u64;
+            while position < size {
+                let first = Scanner::<F>::new(src, position)
+                    .next_batch()?
+                    .map(|(info, _)| info.base_offset);
+                let Some(base) = first else { break };
+                for kind in names::FileKind::ALL {
+                    let p = names::segment_file(&self.dir, base, kind, CLEANED_FILE_SUFFIX);
+                    crate::fs::remove_if_exists_with(&*self.fs, &p)?;
+                }
+                let piece = self.open_segment(base, false, CLEANED_FILE_SUFFIX)?;
+                let n = piece.append_from_file(src, position);
+                pieces.push(piece);
+                let n = n?;
+                if n == 0 {
+                    return Err(SegmentError::IllegalState {
+                        path: src.path(),
+                        reason: format!(
+                            "failed to split the segment: nothing could be copied from position {position}"
+                        ),
+                    });
+                }
+                position += n;
+            }
+            if position < size {
+                let Some(last) = pieces.last() else {
+                    return Err(SegmentError::IllegalState {
+                        path: src.path(),
+                        reason: "overflowed segment without a complete batch".into(),
+                    });
+                };
+                tracing::warn!(segment = %src.path().display(), position, size, "copying an invalid tail verbatim; recovery will truncate it");
+                last.log().append(&src.read(position, size - position)?)?;
+                recheck.push(last.base_offset());
+            }
+            let mtime = seg.last_modified()?;
+            let mut total = 0;
+            for p in &pieces {
+                p.on_become_inactive_segment()?;
+                p.flush()?;
+                p.set_last_modified(mtime)?;
+                total += p.size();
+            }
+            if total != size {
+                return Err(SegmentError::IllegalState {
+                    path: src.path(),
+                    reason: format!(
+                        "inconsistent segment sizes after split: before {size}, after {total}"
+                    ),
+                });
+            }
+            Ok(())
+        })();
+        if let Err(e) = built {
+            for p in &pieces {
+                p.close_handlers();
+                let _ = p.delete_if_exists();
+            }
+            return Err(e);
+        }
+        // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
+        for p in pieces.iter().rev() {
+            p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        self.segments.remove(seg.base_offset());
+        seg.close_handlers();
+        seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
+        seg.delete_if_exists()?;
+        self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        for p in &pieces {
+            p.change_file_suffixes(SWAP_FILE_SUFFIX, "")?;
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        let bases: Vec<i64> = pieces.iter().map(|p| p.base_offset()).collect();
+        tracing::info!(
+            ?bases,
+            "replaced the overflowed segment with split segments"
+        );
+        for p in pieces {
+            self.segments.add(Arc::new(p));
+        }
+        Ok(recheck)
     }
 
     fn list_dir(&self) -> Result<Vec<PathBuf>> {
@@ -198,7 +363,7 @@ impl<F: BatchFormat> Log<F> {
     }
 
     fn open_segment(&self, base: i64, exists: bool, suffix: &str) -> Result<LogSegment<F>> {
-        LogSegment::open(
+        LogSegment::open_with_fs(
             &self.dir,
             base,
             &self.config,
@@ -207,7 +372,37 @@ impl<F: BatchFormat> Log<F> {
             if exists { 0 } else { self.config.segment_bytes },
             !exists && self.config.preallocate,
             suffix,
+            self.fs.clone(),
         )
+    }
+
+    fn remove_if_exists(&self, path: &Path) -> Result<bool> {
+        crate::fs::remove_if_exists_with(&*self.fs, path)
+    }
+
+    fn checkpoint(&self, name: &str, value: i64) -> Result<()> {
+        write_checkpoint(&*self.fs, &self.dir.join(name), value)
+    }
+
+    fn check_online(&self) -> Result<()> {
+        if self.offline.load(Ordering::Acquire) {
+            return Err(SegmentError::IllegalState {
+                path: self.dir.clone(),
+                reason: "the log is offline after a failed flush (an fsync error cannot be retried safely); reopen it to recover".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether a failed flush took the log offline (every later write, flush and
+    /// [`close`](Self::close) then fails; reopening recovers from the last checkpoint).
+    pub fn is_offline(&self) -> bool {
+        self.offline.load(Ordering::Acquire)
+    }
+
+    /// The file-system seam of this log.
+    pub fn fs(&self) -> &FsRef {
+        &self.fs
     }
 
     fn remove_temp_files_and_swap(&self) -> Result<()> {
@@ -217,7 +412,7 @@ impl<F: BatchFormat> Log<F> {
             let name = names::file_name(&p).to_string();
             if name.ends_with(DELETED_FILE_SUFFIX) {
                 if !name.ends_with(".checkpoint.deleted") {
-                    crate::fs::remove_if_exists(&p)?;
+                    self.remove_if_exists(&p)?;
                 }
             } else if name.ends_with(CLEANED_FILE_SUFFIX) {
                 cleaned.push(p);
@@ -230,23 +425,36 @@ impl<F: BatchFormat> Log<F> {
             .filter_map(|p| names::offset_from_file(p).ok())
             .min()
             .unwrap_or(i64::MAX);
-        swaps.retain(|p| {
-            let keep = names::offset_from_file(p).map_or(true, |o| o < min_cleaned);
-            if !keep {
-                let _ = std::fs::remove_file(p);
+        // A `.swap` at or above the lowest `.cleaned` belongs to an unfinished split or
+        // clean (the `.cleaned` → `.swap` renames go from the highest base down): delete
+        // it, and fail the open if that is impossible — keeping it would make the next
+        // open treat it as complete once the `.cleaned` files are gone.
+        let mut complete = Vec::new();
+        for p in swaps {
+            if names::offset_from_file(&p).map_or(true, |o| o < min_cleaned) {
+                complete.push(p);
+            } else {
+                tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+                self.remove_if_exists(&p)?;
             }
-            keep
-        });
+        }
+        let swaps = complete;
+        if !cleaned.is_empty() {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         for p in &cleaned {
-            crate::fs::remove_if_exists(p)?;
+            self.remove_if_exists(p)?;
         }
         let log_swaps: Vec<&PathBuf> = swaps
             .iter()
             .filter(|p| names::file_name(p).ends_with(".log.swap"))
             .collect();
-        if log_swaps.is_empty() {
+        if swaps.is_empty() {
             return Ok(());
         }
+        // Index `.swap` files without a `.log.swap` (a crash between renaming a piece's
+        // `.log` and its indexes to their final names) are still renamed below, as Kafka
+        // renames every swap file.
         let mut min_swap = i64::MAX;
         let mut max_swap = i64::MIN;
         for p in &log_swaps {
@@ -265,15 +473,17 @@ impl<F: BatchFormat> Log<F> {
             }
             if let Ok(o) = names::offset_from_file(&p) {
                 if o >= min_swap && o < max_swap {
-                    crate::fs::remove_if_exists(&p)?;
+                    self.remove_if_exists(&p)?;
                 }
             }
         }
         for p in &swaps {
             let to = names::replace_suffix(p, SWAP_FILE_SUFFIX, "")?;
-            std::fs::rename(p, &to).map_err(|e| SegmentError::io("rename", p, e))?;
+            self.fs
+                .rename(p, &to)
+                .map_err(|e| SegmentError::io("rename", p, e))?;
         }
-        crate::fs::fsync_dir(&self.dir)
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)
     }
 
     /// Opens every segment; returns the base offsets of those whose indexes must be
@@ -288,7 +498,7 @@ impl<F: BatchFormat> Log<F> {
                 let log = names::replace_suffix(p, kind.suffix(), names::LOG_FILE_SUFFIX)?;
                 if !log.exists() {
                     tracing::warn!(file = %p.display(), "deleting orphaned index file");
-                    crate::fs::remove_if_exists(p)?;
+                    self.remove_if_exists(p)?;
                 }
             }
         }
@@ -429,8 +639,8 @@ impl<F: BatchFormat> Log<F> {
         } else {
             leo.min(rp_checkpoint.max(leo))
         };
+        self.checkpoint(RECOVERY_POINT_FILE, rp)?;
         self.recovery_point.store(rp, Ordering::Release);
-        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), rp)?;
         Ok(())
     }
 
@@ -499,10 +709,13 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// # Errors
     /// [`SegmentError::InvalidArgument`] for empty input, trailing bytes or a corrupt batch;
-    /// [`SegmentError::NonMonotonicOffset`]; I/O and index errors. Nothing is appended on
-    /// error.
+    /// [`SegmentError::NonMonotonicOffset`]; I/O and index errors;
+    /// [`SegmentError::IllegalState`] if the log is offline. Nothing is appended on error
+    /// (a failed write leaves the logical size unchanged; a torn partial write past it is
+    /// overwritten by the next append or truncated by recovery).
     pub fn append(&self, records: &[u8]) -> Result<AppendInfo> {
         let _g = self.lock.lock();
+        self.check_online()?;
         let mut first = None;
         let mut last = i64::MIN;
         let mut max_ts = -1i64;
@@ -591,6 +804,7 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::IllegalState`] if a non-empty segment with that base exists; I/O.
     pub fn roll(&self, new_base: Option<i64>) -> Result<Arc<LogSegment<F>>> {
         let _g = self.lock.lock();
+        self.check_online()?;
         let base = new_base.unwrap_or(i64::MIN).max(self.log_end_offset());
         self.roll_locked(base)
     }
@@ -621,7 +835,7 @@ impl<F: BatchFormat> Log<F> {
         }
         for kind in names::FileKind::ALL {
             let p = names::segment_file(&self.dir, new_base, kind, "");
-            if crate::fs::remove_if_exists(&p)? {
+            if self.remove_if_exists(&p)? {
                 tracing::warn!(file = %p.display(), "deleted a pre-existing file with the new segment's name");
             }
         }
@@ -702,6 +916,7 @@ impl<F: BatchFormat> Log<F> {
     /// Index, format and I/O errors.
     pub fn truncate_to(&self, offset: i64) -> Result<bool> {
         let _g = self.lock.lock();
+        self.check_online()?;
         if offset < 0 {
             return Err(SegmentError::arg(format!(
                 "cannot truncate to negative offset {offset}"
@@ -727,7 +942,7 @@ impl<F: BatchFormat> Log<F> {
         self.epoch_cache.lock().truncate_from_end(leo);
         if self.recovery_point() > leo {
             self.recovery_point.store(leo, Ordering::Release);
-            write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), leo)?;
+            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         }
         Ok(true)
     }
@@ -739,6 +954,7 @@ impl<F: BatchFormat> Log<F> {
     /// I/O.
     pub fn truncate_fully_and_start_at(&self, new_offset: i64) -> Result<()> {
         let _g = self.lock.lock();
+        self.check_online()?;
         self.truncate_fully_and_start_at_locked(new_offset)
     }
 
@@ -752,8 +968,8 @@ impl<F: BatchFormat> Log<F> {
         self.log_end_offset.store(new_offset, Ordering::Release);
         self.log_start_offset.store(new_offset, Ordering::Release);
         self.recovery_point.store(new_offset, Ordering::Release);
-        write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), new_offset)?;
-        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), new_offset)?;
+        self.checkpoint(LOG_START_OFFSET_FILE, new_offset)?;
+        self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
         Ok(())
     }
 
@@ -778,7 +994,7 @@ impl<F: BatchFormat> Log<F> {
         let cur = self.log_start_offset();
         if offset > cur {
             self.log_start_offset.store(offset, Ordering::Release);
-            write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), offset)?;
+            self.checkpoint(LOG_START_OFFSET_FILE, offset)?;
         }
         Ok(self.log_start_offset())
     }
@@ -858,13 +1074,13 @@ impl<F: BatchFormat> Log<F> {
         if let Some(first) = self.segments.first_segment_base_offset() {
             if first > self.log_start_offset() {
                 self.log_start_offset.store(first, Ordering::Release);
-                write_checkpoint(&self.dir.join(LOG_START_OFFSET_FILE), first)?;
+                self.checkpoint(LOG_START_OFFSET_FILE, first)?;
             }
         }
         if self.recovery_point() < self.log_start_offset() {
             let ls = self.log_start_offset();
             self.recovery_point.store(ls, Ordering::Release);
-            write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), ls)?;
+            self.checkpoint(RECOVERY_POINT_FILE, ls)?;
         }
         Ok(deletable.len())
     }
@@ -873,25 +1089,38 @@ impl<F: BatchFormat> Log<F> {
     /// then moves the recovery point to the log end offset and persists it (never before
     /// the data is on disk, B12).
     ///
+    /// An I/O error while syncing takes the log **offline** ([`is_offline`](Self::is_offline)):
+    /// after a failed fsync the kernel may have dropped the dirty pages and a retried fsync
+    /// would succeed without them (the "fsyncgate" problem), so appends, rolls,
+    /// truncations, flushes and [`close`](Self::close) fail from then on and the next open
+    /// recovers from the last checkpoint. A failed checkpoint write does not take the log
+    /// offline (the data is on disk; only the recovery point is not moved).
+    ///
     /// # Errors
-    /// I/O and index errors (the recovery point is then not moved).
+    /// I/O and index errors (the recovery point is then not moved);
+    /// [`SegmentError::IllegalState`] if the log is offline.
     pub fn flush(&self) -> Result<()> {
         let _g = self.lock.lock();
         self.flush_locked()
     }
 
     fn flush_locked(&self) -> Result<()> {
+        self.check_online()?;
         let leo = self.log_end_offset();
         let rp = self.recovery_point();
-        for s in self.segments.values_range(rp, i64::MAX)? {
-            s.flush()?;
+        let synced = (|| {
+            for s in self.segments.values_range(rp, i64::MAX)? {
+                s.flush()?;
+            }
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)
+        })();
+        if let Err(e) = synced {
+            tracing::error!(dir = %self.dir.display(), error = %e, "flush failed; the log is now offline");
+            self.offline.store(true, Ordering::Release);
+            return Err(e);
         }
-        crate::fs::fsync_dir(&self.dir)?;
-        write_checkpoint(
-            &self.dir.join(LOG_START_OFFSET_FILE),
-            self.log_start_offset(),
-        )?;
-        write_checkpoint(&self.dir.join(RECOVERY_POINT_FILE), leo)?;
+        self.checkpoint(LOG_START_OFFSET_FILE, self.log_start_offset())?;
+        self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         self.recovery_point.store(leo, Ordering::Release);
         Ok(())
     }
@@ -935,10 +1164,10 @@ impl<F: BatchFormat> Log<F> {
         self.flush_locked()?;
         self.segments.close()?;
         let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
-        std::fs::File::create(&marker)
-            .and_then(|f| f.sync_all())
+        self.fs
+            .write_file(&marker, b"")
             .map_err(|e| SegmentError::io("create", &marker, e))?;
-        crate::fs::fsync_dir(&self.dir)
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)
     }
 
     /// Drops the log without flushing, trimming or writing the marker (a crash

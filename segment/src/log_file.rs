@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Result, SegmentError};
+use crate::fs::FsRef;
 
 /// The largest logical size of a `.log` file, in bytes: positions are 32-bit signed in
 /// Kafka (`Integer.MAX_VALUE`).
@@ -32,6 +33,7 @@ pub struct LogFile {
     mutable: bool,
     closed: AtomicBool,
     writer: Mutex<()>,
+    fs: FsRef,
 }
 
 impl LogFile {
@@ -53,6 +55,29 @@ impl LogFile {
         init_file_size: u64,
         preallocate: bool,
     ) -> Result<Self> {
+        Self::open_with_fs(
+            path,
+            mutable,
+            file_already_exists,
+            init_file_size,
+            preallocate,
+            crate::fs::real(),
+        )
+    }
+
+    /// [`open`](Self::open) with the file-system seam `fs`: appends, truncations,
+    /// fsyncs, renames and deletion of this file go through it (see [`crate::fs`]).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_fs(
+        path: impl Into<PathBuf>,
+        mutable: bool,
+        file_already_exists: bool,
+        init_file_size: u64,
+        preallocate: bool,
+        fs: FsRef,
+    ) -> Result<Self> {
         let path = path.into();
         let file = if mutable {
             OpenOptions::new()
@@ -68,7 +93,7 @@ impl LogFile {
         let preallocated = mutable && !file_already_exists && preallocate;
         if preallocated {
             let len = init_file_size.min(MAX_LOG_FILE_SIZE);
-            file.set_len(len)
+            fs.set_len(&path, &file, len)
                 .map_err(|e| SegmentError::io("preallocate", &path, e))?;
         }
         let len = file
@@ -91,6 +116,7 @@ impl LogFile {
             mutable,
             closed: AtomicBool::new(false),
             writer: Mutex::new(()),
+            fs,
         })
     }
 
@@ -139,9 +165,12 @@ impl LogFile {
                 self.path().display()
             )));
         }
-        self.file
-            .write_all_at(bytes, pos)
-            .map_err(|e| SegmentError::io("write", self.path(), e))?;
+        {
+            let path = self.path.read();
+            self.fs
+                .write_all_at(&path, &self.file, bytes, pos)
+                .map_err(|e| SegmentError::io("write", &*path, e))?;
+        }
         self.size.store(new_size, Ordering::Release);
         Ok(bytes.len() as u64)
     }
@@ -193,9 +222,10 @@ impl LogFile {
             )));
         }
         if target_size < self.file_length()? {
-            self.file
-                .set_len(target_size)
-                .map_err(|e| SegmentError::io("truncate", self.path(), e))?;
+            let path = self.path.read();
+            self.fs
+                .set_len(&path, &self.file, target_size)
+                .map_err(|e| SegmentError::io("truncate", &*path, e))?;
         }
         self.size.store(target_size, Ordering::Release);
         Ok(size - target_size)
@@ -220,9 +250,10 @@ impl LogFile {
         if !self.mutable {
             return Ok(());
         }
-        self.file
-            .sync_data()
-            .map_err(|e| SegmentError::io("fsync", self.path(), e))
+        let path = self.path.read();
+        self.fs
+            .sync_data(&path, &self.file)
+            .map_err(|e| SegmentError::io("fsync", &*path, e))
     }
 
     /// Flushes and trims (Kafka's `close`); later appends fail. Reads keep working.
@@ -243,7 +274,9 @@ impl LogFile {
     /// [`SegmentError::Io`].
     pub fn rename_to(&self, to: &Path) -> Result<()> {
         let mut p = self.path.write();
-        std::fs::rename(&*p, to).map_err(|e| SegmentError::io("rename", &*p, e))?;
+        self.fs
+            .rename(&p, to)
+            .map_err(|e| SegmentError::io("rename", &*p, e))?;
         *p = to.to_path_buf();
         Ok(())
     }
@@ -262,7 +295,12 @@ impl LogFile {
     /// [`SegmentError::Io`] for failures other than "not found".
     pub fn delete_if_exists(&self) -> Result<bool> {
         self.closed.store(true, Ordering::Release);
-        crate::fs::remove_if_exists(&self.path())
+        crate::fs::remove_if_exists_with(&*self.fs, &self.path())
+    }
+
+    /// The file-system seam this file writes through.
+    pub fn fs(&self) -> &FsRef {
+        &self.fs
     }
 
     /// Last-modified time of the file, ms since epoch.

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use index_core::codec::relative_offset;
 use index_offset::{OffsetIndex, OffsetPosition};
@@ -12,6 +13,7 @@ use parking_lot::Mutex;
 use crate::config::{LogConfig, RollParams};
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, KafkaBatchFormat};
+use crate::fs::{FsOp, FsRef};
 use crate::lazy::LazyIndex;
 use crate::log_file::LogFile;
 use crate::names::{self, FileKind};
@@ -77,6 +79,7 @@ pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
     roll_jitter_ms: i64,
     max_index_size: usize,
     clock: Clock,
+    fs: FsRef,
     state: Mutex<State>,
     _format: PhantomData<F>,
 }
@@ -108,12 +111,44 @@ impl<F: BatchFormat> LogSegment<F> {
         preallocate: bool,
         suffix: &str,
     ) -> Result<Self> {
-        let log = LogFile::open(
+        Self::open_with_fs(
+            dir,
+            base_offset,
+            config,
+            clock,
+            file_already_exists,
+            init_file_size,
+            preallocate,
+            suffix,
+            crate::fs::real(),
+        )
+    }
+
+    /// [`open`](Self::open) with the file-system seam `fs` (see [`crate::fs`]): the
+    /// `.log`'s writes go through it and index trims, resizes, flushes, renames and
+    /// deletions are reported to it first.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_with_fs(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        clock: Clock,
+        file_already_exists: bool,
+        init_file_size: u64,
+        preallocate: bool,
+        suffix: &str,
+        fs: FsRef,
+    ) -> Result<Self> {
+        let log = LogFile::open_with_fs(
             names::log_file(dir, base_offset, suffix),
             true,
             file_already_exists,
             init_file_size,
             preallocate,
+            fs.clone(),
         )?;
         let offset_index = LazyIndex::new(
             names::offset_index_file(dir, base_offset, suffix),
@@ -140,6 +175,7 @@ impl<F: BatchFormat> LogSegment<F> {
             roll_jitter_ms: config.random_segment_jitter(),
             max_index_size: config.max_index_size,
             clock,
+            fs,
             state: Mutex::new(State {
                 created: now,
                 rolling_based_timestamp: None,
@@ -193,20 +229,53 @@ impl<F: BatchFormat> LogSegment<F> {
         &self.log
     }
 
-    /// The offset index, mapping (and creating) it if needed.
+    /// The offset index, mapping (and creating) it if needed. Holding the returned `Arc`
+    /// keeps the mapping alive; hold it only for the duration of a lookup.
     ///
     /// # Errors
-    /// [`SegmentError::Index`] if it cannot be opened.
-    pub fn offset_index(&self) -> Result<&OffsetIndex> {
+    /// [`SegmentError::Index`] if it cannot be opened, or with
+    /// [`IndexError::Closed`](index_core::IndexError::Closed) once the segment was closed
+    /// or deleted.
+    pub fn offset_index(&self) -> Result<Arc<OffsetIndex>> {
         Ok(self.offset_index.get()?)
     }
 
-    /// The time index, mapping (and creating) it if needed.
+    /// The time index, mapping (and creating) it if needed. See
+    /// [`offset_index`](Self::offset_index).
     ///
     /// # Errors
-    /// [`SegmentError::Index`] if it cannot be opened.
-    pub fn time_index(&self) -> Result<&TimeIndex> {
+    /// As [`offset_index`](Self::offset_index).
+    pub fn time_index(&self) -> Result<Arc<TimeIndex>> {
         Ok(self.time_index.get()?)
+    }
+
+    /// The file-system seam of this segment.
+    pub fn fs(&self) -> &FsRef {
+        &self.fs
+    }
+
+    /// Reports `op` on `path` to the seam (index operations performed by index-core).
+    fn before(&self, op: FsOp, path: &Path) -> Result<()> {
+        crate::fs::before(&*self.fs, op, path)
+    }
+
+    /// Trims both indexes to their entries and drops this segment's mappings of them (the
+    /// next lookup maps them again); a no-op for an index that is not loaded. For inactive
+    /// segments (see [`LazyIndex::unload`]). Called by
+    /// [`on_become_inactive_segment`](Self::on_become_inactive_segment).
+    ///
+    /// # Errors
+    /// Index errors from trimming; a refusal of the seam.
+    pub fn unload_indexes(&self) -> Result<()> {
+        if self.offset_index.is_loaded() {
+            self.before(FsOp::IndexTrim, &self.offset_index.file())?;
+            self.offset_index.unload()?;
+        }
+        if self.time_index.is_loaded() {
+            self.before(FsOp::IndexTrim, &self.time_index.file())?;
+            self.time_index.unload()?;
+        }
+        Ok(())
     }
 
     /// The lazy offset index wrapper (does not load).
@@ -261,9 +330,51 @@ impl<F: BatchFormat> LogSegment<F> {
         if let Some(m) = st.max_timestamp_and_offset {
             return Ok(m);
         }
-        let m = self.time_index()?.last_entry()?;
+        let m = match self.peek_time_index_last_entry() {
+            Some(m) => m,
+            None => self.time_index()?.last_entry()?,
+        };
         st.max_timestamp_and_offset = Some(m);
         Ok(m)
+    }
+
+    /// The time index's last entry read with one positioned read, **without mapping**
+    /// the index (B17: a retention pass or a timestamp search over thousands of segments
+    /// must not map every time index). `None` when the index is loaded (ask it) or the
+    /// file cannot be read cheaply (bad length, I/O error: the caller then loads the index
+    /// and gets its error). A missing or empty file gives `(−1, base offset)`, as the
+    /// index would.
+    fn peek_time_index_last_entry(&self) -> Option<TimestampOffset> {
+        use std::os::unix::fs::FileExt;
+        if self.time_index.is_loaded() || self.time_index.is_gone() {
+            return None;
+        }
+        let empty = TimestampOffset {
+            timestamp: -1,
+            offset: self.base_offset,
+        };
+        let path = self.time_index.file();
+        let f = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(empty),
+            Err(_) => return None,
+        };
+        let len = f.metadata().ok()?.len();
+        if len == 0 {
+            return Some(empty);
+        }
+        if len % 12 != 0 {
+            return None;
+        }
+        let mut e = [0u8; 12];
+        f.read_exact_at(&mut e, len - 12).ok()?;
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&e[..8]);
+        let rel = i32::from_be_bytes([e[8], e[9], e[10], e[11]]);
+        Some(TimestampOffset {
+            timestamp: i64::from_be_bytes(ts),
+            offset: self.base_offset + rel as i64,
+        })
     }
 
     /// Largest timestamp appended so far (ms since epoch; −1 if none), loading it from the
@@ -333,6 +444,75 @@ impl<F: BatchFormat> LogSegment<F> {
         }
         st.bytes_since_last_index_entry += records.len() as u64;
         Ok(())
+    }
+
+    /// Kafka's `appendFromFile` (case 65): copies whole batches of `source`, starting at
+    /// byte position `start` (a batch boundary), into this segment and returns the number
+    /// of bytes copied.
+    ///
+    /// Batches are copied in chunks of less than 1 MiB — a chunk always takes at least one
+    /// batch, so a larger batch is copied alone — and each chunk is one
+    /// [`append`](Self::append) (largest offset = the chunk's last batch's last offset, max
+    /// timestamp = the largest batch max timestamp with the last offset of the first batch
+    /// holding it). Copying stops before the first batch whose last offset is not
+    /// representable relative to this segment's base offset (the log loader uses this to
+    /// split a legacy segment with offset overflow), and at the end of the source's
+    /// complete, well-framed batches: a torn or corrupt tail is not copied (compare the
+    /// result with the source size). Checksums are not verified (as Kafka).
+    ///
+    /// # Errors
+    /// Those of [`append`](Self::append) (e.g. [`SegmentError::InvalidArgument`] when this
+    /// segment's `.log` would exceed 2 GiB); I/O reading `source`. Chunks appended before
+    /// an error stay appended.
+    pub fn append_from_file(&self, source: &LogFile, start: u64) -> Result<u64> {
+        let mut position = start;
+        let mut chunk = Vec::new();
+        loop {
+            let n = self.append_chunk_from_file(source, position, &mut chunk)?;
+            if n == 0 {
+                return Ok(position - start);
+            }
+            position += n;
+        }
+    }
+
+    /// One chunk of [`append_from_file`](Self::append_from_file); returns its size.
+    fn append_chunk_from_file(
+        &self,
+        source: &LogFile,
+        position: u64,
+        chunk: &mut Vec<u8>,
+    ) -> Result<u64> {
+        /// Kafka's read buffer for `appendFromFile`, bytes.
+        const CHUNK_BYTES: usize = 1 << 20;
+        chunk.clear();
+        let mut max_timestamp = i64::MIN;
+        let mut shallow_offset_of_max_timestamp = i64::MIN;
+        let mut max_offset = i64::MIN;
+        let mut sc = Scanner::<F>::new(source, position);
+        while let Some((info, bytes)) = sc.next_batch()? {
+            if !self.can_convert_to_relative_offset(info.last_offset)
+                || (!chunk.is_empty() && chunk.len() + bytes.len() >= CHUNK_BYTES)
+            {
+                break;
+            }
+            if info.max_timestamp > max_timestamp {
+                max_timestamp = info.max_timestamp;
+                shallow_offset_of_max_timestamp = info.last_offset;
+            }
+            max_offset = info.last_offset;
+            chunk.extend_from_slice(bytes);
+        }
+        if chunk.is_empty() {
+            return Ok(0);
+        }
+        self.append(
+            max_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            chunk,
+        )?;
+        Ok(chunk.len() as u64)
     }
 
     /// Records an aborted transaction in the transaction index (Kafka's `updateTxnIndex`
@@ -508,7 +688,9 @@ impl<F: BatchFormat> LogSegment<F> {
         let mut st = self.state.lock();
         let oi = self.offset_index()?;
         let ti = self.time_index()?;
+        self.before(FsOp::IndexResize, &oi.path())?;
         oi.reset()?;
+        self.before(FsOp::IndexResize, &ti.path())?;
         ti.reset()?;
         self.txn_index.reset()?;
         let mut max = TimestampOffset {
@@ -580,8 +762,10 @@ impl<F: BatchFormat> LogSegment<F> {
             tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
         }
         self.log.truncate_to(valid_bytes)?;
+        self.before(FsOp::IndexTrim, &oi.path())?;
         oi.trim_to_valid_size()?;
         ti.maybe_append(max.timestamp, max.offset, true)?;
+        self.before(FsOp::IndexTrim, &ti.path())?;
         ti.trim_to_valid_size()?;
         st.max_timestamp_and_offset = Some(max);
         st.bytes_since_last_index_entry = 0;
@@ -619,7 +803,9 @@ impl<F: BatchFormat> LogSegment<F> {
         oi.truncate_to(offset)?;
         ti.truncate_to(offset)?;
         self.txn_index.truncate_to(offset)?;
+        self.before(FsOp::IndexResize, &oi.path())?;
         oi.resize(self.max_index_size)?;
+        self.before(FsOp::IndexResize, &ti.path())?;
         ti.resize(self.max_index_size)?;
         let bytes = match mapping {
             None => 0,
@@ -640,8 +826,14 @@ impl<F: BatchFormat> LogSegment<F> {
     /// `onBecomeInactiveSegment`): appends the final time-index entry (max timestamp so
     /// far, using the reserved slot), trims both indexes and drops `.log` preallocation.
     ///
+    /// Then — unlike Kafka, which keeps every inactive segment's indexes mapped — it drops
+    /// this segment's mappings of both indexes ([`unload_indexes`](Self::unload_indexes));
+    /// the next lookup maps them again. The number of live mappings therefore does not
+    /// grow with the number of rolls (B17).
+    ///
     /// # Errors
-    /// Index and I/O errors.
+    /// Index and I/O errors; a refusal of the seam. Calling it again after a failure is
+    /// safe (every step is idempotent).
     pub fn on_become_inactive_segment(&self) -> Result<()> {
         let max = {
             let mut st = self.state.lock();
@@ -649,19 +841,28 @@ impl<F: BatchFormat> LogSegment<F> {
         };
         let ti = self.time_index()?;
         ti.maybe_append(max.timestamp, max.offset, true)?;
-        self.offset_index()?.trim_to_valid_size()?;
+        let oi = self.offset_index()?;
+        self.before(FsOp::IndexTrim, &oi.path())?;
+        oi.trim_to_valid_size()?;
+        self.before(FsOp::IndexTrim, &ti.path())?;
         ti.trim_to_valid_size()?;
-        self.log.trim()
+        drop((oi, ti));
+        self.log.trim()?;
+        self.unload_indexes()
     }
 
-    /// Resizes both indexes to the max index size (the loader does this for the active
+    /// Resizes both indexes to `size` bytes (the loader does this for the active
     /// segment, spec §10 step 7).
     ///
     /// # Errors
-    /// Index errors.
+    /// Index errors; a refusal of the seam.
     pub fn resize_indexes(&self, size: usize) -> Result<()> {
-        self.offset_index()?.resize(size)?;
-        self.time_index()?.resize(size)?;
+        let oi = self.offset_index()?;
+        self.before(FsOp::IndexResize, &oi.path())?;
+        oi.resize(size)?;
+        let ti = self.time_index()?;
+        self.before(FsOp::IndexResize, &ti.path())?;
+        ti.resize(size)?;
         Ok(())
     }
 
@@ -742,10 +943,33 @@ impl<F: BatchFormat> LogSegment<F> {
     /// I/O and index errors.
     pub fn flush(&self) -> Result<()> {
         self.log.flush()?;
-        self.offset_index()?.flush()?;
-        self.time_index()?.flush()?;
+        self.flush_index(&self.offset_index)?;
+        self.flush_index(&self.time_index)?;
+        self.before(FsOp::IndexFlush, &self.txn_index.path())?;
         self.txn_index.flush()?;
         Ok(())
+    }
+
+    /// Flushes one index: `msync` if it is mapped; an unloaded index whose file exists
+    /// (an inactive segment's, see [`unload_indexes`](Self::unload_indexes)) is fsynced
+    /// through a plain file handle instead of being mapped again; a missing one is
+    /// materialised, as Kafka does.
+    fn flush_index<T: crate::lazy::LazyLoad + FlushIndex>(
+        &self,
+        lazy: &LazyIndex<T>,
+    ) -> Result<()> {
+        let path = lazy.file();
+        self.before(FsOp::IndexFlush, &path)?;
+        if let Some(ix) = lazy.get_if_loaded() {
+            return ix.flush_index();
+        }
+        match std::fs::File::open(&path) {
+            Ok(f) => f
+                .sync_data()
+                .map_err(|e| SegmentError::io("fsync", &path, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => lazy.get()?.flush_index(),
+            Err(e) => Err(SegmentError::io("open", &path, e)),
+        }
     }
 
     /// Kafka's `close`: appends the final time-index entry if the max timestamp is known,
@@ -769,7 +993,13 @@ impl<F: BatchFormat> LogSegment<F> {
                     .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
             );
         }
+        if self.offset_index.is_loaded() {
+            keep(self.before(FsOp::IndexTrim, &self.offset_index.file()));
+        }
         keep(self.offset_index.close().map_err(Into::into));
+        if self.time_index.is_loaded() {
+            keep(self.before(FsOp::IndexTrim, &self.time_index.file()));
+        }
         keep(self.time_index.close().map_err(Into::into));
         keep(self.log.close());
         self.txn_index.close();
@@ -796,14 +1026,22 @@ impl<F: BatchFormat> LogSegment<F> {
         if let Err(e) = self.log.delete_if_exists() {
             first.get_or_insert(e);
         }
+        for p in [self.offset_index.file(), self.time_index.file()] {
+            if let Err(e) = self.before(FsOp::IndexRemove, &p) {
+                first.get_or_insert(e);
+            }
+        }
         if let Err(e) = self.offset_index.delete_if_exists() {
             first.get_or_insert(e.into());
         }
         if let Err(e) = self.time_index.delete_if_exists() {
             first.get_or_insert(e.into());
         }
-        if let Err(e) = self.txn_index.delete_if_exists() {
-            first.get_or_insert(e.into());
+        if let Err(e) = self
+            .before(FsOp::IndexRemove, &self.txn_index.path())
+            .and_then(|()| Ok(self.txn_index.delete_if_exists()?))
+        {
+            first.get_or_insert(e);
         }
         match first {
             Some(e) => Err(e),
@@ -830,8 +1068,11 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti_to = names::replace_suffix(&self.time_index.file(), old, new)?;
         let tx_to = names::replace_suffix(&self.txn_index.path(), old, new)?;
         self.log.rename_to(&log_to)?;
+        self.before(FsOp::IndexRename, &self.offset_index.file())?;
         self.offset_index.rename_to(oi_to)?;
+        self.before(FsOp::IndexRename, &self.time_index.file())?;
         self.time_index.rename_to(ti_to)?;
+        self.before(FsOp::IndexRename, &self.txn_index.path())?;
         self.txn_index.rename_to(tx_to)?;
         Ok(())
     }
@@ -918,7 +1159,9 @@ impl<F: BatchFormat> LogSegment<F> {
             });
         }
         if time_index_file_newly_created {
-            self.time_index()?.resize(0)?;
+            let ti = self.time_index()?;
+            self.before(FsOp::IndexResize, &ti.path())?;
+            ti.resize(0)?;
         }
         self.txn_index.sanity_check()?;
         Ok(())
@@ -1010,5 +1253,22 @@ impl<F: BatchFormat> LogSegment<F> {
     /// The clock this segment uses.
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+}
+
+/// `flush` of the two mapped index types.
+trait FlushIndex {
+    fn flush_index(&self) -> Result<()>;
+}
+
+impl FlushIndex for OffsetIndex {
+    fn flush_index(&self) -> Result<()> {
+        Ok(self.flush()?)
+    }
+}
+
+impl FlushIndex for TimeIndex {
+    fn flush_index(&self) -> Result<()> {
+        Ok(self.flush()?)
     }
 }

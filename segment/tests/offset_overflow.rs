@@ -73,29 +73,7 @@ fn b5c_segment_level_overflow_leaves_files_unchanged() {
     assert_eq!(before, (snap("log"), snap("index"), snap("timeindex")));
 }
 
-#[test]
-fn b5d_legacy_overflowed_segment_is_refused_naming_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_t, clock) = mock();
-    let mut bytes = Vec::new();
-    for o in (0..10).chain(3_000_000_000..3_000_000_010) {
-        bytes.extend(
-            segment::record::LegacyMessage::v1(o, 1, b"v")
-                .to_vec()
-                .unwrap(),
-        );
-    }
-    std::fs::write(dir.path().join("00000000000000000000.log"), bytes).unwrap();
-    let err = segment::Log::<segment::KafkaBatchFormat>::open(dir.path(), config(1, 4096), clock)
-        .unwrap_err();
-    match err {
-        SegmentError::OffsetOverflow { path, offset, .. } => {
-            assert!(path.ends_with("00000000000000000000.log"));
-            assert_eq!(offset, 3_000_000_000);
-        }
-        e => panic!("unexpected {e}"),
-    }
-}
+// B5(d), splitting a legacy overflowed segment on load: tests/legacy_offset_overflow_split.rs
 
 #[test]
 fn non_monotonic_append_is_a_typed_error() {

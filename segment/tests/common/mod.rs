@@ -91,3 +91,15 @@ pub fn read_all(log: &segment::Log, from: i64) -> Vec<i64> {
     }
     out
 }
+
+/// A temporary directory, on tmpfs (`/dev/shm`) when available (tests that fsync a lot
+/// are otherwise bound by the disk), else in the default temp dir.
+pub fn tmpdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::Builder::new().prefix("seg-test").tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}

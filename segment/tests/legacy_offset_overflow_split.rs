@@ -1,0 +1,288 @@
+//! B5(d): a legacy segment whose offsets are not representable relative to its base
+//! offset (base 0 holding 0–9 and 3_000_000_000–3_000_000_009) is split into several
+//! segments on load (Kafka's `.cleaned` → `.swap` → final), never refused and never
+//! indexed with wrapped relative offsets. A failure (or crash) at any step of the split
+//! leaves files that the next open rolls back or completes.
+mod common;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::*;
+use segment::fs::{Fault, FaultyFs, FsOp, EIO};
+use segment::record::{BatchBuilder, LegacyMessage};
+use segment::{Log, LogConfig};
+
+const HIGH: i64 = 3_000_000_000;
+const BASE0: &str = "00000000000000000000";
+const BASE_HIGH: &str = "00000000003000000000";
+
+fn legacy_v1_bytes() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for o in (0..10).chain(HIGH..HIGH + 10) {
+        bytes.extend(
+            LegacyMessage::v1(o, 1_000 + o % 100, b"v")
+                .to_vec()
+                .unwrap(),
+        );
+    }
+    bytes
+}
+
+fn v2_bytes() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for base in [0, 5, HIGH, HIGH + 5] {
+        let mut b = BatchBuilder::new(base);
+        for _ in 0..5 {
+            b = b.record(2_000, None, Some(b"value"));
+        }
+        bytes.extend(b.build().unwrap());
+    }
+    bytes
+}
+
+fn expected_offsets() -> Vec<i64> {
+    (0..10).chain(HIGH..HIGH + 10).collect()
+}
+
+/// Every record offset readable from the log, following segments.
+fn all_offsets(log: &Log) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut o = log.log_start_offset();
+    while o < log.log_end_offset() {
+        let r = log.read(o, 1 << 20).unwrap();
+        let offs = offsets_in(&r.records);
+        let Some(&last) = offs.last() else { break };
+        out.extend(offs.into_iter().filter(|&x| x >= o));
+        o = last + 1;
+    }
+    out
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Relative offsets of every entry of an offset index file are within `[0, i32::MAX]`
+/// and increasing.
+fn assert_index_sane(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut last = -1i64;
+    for e in bytes.chunks_exact(8) {
+        let rel = i32::from_be_bytes([e[0], e[1], e[2], e[3]]) as i64;
+        assert!(
+            rel > last,
+            "{}: relative offset {rel} after {last}",
+            path.display()
+        );
+        last = rel;
+    }
+}
+
+fn assert_split(dir: &Path, original: &[u8], log: &Log) {
+    assert_eq!(log.segments().base_offsets(), vec![0, HIGH]);
+    assert_eq!(all_offsets(log), expected_offsets());
+    assert_eq!(log.log_end_offset(), HIGH + 10);
+    let files = names_in(dir);
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.ends_with(".cleaned") && !f.ends_with(".swap") && !f.ends_with(".deleted")),
+        "leftover temporary files: {files:?}"
+    );
+    // the pieces hold exactly the original bytes, split at the first batch of HIGH
+    let a = std::fs::read(dir.join(format!("{BASE0}.log"))).unwrap();
+    let b = std::fs::read(dir.join(format!("{BASE_HIGH}.log"))).unwrap();
+    assert_eq!([a, b].concat(), original);
+    for base in [BASE0, BASE_HIGH] {
+        assert_index_sane(&dir.join(format!("{base}.index")));
+    }
+    // lookups go to the right piece
+    assert_eq!(offsets_in(&log.read(5, 1).unwrap().records)[0], 5);
+    let r = log.read(HIGH + 7, 1).unwrap();
+    assert!(offsets_in(&r.records).contains(&(HIGH + 7)));
+    assert_eq!(r.fetch_offset_metadata.segment_base_offset, HIGH);
+}
+
+fn write_legacy_segment(dir: &Path, bytes: &[u8]) {
+    std::fs::write(dir.join(format!("{BASE0}.log")), bytes).unwrap();
+}
+
+#[test]
+fn b5d_legacy_v1_segment_is_split_on_load() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let bytes = legacy_v1_bytes();
+    write_legacy_segment(dir.path(), &bytes);
+    let mtime = 1_600_000_000_000;
+    segment::fs::set_last_modified_ms(&dir.path().join(format!("{BASE0}.log")), mtime).unwrap();
+    let log = open_log(dir.path(), config(1, 4096), clock.clone());
+    assert_split(dir.path(), &bytes, &log);
+    // the pieces keep the old segment's mtime (retention by mtime for timestamp-less data)
+    for s in log.segments().values() {
+        assert_eq!(s.last_modified().unwrap(), mtime);
+    }
+    // the log keeps working: appends go after the last piece
+    let next = log.log_end_offset();
+    log.append(&batch(next, 3, 5_000)).unwrap();
+    log.close().unwrap();
+    let log = open_log(dir.path(), config(1, 4096), clock);
+    assert_eq!(log.stats().scanned_segments(), 0);
+    assert_eq!(log.log_end_offset(), HIGH + 13);
+}
+
+#[test]
+fn b5d_v2_segment_is_split_on_load_also_below_the_recovery_point() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let bytes = v2_bytes();
+    write_legacy_segment(dir.path(), &bytes);
+    // a clean shutdown and a recovery point past the data: the segment is only
+    // recovered because its index is missing, and is split all the same
+    std::fs::write(
+        dir.path().join("recovery-point"),
+        format!("0\n{}\n", HIGH + 10),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".kafka_cleanshutdown"), b"").unwrap();
+    let log = open_log(dir.path(), config(1, 4096), clock);
+    assert_split(dir.path(), &bytes, &log);
+}
+
+#[test]
+fn b5d_split_keeps_a_torn_tail_for_recovery_to_truncate() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let mut bytes = legacy_v1_bytes();
+    let good = bytes.clone();
+    bytes.extend(&LegacyMessage::v1(HIGH + 10, 1, b"torn").to_vec().unwrap()[..20]);
+    write_legacy_segment(dir.path(), &bytes);
+    let log = open_log(dir.path(), config(1, 4096), clock);
+    assert_split(dir.path(), &good, &log);
+    assert_eq!(
+        log.stats()
+            .bytes_truncated
+            .load(std::sync::atomic::Ordering::Relaxed),
+        20
+    );
+}
+
+/// Fails the `k`-th operation of kind `op` during the first open, then reopens without
+/// faults: the result is always the completed split, whatever was left behind.
+#[test]
+fn b5d_failure_at_every_step_of_the_split_rolls_back_or_completes() {
+    let cfg = config(1, 4096);
+    let mut saw_cleaned = false;
+    let mut saw_swap = false;
+    let mut failures = 0;
+    for op in [
+        FsOp::Write,
+        FsOp::Sync,
+        FsOp::SetLen,
+        FsOp::Rename,
+        FsOp::IndexRename,
+        FsOp::Remove,
+        FsOp::IndexRemove,
+        FsOp::IndexTrim,
+        FsOp::SyncDir,
+        FsOp::WriteFile,
+    ] {
+        for k in 0.. {
+            let dir = tmpdir();
+            let (_t, clock) = mock();
+            let bytes = legacy_v1_bytes();
+            write_legacy_segment(dir.path(), &bytes);
+            let fs = Arc::new(FaultyFs::new());
+            fs.inject(Fault::new(op, EIO).after(k).times(1));
+            let first = Log::<segment::KafkaBatchFormat>::open_with_fs(
+                dir.path(),
+                cfg.clone(),
+                clock.clone(),
+                fs.clone(),
+            );
+            if fs.injected() == 0 {
+                // no more operations of this kind: the split completed
+                assert_split(dir.path(), &bytes, &first.unwrap());
+                break;
+            }
+            match first {
+                Err(e) => {
+                    failures += 1;
+                    assert!(
+                        matches!(
+                            e,
+                            segment::SegmentError::Io { .. } | segment::SegmentError::Index(_)
+                        ),
+                        "{op:?}#{k}: {e}"
+                    );
+                    let files = names_in(dir.path());
+                    saw_cleaned |= files.iter().any(|f| f.ends_with(".cleaned"));
+                    saw_swap |= files.iter().any(|f| f.ends_with(".swap"));
+                    assert!(!files.iter().any(|f| f == ".kafka_cleanshutdown"));
+                }
+                // a failure the open could absorb (e.g. a deletion it retries later)
+                Ok(log) => log.close_handlers(),
+            }
+            let log = open_log(dir.path(), cfg.clone(), clock);
+            assert_split(dir.path(), &bytes, &log);
+            assert!(k < 200, "{op:?}: too many operations");
+        }
+    }
+    assert!(
+        failures > 10,
+        "only {failures} injected failures failed the open"
+    );
+    assert!(saw_cleaned, "no failure left .cleaned files behind");
+    assert!(saw_swap, "no failure left .swap files behind");
+}
+
+#[test]
+fn leftover_cleaned_and_swap_files_of_an_unfinished_split_are_rolled_back() {
+    // the state after a crash in the middle of `.cleaned` → `.swap` (renamed from the
+    // highest base down): the high piece is `.swap`, the low one still `.cleaned`
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let bytes = legacy_v1_bytes();
+    write_legacy_segment(dir.path(), &bytes);
+    let split: usize = bytes.len() / 2;
+    std::fs::write(
+        dir.path().join(format!("{BASE0}.log.cleaned")),
+        &bytes[..split],
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(format!("{BASE_HIGH}.log.swap")),
+        &bytes[split..],
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(format!("{BASE_HIGH}.index.swap")), [0u8; 0]).unwrap();
+    let log = open_log(dir.path(), config(1, 4096), clock);
+    assert_split(dir.path(), &bytes, &log);
+}
+
+#[test]
+fn complete_swap_files_replace_the_old_segment() {
+    // the state after a crash once every piece is `.swap` and before the old segment was
+    // deleted: the swap is completed (the old segment's files in [0, HIGH + 10) go)
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let bytes = legacy_v1_bytes();
+    let cfg = LogConfig { ..config(1, 4096) };
+    // produce real pieces with a first open, then recreate the pre-swap state
+    let tmp = tmpdir();
+    write_legacy_segment(tmp.path(), &bytes);
+    open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
+    for f in names_in(tmp.path()) {
+        if f.starts_with(BASE0) || f.starts_with(BASE_HIGH) {
+            std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}.swap"))).unwrap();
+        }
+    }
+    write_legacy_segment(dir.path(), &bytes);
+    std::fs::write(dir.path().join(format!("{BASE0}.index")), vec![0u8; 4096]).unwrap();
+    let log = open_log(dir.path(), cfg, clock);
+    assert_split(dir.path(), &bytes, &log);
+}
