@@ -578,6 +578,7 @@ impl<F: BatchFormat> Log<F> {
                     );
                 }
                 seg.flush()?;
+                self.unload_if_inactive(&seg)?;
             }
         }
         {
@@ -596,6 +597,9 @@ impl<F: BatchFormat> Log<F> {
                     Err(e) => return Err(e),
                 };
                 seg.flush()?;
+                if truncated == 0 {
+                    self.unload_if_inactive(&seg)?;
+                }
                 if truncated > 0 {
                     for later in self.segments.higher_segments(seg.base_offset()) {
                         tracing::warn!(
@@ -641,6 +645,16 @@ impl<F: BatchFormat> Log<F> {
         };
         self.checkpoint(RECOVERY_POINT_FILE, rp)?;
         self.recovery_point.store(rp, Ordering::Release);
+        Ok(())
+    }
+
+    /// Drops the index mappings of a segment that is not the last one (recovery maps
+    /// every segment it scans; without this an unclean open of a log with thousands of
+    /// segments would leave all their indexes mapped, B17).
+    fn unload_if_inactive(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+        if self.segments.higher_segment(seg.base_offset()).is_some() {
+            seg.unload_indexes()?;
+        }
         Ok(())
     }
 
