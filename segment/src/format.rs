@@ -243,6 +243,9 @@ impl BatchFormat for KafkaBatchFormat {
     const HEADER_PEEK_BYTES: usize = HEADER_SIZE_UP_TO_MAGIC + 1;
     const MAX_HEADER_BYTES: usize = RECORD_BATCH_OVERHEAD;
 
+    // `#[inline]`: generic code (`Log<KafkaBatchFormat>`, `scan::<KafkaBatchFormat>`) is
+    // instantiated in the user's crate, where a non-inline function cannot be inlined.
+    #[inline]
     fn peek_size(header: &[u8], position: u64) -> Result<Option<usize>, FormatError> {
         if header.len() < Self::HEADER_PEEK_BYTES {
             return Ok(None);
@@ -259,6 +262,7 @@ impl BatchFormat for KafkaBatchFormat {
         Ok(Some(LOG_OVERHEAD + size as usize))
     }
 
+    #[inline]
     fn parse_header(bytes: &[u8], position: u64) -> Result<BatchInfo, FormatError> {
         let corrupt = |reason: String| FormatError::Corrupt { position, reason };
         let Some(size) = Self::peek_size(bytes, position)? else {
@@ -348,6 +352,7 @@ impl BatchFormat for KafkaBatchFormat {
         }
     }
 
+    #[inline]
     fn validate(batch: &[u8], position: u64) -> Result<(), FormatError> {
         FileBatch::at(batch, position)?.ensure_valid()?;
         Ok(())
