@@ -11,6 +11,60 @@
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file (`u64`), sizes
 //! are bytes.
+//!
+//! # Example
+//!
+//! A partition directory: open a [`Log`], append record batches built with
+//! [`record::BatchBuilder`], read them back, and look records up by offset and by
+//! timestamp.
+//!
+//! ```
+//! use segment::record::{batches_from, BatchBuilder};
+//! use segment::{time::system_clock, Log, LogConfig};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let config = LogConfig {
+//!     segment_bytes: 1024, // roll small segments, to show it
+//!     ..LogConfig::default()
+//! };
+//! // `Log` is `Log<KafkaBatchFormat>`: Kafka's `.log` format.
+//! let log: Log = Log::open(dir.path().join("orders-0"), config.clone(), system_clock())?;
+//!
+//! // Ten batches of three records: offsets 0..30, timestamps 10 ms apart.
+//! let t0 = 1_700_000_000_000; // ms since the epoch
+//! for b in 0..10i64 {
+//!     let mut batch = BatchBuilder::new(3 * b);
+//!     for r in 0..3 {
+//!         let offset = 3 * b + r;
+//!         let value = format!("order {offset}");
+//!         batch = batch.record(t0 + 10 * offset, Some(b"key"), Some(value.as_bytes()));
+//!     }
+//!     log.append(&batch.build()?)?;
+//! }
+//! assert_eq!(log.log_end_offset(), 30);
+//! assert!(log.segments().number_of_segments() > 1);
+//!
+//! // By offset: the read starts at the batch holding offset 17 (offsets 15..=17).
+//! let fetch = log.read(17, 1)?; // at least one whole batch
+//! let batch = batches_from(&fetch.records, 0).next().unwrap()?;
+//! assert_eq!((batch.base_offset(), batch.last_offset()), (15, 17));
+//! let record = batch.records()?.find(|r| r.as_ref().is_ok_and(|r| r.offset == 17)).unwrap()?;
+//! assert_eq!(record.value(), Some(&b"order 17"[..]));
+//!
+//! // By timestamp: the first record at or after t0 + 205 ms is offset 21 (t0 + 210 ms).
+//! let found = log.offset_for_timestamp(t0 + 205)?.unwrap();
+//! assert_eq!((found.offset, found.timestamp), (21, t0 + 210));
+//!
+//! // A clean close writes the indexes and the clean-shutdown marker: reopening recovers
+//! // nothing.
+//! log.close()?;
+//! let log: Log = Log::open(dir.path().join("orders-0"), config, system_clock())?;
+//! assert_eq!((log.log_end_offset(), log.stats().scanned_segments()), (30, 0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Another storage engine can use the same machinery with its own batch format by
+//! implementing [`BatchFormat`] (see `examples/tiny_queue.rs`).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -42,3 +96,8 @@ pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
 pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
 pub use segments::LogSegments;
 pub use time::{Clock, MockTime, SystemTime, Time};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
