@@ -1,9 +1,9 @@
 //! # segment
 //!
 //! Kafka log segments, byte-compatible with Apache Kafka: the record formats of `.log`
-//! files ([`record`], [`format`]), the `.log` file object ([`LogFile`]), lazily mapped
-//! indexes ([`LazyIndex`]), [`LogSegment`], the [`LogSegments`] map and a multi-segment
-//! [`Log`] with Kafka's loader and recovery.
+//! files ([`record`], [`format`](mod@format)), the `.log` file object ([`LogFile`]),
+//! lazily mapped indexes ([`LazyIndex`]), [`LogSegment`], the [`LogSegments`] map and a
+//! multi-segment [`Log`] with Kafka's loader and recovery.
 //!
 //! Behaviour follows `shared/spec/kafka-index-spec.md` §1, §5, §8–§11; deviations (where
 //! Kafka can lose or hide data) are documented on the items concerned.
