@@ -251,7 +251,8 @@ impl<F: BatchFormat> Log<F> {
     /// treats that tail as it would have. The pieces are trimmed, flushed and given the
     /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), the old
     /// segment is deleted, and the pieces renamed `.swap` → final. Returns the base
-    /// offsets that must be recovered again (the last piece, if it got a raw tail).
+    /// offsets to recover (all pieces: their transaction indexes are rebuilt, and the last
+    /// one may end in an invalid tail).
     fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
         use crate::scan::Scanner;
         let src = seg.log();
@@ -293,7 +294,6 @@ impl<F: BatchFormat> Log<F> {
                 };
                 tracing::warn!(segment = %src.path().display(), position, size, "copying an invalid tail verbatim; recovery will truncate it");
                 last.log().append(&src.read(position, size - position)?)?;
-                recheck.push(last.base_offset());
             }
             let mtime = seg.last_modified()?;
             let mut total = 0;
@@ -335,6 +335,9 @@ impl<F: BatchFormat> Log<F> {
         }
         crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         let bases: Vec<i64> = pieces.iter().map(|p| p.base_offset()).collect();
+        // Recover every piece (once): the transaction index and producer state are not
+        // copied by the split, and the last piece may end in an invalid tail.
+        recheck.extend(&bases);
         tracing::info!(
             ?bases,
             "replaced the overflowed segment with split segments"
