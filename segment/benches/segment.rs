@@ -579,17 +579,24 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
         black_box(f());
         start.elapsed()
     };
-    let t = race_timed(
+    let mut t = race_timed(
         &mut [
             &mut || timed(&|| generic_scan::<KafkaBatchFormat>(black_box(image), true)),
             &mut || timed(&|| direct_scan(black_box(image), true)),
+        ],
+        4 * ratios::rounds(),
+    );
+    // A race of its own: after a 32 MiB walk the window would be cold for the first
+    // header walk of the round.
+    t.extend(race_timed(
+        &mut [
             &mut || timed(&|| generic_scan::<KafkaBatchFormat>(black_box(window), false)),
             &mut || timed(&|| direct_scan(black_box(window), false)),
             &mut || timed(&|| direct_scan_all_fields(black_box(window))),
             &mut || timed(&|| direct_parse_header(black_box(window))),
         ],
         4 * ratios::rounds(),
-    );
+    ));
     show("dispatch: generic-validate", t[0]);
     show("dispatch: direct-validate", t[1]);
     show_w("dispatch: generic-headers", t[2]);
