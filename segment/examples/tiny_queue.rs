@@ -175,8 +175,9 @@ impl BatchFormat for TinyFormat {
             base_sequence: -1,
             last_sequence: -1,
             partition_leader_epoch: -1,
-            // Below 2, so the Kafka-only paths (producer state, leader epochs) are skipped.
-            magic: 0,
+            // Our own format version. Kafka's producer-state and leader-epoch tracking only
+            // applies to formats that set `KAFKA_PRODUCER_STATE` (this one does not).
+            magic: 1,
         })
     }
 

@@ -159,6 +159,13 @@ pub trait BatchFormat: Send + Sync + 'static {
     /// `min(MAX_HEADER_BYTES, batch size)` bytes.
     const MAX_HEADER_BYTES: usize;
 
+    /// Whether recovery should treat batches whose [`BatchInfo::magic`] is 2 or more as
+    /// Kafka v2 batches: rebuild the leader-epoch cache from their partition leader epoch
+    /// and track producer transactions (control markers, `.txnindex` entries). `false` by
+    /// default, so a third-party format never has Kafka semantics applied to its fields
+    /// by accident; [`KafkaBatchFormat`] sets it to `true`.
+    const KAFKA_PRODUCER_STATE: bool = false;
+
     /// Reads the total size in bytes of the batch starting at `header[0]`.
     ///
     /// `header` holds the bytes from the batch start to the end of the file, or at least
@@ -242,6 +249,7 @@ impl BatchFormat for KafkaBatchFormat {
     const NAME: &'static str = "kafka";
     const HEADER_PEEK_BYTES: usize = HEADER_SIZE_UP_TO_MAGIC + 1;
     const MAX_HEADER_BYTES: usize = RECORD_BATCH_OVERHEAD;
+    const KAFKA_PRODUCER_STATE: bool = true;
 
     // `#[inline]`: generic code (`Log<KafkaBatchFormat>`, `scan::<KafkaBatchFormat>`) is
     // instantiated in the user's crate, where a non-inline function cannot be inlined.

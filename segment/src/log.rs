@@ -89,6 +89,11 @@ pub struct AppendInfo {
 ///
 /// Mutations (append, roll, truncate, retention, flush, close) serialise on an internal
 /// lock; reads use the lock-free segment map and may run concurrently.
+///
+/// The batch format is a type parameter (static dispatch). Rust does not apply a type
+/// parameter's default in expressions, so name the type when opening:
+/// `let log: Log = Log::open(..)?` for Kafka's format, or
+/// `let log = Log::<MyFormat>::open(..)?` for your own [`BatchFormat`].
 #[derive(Debug)]
 pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir: PathBuf,

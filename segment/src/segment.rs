@@ -717,7 +717,8 @@ impl<F: BatchFormat> LogSegment<F> {
             if !self.can_convert_to_relative_offset(info.last_offset) {
                 return Err(self.overflow(info.last_offset));
             }
-            let marker = if info.magic >= 2 && info.is_control {
+            let kafka_v2 = F::KAFKA_PRODUCER_STATE && info.magic >= 2;
+            let marker = if kafka_v2 && info.is_control {
                 match F::end_txn_marker(bytes, info.position) {
                     Ok(m) => m,
                     Err(e) if e.is_corruption() => {
@@ -741,7 +742,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 last_index_entry = valid_bytes;
             }
             valid_bytes += info.size_in_bytes as u64;
-            if info.magic >= 2 {
+            if kafka_v2 {
                 if let Some(cache) = epoch_cache.as_deref_mut() {
                     if info.partition_leader_epoch >= 0 {
                         cache.assign(info.partition_leader_epoch, info.base_offset);
