@@ -61,8 +61,3 @@ pub enum BenchError {
     #[error("invalid configuration: {0}")]
     Config(String),
 }
-
-/// The top-level README's Rust example, compiled and run as a doctest so it stays true.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeExample;
