@@ -60,9 +60,13 @@ pub struct Directory {
     fences: Box<[AtomicI64]>,
 }
 
-/// Normalises a requested page size (bytes) to a power of two >= 1 (rounding up).
+/// Normalises a requested page size (bytes) to a power of two >= 1 (rounding up; a size
+/// above the largest power of two of `usize` gives that power, rather than overflowing).
 pub fn normalize_page_size(page_size: usize) -> usize {
-    page_size.max(1).next_power_of_two()
+    page_size
+        .max(1)
+        .checked_next_power_of_two()
+        .unwrap_or(1 << (usize::BITS - 1))
 }
 
 impl Directory {
