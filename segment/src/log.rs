@@ -761,6 +761,15 @@ impl<F: BatchFormat> Log<F> {
                     b.info.position, b.info.last_offset, b.info.base_offset
                 )));
             }
+            if b.info.last_offset == i64::MAX {
+                // The log end offset after it (last offset + 1) would not be representable.
+                return Err(SegmentError::arg(format!(
+                    "batch at position {} has last offset {}: the log end offset after it \
+                     would overflow",
+                    b.info.position,
+                    i64::MAX
+                )));
+            }
             first.get_or_insert(b.info.base_offset);
             last = b.info.last_offset;
             if b.info.max_timestamp > max_ts {

@@ -639,7 +639,8 @@ impl<F: BatchFormat> LogSegment<F> {
     /// base offset if it holds none (spec §9.7). A header-only (0-record) batch counts.
     ///
     /// # Errors
-    /// Index, format and I/O errors.
+    /// Index, format and I/O errors; [`SegmentError::Corrupt`] if a batch's last offset is
+    /// `i64::MAX` (the next offset is not representable).
     pub fn read_next_offset(&self) -> Result<i64> {
         let last = self.offset_index()?.last_offset()?;
         let Some(t) = self.translate_offset(last, 0)? else {
@@ -648,7 +649,17 @@ impl<F: BatchFormat> LogSegment<F> {
         let mut sc = Scanner::<F>::new(&self.log, t.position);
         let mut next = self.base_offset;
         while let Some((info, _)) = sc.next_batch()? {
-            next = info.last_offset + 1;
+            next = info
+                .last_offset
+                .checked_add(1)
+                .ok_or_else(|| SegmentError::Corrupt {
+                    path: self.log.path(),
+                    reason: format!(
+                        "batch at position {} has last offset {}: the next offset is not representable",
+                        info.position,
+                        i64::MAX
+                    ),
+                })?;
         }
         Ok(next)
     }
@@ -713,6 +724,12 @@ impl<F: BatchFormat> LogSegment<F> {
                     break;
                 }
                 return Err(self.fmt_err(e));
+            }
+            if info.last_offset == i64::MAX {
+                // Nothing can follow it: the next offset is not representable. Such a batch
+                // cannot have been appended (`Log::append` refuses it): treat it as corrupt.
+                tracing::warn!(path = %self.log.path().display(), position = info.position, "batch with last offset i64::MAX found during recovery");
+                break;
             }
             if !self.can_convert_to_relative_offset(info.last_offset) {
                 return Err(self.overflow(info.last_offset));
