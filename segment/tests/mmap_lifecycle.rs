@@ -203,6 +203,13 @@ fn b17d_lookups_racing_trim_resize_unload_and_delete() {
             })
         })
         .collect();
+    // Let the readers get going before the segment is remapped and deleted: on a loaded
+    // machine the 100 rounds below can finish before any reader thread has run, and then
+    // every lookup sees the deleted segment (`ok == 0`, a spurious failure).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ok.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     for round in 0..100 {
         seg.resize_indexes(if round % 2 == 0 { 128 << 10 } else { 64 << 10 })
             .unwrap();
