@@ -220,7 +220,13 @@ fn loom() -> Res {
         eprintln!("no loom models yet (index-core/tests/loom.rs)");
         return Ok(());
     }
-    let target = root().join("target/loom");
+    // Under the caller's target directory (CARGO_TARGET_DIR, else `target/`): the loom
+    // builds use other RUSTFLAGS, so they get their own subdirectories of it.
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root().join(t) })
+        .unwrap_or_else(|| root().join("target"))
+        .join("loom");
     let mut c = cargo();
     c.args(["test", "-p", "index-core", "--release", "--test", "loom"]);
     c.env("RUSTFLAGS", "--cfg loom")
