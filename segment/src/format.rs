@@ -23,8 +23,218 @@
 //! 4. otherwise the batch's bytes are handed to [`BatchFormat::parse_header`] and the scan
 //!    advances by the announced size.
 //!
+//! A batch whose [`peek_size`](BatchFormat::peek_size) announces 0 bytes is treated as
+//! corrupt (so a zero-filled tail always stops the scan). [`scan`] and the `.log` readers
+//! of `LogSegment` hand [`BatchFormat::parse_header`] the whole batch; other callers may
+//! pass only its first [`BatchFormat::MAX_HEADER_BYTES`].
+//!
 //! Units: offsets are log offsets (`i64`), timestamps are milliseconds since the Unix epoch
-//! (`i64`, −1 = none), positions are byte positions in the file (`u64`), sizes are bytes.
+//! (`i64`, −1 = none), positions are byte positions (`u64`), sizes are bytes.
+//!
+//! # Who calls what
+//!
+//! | method | called by | on |
+//! |---|---|---|
+//! | [`peek_size`](BatchFormat::peek_size), [`parse_header`](BatchFormat::parse_header) | every walk over batches: [`Log::append`](crate::Log::append) (its input), recovery, offset and timestamp lookups, [`Log::read`](crate::Log::read) (to find the start batch), [`scan`] | every batch walked |
+//! | [`validate`](BatchFormat::validate) | [`Log::append`](crate::Log::append) (every input batch, before anything is written) and recovery (every batch scanned) | never on reads: [`Log::read`](crate::Log::read) returns the stored bytes unchecked |
+//! | [`search_timestamp`](BatchFormat::search_timestamp) | [`Log::offset_for_timestamp`](crate::Log::offset_for_timestamp) and `LogSegment::find_offset_by_timestamp` | only batches whose [`BatchInfo::max_timestamp`] reaches the target |
+//! | [`end_txn_marker`](BatchFormat::end_txn_marker) | recovery, only when [`BatchFormat::KAFKA_PRODUCER_STATE`] is `true` | control batches |
+//!
+//! The `position` argument of every method is the batch's byte position in whatever the
+//! caller is walking: the `.log` file for recovery and lookups, the input buffer for
+//! [`Log::append`](crate::Log::append) (the first batch is at 0), the slice given to
+//! [`scan`]. Use it for error messages and to fill [`BatchInfo::position`]; never to
+//! decode.
+//!
+//! # Implementing a format
+//!
+//! The offsets are the caller's: [`Log::append`](crate::Log::append) stores batches that
+//! already carry their offsets (it does not assign them), so an embedder reads
+//! [`Log::log_end_offset`](crate::Log::log_end_offset) and encodes it as the next batch's
+//! base offset. The format type is named when opening: `Log::<Tiny>::open(..)` (a type
+//! parameter's default is not applied in expressions). Reads return the raw bytes of your
+//! batches; walk them with [`scan`]. The crate does not export a CRC helper; the example
+//! uses the `crc32c` crate.
+//!
+//! A complete queue with its own format: length-prefixed batches with a CRC-32C and
+//! per-record timestamps, small segments that roll, a torn last batch recovered after a
+//! crash, and lookups by offset and by timestamp.
+//!
+//! ```
+//! use segment::format::{scan, BatchFormat, BatchInfo, FormatError};
+//! use segment::{time::system_clock, Log, LogConfig, TimestampAndOffset};
+//! use std::sync::atomic::Ordering;
+//!
+//! /// Batch: `[u32 size][u32 CRC-32C of bytes 8..size][i64 base offset][u32 record count]
+//! /// [i64 max timestamp]`, then per record `[i64 timestamp][u32 length][payload]`; all
+//! /// big-endian; `size` counts the whole batch, its own 4 bytes included. Record `i` has
+//! /// offset `base offset + i`.
+//! struct Tiny;
+//! const HEADER: usize = 28;
+//!
+//! fn u32_at(b: &[u8], at: usize) -> u32 {
+//!     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+//! }
+//! fn i64_at(b: &[u8], at: usize) -> i64 {
+//!     i64::from_be_bytes(b[at..at + 8].try_into().unwrap())
+//! }
+//! fn corrupt(position: u64, reason: &str) -> FormatError {
+//!     FormatError::Corrupt { position, reason: reason.into() }
+//! }
+//!
+//! fn encode(base_offset: i64, records: &[(i64, &[u8])]) -> Vec<u8> {
+//!     let mut b = vec![0; HEADER];
+//!     b[8..16].copy_from_slice(&base_offset.to_be_bytes());
+//!     b[16..20].copy_from_slice(&(records.len() as u32).to_be_bytes());
+//!     let max_timestamp = records.iter().map(|r| r.0).max().unwrap_or(-1);
+//!     b[20..28].copy_from_slice(&max_timestamp.to_be_bytes());
+//!     for (timestamp, payload) in records {
+//!         b.extend_from_slice(&timestamp.to_be_bytes());
+//!         b.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+//!         b.extend_from_slice(payload);
+//!     }
+//!     let size = b.len() as u32;
+//!     b[0..4].copy_from_slice(&size.to_be_bytes());
+//!     let crc = crc32c::crc32c(&b[8..]);
+//!     b[4..8].copy_from_slice(&crc.to_be_bytes());
+//!     b
+//! }
+//!
+//! /// `(offset, timestamp, payload)` of each record of the batch at `batch[0]` (the slice
+//! /// may run past the batch: only its announced size is read).
+//! fn records(batch: &[u8]) -> Result<Vec<(i64, i64, &[u8])>, &'static str> {
+//!     let size = u32_at(batch, 0) as usize;
+//!     let batch = batch.get(..size).ok_or("batch shorter than its size")?;
+//!     let (base, count) = (i64_at(batch, 8), u32_at(batch, 16) as usize);
+//!     let (mut out, mut at) = (Vec::with_capacity(count), HEADER);
+//!     for i in 0..count {
+//!         let len = u32_at(batch.get(at..at + 12).ok_or("record past the end")?, 8) as usize;
+//!         let payload = batch.get(at + 12..at + 12 + len).ok_or("payload past the end")?;
+//!         out.push((base + i as i64, i64_at(batch, at), payload));
+//!         at += 12 + len;
+//!     }
+//!     if at == size { Ok(out) } else { Err("bytes after the last record") }
+//! }
+//!
+//! impl BatchFormat for Tiny {
+//!     const NAME: &'static str = "tiny";
+//!     const HEADER_PEEK_BYTES: usize = 4; // the size field
+//!     const MAX_HEADER_BYTES: usize = HEADER;
+//!
+//!     fn peek_size(header: &[u8], position: u64) -> Result<Option<usize>, FormatError> {
+//!         if header.len() < 4 {
+//!             return Ok(None); // fewer bytes than a size field: a clean end (may be 0)
+//!         }
+//!         match u32_at(header, 0) as usize {
+//!             size if size < HEADER => Err(corrupt(position, "size below the header size")),
+//!             size => Ok(Some(size)), // may run past the end: the caller sees a torn tail
+//!         }
+//!     }
+//!
+//!     fn parse_header(bytes: &[u8], position: u64) -> Result<BatchInfo, FormatError> {
+//!         let size = Self::peek_size(bytes, position)?.unwrap_or(0);
+//!         if bytes.len() < HEADER || size < HEADER {
+//!             return Err(corrupt(position, "truncated header"));
+//!         }
+//!         let (base_offset, count) = (i64_at(bytes, 8), i64::from(u32_at(bytes, 16)));
+//!         if count == 0 {
+//!             return Err(corrupt(position, "empty batch"));
+//!         }
+//!         let last_offset = base_offset + count - 1;
+//!         Ok(BatchInfo {
+//!             position,
+//!             base_offset,
+//!             last_offset,
+//!             max_timestamp: i64_at(bytes, 20),
+//!             // Must lie in base_offset..=last_offset; the last offset is always safe.
+//!             offset_of_max_timestamp: last_offset,
+//!             size_in_bytes: size,
+//!             // Kafka-only fields: ignored while KAFKA_PRODUCER_STATE is false.
+//!             is_control: false,
+//!             is_transactional: false,
+//!             producer_id: -1,
+//!             producer_epoch: -1,
+//!             base_sequence: -1,
+//!             last_sequence: -1,
+//!             partition_leader_epoch: -1,
+//!             magic: 0,
+//!         })
+//!     }
+//!
+//!     fn validate(batch: &[u8], position: u64) -> Result<(), FormatError> {
+//!         let size = Self::parse_header(batch, position)?.size_in_bytes;
+//!         let batch = batch.get(..size).ok_or_else(|| corrupt(position, "short batch"))?;
+//!         if crc32c::crc32c(&batch[8..]) != u32_at(batch, 4) {
+//!             return Err(corrupt(position, "CRC-32C mismatch"));
+//!         }
+//!         records(batch).map(drop).map_err(|why| corrupt(position, why))
+//!     }
+//!
+//!     // Record-level search (the default answers at batch granularity).
+//!     fn search_timestamp(
+//!         batch: &[u8],
+//!         position: u64,
+//!         target_timestamp: i64,
+//!         starting_offset: i64,
+//!     ) -> Result<Option<TimestampAndOffset>, FormatError> {
+//!         let records = records(batch).map_err(|why| corrupt(position, why))?;
+//!         Ok(records
+//!             .into_iter()
+//!             .find(|&(offset, ts, _)| ts >= target_timestamp && offset >= starting_offset)
+//!             .map(|(offset, timestamp, _)| TimestampAndOffset {
+//!                 timestamp,
+//!                 offset,
+//!                 leader_epoch: None,
+//!             }))
+//!     }
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let config = LogConfig {
+//!     segment_bytes: 200, // three batches per segment
+//!     ..LogConfig::default()
+//! };
+//! let log = Log::<Tiny>::open(dir.path(), config.clone(), system_clock())?;
+//!
+//! // Ten batches of two records: offsets 0..20, record k at t0 + 10k ms.
+//! let t0 = 1_700_000_000_000;
+//! let mut last_batch_size = 0;
+//! for _ in 0..10 {
+//!     let base = log.log_end_offset(); // the caller assigns offsets
+//!     let payload = format!("event {base}");
+//!     let batch = encode(base, &[(t0 + 10 * base, payload.as_bytes()), (t0 + 10 * base + 10, b"x")]);
+//!     last_batch_size = log.append(&batch)?.size;
+//! }
+//! assert_eq!(log.log_end_offset(), 20);
+//! assert!(log.segments().number_of_segments() > 1);
+//!
+//! // By offset: the bytes start at the batch holding offset 7 (offsets 6..=7). Reads do
+//! // not verify checksums: validate what you read if you need to.
+//! let fetch = log.read(7, 1)?; // at least one whole batch
+//! let batch = scan::<Tiny>(&fetch.records, 0).next().unwrap()?;
+//! Tiny::validate(batch.bytes, batch.info.position)?;
+//! assert_eq!((batch.info.base_offset, batch.info.last_offset), (6, 7));
+//! assert_eq!(records(batch.bytes)?[1], (7, t0 + 70, &b"x"[..]));
+//!
+//! // By timestamp: the first record at or after t0 + 65 ms.
+//! let found = log.offset_for_timestamp(t0 + 65)?.unwrap();
+//! assert_eq!((found.offset, found.timestamp), (7, t0 + 70));
+//!
+//! // A crash: the last batch is torn on disk and the log is dropped without `close`.
+//! let active = log.segments().active_segment()?;
+//! let (path, size) = (active.log_path(), active.size());
+//! drop((active, log)); // no clean-shutdown marker: the next open recovers
+//! std::fs::OpenOptions::new().write(true).open(&path)?.set_len(size - 5)?;
+//!
+//! // Recovery validates every batch and truncates the torn one.
+//! let log = Log::<Tiny>::open(dir.path(), config, system_clock())?;
+//! assert_eq!(log.stats().bytes_truncated.load(Ordering::Relaxed), last_batch_size - 5);
+//! assert_eq!(log.log_end_offset(), 18);
+//! assert_eq!(log.offset_for_timestamp(t0 + 165)?.unwrap().offset, 17);
+//! assert_eq!(log.offset_for_timestamp(t0 + 175)?, None); // offsets 18 and 19 are gone
+//! log.close()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::record::{
     self, ControlRecordType, EndTransactionMarker, FileBatch, RawBatchHeader, RecordError,
@@ -107,22 +317,39 @@ impl From<RecordError> for FormatError {
 }
 
 /// Header-level facts about one batch: all the segment machinery needs without decoding
-/// records.
+/// records. Built by [`BatchFormat::parse_header`] with a struct literal.
+///
+/// A format that is not Kafka's fills `position`, `base_offset`, `last_offset`,
+/// `max_timestamp`, `offset_of_max_timestamp` and `size_in_bytes`, and sets the
+/// Kafka-only fields to "none": `is_control: false`, `is_transactional: false`,
+/// `producer_id: -1`, `producer_epoch: -1`, `base_sequence: -1`, `last_sequence: -1`,
+/// `partition_leader_epoch: -1` and any `magic` (these are read only when
+/// [`BatchFormat::KAFKA_PRODUCER_STATE`] is `true`, except that the default
+/// [`BatchFormat::search_timestamp`] reports a `partition_leader_epoch` other than −1 as
+/// the leader epoch). See the example in the [module docs](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BatchInfo {
-    /// Byte position of the batch in its file.
+    /// Byte position of the batch in what the caller is walking (its file, or a buffer):
+    /// the `position` argument of [`BatchFormat::parse_header`], echoed.
     pub position: u64,
     /// First offset. For a Kafka legacy compressed wrapper this is the wrapper (last)
     /// offset, since finding the first inner offset needs decompression.
     pub base_offset: i64,
-    /// Last offset (Kafka `lastOffset`; for legacy entries the entry offset).
+    /// Last offset (Kafka `lastOffset`; for legacy entries the entry offset). At least
+    /// `base_offset` ([`Log::append`](crate::Log::append) rejects a batch where it is
+    /// lower); the log end offset after this batch is `last_offset + 1`.
     pub last_offset: i64,
-    /// Max timestamp in ms since epoch (−1 if none, e.g. magic 0).
+    /// Max timestamp in ms since epoch (−1 if none, e.g. magic 0). Feeds the time index;
+    /// timestamp lookups only look inside batches whose max timestamp reaches the target.
     pub max_timestamp: i64,
     /// The offset the time index associates with `max_timestamp` at batch granularity.
-    /// Kafka (since KAFKA-16310, and on every recovery): the batch's last offset.
+    /// Kafka (since KAFKA-16310, and on every recovery): the batch's last offset. It must
+    /// lie in `base_offset..=last_offset` (a timestamp lookup starts from the batch
+    /// holding it); `last_offset` is always a correct choice, and the exact offset of the
+    /// record carrying the max timestamp is one too.
     pub offset_of_max_timestamp: i64,
-    /// Total size of the batch in bytes, header included.
+    /// Total size of the batch in bytes, header included: the value
+    /// [`BatchFormat::peek_size`] announced.
     pub size_in_bytes: usize,
     /// Control batch (transaction markers, KRaft control records).
     pub is_control: bool,
@@ -138,24 +365,34 @@ pub struct BatchInfo {
     pub last_sequence: i32,
     /// Partition leader epoch (−1 = none).
     pub partition_leader_epoch: i32,
-    /// Format version byte (Kafka magic: 0, 1 or 2).
+    /// Format version byte (Kafka magic: 0, 1 or 2). Only read when
+    /// [`BatchFormat::KAFKA_PRODUCER_STATE`] is `true` (magic ≥ 2 then means a Kafka v2
+    /// batch); any value for other formats.
     pub magic: i8,
 }
 
 /// How a storage engine's `.log` files are framed and read. See the [module docs](self)
-/// for the framing contract. Implementations are zero-sized marker types; every method is
-/// an associated function so that generic code is monomorphised (no `dyn`).
+/// for the framing contract, which method is called when, and a complete example of a
+/// custom format used with [`Log`](crate::Log). Implementations are zero-sized marker
+/// types; every method is an associated function so that generic code is monomorphised
+/// (no `dyn`).
+///
+/// Errors: return [`FormatError::Corrupt`] (or [`FormatError::InvalidRecord`]) for damaged
+/// bytes — recovery truncates the log there, [`Log::append`](crate::Log::append) refuses
+/// the input — and [`FormatError::Unsupported`] only for intact data this reader cannot
+/// handle: recovery does not truncate it, [`Log::open`](crate::Log::open) fails instead.
 pub trait BatchFormat: Send + Sync + 'static {
     /// Short name for messages and tools (`"kafka"`).
     const NAME: &'static str;
 
     /// Bytes that must remain from a batch start for [`BatchFormat::peek_size`] to decide
-    /// (callers pass `min(HEADER_PEEK_BYTES, remaining)` bytes). Kafka: 18 — its iterator
-    /// reads 17 bytes (`HEADER_SIZE_UP_TO_MAGIC`) but stops when fewer than 18 remain.
+    /// (callers pass `min(HEADER_PEEK_BYTES, remaining)` bytes): typically the end of your
+    /// size field (4 for a leading `u32` length). Kafka: 18 — its iterator reads 17 bytes
+    /// (`HEADER_SIZE_UP_TO_MAGIC`) but stops when fewer than 18 remain.
     const HEADER_PEEK_BYTES: usize;
 
-    /// Upper bound of the bytes [`BatchFormat::parse_header`] looks at (Kafka: 61, the v2
-    /// header). Callers reading from a file may pass just
+    /// Upper bound of the bytes [`BatchFormat::parse_header`] looks at: the size of your
+    /// batch header (Kafka: 61, the v2 header). Callers reading from a file may pass just
     /// `min(MAX_HEADER_BYTES, batch size)` bytes.
     const MAX_HEADER_BYTES: usize;
 
@@ -169,17 +406,23 @@ pub trait BatchFormat: Send + Sync + 'static {
     /// Reads the total size in bytes of the batch starting at `header[0]`.
     ///
     /// `header` holds the bytes from the batch start to the end of the file, or at least
-    /// [`BatchFormat::HEADER_PEEK_BYTES`] of them. Returns `Ok(None)` when too few bytes
-    /// remain to hold a batch (a clean end of iteration), `Ok(Some(size))` otherwise — the
-    /// caller then treats a size running past the end as a torn tail.
+    /// [`BatchFormat::HEADER_PEEK_BYTES`] of them; it may be shorter, even empty, at the end
+    /// of a file or buffer. Returns `Ok(None)` when too few bytes remain to hold a batch (a
+    /// clean end of iteration, or a torn tail if some bytes remain), `Ok(Some(size))`
+    /// otherwise, where `size` is the whole batch, the size field itself included. Only
+    /// the size field needs checking here: the caller treats a size running past the end
+    /// as a torn tail (ignored by readers, truncated by recovery) and `Some(0)` as corrupt.
     ///
     /// # Errors
-    /// [`FormatError::Corrupt`] if the size field is impossible (Kafka: < 14).
+    /// [`FormatError::Corrupt`] if the size field is impossible (Kafka: < 14; reject at
+    /// least sizes below your header size, so that zero bytes read as corruption).
     fn peek_size(header: &[u8], position: u64) -> Result<Option<usize>, FormatError>;
 
     /// Parses the header of the batch starting at `bytes[0]` (located at `position`).
     /// `bytes` holds at least `min(MAX_HEADER_BYTES, batch size)` bytes of the batch; bytes
-    /// after the batch are ignored. Does not verify the checksum.
+    /// after the batch are ignored. Does not verify the checksum. Called only after
+    /// [`BatchFormat::peek_size`] accepted the batch; [`BatchInfo::size_in_bytes`] must be
+    /// the size it announced. See [`BatchInfo`] for what to put in the Kafka-only fields.
     ///
     /// # Errors
     /// [`FormatError::Corrupt`] if the header is unreadable (too short, impossible size,
@@ -187,16 +430,26 @@ pub trait BatchFormat: Send + Sync + 'static {
     fn parse_header(bytes: &[u8], position: u64) -> Result<BatchInfo, FormatError>;
 
     /// Verifies the checksum (and whatever else is cheap and structural) of the complete
-    /// batch `batch` (exactly its bytes, or more). Kafka `ensureValid`: it does not decode
-    /// records.
+    /// batch `batch` (exactly its bytes, or more: read the batch's own size, not
+    /// `batch.len()`). Kafka `ensureValid`: it does not decode records.
+    ///
+    /// Called on every batch given to [`Log::append`](crate::Log::append) and on every
+    /// batch recovery scans; never on reads ([`Log::read`](crate::Log::read), [`scan`]),
+    /// so a reader that wants checked data calls it on what it read.
     ///
     /// # Errors
-    /// [`FormatError::Corrupt`] on checksum mismatch or broken framing.
+    /// [`FormatError::Corrupt`] on checksum mismatch or broken framing: recovery truncates
+    /// the log at this batch.
     fn validate(batch: &[u8], position: u64) -> Result<(), FormatError>;
 
     /// Within the complete batch `batch`, finds the first record with
     /// `timestamp ≥ target_timestamp` and `offset ≥ starting_offset` (the per-batch step of
     /// Kafka's `FileRecords.searchForTimestamp`).
+    ///
+    /// Called only for batches whose [`BatchInfo::max_timestamp`] is ≥ `target_timestamp`;
+    /// `Ok(None)` moves the search on to the next batch. Override it to answer the exact
+    /// record (decode your records); a format without leader epochs returns
+    /// `leader_epoch: None`.
     ///
     /// The default works at batch granularity: if the batch's max timestamp reaches the
     /// target and its last offset reaches `starting_offset`, it answers

@@ -6,7 +6,10 @@
 //! multi-segment [`Log`] with Kafka's loader and recovery.
 //!
 //! Behaviour follows `shared/spec/kafka-index-spec.md` §1, §5, §8–§11; deviations (where
-//! Kafka can lose or hide data) are documented on the items concerned.
+//! Kafka can lose or hide data) are documented on the items concerned. "spec §N", "BN"
+//! and "case N" in these docs refer to the project's Kafka behaviour spec and its
+//! catalogues of field failure cases and test cases, which are not part of the published
+//! crate: they say where a rule comes from, and every item's docs stand without them.
 //!
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file (`u64`), sizes
@@ -64,7 +67,10 @@
 //! ```
 //!
 //! Another storage engine can use the same machinery with its own batch format by
-//! implementing [`BatchFormat`] (see `examples/tiny_queue.rs`).
+//! implementing [`BatchFormat`]: the [`format`](mod@format) module docs say what each
+//! method must do and when it is called, with a complete example (a length-prefixed,
+//! CRC-32C-checked format used with `Log::<Tiny>`, rolled, crashed, recovered and
+//! searched). `examples/tiny_queue.rs` in the repository is a longer one.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
