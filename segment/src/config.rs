@@ -9,7 +9,11 @@ pub struct LogConfig {
     /// `segment.bytes`: maximum size of a segment's `.log`, in bytes (default 1 GiB;
     /// at most `i32::MAX`, at least 14).
     pub segment_bytes: u64,
-    /// `segment.ms`: roll a non-empty segment after this many milliseconds (default 7 days).
+    /// `segment.ms`: roll a non-empty segment after this many milliseconds (default 7 days),
+    /// measured from its first batch's timestamp to the incoming batch's max timestamp,
+    /// or by the [`Clock`](crate::time::Clock) from the segment's creation when the first
+    /// batch has no timestamp (see
+    /// [`LogSegment::time_waited_for_roll`](crate::LogSegment::time_waited_for_roll)).
     pub segment_ms: i64,
     /// `segment.jitter.ms`: maximum random jitter subtracted from `segment_ms`, fixed per
     /// segment at creation (default 0).
@@ -26,7 +30,10 @@ pub struct LogConfig {
     /// −1 = unlimited (default).
     pub retention_bytes: i64,
     /// `retention.ms`: delete segments whose largest timestamp is older than this many
-    /// milliseconds; −1 = unlimited (default 7 days).
+    /// milliseconds; −1 = unlimited (default 7 days). Applied only by
+    /// [`Log::delete_old_segments`](crate::Log::delete_old_segments), which compares the
+    /// [`Clock`](crate::time::Clock) with the records' timestamps: with the default, data
+    /// stamped more than 7 days before the clock's "now" goes at the first call.
     pub retention_ms: i64,
 }
 

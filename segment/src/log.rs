@@ -43,11 +43,28 @@ pub const RECOVERY_POINT_FILE: &str = "recovery-point";
 pub const LOG_START_OFFSET_FILE: &str = "log-start-offset";
 
 /// Counters describing what the log did (instrumentation for tests and operators).
+///
+/// The counters start at 0 when the [`Log`] is opened and count from then on; the
+/// recovery counters therefore tell what [`Log::open`] recovered. Read them with
+/// `load(Ordering::Relaxed)`:
+///
+/// ```
+/// # use segment::{time::system_clock, Log, LogConfig};
+/// use std::sync::atomic::Ordering;
+/// # let dir = tempfile::tempdir()?;
+/// let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock())?;
+/// let stats = log.stats();
+/// let (segments, bytes) = (stats.scanned_segments(), stats.bytes_truncated.load(Ordering::Relaxed));
+/// assert_eq!((segments, bytes), (0, 0)); // a new log: nothing to recover
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct LogStats {
     /// Segments whose batches were scanned and validated by recovery.
     pub segments_recovered: AtomicU64,
-    /// Bytes truncated from torn or corrupt tails by recovery.
+    /// Bytes truncated from torn or corrupt tails by recovery: the sum over the recovered
+    /// segments of the bytes cut after their last valid batch. Segments deleted because an
+    /// earlier one was truncated are counted in `segments_deleted`, not here.
     pub bytes_truncated: AtomicU64,
     /// Segments below the recovery point whose indexes failed the load-time check and were
     /// rebuilt (Kafka would have trusted them).
@@ -93,7 +110,19 @@ pub struct AppendInfo {
 /// The batch format is a type parameter (static dispatch). Rust does not apply a type
 /// parameter's default in expressions, so name the type when opening:
 /// `let log: Log = Log::open(..)?` for Kafka's format, or
-/// `let log = Log::<MyFormat>::open(..)?` for your own [`BatchFormat`].
+/// `let log = Log::<MyFormat>::open(..)?` for your own [`BatchFormat`] (a complete
+/// example is in the [`format`](mod@format) module docs).
+///
+/// Offsets are assigned by the caller: [`append`](Log::append) stores batches that carry
+/// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
+/// [`read`](Log::read) returns the stored bytes of whole batches, which you decode with
+/// your format ([`format::scan`]).
+///
+/// Durability: `append` writes to the `.log` file but does not fsync; [`flush`](Log::flush)
+/// does, and moves the recovery point. [`close`](Log::close) flushes and marks a clean
+/// shutdown. Dropping a `Log` (or [`close_handlers`](Log::close_handlers)) does neither,
+/// like a crash: the next [`open`](Log::open) recovers every segment from the recovery
+/// point on, and [`stats`](Log::stats) tells what it truncated.
 #[derive(Debug)]
 pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir: PathBuf,
@@ -169,9 +198,20 @@ impl<F: BatchFormat> Log<F> {
     /// `.swap` files at or above them) are deleted — the old segment is still complete —
     /// and a complete set of `.swap` files replaces what is left of the old segment.
     ///
+    /// What recovery did is in [`Log::stats`] (segments scanned, bytes truncated). Opening
+    /// never applies retention: segments are deleted only by
+    /// [`delete_old_segments`](Self::delete_old_segments) and the calls built on it.
+    ///
+    /// `clock` is the wall clock of the log (for `segment.ms` rolls and `retention.ms`),
+    /// not a source of record timestamps: pass [`system_clock`](crate::time::system_clock)
+    /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
+    ///
     /// # Errors
     /// I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
-    /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress.
+    /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress; a
+    /// [`SegmentError::Format`] that is not a corruption
+    /// ([`FormatError::Unsupported`](crate::format::FormatError::Unsupported)) met by
+    /// recovery.
     pub fn open(dir: impl Into<PathBuf>, config: LogConfig, clock: Clock) -> Result<Self> {
         Self::open_with_fs(dir, config, clock, crate::fs::real())
     }
@@ -699,7 +739,8 @@ impl<F: BatchFormat> Log<F> {
         self.epoch_cache.lock().entries().to_vec()
     }
 
-    /// The next offset to be appended.
+    /// The next offset to be appended: the last offset of the last batch plus one (the
+    /// base offset of the log while it is empty). The base offset to give the next batch.
     pub fn log_end_offset(&self) -> i64 {
         self.log_end_offset.load(Ordering::Acquire)
     }
@@ -720,8 +761,15 @@ impl<F: BatchFormat> Log<F> {
     }
 
     /// Appends whole batches carrying their own offsets (as a follower does: offsets are
-    /// not assigned). The batches are framed and CRC-validated with `F`; the first batch
-    /// must start at or after the log end offset and every batch after the previous one.
+    /// not assigned). `records` is one or more complete batches of format `F`, back to
+    /// back. The batches are framed and CRC-validated with `F` ([`BatchFormat::peek_size`],
+    /// [`BatchFormat::parse_header`], [`BatchFormat::validate`]); the first batch must
+    /// start at or after the log end offset and every batch after the previous one. To
+    /// append at the end, encode [`log_end_offset`](Self::log_end_offset) as the base
+    /// offset; two threads doing this concurrently race, and the loser gets
+    /// [`SegmentError::NonMonotonicOffset`] (nothing appended), so serialise appenders or
+    /// retry. Writes are not fsynced (see [`flush`](Self::flush)).
+    ///
     /// Rolls a new segment first when [`LogSegment::should_roll`] says so, at base
     /// `max(first offset, log end offset)`; an empty active segment is reused instead of
     /// rolling onto its own base offset (B4).
@@ -730,9 +778,14 @@ impl<F: BatchFormat> Log<F> {
     /// its end restarts at the batch's base offset (Kafka's follower rule, B18c).
     ///
     /// # Errors
-    /// [`SegmentError::InvalidArgument`] for empty input, trailing bytes or a corrupt batch;
-    /// [`SegmentError::NonMonotonicOffset`]; I/O and index errors;
-    /// [`SegmentError::IllegalState`] if the log is offline. Nothing is appended on error
+    /// [`SegmentError::Format`] (path `<append input>`) if `F` rejects a batch of the input:
+    /// an impossible size, an unreadable header or a failed
+    /// [`validate`](BatchFormat::validate) (its
+    /// [`is_corruption`](SegmentError::is_corruption) is then `true`, though the damage is in
+    /// the input, not on disk); [`SegmentError::InvalidArgument`] for empty input, bytes
+    /// after the last complete batch (including an incomplete last batch) or a batch whose
+    /// last offset is below its base offset; [`SegmentError::NonMonotonicOffset`]; I/O and
+    /// index errors; [`SegmentError::IllegalState`] if the log is offline. Nothing is appended on error
     /// (a failed write leaves the logical size unchanged; a torn partial write past it is
     /// overwritten by the next append or truncated by recovery).
     pub fn append(&self, records: &[u8]) -> Result<AppendInfo> {
@@ -883,6 +936,14 @@ impl<F: BatchFormat> Log<F> {
     /// across segments (Kafka: `floorSegment`, then `higherSegment` while a segment has
     /// nothing at or after the offset). Reading at the log end returns empty records.
     ///
+    /// [`FetchDataInfo::records`] holds the stored bytes of format `F`, unchanged and
+    /// unchecked (no [`validate`](BatchFormat::validate)): they start at the first byte of
+    /// the batch holding `offset` (which may start before `offset`: skip the records
+    /// below it), come from one segment only, and may end in the middle of a batch when
+    /// `max_bytes` cuts one. Walk them with [`format::scan`], which
+    /// yields the complete batches and ignores a cut one; to read on, call again from the
+    /// last offset read plus one.
+    ///
     /// # Errors
     /// [`SegmentError::OffsetOutOfRange`] outside `[log_start_offset, log_end_offset]`;
     /// format and I/O errors.
@@ -920,6 +981,10 @@ impl<F: BatchFormat> Log<F> {
     /// `timestamp` (ms since epoch) with offset ≥ the log start offset. Segments are tried
     /// in order, starting with the first whose largest record timestamp reaches the
     /// target; unlike Kafka, a segment whose search finds nothing does not end the search.
+    /// `None` if no record is that late.
+    ///
+    /// Within a batch the answer is [`BatchFormat::search_timestamp`]'s: the exact record
+    /// for Kafka's format, the batch's first offset for a format that keeps the default.
     ///
     /// # Errors
     /// Index, format and I/O errors.
@@ -1041,7 +1106,8 @@ impl<F: BatchFormat> Log<F> {
         Ok(self.log_start_offset())
     }
 
-    /// Kafka's retention (`deleteOldSegments`): deletes, in order, the longest prefix of
+    /// Kafka's retention (`deleteOldSegments`), applied only when called (the log never runs
+    /// it by itself): deletes, in order, the longest prefix of
     /// segments that (a) are older than `retention.ms` (by
     /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
     /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset.
@@ -1202,7 +1268,11 @@ impl<F: BatchFormat> Log<F> {
     }
 
     /// Drops the log without flushing, trimming or writing the marker (a crash
-    /// simulation, or Kafka's `closeHandlers` after a disk failure).
+    /// simulation, or Kafka's `closeHandlers` after a disk failure). Dropping a `Log`
+    /// without calling [`close`](Self::close) has the same effect: the next
+    /// [`open`](Self::open) recovers. Data already appended stays in the `.log` files
+    /// (and the page cache) either way; only what was not written to disk by the OS
+    /// before a machine crash can be lost.
     pub fn close_handlers(self) {
         self.segments.close_handlers();
     }

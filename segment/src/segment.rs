@@ -32,15 +32,19 @@ pub struct LogOffsetMetadata {
     pub relative_position_in_segment: u64,
 }
 
-/// The result of [`LogSegment::read`] (Kafka's `FetchDataInfo`).
+/// The result of [`LogSegment::read`] and [`Log::read`](crate::Log::read) (Kafka's
+/// `FetchDataInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FetchDataInfo {
     /// Where the read started.
     pub fetch_offset_metadata: LogOffsetMetadata,
-    /// The bytes read: whole batches from a batch boundary, possibly ending mid-batch.
+    /// The bytes read, as stored in the `.log` (in the log's [`BatchFormat`], checksums not
+    /// verified): whole batches from a batch boundary, possibly ending mid-batch. Empty
+    /// at the log end. Walk them with [`format::scan`](crate::format::scan).
     pub records: Vec<u8>,
     /// `true` when the first batch is larger than the size limit and `records` holds only
-    /// its first bytes.
+    /// its first bytes (never with [`Log::read`](crate::Log::read), which returns at least
+    /// one whole batch).
     pub first_entry_incomplete: bool,
 }
 

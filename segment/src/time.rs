@@ -1,4 +1,22 @@
 //! The injectable clock used by segments and logs.
+//!
+//! The clock is the log machinery's "now", never a source of record timestamps (those
+//! come from the batches): `retention.ms` compares it with each segment's largest record
+//! timestamp, and a segment's creation time comes from it (`segment.ms` rolls use that
+//! only for segments whose first batch has no timestamp; otherwise they compare record
+//! timestamps). A [`Clock`] is an `Arc<dyn Time>`:
+//!
+//! ```
+//! use segment::time::{system_clock, Clock, MockTime};
+//! use std::sync::Arc;
+//!
+//! let real: Clock = system_clock();
+//! let mock = MockTime::new(1_700_000_000_000);
+//! let clock: Clock = Arc::new(mock.clone()); // the clone shares the mock's time
+//! mock.sleep(1_000);
+//! assert_eq!(clock.milliseconds(), 1_700_000_001_000);
+//! # let _ = real;
+//! ```
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -49,7 +67,8 @@ impl Time for MockTime {
     }
 }
 
-/// A shared clock handle.
+/// A shared clock handle: `Arc<dyn Time>`. Make one with [`system_clock`], or with
+/// `Arc::new(mock.clone())` from a [`MockTime`] (see the [module docs](self)).
 pub type Clock = Arc<dyn Time>;
 
 /// The system clock as a [`Clock`].
