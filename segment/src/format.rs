@@ -371,6 +371,42 @@ pub struct BatchInfo {
     pub magic: i8,
 }
 
+impl BatchInfo {
+    /// A batch of a non-Kafka format: the fields every format has, with the Kafka-only
+    /// fields set to "none" (no producer, sequence or leader epoch, not control, not
+    /// transactional, magic 0) and `offset_of_max_timestamp = last_offset` (batch
+    /// granularity, always correct). Adjust fields afterwards if your format has them.
+    ///
+    /// * `position`: the `position` argument of [`BatchFormat::parse_header`];
+    /// * `base_offset..=last_offset`: the offsets the batch holds;
+    /// * `max_timestamp`: ms since epoch, −1 if the batch has none;
+    /// * `size_in_bytes`: total batch size, header included (what `peek_size` announced).
+    pub const fn new(
+        position: u64,
+        base_offset: i64,
+        last_offset: i64,
+        max_timestamp: i64,
+        size_in_bytes: usize,
+    ) -> Self {
+        BatchInfo {
+            position,
+            base_offset,
+            last_offset,
+            max_timestamp,
+            offset_of_max_timestamp: last_offset,
+            size_in_bytes,
+            is_control: false,
+            is_transactional: false,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            last_sequence: -1,
+            partition_leader_epoch: -1,
+            magic: 0,
+        }
+    }
+}
+
 /// How a storage engine's `.log` files are framed and read. See the [module docs](self)
 /// for the framing contract, which method is called when, and a complete example of a
 /// custom format used with [`Log`](crate::Log). Implementations are zero-sized marker
