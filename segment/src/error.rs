@@ -100,6 +100,16 @@ pub enum SegmentError {
         /// The log end offset.
         log_end_offset: i64,
     },
+    /// The bytes handed to [`Log::append`](crate::Log::append) are not valid batches of
+    /// the log's format (Kafka answers a producer with `CorruptRecordException` /
+    /// `InvalidRecordException`). The damage is in the caller's input, nothing on disk:
+    /// [`SegmentError::is_corruption`] is `false`, and nothing was appended.
+    #[error("invalid records in append input: {source}")]
+    InvalidInput {
+        /// What the batch format rejected, with the position in the input.
+        #[source]
+        source: FormatError,
+    },
     /// An argument Kafka rejects with `IllegalArgumentException`.
     #[error("invalid argument: {reason}")]
     InvalidArgument {

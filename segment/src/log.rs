@@ -778,11 +778,10 @@ impl<F: BatchFormat> Log<F> {
     /// its end restarts at the batch's base offset (Kafka's follower rule, B18c).
     ///
     /// # Errors
-    /// [`SegmentError::Format`] (path `<append input>`) if `F` rejects a batch of the input:
-    /// an impossible size, an unreadable header or a failed
-    /// [`validate`](BatchFormat::validate) (its
-    /// [`is_corruption`](SegmentError::is_corruption) is then `true`, though the damage is in
-    /// the input, not on disk); [`SegmentError::InvalidArgument`] for empty input, bytes
+    /// [`SegmentError::InvalidInput`] if `F` rejects a batch of the input: an impossible
+    /// size, an unreadable header or a failed [`validate`](BatchFormat::validate) (not a
+    /// corruption of the log: [`is_corruption`](SegmentError::is_corruption) is `false`);
+    /// [`SegmentError::InvalidArgument`] for empty input, bytes
     /// after the last complete batch (including an incomplete last batch) or a batch whose
     /// last offset is below its base offset; [`SegmentError::NonMonotonicOffset`]; I/O and
     /// index errors; [`SegmentError::IllegalState`] if the log is offline. Nothing is appended on error
@@ -798,9 +797,9 @@ impl<F: BatchFormat> Log<F> {
         let mut batches = 0usize;
         let mut it = format::scan::<F>(records, 0);
         for b in &mut it {
-            let b = b.map_err(|e| SegmentError::format("<append input>", e))?;
+            let b = b.map_err(|source| SegmentError::InvalidInput { source })?;
             F::validate(b.bytes, b.info.position)
-                .map_err(|e| SegmentError::format("<append input>", e))?;
+                .map_err(|source| SegmentError::InvalidInput { source })?;
             if batches > 0 && b.info.base_offset <= last {
                 return Err(SegmentError::NonMonotonicOffset {
                     path: self.dir.clone(),

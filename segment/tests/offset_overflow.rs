@@ -98,3 +98,26 @@ fn non_monotonic_append_is_a_typed_error() {
     ));
     assert_eq!(log.log_end_offset(), 20);
 }
+
+/// Garbage handed to `Log::append` is the caller's error, not corruption of the log:
+/// a typed `InvalidInput`, `is_corruption() == false`, nothing appended.
+#[test]
+fn corrupt_append_input_is_invalid_input_not_log_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let log: segment::Log = segment::Log::open(
+        dir.path(),
+        segment::LogConfig::default(),
+        segment::time::system_clock(),
+    )
+    .unwrap();
+    let mut batch = segment::record::fixtures::v2(0, 1_000);
+    let last = batch.len() - 1;
+    batch[last] ^= 0xff; // breaks the CRC
+    let err = log.append(&batch).unwrap_err();
+    assert!(
+        matches!(err, segment::SegmentError::InvalidInput { .. }),
+        "{err:?}"
+    );
+    assert!(!err.is_corruption());
+    assert_eq!(log.log_end_offset(), 0);
+}
