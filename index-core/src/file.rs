@@ -55,7 +55,7 @@ use std::path::{Path, PathBuf};
 use crate::codec::{round_down, IndexEntry};
 use crate::directory::Directory;
 use crate::error::{IndexError, Result};
-use crate::search::{search_in, Bound, Probe, SearchField, SearchStrategy};
+use crate::search::{search_in, Bound, NoProbe, Probe, SearchField, SearchStrategy};
 use crate::sync::{
     yield_now, Arc, AtomicUsize, CachePadded, Lock, Ordering, Shared, OBSERVE, PUBLISH,
 };
@@ -551,6 +551,33 @@ impl<E: IndexEntry> IndexFile<E> {
     /// See [`IndexWriter::truncate_to_entries`].
     pub fn truncate_to_entries(&self, n: usize) -> Result<()> {
         self.writer().truncate_to_entries(n)
+    }
+
+    /// Removes every entry whose `field` is `>= target` (Kafka's `truncateTo`, shared by
+    /// both indexes: the offset index truncates by key, the time index by value). Finds
+    /// the largest lower bound of `target` with the index's search; keeps 0 entries if
+    /// there is none, `slot` entries if that slot's field equals `target`, else
+    /// `slot + 1` (so truncating past the end is a no-op). The file length is unchanged.
+    pub fn truncate_to_field(&self, field: SearchField, target: i64) -> Result<()> {
+        let mut w = self.writer();
+        let snap = self.snapshot()?;
+        let base = self.base_offset;
+        let keep = match snap.search(target, field, Bound::LargestLowerBound, &mut NoProbe) {
+            None => 0,
+            Some(slot) => {
+                let e = &snap.slots()[slot];
+                let found = match field {
+                    SearchField::Key => e.key(base),
+                    SearchField::Value => e.value(base),
+                };
+                if found == target {
+                    slot
+                } else {
+                    slot + 1
+                }
+            }
+        };
+        w.truncate_to_entries(keep.min(w.entries()))
     }
 
     /// Resizes the file to `new_size` rounded down to a multiple of `E::SIZE` and remaps

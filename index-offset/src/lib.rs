@@ -328,20 +328,7 @@ impl OffsetIndex {
     /// Removes every entry with an offset `>= offset` (Kafka's `truncateTo`); truncating
     /// past the end is a no-op. The file length is unchanged.
     pub fn truncate_to(&self, offset: i64) -> Result<()> {
-        let mut w = self.file.writer();
-        let base = self.base_offset();
-        let snap = self.file.snapshot()?;
-        let keep = match snap.search(
-            offset,
-            SearchField::Key,
-            Bound::LargestLowerBound,
-            &mut NoProbe,
-        ) {
-            None => 0,
-            Some(slot) if snap.slots()[slot].key(base) == offset => slot,
-            Some(slot) => slot + 1,
-        };
-        w.truncate_to_entries(keep.min(w.entries()))
+        self.file.truncate_to_field(SearchField::Key, offset)
     }
 
     /// Removes all entries (Kafka's `truncate`). The file length is unchanged.

@@ -314,20 +314,7 @@ impl TimeIndex {
     /// Removes every entry with an offset `>= offset` (Kafka's `truncateTo`, a
     /// largest-lower-bound search on the offset). The file length is unchanged.
     pub fn truncate_to(&self, offset: i64) -> Result<()> {
-        let mut w = self.file.writer();
-        let base = self.base_offset();
-        let snap = self.file.snapshot()?;
-        let keep = match snap.search(
-            offset,
-            SearchField::Value,
-            Bound::LargestLowerBound,
-            &mut NoProbe,
-        ) {
-            None => 0,
-            Some(slot) if snap.slots()[slot].value(base) == offset => slot,
-            Some(slot) => slot + 1,
-        };
-        w.truncate_to_entries(keep.min(w.entries()))
+        self.file.truncate_to_field(SearchField::Value, offset)
     }
 
     /// Removes all entries (file length unchanged).
