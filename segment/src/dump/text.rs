@@ -415,8 +415,23 @@ impl Report {
 
 const EXAMPLES: usize = 3;
 
+/// Writes `header` and the first [`EXAMPLES`] of `lines` (indented), then how many more
+/// there are; nothing when `lines` is empty.
+fn render_note_group(s: &mut String, header: String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "{header}");
+    for l in lines.iter().take(EXAMPLES) {
+        let _ = writeln!(s, "  {l}");
+    }
+    if lines.len() > EXAMPLES {
+        let _ = writeln!(s, "  ... ({} more)", lines.len() - EXAMPLES);
+    }
+}
+
 fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
-    let chunk: Vec<_> = notes
+    let chunk: Vec<String> = notes
         .iter()
         .filter_map(|n| match n {
             Note::ChunkOffsetEntry {
@@ -424,28 +439,22 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
                 position,
                 first_batch_last_offset,
                 ..
-            } => Some((*offset, *position, *first_batch_last_offset)),
+            } => Some(format!(
+                "Index offset: {offset}, position: {position}, first batch last offset: {first_batch_last_offset}"
+            )),
             _ => None,
         })
         .collect();
-    if !chunk.is_empty() {
-        let _ = writeln!(
-            s,
+    render_note_group(
+        s,
+        format!(
             "Note: {} offset index entries in :{} point at the first batch of a multi-batch append (follower fetch chunk). They are valid (lookups through them are correct); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             chunk.len(),
             path.display()
-        );
-        for (o, p, f) in chunk.iter().take(EXAMPLES) {
-            let _ = writeln!(
-                s,
-                "  Index offset: {o}, position: {p}, first batch last offset: {f}"
-            );
-        }
-        if chunk.len() > EXAMPLES {
-            let _ = writeln!(s, "  ... ({} more)", chunk.len() - EXAMPLES);
-        }
-    }
-    let rec: Vec<_> = notes
+        ),
+        &chunk,
+    );
+    let rec: Vec<String> = notes
         .iter()
         .filter_map(|n| match n {
             Note::RecordLevelTimeEntry {
@@ -453,27 +462,21 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
                 offset,
                 batch_last_offset,
                 ..
-            } => Some((*timestamp, *offset, *batch_last_offset)),
+            } => Some(format!(
+                "Index timestamp: {timestamp}, offset: {offset}, batch last offset: {batch_last_offset}"
+            )),
             _ => None,
         })
         .collect();
-    if !rec.is_empty() {
-        let _ = writeln!(
-            s,
+    render_note_group(
+        s,
+        format!(
             "Note: {} time index entries in :{} hold a record-level offset (written by a 2.x-3.7 leader). They are valid (the record carries the indexed timestamp); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             rec.len(),
             path.display()
-        );
-        for (t, o, l) in rec.iter().take(EXAMPLES) {
-            let _ = writeln!(
-                s,
-                "  Index timestamp: {t}, offset: {o}, batch last offset: {l}"
-            );
-        }
-        if rec.len() > EXAMPLES {
-            let _ = writeln!(s, "  ... ({} more)", rec.len() - EXAMPLES);
-        }
-    }
+        ),
+        &rec,
+    );
     for n in notes {
         match n {
             Note::ZeroFilledTail {
