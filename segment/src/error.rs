@@ -133,6 +133,16 @@ pub enum SegmentError {
         /// Why it was rejected.
         reason: String,
     },
+    /// The partition directory is already open: another [`Log`](crate::Log), in this
+    /// process or another, holds the exclusive lock on its `.lock` file (Kafka refuses a
+    /// second broker on a log dir the same way). Nothing in the directory was touched.
+    #[error("{path} is locked by another open Log{}", holder_pid.map(|p| format!(" (process {p})")).unwrap_or_default())]
+    DirLocked {
+        /// The lock file (`<dir>/.lock`).
+        path: PathBuf,
+        /// The process id the holder recorded in the lock file, if readable.
+        holder_pid: Option<u32>,
+    },
     /// A segment's `.index` file is missing (Kafka's `NoSuchFileException` from
     /// `sanityCheck`); the loader answers by recovering the segment.
     #[error("offset index {path} of segment with base offset {base_offset} does not exist")]

@@ -28,6 +28,7 @@ use crate::config::{LogConfig, RollParams};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
 use crate::fs::{FileSystem, FsRef};
+use crate::lock::DirLock;
 use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::TimestampAndOffset;
@@ -141,6 +142,8 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     /// pages, so a later successful fsync proves nothing; the log refuses further writes
     /// until it is reopened (and recovered).
     offline: std::sync::atomic::AtomicBool,
+    /// The exclusive lock on the directory, held until the log is closed or dropped.
+    dir_lock: DirLock,
 }
 
 fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
@@ -176,6 +179,8 @@ const MAX_SPLITS: usize = 1024;
 impl<F: BatchFormat> Log<F> {
     /// Opens (creating if needed) the log in `dir` — Kafka's loader (spec §10):
     ///
+    /// 0. the directory's `.lock` file is locked exclusively ([`DirLock`]) before anything
+    ///    else is read or written; the lock is held until the log is closed or dropped;
     /// 1. the clean-shutdown marker is read and **removed** (directory fsynced) first;
     /// 2. `*.deleted` files are deleted, `.cleaned`/`.swap` files are resolved, orphan
     ///    index files are deleted;
@@ -207,7 +212,8 @@ impl<F: BatchFormat> Log<F> {
     /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
     ///
     /// # Errors
-    /// I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
+    /// [`SegmentError::DirLocked`] if another `Log` (in this process or another) has the
+    /// directory open; I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
     /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress; a
     /// [`SegmentError::Format`] that is not a corruption
     /// ([`FormatError::Unsupported`](crate::format::FormatError::Unsupported)) met by
@@ -229,6 +235,7 @@ impl<F: BatchFormat> Log<F> {
     ) -> Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
+        let dir_lock = DirLock::acquire(&dir)?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
         let clean = marker.exists();
         if clean {
@@ -253,6 +260,7 @@ impl<F: BatchFormat> Log<F> {
             active_ready: std::sync::atomic::AtomicBool::new(false),
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
+            dir_lock,
         };
         log.remove_temp_files_and_swap()?;
         let mut flagged = log.load_segments()?;
@@ -712,6 +720,12 @@ impl<F: BatchFormat> Log<F> {
         seg.delete_if_exists()?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The lock file this log holds exclusively while it is open (`<dir>/.lock`, see
+    /// [`DirLock`]).
+    pub fn lock_file(&self) -> &Path {
+        self.dir_lock.path()
     }
 
     /// The partition directory.
