@@ -35,6 +35,13 @@ pub struct LogConfig {
     /// [`Clock`](crate::time::Clock) with the records' timestamps: with the default, data
     /// stamped more than 7 days before the clock's "now" goes at the first call.
     pub retention_ms: i64,
+    /// `file.delete.delay.ms`: how long, in milliseconds on the log's
+    /// [`Clock`](crate::time::Clock), the files of a segment that left the log (retention,
+    /// `delete_records`, truncation) stay on disk under the `.deleted` suffix before they are
+    /// removed, so that readers still holding the segment can finish (default 60000, as
+    /// Kafka). 0 removes them at once. See [`deleter`](crate::deleter) for when the
+    /// removal runs.
+    pub file_delete_delay_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -48,6 +55,7 @@ impl Default for LogConfig {
             preallocate: false,
             retention_bytes: -1,
             retention_ms: 604_800_000,
+            file_delete_delay_ms: 60_000,
         }
     }
 }

@@ -25,6 +25,7 @@ use index_txn::AbortedTxn;
 use parking_lot::Mutex;
 
 use crate::config::{LogConfig, RollParams};
+use crate::deleter::SegmentDeleter;
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
 use crate::fs::{FileSystem, FsRef};
@@ -59,7 +60,7 @@ pub const LOG_START_OFFSET_FILE: &str = "log-start-offset";
 /// assert_eq!((segments, bytes), (0, 0)); // a new log: nothing to recover
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LogStats {
     /// Segments whose batches were scanned and validated by recovery.
     pub segments_recovered: AtomicU64,
@@ -74,12 +75,54 @@ pub struct LogStats {
     pub rolls: AtomicU64,
     /// Segments deleted (retention, truncation, recovery).
     pub segments_deleted: AtomicU64,
+    /// First offset recovery removed (−1 if it removed none): the log end offset right
+    /// after the first truncated segment. See [`truncated_offsets`](Self::truncated_offsets).
+    pub first_truncated_offset: AtomicI64,
+    /// One past the last offset recovery removed (−1 if none), as far as the removed data
+    /// tells: the largest next offset readable, before recovery, in the truncated segment
+    /// and in the later segments deleted after it (a batch whose header is cut cannot tell
+    /// its offsets).
+    pub end_truncated_offset: AtomicI64,
+}
+
+impl Default for LogStats {
+    fn default() -> Self {
+        LogStats {
+            segments_recovered: AtomicU64::new(0),
+            bytes_truncated: AtomicU64::new(0),
+            indexes_rebuilt: AtomicU64::new(0),
+            rolls: AtomicU64::new(0),
+            segments_deleted: AtomicU64::new(0),
+            first_truncated_offset: AtomicI64::new(-1),
+            end_truncated_offset: AtomicI64::new(-1),
+        }
+    }
 }
 
 impl LogStats {
     /// [`LogStats::segments_recovered`] as a number.
     pub fn scanned_segments(&self) -> u64 {
         self.segments_recovered.load(Ordering::Relaxed)
+    }
+
+    /// The offsets recovery removed from the log, `first..end` (end exclusive), or `None`
+    /// if it removed none: from the log end offset after the truncation to the largest
+    /// next offset the removed batches held (their headers, read before recovery, without
+    /// checksum checks). With gaps in the offsets, not every offset of the range held a
+    /// record; an offset of a batch whose header was cut is not counted.
+    pub fn truncated_offsets(&self) -> Option<std::ops::Range<i64>> {
+        let first = self.first_truncated_offset.load(Ordering::Relaxed);
+        let end = self.end_truncated_offset.load(Ordering::Relaxed);
+        (first >= 0 && end > first).then_some(first..end)
+    }
+
+    fn note_truncated(&self, first: i64, end_before: Option<i64>) {
+        if self.first_truncated_offset.load(Ordering::Relaxed) < 0 {
+            self.first_truncated_offset.store(first, Ordering::Relaxed);
+        }
+        if let Some(end) = end_before {
+            self.end_truncated_offset.fetch_max(end, Ordering::Relaxed);
+        }
     }
 }
 
@@ -144,6 +187,11 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     offline: std::sync::atomic::AtomicBool,
     /// The exclusive lock on the directory, held until the log is closed or dropped.
     dir_lock: DirLock,
+    /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
+    deleter: SegmentDeleter<F>,
+    /// Incremented **before** a segment leaves the map: a reader that found nothing
+    /// compares it to tell a concurrent removal from a real miss.
+    removals: AtomicU64,
 }
 
 fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
@@ -248,8 +296,8 @@ impl<F: BatchFormat> Log<F> {
 
         let log = Log {
             dir,
-            config,
-            clock,
+            config: config.clone(),
+            clock: clock.clone(),
             segments: LogSegments::new(),
             log_end_offset: AtomicI64::new(0),
             log_start_offset: AtomicI64::new(ls_checkpoint),
@@ -261,6 +309,8 @@ impl<F: BatchFormat> Log<F> {
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
             dir_lock,
+            deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
+            removals: AtomicU64::new(0),
         };
         log.remove_temp_files_and_swap()?;
         let mut flagged = log.load_segments()?;
@@ -293,6 +343,8 @@ impl<F: BatchFormat> Log<F> {
                 }
             }
         }
+        // Nothing can be reading the segments recovery removed: delete their files now.
+        log.deleter.delete_all()?;
         Ok(log)
     }
 
@@ -601,9 +653,16 @@ impl<F: BatchFormat> Log<F> {
         self.stats
             .segments_recovered
             .fetch_add(1, Ordering::Relaxed);
+        // Best effort, for the report only: where the data ends before recovery.
+        let end_before = seg.read_next_offset().ok();
         let mut cache = self.epoch_cache.lock();
         let n = seg.recover(ps, Some(&mut cache))?;
+        drop(cache);
         self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
+        if n > 0 {
+            let after = seg.read_next_offset()?;
+            self.stats.note_truncated(after, end_before);
+        }
         Ok(n)
     }
 
@@ -658,6 +717,9 @@ impl<F: BatchFormat> Log<F> {
                 }
                 if truncated > 0 {
                     for later in self.segments.higher_segments(seg.base_offset()) {
+                        let end = later.read_next_offset().ok();
+                        let first = seg.read_next_offset()?;
+                        self.stats.note_truncated(first, end);
                         tracing::warn!(
                             segment = later.base_offset(),
                             "deleting segment after a truncated one"
@@ -714,12 +776,34 @@ impl<F: BatchFormat> Log<F> {
         Ok(())
     }
 
+    /// Kafka's `removeAndDeleteSegments`: takes `seg` out of the map, renames its files to
+    /// `.deleted` and schedules their removal after `file.delete.delay.ms` (see
+    /// [`deleter`](crate::deleter)). Callers publish the new log start / log end offset
+    /// first, so that a reader never finds an offset missing while it is still in range.
     fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+        self.removals.fetch_add(1, Ordering::AcqRel);
         self.segments.remove(seg.base_offset());
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
-        seg.delete_if_exists()?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        self.deleter.schedule(seg.clone())
+    }
+
+    /// Removes the files of the deleted segments whose `file.delete.delay.ms` has passed
+    /// (Kafka's scheduled `deleteSegmentFiles`); returns how many segments' files were
+    /// removed. Every maintenance call of the log (retention, `delete_records`, flush,
+    /// truncation) runs it first; call it yourself, e.g. from a timer, to remove files
+    /// without other maintenance. See [`deleter`](crate::deleter).
+    ///
+    /// # Errors
+    /// I/O; the segments that could not be removed stay scheduled.
+    pub fn delete_expired_segment_files(&self) -> Result<usize> {
+        self.deleter.delete_expired()
+    }
+
+    /// Number of deleted segments whose files wait for `file.delete.delay.ms` (still on
+    /// disk with the `.deleted` suffix).
+    pub fn pending_segment_deletions(&self) -> usize {
+        self.deleter.pending()
     }
 
     /// The lock file this log holds exclusively while it is open (`<dir>/.lock`, see
@@ -788,8 +872,13 @@ impl<F: BatchFormat> Log<F> {
     /// `max(first offset, log end offset)`; an empty active segment is reused instead of
     /// rolling onto its own base offset (B4).
     ///
-    /// An empty log (log end = log start, no data) that receives a batch starting below
-    /// its end restarts at the batch's base offset (Kafka's follower rule, B18c).
+    /// Offsets are never reused: a batch below the log end offset is refused, also when the
+    /// log is empty because its log start moved past the old end (a `log-start-offset`
+    /// checkpoint beyond the log end, or [`delete_records`](Self::delete_records) at the
+    /// end). The one exception is Kafka's follower rule (B18c): an empty log accepts a
+    /// batch that starts below its end but **reaches** it (last offset ≥ log end, as after
+    /// `deleteRecords` into the middle of a batch) by restarting at the batch's base
+    /// offset; the log start offset stays where it was.
     ///
     /// # Errors
     /// [`SegmentError::InvalidInput`] if `F` rejects a batch of the input: an impossible
@@ -855,8 +944,16 @@ impl<F: BatchFormat> Log<F> {
         };
         let mut leo = self.log_end_offset();
         if first < leo {
-            if self.size() == 0 {
+            if self.size() == 0 && last >= leo {
+                // Kafka's follower rule (B18c): an empty log accepts a batch that reaches its
+                // end by restarting at the batch's base. Offsets never go back: the log start
+                // stays where it was, and the offsets below it stay hidden.
+                let start = self.log_start_offset();
                 self.truncate_fully_and_start_at_locked(first)?;
+                if start > first {
+                    self.log_start_offset.store(start, Ordering::Release);
+                    self.checkpoint(LOG_START_OFFSET_FILE, start)?;
+                }
                 leo = first;
             } else {
                 return Err(SegmentError::NonMonotonicOffset {
@@ -957,12 +1054,48 @@ impl<F: BatchFormat> Log<F> {
     /// yields the complete batches and ignores a cut one; to read on, call again from the
     /// last offset read plus one.
     ///
+    /// Concurrent retention, `delete_records` and truncation never make a read return an
+    /// empty fetch for an offset that was in range, nor an error of a segment that was
+    /// deleted under it (such as `Index(Closed)`): the log publishes the new log start
+    /// offset before any segment leaves the map, and a read that found nothing, or failed
+    /// in a segment that left the map meanwhile, looks again, answering
+    /// [`SegmentError::OffsetOutOfRange`] with the new log start when the offset is gone.
+    ///
     /// # Errors
-    /// [`SegmentError::OffsetOutOfRange`] outside `[log_start_offset, log_end_offset]`;
-    /// format and I/O errors.
+    /// [`SegmentError::OffsetOutOfRange`] outside `[log_start_offset, log_end_offset]`
+    /// (with the bounds current when the read gave up); format and I/O errors.
     pub fn read(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
-        let leo = self.log_end_offset();
+        loop {
+            let removals = self.removals.load(Ordering::Acquire);
+            self.check_in_range(offset)?;
+            let found = self.read_from_segments(offset, max_bytes);
+            if let Ok(Some(info)) = found {
+                return Ok(info);
+            }
+            // Nothing found, or an error: a segment may have left the map under us.
+            self.check_in_range(offset)?;
+            if self.removals.load(Ordering::Acquire) != removals {
+                continue;
+            }
+            let Some(info) = found? else {
+                let active = self.segments.active_segment()?;
+                return Ok(FetchDataInfo {
+                    fetch_offset_metadata: LogOffsetMetadata {
+                        message_offset: offset,
+                        segment_base_offset: active.base_offset(),
+                        relative_position_in_segment: active.size(),
+                    },
+                    records: Vec::new(),
+                    first_entry_incomplete: false,
+                });
+            };
+            return Ok(info);
+        }
+    }
+
+    fn check_in_range(&self, offset: i64) -> Result<()> {
         let start = self.log_start_offset();
+        let leo = self.log_end_offset();
         if offset < start || offset > leo {
             return Err(SegmentError::OffsetOutOfRange {
                 path: self.dir.clone(),
@@ -971,23 +1104,18 @@ impl<F: BatchFormat> Log<F> {
                 log_end_offset: leo,
             });
         }
+        Ok(())
+    }
+
+    fn read_from_segments(&self, offset: i64, max_bytes: u64) -> Result<Option<FetchDataInfo>> {
         let mut seg = self.segments.floor_segment(offset);
         while let Some(s) = seg {
             if let Some(info) = s.read(offset, max_bytes, Some(s.size()), true)? {
-                return Ok(info);
+                return Ok(Some(info));
             }
             seg = self.segments.higher_segment(s.base_offset());
         }
-        let active = self.segments.active_segment()?;
-        Ok(FetchDataInfo {
-            fetch_offset_metadata: LogOffsetMetadata {
-                message_offset: offset,
-                segment_base_offset: active.base_offset(),
-                relative_position_in_segment: active.size(),
-            },
-            records: Vec::new(),
-            first_entry_incomplete: false,
-        })
+        Ok(None)
     }
 
     /// Kafka's `fetchOffsetByTimestamp` for a real timestamp: the first record at or after
@@ -1038,6 +1166,10 @@ impl<F: BatchFormat> Log<F> {
             self.truncate_fully_and_start_at_locked(offset)?;
             return Ok(true);
         }
+        self.deleter.delete_expired()?;
+        // Readers above the target get OffsetOutOfRange from now on (the exact log end,
+        // at or below `offset`, is known after the truncation).
+        self.log_end_offset.store(offset, Ordering::Release);
         for s in self.segments.values() {
             if s.base_offset() > offset {
                 self.delete_segment_files(&s)?;
@@ -1068,6 +1200,15 @@ impl<F: BatchFormat> Log<F> {
     }
 
     fn truncate_fully_and_start_at_locked(&self, new_offset: i64) -> Result<()> {
+        self.deleter.delete_expired()?;
+        // Publish first: from here every offset but `new_offset` is out of range, so no
+        // reader meets the empty map in between.
+        if new_offset > self.log_start_offset() {
+            self.log_start_offset.store(new_offset, Ordering::Release);
+        }
+        if new_offset < self.log_end_offset() {
+            self.log_end_offset.store(new_offset, Ordering::Release);
+        }
         let segs = self.segments.values();
         for s in &segs {
             self.delete_segment_files(s)?;
@@ -1123,16 +1264,25 @@ impl<F: BatchFormat> Log<F> {
     /// it by itself): deletes, in order, the longest prefix of
     /// segments that (a) are older than `retention.ms` (by
     /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
-    /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset.
+    /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
+    /// (the next segment's base, or the log end for the last one, is at or below it).
     /// The prefix rule stops at the first segment that does not qualify (B8). An empty
     /// last segment is never deleted; when every segment qualifies a new empty active
-    /// segment is rolled first. The log start offset moves to the first remaining base
-    /// offset. Returns the number of segments deleted.
+    /// segment is rolled first. Returns the number of segments deleted.
+    ///
+    /// Under concurrent readers (Kafka's order): the log start offset moves to the first
+    /// remaining base offset and is checkpointed (with the recovery point, raised to it if
+    /// below) **before** any segment leaves the map, so a [`read`](Self::read) answers
+    /// with data or [`SegmentError::OffsetOutOfRange`], never an empty fetch. The deleted
+    /// segments are renamed `.deleted` and their files removed after
+    /// [`LogConfig::file_delete_delay_ms`] (see [`deleter`](crate::deleter)); a reader
+    /// that still holds one keeps reading it until then.
     ///
     /// # Errors
     /// I/O and index errors.
     pub fn delete_old_segments(&self) -> Result<usize> {
         let _g = self.lock.lock();
+        self.deleter.delete_expired()?;
         let mut n = 0;
         if self.config.retention_ms >= 0 {
             let now = self.clock.milliseconds();
@@ -1151,7 +1301,11 @@ impl<F: BatchFormat> Log<F> {
             })?;
         }
         let start = self.log_start_offset();
-        n += self.delete_prefix(|_, next| Ok(next.is_some_and(|b| b <= start)))?;
+        let leo = self.log_end_offset();
+        // A segment lies wholly below the log start when the next one starts at or below
+        // it; for the last segment the log end is that bound (`delete_records` at the log
+        // end empties the log, which then restarts at its end).
+        n += self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))?;
         Ok(n)
     }
 
@@ -1173,24 +1327,27 @@ impl<F: BatchFormat> Log<F> {
         if deletable.is_empty() {
             return Ok(0);
         }
-        if deletable.len() == segs.len() {
-            let leo = self.log_end_offset();
-            self.roll_locked(leo)?;
-        }
-        for s in &deletable {
-            tracing::info!(segment = s.base_offset(), "deleting segment by retention");
-            self.delete_segment_files(s)?;
-        }
-        if let Some(first) = self.segments.first_segment_base_offset() {
-            if first > self.log_start_offset() {
-                self.log_start_offset.store(first, Ordering::Release);
-                self.checkpoint(LOG_START_OFFSET_FILE, first)?;
-            }
+        // The first segment that stays: the next one, or a new empty active segment at the
+        // log end when every segment goes.
+        let first_kept = match segs.get(deletable.len()) {
+            Some(next) => next.base_offset(),
+            None => self.roll_locked(self.log_end_offset())?.base_offset(),
+        };
+        // Kafka's order (`UnifiedLog.deleteSegments`): the new log start offset is published
+        // and checkpointed before any segment leaves the map, so a reader sees either the
+        // segment or an offset out of range, never a hole.
+        if first_kept > self.log_start_offset() {
+            self.log_start_offset.store(first_kept, Ordering::Release);
+            self.checkpoint(LOG_START_OFFSET_FILE, first_kept)?;
         }
         if self.recovery_point() < self.log_start_offset() {
             let ls = self.log_start_offset();
             self.recovery_point.store(ls, Ordering::Release);
             self.checkpoint(RECOVERY_POINT_FILE, ls)?;
+        }
+        for s in &deletable {
+            tracing::info!(segment = s.base_offset(), "deleting segment by retention");
+            self.delete_segment_files(s)?;
         }
         Ok(deletable.len())
     }
@@ -1211,6 +1368,7 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::IllegalState`] if the log is offline.
     pub fn flush(&self) -> Result<()> {
         let _g = self.lock.lock();
+        self.deleter.delete_expired()?;
         self.flush_locked()
     }
 
@@ -1272,6 +1430,7 @@ impl<F: BatchFormat> Log<F> {
     pub fn close(self) -> Result<()> {
         let _g = self.lock.lock();
         self.flush_locked()?;
+        self.deleter.delete_all()?;
         self.segments.close()?;
         let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
         self.fs

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use index_core::codec::relative_offset;
@@ -85,6 +86,8 @@ pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
     clock: Clock,
     fs: FsRef,
     state: Mutex<State>,
+    /// Set once the segment was renamed `.deleted` or its files removed.
+    deleted: AtomicBool,
     _format: PhantomData<F>,
 }
 
@@ -186,6 +189,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 max_timestamp_and_offset: None,
                 bytes_since_last_index_entry: 0,
             }),
+            deleted: AtomicBool::new(false),
             _format: PhantomData,
         })
     }
@@ -959,11 +963,15 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// fsyncs the `.log`, both indexes (materialising them, as Kafka) and the transaction
-    /// index.
+    /// index. A no-op on a deleted segment ([`is_deleted`](Self::is_deleted)): its data is
+    /// going away, and a reader or flusher that still holds it must not fail.
     ///
     /// # Errors
     /// I/O and index errors.
     pub fn flush(&self) -> Result<()> {
+        if self.is_deleted() {
+            return Ok(());
+        }
         self.log.flush()?;
         self.flush_index(&self.offset_index)?;
         self.flush_index(&self.time_index)?;
@@ -1044,6 +1052,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// # Errors
     /// The first I/O failure (missing files are not errors).
     pub fn delete_if_exists(&self) -> Result<()> {
+        self.deleted.store(true, Ordering::Release);
         let mut first: Option<SegmentError> = None;
         if let Err(e) = self.log.delete_if_exists() {
             first.get_or_insert(e);
@@ -1071,6 +1080,14 @@ impl<F: BatchFormat> LogSegment<F> {
         }
     }
 
+    /// `true` once the segment was renamed to the `.deleted` suffix
+    /// ([`change_file_suffixes`](Self::change_file_suffixes)) or its files removed
+    /// ([`delete_if_exists`](Self::delete_if_exists)): it has left its log, and
+    /// [`flush`](Self::flush) does nothing. Reads keep working until the files are removed.
+    pub fn is_deleted(&self) -> bool {
+        self.deleted.load(Ordering::Acquire)
+    }
+
     /// `true` iff none of the four files exists (Kafka's `deleted()`).
     pub fn deleted(&self) -> bool {
         !self.log.path().exists()
@@ -1096,6 +1113,9 @@ impl<F: BatchFormat> LogSegment<F> {
         self.time_index.rename_to(ti_to)?;
         self.before(FsOp::IndexRename, &self.txn_index.path())?;
         self.txn_index.rename_to(tx_to)?;
+        if new == names::DELETED_FILE_SUFFIX {
+            self.deleted.store(true, Ordering::Release);
+        }
         Ok(())
     }
 

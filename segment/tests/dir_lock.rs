@@ -63,7 +63,11 @@ fn describe(r: &segment::Result<Log>) -> String {
     match r {
         Ok(_) => "OPENED".into(),
         Err(SegmentError::DirLocked { path, holder_pid }) => {
-            format!("LOCKED {} {}", holder_pid.map_or(-1, i64::from), path.display())
+            format!(
+                "LOCKED {} {}",
+                holder_pid.map_or(-1, i64::from),
+                path.display()
+            )
         }
         Err(e) => format!("ERROR {e}"),
     }
@@ -111,7 +115,12 @@ fn child_process() {
             for o in 0..100 {
                 log.append(&tagged_batch(o, "writer")).unwrap();
             }
-            assert!(log.segments().active_segment().unwrap().offset_index().is_ok());
+            assert!(log
+                .segments()
+                .active_segment()
+                .unwrap()
+                .offset_index()
+                .is_ok());
             say(&format!("READY {}", log.log_end_offset()));
             wait();
             // 2000 more index entries: 16 KB of the mapped `.index`, past the page that
