@@ -77,6 +77,7 @@
 pub mod format;
 pub mod record;
 
+pub mod checkpoint;
 pub mod config;
 pub mod dump;
 pub mod error;

@@ -16,6 +16,9 @@
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
 //!   It never exceeds the flushed offset.
 //! * `log-start-offset` — the log start offset checkpoint, same format.
+//!
+//! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
+//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -24,10 +27,11 @@ use std::sync::Arc;
 use index_txn::AbortedTxn;
 use parking_lot::Mutex;
 
+use crate::checkpoint::write_checkpoint;
 use crate::config::{LogConfig, RollParams};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
-use crate::fs::{FileSystem, FsRef};
+use crate::fs::FsRef;
 use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::TimestampAndOffset;
@@ -143,32 +147,6 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     offline: std::sync::atomic::AtomicBool,
 }
 
-fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(SegmentError::io("read", path, e)),
-    };
-    let mut lines = text.lines();
-    let bad = |why: &str| SegmentError::Corrupt {
-        path: path.to_path_buf(),
-        reason: format!("malformed checkpoint: {why}"),
-    };
-    match lines.next() {
-        Some("0") => {}
-        _ => return Err(bad("expected version 0")),
-    }
-    let v = lines
-        .next()
-        .and_then(|l| l.trim().parse::<i64>().ok())
-        .ok_or_else(|| bad("expected an offset"))?;
-    Ok(Some(v))
-}
-
-fn write_checkpoint(fs: &dyn FileSystem, path: &Path, value: i64) -> Result<()> {
-    crate::fs::write_atomically_with(fs, path, format!("0\n{value}\n").as_bytes())
-}
-
 /// Most legacy segments split per open (a guard against a split that cannot make
 /// progress).
 const MAX_SPLITS: usize = 1024;
@@ -207,7 +185,8 @@ impl<F: BatchFormat> Log<F> {
     /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
     ///
     /// # Errors
-    /// I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
+    /// I/O errors (no marker is ever written by a failed open; an unreadable checkpoint is
+    /// not an error: it is warned about and treated as missing, see [`crate::checkpoint`]);
     /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress; a
     /// [`SegmentError::Format`] that is not a corruption
     /// ([`FormatError::Unsupported`](crate::format::FormatError::Unsupported)) met by
@@ -236,8 +215,12 @@ impl<F: BatchFormat> Log<F> {
                 .map_err(|e| SegmentError::io("delete", &marker, e))?;
         }
         crate::fs::fsync_dir_with(&*fs, &dir)?;
-        let rp_checkpoint = read_checkpoint(&dir.join(RECOVERY_POINT_FILE))?.unwrap_or(0);
-        let ls_checkpoint = read_checkpoint(&dir.join(LOG_START_OFFSET_FILE))?.unwrap_or(0);
+        let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
+            &dir,
+            RECOVERY_POINT_FILE,
+            LOG_START_OFFSET_FILE,
+            clean,
+        )?;
 
         let log = Log {
             dir,
