@@ -116,6 +116,20 @@ pub enum SegmentError {
         /// Why.
         reason: String,
     },
+    /// A [`LogConfig`](crate::LogConfig) value outside the range Kafka's `LogConfig`
+    /// accepts (Kafka's `ConfigException` from `ConfigDef.Range`), or one that would leave
+    /// the log unable to take a record. Returned by
+    /// [`LogConfig::validate`](crate::LogConfig::validate) and by everything that opens a
+    /// log or segment with the configuration.
+    #[error("invalid configuration {name}={value}: {reason}")]
+    InvalidConfig {
+        /// Kafka's name of the setting (`segment.bytes`, `segment.index.bytes`, ...).
+        name: &'static str,
+        /// The value found.
+        value: String,
+        /// The accepted range, and why.
+        reason: String,
+    },
     /// A state Kafka rejects with `IllegalStateException` / `KafkaException` (e.g. rolling
     /// onto the base offset of an existing non-empty segment).
     #[error("illegal state in {path}: {reason}")]

@@ -91,6 +91,7 @@ pub mod scan;
 pub mod segment;
 pub mod segments;
 pub mod time;
+pub(crate) mod validate;
 
 pub use config::{LogConfig, RollParams};
 pub use error::{Result, SegmentError};

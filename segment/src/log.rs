@@ -185,6 +185,8 @@ impl<F: BatchFormat> Log<F> {
     /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
     ///
     /// # Errors
+    /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`] (nothing
+    /// is touched then);
     /// I/O errors (no marker is ever written by a failed open; an unreadable checkpoint is
     /// not an error: it is warned about and treated as missing, see [`crate::checkpoint`]);
     /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress; a
@@ -206,6 +208,7 @@ impl<F: BatchFormat> Log<F> {
         clock: Clock,
         fs: FsRef,
     ) -> Result<Self> {
+        config.validate()?;
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
@@ -863,16 +866,22 @@ impl<F: BatchFormat> Log<F> {
         })
     }
 
-    /// Rolls a new active segment at `max(log end offset, new_base)` unless the active
-    /// segment is empty with that base (then it is reused, its indexes re-grown).
+    /// Rolls a new active segment at `new_base` (the log end offset if `None`) unless the
+    /// active segment is empty with that base (then it is reused, its indexes re-grown).
     ///
     /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `new_base` is below the log end offset (Kafka
+    /// silently rolls at the log end instead; a base below it would hide the offsets in
+    /// between) or is `i64::MAX` (no batch could follow);
     /// [`SegmentError::IllegalState`] if a non-empty segment with that base exists; I/O.
     pub fn roll(&self, new_base: Option<i64>) -> Result<Arc<LogSegment<F>>> {
         let _g = self.lock.lock();
         self.check_online()?;
-        let base = new_base.unwrap_or(i64::MIN).max(self.log_end_offset());
-        self.roll_locked(base)
+        let leo = self.log_end_offset();
+        if let Some(b) = new_base {
+            crate::validate::check_roll_base(b, leo)?;
+        }
+        self.roll_locked(new_base.unwrap_or(leo).max(leo))
     }
 
     fn roll_locked(&self, new_base: i64) -> Result<Arc<LogSegment<F>>> {
@@ -1029,10 +1038,13 @@ impl<F: BatchFormat> Log<F> {
     /// `truncateFullyAndStartAt`).
     ///
     /// # Errors
-    /// I/O.
+    /// [`SegmentError::InvalidArgument`] if `new_offset` is negative, below the log start
+    /// offset (offsets already handed out would be reused) or `i64::MAX` (no batch could
+    /// be appended); I/O.
     pub fn truncate_fully_and_start_at(&self, new_offset: i64) -> Result<()> {
         let _g = self.lock.lock();
         self.check_online()?;
+        crate::validate::check_start_at(new_offset, self.log_start_offset())?;
         self.truncate_fully_and_start_at_locked(new_offset)
     }
 

@@ -102,6 +102,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// both indexes, `config.index_interval_bytes` and a random roll jitter.
     ///
     /// # Errors
+    /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`];
     /// [`SegmentError::Io`] if the `.log` cannot be opened or created;
     /// [`SegmentError::TxnIndex`] if an existing `.txnindex` cannot be opened.
     #[allow(clippy::too_many_arguments)]
@@ -146,6 +147,7 @@ impl<F: BatchFormat> LogSegment<F> {
         suffix: &str,
         fs: FsRef,
     ) -> Result<Self> {
+        config.validate()?;
         let log = LogFile::open_with_fs(
             names::log_file(dir, base_offset, suffix),
             true,
