@@ -385,11 +385,19 @@ impl<F: BatchFormat> Log<F> {
             std::fs::read_dir(&self.dir).map_err(|e| SegmentError::io("list dir", &self.dir, e))?
         {
             let e = e.map_err(|e| SegmentError::io("list dir", &self.dir, e))?;
+            let path = e.path();
+            if crate::validate::is_segment_file_name(names::file_name(&path)) {
+                // Followed if a symlink; anything but a regular file is an error, never
+                // skipped (its offsets would vanish) and never opened (a FIFO blocks).
+                crate::validate::check_regular_file(&path)?;
+                out.push(path);
+                continue;
+            }
             let ft = e
                 .file_type()
-                .map_err(|er| SegmentError::io("stat", e.path(), er))?;
+                .map_err(|er| SegmentError::io("stat", &path, er))?;
             if ft.is_file() {
-                out.push(e.path());
+                out.push(path);
             }
         }
         out.sort();
