@@ -2,6 +2,19 @@
 
 use std::hash::{BuildHasher, Hasher};
 
+use crate::error::SegmentError;
+
+/// Smallest `segment.bytes` Kafka accepts: `LegacyRecord.RECORD_OVERHEAD_V0`, 14 bytes.
+pub const MIN_SEGMENT_BYTES: u64 = 14;
+/// Largest `segment.bytes`, `segment.index.bytes` and `index.interval.bytes` (Kafka's
+/// `INT` settings): `i32::MAX`.
+pub const MAX_INT_CONFIG: u64 = i32::MAX as u64;
+/// Smallest `segment.index.bytes` accepted: two 12-byte time index slots. Kafka accepts 4,
+/// which holds no entry of either index (8 and 12 bytes) and rolls a segment per append;
+/// the time index keeps its last slot for the entry written at roll (Kafka's
+/// `TimeIndex.isFull`), so it needs two slots to take one entry.
+pub const MIN_INDEX_BYTES: usize = 24;
+
 /// Configuration of a [`Log`](crate::Log) and of the [`LogSegment`](crate::LogSegment)s it
 /// creates. Defaults are Kafka's (spec §13).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +74,74 @@ impl Default for LogConfig {
 }
 
 impl LogConfig {
+    /// Checks every value against the range Kafka's `LogConfig` accepts
+    /// (`ConfigDef.Range`), stricter where Kafka's range would leave the log unable to
+    /// index a record:
+    ///
+    /// | setting | accepted |
+    /// |---|---|
+    /// | `segment.bytes` | [`MIN_SEGMENT_BYTES`] (14) ..= `i32::MAX` |
+    /// | `segment.index.bytes` | [`MIN_INDEX_BYTES`] (24; Kafka: 4) ..= `i32::MAX` |
+    /// | `index.interval.bytes` | 0 ..= `i32::MAX` |
+    /// | `segment.ms` | ≥ 1 |
+    /// | `segment.jitter.ms` | ≥ 0 |
+    /// | `retention.ms` | ≥ −1 (−1 = unlimited) |
+    /// | `retention.bytes` | any (negative = unlimited, as Kafka) |
+    ///
+    /// [`Log::open`](crate::Log::open) calls it before touching the directory.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidConfig`] naming the first setting out of range.
+    pub fn validate(&self) -> Result<(), SegmentError> {
+        fn bad(name: &'static str, value: impl ToString, reason: &str) -> SegmentError {
+            SegmentError::InvalidConfig {
+                name,
+                value: value.to_string(),
+                reason: reason.to_string(),
+            }
+        }
+        if !(MIN_SEGMENT_BYTES..=MAX_INT_CONFIG).contains(&self.segment_bytes) {
+            return Err(bad(
+                "segment.bytes",
+                self.segment_bytes,
+                "must be in [14, 2147483647] (at least LegacyRecord.RECORD_OVERHEAD_V0)",
+            ));
+        }
+        if self.max_index_size < MIN_INDEX_BYTES || self.max_index_size as u64 > MAX_INT_CONFIG {
+            return Err(bad(
+                "segment.index.bytes",
+                self.max_index_size,
+                "must be in [24, 2147483647] (room for one offset index entry and one time \
+                 index entry besides the time index's reserved last slot)",
+            ));
+        }
+        if self.index_interval_bytes > MAX_INT_CONFIG {
+            return Err(bad(
+                "index.interval.bytes",
+                self.index_interval_bytes,
+                "must be in [0, 2147483647]",
+            ));
+        }
+        if self.segment_ms < 1 {
+            return Err(bad("segment.ms", self.segment_ms, "must be at least 1"));
+        }
+        if self.segment_jitter_ms < 0 {
+            return Err(bad(
+                "segment.jitter.ms",
+                self.segment_jitter_ms,
+                "must be at least 0",
+            ));
+        }
+        if self.retention_ms < -1 {
+            return Err(bad(
+                "retention.ms",
+                self.retention_ms,
+                "must be at least -1 (-1 = unlimited)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Kafka's `randomSegmentJitter()`: 0 if `segment_jitter_ms` is 0, otherwise a random
     /// value in `[0, min(segment_jitter_ms, segment_ms))` milliseconds.
     pub fn random_segment_jitter(&self) -> i64 {

@@ -116,6 +116,33 @@ pub enum SegmentError {
         /// Why.
         reason: String,
     },
+    /// A [`LogConfig`](crate::LogConfig) value outside the range Kafka's `LogConfig`
+    /// accepts (Kafka's `ConfigException` from `ConfigDef.Range`), or one that would leave
+    /// the log unable to take a record. Returned by
+    /// [`LogConfig::validate`](crate::LogConfig::validate) and by everything that opens a
+    /// log or segment with the configuration.
+    #[error("invalid configuration {name}={value}: {reason}")]
+    InvalidConfig {
+        /// Kafka's name of the setting (`segment.bytes`, `segment.index.bytes`, ...).
+        name: &'static str,
+        /// The value found.
+        value: String,
+        /// The accepted range, and why.
+        reason: String,
+    },
+    /// A file named like a segment file (`<offset>.log`, `.index`, `.timeindex`,
+    /// `.txnindex`, `.snapshot`, with or without a state suffix) that is not a regular
+    /// file nor a symlink to one: a directory, FIFO, socket, device or dangling symlink.
+    /// The loader checks the type before opening anything, so such a file is never
+    /// skipped (its offsets would vanish) and never opened (a FIFO would block forever).
+    #[error("{path} is a {file_type}, not a regular file")]
+    NotARegularFile {
+        /// The file (as named in the directory).
+        path: PathBuf,
+        /// What it is: "directory", "FIFO", "socket", "block device", "character device",
+        /// "dangling symlink" or "special file".
+        file_type: &'static str,
+    },
     /// A state Kafka rejects with `IllegalStateException` / `KafkaException` (e.g. rolling
     /// onto the base offset of an existing non-empty segment).
     #[error("illegal state in {path}: {reason}")]

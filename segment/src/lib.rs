@@ -77,6 +77,7 @@
 pub mod format;
 pub mod record;
 
+pub mod checkpoint;
 pub mod config;
 pub mod deleter;
 pub mod dump;
@@ -92,6 +93,7 @@ pub mod scan;
 pub mod segment;
 pub mod segments;
 pub mod time;
+pub(crate) mod validate;
 
 pub use config::{LogConfig, RollParams};
 pub use error::{Result, SegmentError};

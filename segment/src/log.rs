@@ -16,6 +16,9 @@
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
 //!   It never exceeds the flushed offset.
 //! * `log-start-offset` — the log start offset checkpoint, same format.
+//!
+//! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
+//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -24,11 +27,12 @@ use std::sync::Arc;
 use index_txn::AbortedTxn;
 use parking_lot::Mutex;
 
+use crate::checkpoint::write_checkpoint;
 use crate::config::{LogConfig, RollParams};
 use crate::deleter::SegmentDeleter;
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
-use crate::fs::{FileSystem, FsRef};
+use crate::fs::FsRef;
 use crate::lock::DirLock;
 use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
@@ -194,32 +198,6 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     removals: AtomicU64,
 }
 
-fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(SegmentError::io("read", path, e)),
-    };
-    let mut lines = text.lines();
-    let bad = |why: &str| SegmentError::Corrupt {
-        path: path.to_path_buf(),
-        reason: format!("malformed checkpoint: {why}"),
-    };
-    match lines.next() {
-        Some("0") => {}
-        _ => return Err(bad("expected version 0")),
-    }
-    let v = lines
-        .next()
-        .and_then(|l| l.trim().parse::<i64>().ok())
-        .ok_or_else(|| bad("expected an offset"))?;
-    Ok(Some(v))
-}
-
-fn write_checkpoint(fs: &dyn FileSystem, path: &Path, value: i64) -> Result<()> {
-    crate::fs::write_atomically_with(fs, path, format!("0\n{value}\n").as_bytes())
-}
-
 /// Most legacy segments split per open (a guard against a split that cannot make
 /// progress).
 const MAX_SPLITS: usize = 1024;
@@ -260,8 +238,11 @@ impl<F: BatchFormat> Log<F> {
     /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
     ///
     /// # Errors
-    /// [`SegmentError::DirLocked`] if another `Log` (in this process or another) has the
-    /// directory open; I/O errors (no marker is ever written by a failed open); corrupt checkpoints;
+    /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`] (nothing
+    /// is touched then); [`SegmentError::DirLocked`] if another `Log` (in this process or
+    /// another) has the directory open;
+    /// I/O errors (no marker is ever written by a failed open; an unreadable checkpoint is
+    /// not an error: it is warned about and treated as missing, see [`crate::checkpoint`]);
     /// [`SegmentError::OffsetOverflow`] only if a split cannot make progress; a
     /// [`SegmentError::Format`] that is not a corruption
     /// ([`FormatError::Unsupported`](crate::format::FormatError::Unsupported)) met by
@@ -281,6 +262,7 @@ impl<F: BatchFormat> Log<F> {
         clock: Clock,
         fs: FsRef,
     ) -> Result<Self> {
+        config.validate()?;
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let dir_lock = DirLock::acquire(&dir)?;
@@ -291,8 +273,12 @@ impl<F: BatchFormat> Log<F> {
                 .map_err(|e| SegmentError::io("delete", &marker, e))?;
         }
         crate::fs::fsync_dir_with(&*fs, &dir)?;
-        let rp_checkpoint = read_checkpoint(&dir.join(RECOVERY_POINT_FILE))?.unwrap_or(0);
-        let ls_checkpoint = read_checkpoint(&dir.join(LOG_START_OFFSET_FILE))?.unwrap_or(0);
+        let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
+            &dir,
+            RECOVERY_POINT_FILE,
+            LOG_START_OFFSET_FILE,
+            clean,
+        )?;
 
         let log = Log {
             dir,
@@ -459,11 +445,19 @@ impl<F: BatchFormat> Log<F> {
             std::fs::read_dir(&self.dir).map_err(|e| SegmentError::io("list dir", &self.dir, e))?
         {
             let e = e.map_err(|e| SegmentError::io("list dir", &self.dir, e))?;
+            let path = e.path();
+            if crate::validate::is_segment_file_name(names::file_name(&path)) {
+                // Followed if a symlink; anything but a regular file is an error, never
+                // skipped (its offsets would vanish) and never opened (a FIFO blocks).
+                crate::validate::check_regular_file(&path)?;
+                out.push(path);
+                continue;
+            }
             let ft = e
                 .file_type()
-                .map_err(|er| SegmentError::io("stat", e.path(), er))?;
+                .map_err(|er| SegmentError::io("stat", &path, er))?;
             if ft.is_file() {
-                out.push(e.path());
+                out.push(path);
             }
         }
         out.sort();
@@ -991,16 +985,22 @@ impl<F: BatchFormat> Log<F> {
         })
     }
 
-    /// Rolls a new active segment at `max(log end offset, new_base)` unless the active
-    /// segment is empty with that base (then it is reused, its indexes re-grown).
+    /// Rolls a new active segment at `new_base` (the log end offset if `None`) unless the
+    /// active segment is empty with that base (then it is reused, its indexes re-grown).
     ///
     /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `new_base` is below the log end offset (Kafka
+    /// silently rolls at the log end instead; a base below it would hide the offsets in
+    /// between) or is `i64::MAX` (no batch could follow);
     /// [`SegmentError::IllegalState`] if a non-empty segment with that base exists; I/O.
     pub fn roll(&self, new_base: Option<i64>) -> Result<Arc<LogSegment<F>>> {
         let _g = self.lock.lock();
         self.check_online()?;
-        let base = new_base.unwrap_or(i64::MIN).max(self.log_end_offset());
-        self.roll_locked(base)
+        let leo = self.log_end_offset();
+        if let Some(b) = new_base {
+            crate::validate::check_roll_base(b, leo)?;
+        }
+        self.roll_locked(new_base.unwrap_or(leo).max(leo))
     }
 
     fn roll_locked(&self, new_base: i64) -> Result<Arc<LogSegment<F>>> {
@@ -1192,10 +1192,13 @@ impl<F: BatchFormat> Log<F> {
     /// `truncateFullyAndStartAt`).
     ///
     /// # Errors
-    /// I/O.
+    /// [`SegmentError::InvalidArgument`] if `new_offset` is negative, below the log start
+    /// offset (offsets already handed out would be reused) or `i64::MAX` (no batch could
+    /// be appended); I/O.
     pub fn truncate_fully_and_start_at(&self, new_offset: i64) -> Result<()> {
         let _g = self.lock.lock();
         self.check_online()?;
+        crate::validate::check_start_at(new_offset, self.log_start_offset())?;
         self.truncate_fully_and_start_at_locked(new_offset)
     }
 

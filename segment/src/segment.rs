@@ -105,6 +105,9 @@ impl<F: BatchFormat> LogSegment<F> {
     /// both indexes, `config.index_interval_bytes` and a random roll jitter.
     ///
     /// # Errors
+    /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`];
+    /// [`SegmentError::NotARegularFile`] if one of the segment's files exists but is not
+    /// a regular file or a symlink to one (checked before anything is opened);
     /// [`SegmentError::Io`] if the `.log` cannot be opened or created;
     /// [`SegmentError::TxnIndex`] if an existing `.txnindex` cannot be opened.
     #[allow(clippy::too_many_arguments)]
@@ -149,6 +152,15 @@ impl<F: BatchFormat> LogSegment<F> {
         suffix: &str,
         fs: FsRef,
     ) -> Result<Self> {
+        config.validate()?;
+        for kind in FileKind::ALL {
+            crate::validate::check_regular_file(&names::segment_file(
+                dir,
+                base_offset,
+                kind,
+                suffix,
+            ))?;
+        }
         let log = LogFile::open_with_fs(
             names::log_file(dir, base_offset, suffix),
             true,
