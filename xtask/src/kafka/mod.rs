@@ -14,6 +14,7 @@
 
 mod broker;
 mod k1;
+mod k3;
 mod ours;
 
 use std::path::{Path, PathBuf};
@@ -92,7 +93,8 @@ fn build_oracle() -> Result<Jvm, String> {
         }
     };
     let t = Instant::now();
-    if attempt(true).is_err() {
+    let jar = build.join("kafka-oracle.jar");
+    if !fresh(&jar, &cp_file) && attempt(true).is_err() {
         eprintln!("kafka: the local Maven repository is cold; resolving online");
         attempt(false)?;
     }
@@ -125,9 +127,36 @@ fn build_oracle() -> Result<Jvm, String> {
     })
 }
 
+/// Whether the jar and the classpath file are newer than the pom and every helper source
+/// (then Maven is not run at all).
+fn fresh(jar: &Path, cp_file: &Path) -> bool {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let (Some(j), Some(c)) = (mtime(jar), mtime(cp_file)) else {
+        return false;
+    };
+    let built = j.min(c);
+    let src = root().join("xtask/kafka");
+    let mut stack = vec![src];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            return false;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if mtime(&p).is_none_or(|m| m > built) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 type Scenario = fn(&Ctx) -> Result<String, String>;
 
-const SCENARIOS: &[(&str, Scenario)] = &[("lifecycle", lifecycle), ("k1", k1_clean)];
+const SCENARIOS: &[(&str, Scenario)] =
+    &[("lifecycle", lifecycle), ("k1", k1_clean), ("k3", k3::run)];
 
 /// `cargo xtask kafka [options]`.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -284,7 +313,7 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
     let mut tally = k1::Tally::default();
     k1::check(&copy, &answers, &ctx.scratch.join("k1-check"), &mut tally)?;
     if ctx.write_fixtures {
-        write_fixtures(&broker.data(), "clean")?;
+        write_fixtures(&broker.data(), "clean", Some(&home.join("answers.json")))?;
     }
     for n in &tally.notes {
         eprintln!("kafka k1: justified: {n}");
@@ -303,8 +332,9 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
 }
 
 /// Copies the workload's partition directories (not the internal topics) into
-/// `segment/tests/data/kafka-4.4.0/<kind>/`.
-fn write_fixtures(data: &Path, kind: &str) -> Result<(), String> {
+/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the broker's answers (`answers.json`)
+/// when there are some.
+fn write_fixtures(data: &Path, kind: &str, answers: Option<&Path>) -> Result<(), String> {
     let dest = root().join("segment/tests/data/kafka-4.4.0").join(kind);
     if dest.exists() {
         std::fs::remove_dir_all(&dest).map_err(|e| format!("{dest:?}: {e}"))?;
@@ -315,6 +345,9 @@ fn write_fixtures(data: &Path, kind: &str) -> Result<(), String> {
             continue;
         }
         ours::copy_dir(&dir, &dest.join(&name))?;
+    }
+    if let Some(a) = answers {
+        std::fs::copy(a, dest.join("answers.json")).map_err(|e| format!("{a:?}: {e}"))?;
     }
     eprintln!("kafka: fixtures written to {}", dest.display());
     Ok(())
