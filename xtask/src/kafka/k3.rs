@@ -200,9 +200,10 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
                 queries.push(Query::Lookup(rng.gen_range(lo - 20..=hi + 20)));
             }
             let boundary = model.len().saturating_sub(warm_entries);
-            for j in boundary.saturating_sub(3)..(boundary + 3).min(model.len()) {
+            let around = boundary.saturating_sub(3)..(boundary + 3).min(model.len());
+            for &(k, _) in &model[around] {
                 for d in -1..=1 {
-                    queries.push(Query::Lookup(model[j].0 + d));
+                    queries.push(Query::Lookup(k + d));
                 }
             }
             for _ in 0..10 {
