@@ -7,17 +7,21 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+mod kafka;
+
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        everything CI runs: lint, test, docs, package, examples, loom, main job
+  ci        everything CI runs: lint, test, docs, package, examples, loom, kafka, main job
   lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
   test      cargo test --workspace (all unit, integration and doc tests)
   docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
   package   cargo package --workspace --no-verify (every publishable crate)
   examples  run every example under examples/ and <crate>/examples/
   loom      loom models (must pass) and the weakened-ordering run (must fail)
+  kafka     Apache Kafka 4.4.0 as a test oracle: a real broker and Kafka's own classes read
+            what we write and we read what they write (needs java and mvn; --help)
   bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
             target/bench-report/ (--criterion: run cargo bench --workspace first)
 ";
@@ -38,6 +42,7 @@ fn main() {
         "examples" => examples(),
         "loom" => loom(),
         "bench" => bench(rest),
+        "kafka" => kafka::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -91,6 +96,7 @@ fn ci() -> Res {
     package()?;
     examples()?;
     loom()?;
+    kafka::run(&[])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);

@@ -1,0 +1,34 @@
+package oracle;
+
+/**
+ * Entry point of the Kafka oracle used by {@code cargo xtask kafka}: each subcommand drives a
+ * broker or Kafka's own storage classes and writes what Kafka answered to a JSON file that
+ * xtask compares with this workspace's answers.
+ *
+ * <pre>
+ *   k1-produce BOOTSTRAP              run the K1 workload against a broker
+ *   answers    BOOTSTRAP OUT.json T.. record offsets, offsetsForTimes and consumed records
+ *   k3         IN.json OUT.json       answer index queries with OffsetIndex/TimeIndex/TransactionIndex
+ * </pre>
+ */
+public final class Oracle {
+    private Oracle() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            System.err.println("usage: oracle <k1-produce|answers|k3|k3-write|txn-open> ...");
+            System.exit(2);
+        }
+        String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+        switch (args[0]) {
+            case "k1-produce" -> Workload.produce(rest);
+            case "txn-open" -> Workload.openTransaction(rest);
+            case "answers" -> Answers.run(rest);
+            case "k3" -> IndexOracle.run(rest);
+            default -> {
+                System.err.println("unknown subcommand " + args[0]);
+                System.exit(2);
+            }
+        }
+    }
+}

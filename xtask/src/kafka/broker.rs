@@ -1,0 +1,430 @@
+//! The broker and the Java helper as child processes that are always stopped.
+//!
+//! Every JVM runs in its own process group, registered in [`CHILDREN`]: the guard's `Drop`
+//! and the Ctrl-C handler kill the whole group. Every JVM is also started through the
+//! helper's `oracle.Launcher`, which halts the JVM when its standard input (a pipe from this
+//! process) reaches end of file, so a JVM never outlives xtask, however xtask ends.
+
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Process groups of the live children (killed by the Ctrl-C handler).
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Installs the Ctrl-C handler (once): kill every registered process group, then exit 130.
+pub fn install_ctrlc() -> Result<(), String> {
+    ctrlc::set_handler(|| {
+        let groups = CHILDREN.lock().map(|g| g.clone()).unwrap_or_default();
+        for g in groups {
+            kill_group(g, "KILL");
+        }
+        eprintln!("xtask kafka: interrupted; every JVM it started was killed");
+        std::process::exit(130);
+    })
+    .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))
+}
+
+fn kill_group(pgid: u32, signal: &str) {
+    let _ = Command::new("kill")
+        .args(["-s", signal, "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The Java side: the `java` binary, the classpath (helper jar + Kafka's jars) and the
+/// log4j2 configuration for client processes.
+#[derive(Clone, Debug)]
+pub struct Jvm {
+    pub classpath: String,
+    pub client_log4j: PathBuf,
+}
+
+/// A running JVM in its own process group. Dropping it kills the group and reaps it.
+pub struct Proc {
+    child: Option<Child>,
+    pgid: u32,
+    name: String,
+}
+
+impl Proc {
+    fn register(child: Child, name: &str) -> Proc {
+        let pgid = child.id();
+        CHILDREN.lock().unwrap().push(pgid);
+        Proc {
+            child: Some(child),
+            pgid,
+            name: name.to_string(),
+        }
+    }
+
+    /// `kill -9` of the whole group, then reaps the process.
+    pub fn kill9(&mut self) {
+        kill_group(self.pgid, "KILL");
+        if let Some(mut c) = self.child.take() {
+            let _ = c.wait();
+        }
+        CHILDREN.lock().unwrap().retain(|g| *g != self.pgid);
+    }
+
+    /// SIGTERM (the broker's controlled shutdown), up to `timeout` to exit, then SIGKILL.
+    /// Returns whether it exited by itself in time.
+    pub fn stop(&mut self, timeout: Duration) -> bool {
+        let Some(mut c) = self.child.take() else {
+            return true;
+        };
+        kill_group(self.pgid, "TERM");
+        let deadline = Instant::now() + timeout;
+        let clean = loop {
+            match c.try_wait() {
+                Ok(Some(_)) => break true,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
+                _ => break false,
+            }
+        };
+        kill_group(self.pgid, "KILL");
+        let _ = c.wait();
+        CHILDREN.lock().unwrap().retain(|g| *g != self.pgid);
+        if !clean {
+            eprintln!(
+                "xtask kafka: {} did not stop in {timeout:?}; killed",
+                self.name
+            );
+        }
+        clean
+    }
+
+    /// Waits for the process to exit by itself (up to `timeout`, then kills it).
+    pub fn wait(&mut self, timeout: Duration) -> Result<std::process::ExitStatus, String> {
+        let Some(c) = self.child.as_mut() else {
+            return Err(format!("{} was already stopped", self.name));
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = c.try_wait().map_err(|e| e.to_string())? {
+                self.child = None;
+                CHILDREN.lock().unwrap().retain(|g| *g != self.pgid);
+                return Ok(s);
+            }
+            if Instant::now() > deadline {
+                self.kill9();
+                return Err(format!(
+                    "{} did not finish in {timeout:?}; killed",
+                    self.name
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Mutable access to the child (its stdout, for the helper's "OPEN" line).
+    pub fn child_mut(&mut self) -> Option<&mut Child> {
+        self.child.as_mut()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            self.kill9();
+        }
+    }
+}
+
+impl Jvm {
+    /// A `java` command running `main` through the launcher, in its own process group,
+    /// with a small heap and fast-start flags.
+    fn command(&self, heap: &str, log4j: &Path, main: &str) -> Command {
+        let mut c = Command::new("java");
+        c.arg(format!("-Xmx{heap}"))
+            .args([
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xss512k",
+                "-Djava.awt.headless=true",
+            ])
+            .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
+            .arg("-cp")
+            .arg(&self.classpath)
+            .arg("oracle.Launcher")
+            .arg(main)
+            .stdin(Stdio::piped())
+            .process_group(0);
+        c
+    }
+
+    /// Runs a helper or tool main class to completion; returns its stdout. A non-zero exit
+    /// or a run longer than `timeout` is an error carrying stderr.
+    pub fn run(&self, main: &str, args: &[String], timeout: Duration) -> Result<String, String> {
+        let mut c = self.command("256m", &self.client_log4j, main);
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = c.spawn().map_err(|e| format!("cannot start java: {e}"))?;
+        let mut p = Proc::register(child, main);
+        // Read both pipes on threads so a chatty tool never blocks.
+        let child = p.child_mut().expect("just started");
+        let mut out = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let t_out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut s);
+            s
+        });
+        let t_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut s);
+            s
+        });
+        let status = p.wait(timeout);
+        let out = t_out.join().unwrap_or_default();
+        let err = t_err.join().unwrap_or_default();
+        match status {
+            Ok(s) if s.success() => Ok(out),
+            Ok(s) => Err(format!(
+                "{main} {} exited with {s}:\n{}{}",
+                args.join(" "),
+                tail(&out, 20),
+                tail(&err, 40)
+            )),
+            Err(e) => Err(format!("{e}:\n{}", tail(&err, 40))),
+        }
+    }
+
+    /// Starts a helper main class in the background (stdout piped).
+    #[allow(dead_code)] // for k1-crash (next commit)
+    pub fn spawn(&self, main: &str, args: &[String]) -> Result<Proc, String> {
+        let mut c = self.command("256m", &self.client_log4j, main);
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
+        let child = c.spawn().map_err(|e| format!("cannot start java: {e}"))?;
+        Ok(Proc::register(child, main))
+    }
+}
+
+/// Last `n` lines of `s`.
+pub fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    let from = lines.len().saturating_sub(n);
+    let mut t = lines[from..].join("\n");
+    if !t.is_empty() {
+        t.push('\n');
+    }
+    t
+}
+
+/// A free loopback port (bound to port 0, then released).
+pub fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind 127.0.0.1:0: {e}"))?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Fixed KRaft cluster id (base64 of 16 bytes) of every test broker.
+pub const CLUSTER_ID: &str = "a3NpLXhUYXNrLWthZmthLQ";
+
+/// A single-node KRaft broker (broker and controller in one JVM) with its files under
+/// `home`: `server.properties`, `log4j2.properties`, `server.log`, `data/` (log dir).
+pub struct Broker {
+    pub home: PathBuf,
+    pub port: u16,
+    pub controller_port: u16,
+    proc: Option<Proc>,
+    jvm: Jvm,
+}
+
+impl Broker {
+    /// Writes the configuration and formats the storage (`kafka.tools.StorageTool format`).
+    /// `extra` lines are appended to server.properties.
+    pub fn create(jvm: &Jvm, home: &Path, extra: &[&str]) -> Result<Broker, String> {
+        std::fs::create_dir_all(home.join("data")).map_err(|e| e.to_string())?;
+        let port = free_port()?;
+        let mut controller_port = free_port()?;
+        while controller_port == port {
+            controller_port = free_port()?;
+        }
+        let b = Broker {
+            home: home.to_path_buf(),
+            port,
+            controller_port,
+            proc: None,
+            jvm: jvm.clone(),
+        };
+        b.write_config(extra)?;
+        let log4j = home.join("log4j2.properties");
+        std::fs::write(
+            &log4j,
+            format!(
+                "status = warn\n\
+                 appender.file.type = File\n\
+                 appender.file.name = FILE\n\
+                 appender.file.fileName = {}\n\
+                 appender.file.append = true\n\
+                 appender.file.layout.type = PatternLayout\n\
+                 appender.file.layout.pattern = [%d] %p %m (%c)%n\n\
+                 rootLogger.level = INFO\n\
+                 rootLogger.appenderRef.file.ref = FILE\n",
+                home.join("server.log").display()
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        jvm.run(
+            "kafka.tools.StorageTool",
+            &[
+                "format".into(),
+                "-t".into(),
+                CLUSTER_ID.into(),
+                "-c".into(),
+                home.join("server.properties").display().to_string(),
+            ],
+            Duration::from_secs(120),
+        )?;
+        Ok(b)
+    }
+
+    /// (Re)writes server.properties with the current ports.
+    fn write_config(&self, extra: &[&str]) -> Result<(), String> {
+        let (port, cport) = (self.port, self.controller_port);
+        let mut props = format!(
+            "process.roles=broker,controller\n\
+             node.id=1\n\
+             controller.quorum.voters=1@127.0.0.1:{cport}\n\
+             listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}\n\
+             advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+             controller.listener.names=CONTROLLER\n\
+             inter.broker.listener.name=PLAINTEXT\n\
+             listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+             log.dirs={}\n\
+             num.partitions=1\n\
+             offsets.topic.replication.factor=1\n\
+             offsets.topic.num.partitions=1\n\
+             transaction.state.log.replication.factor=1\n\
+             transaction.state.log.min.isr=1\n\
+             transaction.state.log.num.partitions=1\n\
+             group.initial.rebalance.delay.ms=0\n\
+             num.network.threads=2\n\
+             num.io.threads=2\n\
+             background.threads=2\n\
+             num.recovery.threads.per.data.dir=1\n\
+             log.cleaner.enable=false\n\
+             auto.create.topics.enable=false\n\
+             transaction.remove.expired.transaction.cleanup.interval.ms=3600000\n",
+            self.home.join("data").display()
+        );
+        for e in extra {
+            props.push_str(e);
+            props.push('\n');
+        }
+        std::fs::write(self.home.join("server.properties"), props).map_err(|e| e.to_string())
+    }
+
+    /// The broker's log directory.
+    pub fn data(&self) -> PathBuf {
+        self.home.join("data")
+    }
+
+    /// `127.0.0.1:port`.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The broker's server.log so far.
+    pub fn server_log(&self) -> String {
+        std::fs::read_to_string(self.home.join("server.log")).unwrap_or_default()
+    }
+
+    /// Starts `kafka.Kafka` and waits until it logs that it started and its port accepts
+    /// connections.
+    pub fn start(&mut self) -> Result<(), String> {
+        if self.proc.is_some() {
+            return Err("broker already running".into());
+        }
+        let log_len = self.server_log().len();
+        let mut c = self
+            .jvm
+            .command("512m", &self.home.join("log4j2.properties"), "kafka.Kafka");
+        c.arg(self.home.join("server.properties"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(self.home.join("stderr.log")).map_err(|e| e.to_string())?,
+            ));
+        let child = c
+            .spawn()
+            .map_err(|e| format!("cannot start the broker: {e}"))?;
+        let mut p = Proc::register(child, "broker");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(c) = p.child_mut() {
+                if let Ok(Some(s)) = c.try_wait() {
+                    return Err(format!(
+                        "the broker exited with {s} while starting:\n{}{}",
+                        tail(&self.server_log(), 30),
+                        tail(
+                            &std::fs::read_to_string(self.home.join("stderr.log"))
+                                .unwrap_or_default(),
+                            20
+                        )
+                    ));
+                }
+            }
+            let started = self.server_log()[log_len..].contains("Kafka Server started");
+            if started && TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                break;
+            }
+            if Instant::now() > deadline {
+                p.kill9();
+                return Err(format!(
+                    "the broker did not start in 120 s:\n{}",
+                    tail(&self.server_log(), 30)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.proc = Some(p);
+        Ok(())
+    }
+
+    /// Controlled shutdown (SIGTERM); an error if it needed SIGKILL.
+    pub fn stop(&mut self) -> Result<(), String> {
+        match self.proc.take() {
+            Some(mut p) => {
+                if p.stop(Duration::from_secs(60)) {
+                    Ok(())
+                } else {
+                    Err("the broker did not shut down cleanly in 60 s".into())
+                }
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// `kill -9`.
+    #[allow(dead_code)] // for k1-crash (next commit)
+    pub fn kill9(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            p.kill9();
+        }
+    }
+
+    /// Points the broker at another log directory copy (after a stop or kill).
+    #[allow(dead_code)] // for k1-crash (next commit)
+    pub fn set_data(&mut self, data: &Path) -> Result<(), String> {
+        let text = std::fs::read_to_string(self.home.join("server.properties"))
+            .map_err(|e| e.to_string())?;
+        let text: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("log.dirs=") {
+                    format!("log.dirs={}\n", data.display())
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let mut f = std::fs::File::create(self.home.join("server.properties"))
+            .map_err(|e| e.to_string())?;
+        f.write_all(text.as_bytes()).map_err(|e| e.to_string())
+    }
+}

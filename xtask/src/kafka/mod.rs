@@ -1,0 +1,354 @@
+//! `cargo xtask kafka`: Apache Kafka as a test oracle.
+//!
+//! Resolves the pinned Kafka version with Maven (`xtask/kafka/pom.xml`, offline when the
+//! local repository is warm), builds the Java helper (`xtask/kafka/src/main/java/oracle`),
+//! then runs the scenarios, each against brokers it starts and always stops:
+//!
+//! * `lifecycle` — a single-node KRaft broker starts, answers and stops cleanly;
+//! * `k1` — Kafka writes, we read (clean shutdown);
+//! * `k3` — Kafka's `OffsetIndex`/`TimeIndex`/`TransactionIndex` against ours;
+//! * `k2` — we write, the broker and Kafka's tools read;
+//! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side.
+//!
+//! Prints one line per scenario and a closing `N passed, N failed`.
+
+mod broker;
+mod k1;
+mod k3;
+mod ours;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use broker::Jvm;
+
+const USAGE: &str = "\
+usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--write-fixtures] [--keep]
+
+  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k2, k1-crash)
+  --scale N          workload size factor (default 3)
+  --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
+                     segment/tests/data/kafka-4.4.0/
+  --keep             keep the scratch directory (printed) for inspection
+";
+
+/// Shared state of a run.
+pub struct Ctx {
+    pub jvm: Jvm,
+    pub scratch: PathBuf,
+    pub scale: u32,
+    pub write_fixtures: bool,
+}
+
+/// Workspace root.
+fn root() -> PathBuf {
+    super::root()
+}
+
+/// The target directory (CARGO_TARGET_DIR aware).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root().join(t) })
+        .unwrap_or_else(|| root().join("target"))
+}
+
+fn have(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Builds the helper jar and the classpath file; `mvn -o` first, online if that fails.
+fn build_oracle() -> Result<Jvm, String> {
+    let kafka = target_dir().join("kafka");
+    std::fs::create_dir_all(&kafka).map_err(|e| format!("{kafka:?}: {e}"))?;
+    let build = kafka.join("oracle");
+    let cp_file = kafka.join("classpath.txt");
+    let pom = root().join("xtask/kafka/pom.xml");
+    let attempt = |offline: bool| -> Result<(), String> {
+        let mut c = Command::new("mvn");
+        c.args(["-B", "-q"]);
+        if offline {
+            c.arg("-o");
+        }
+        c.arg("-f")
+            .arg(&pom)
+            .arg(format!("-Doracle.build.dir={}", build.display()))
+            .arg(format!("-Dmdep.outputFile={}", cp_file.display()))
+            .args(["package", "dependency:build-classpath"]);
+        let out = c.output().map_err(|e| format!("cannot start mvn: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{c:?} failed:\n{}{}",
+                broker::tail(&String::from_utf8_lossy(&out.stdout), 30),
+                broker::tail(&String::from_utf8_lossy(&out.stderr), 10)
+            ))
+        }
+    };
+    let t = Instant::now();
+    let jar = build.join("kafka-oracle.jar");
+    if !fresh(&jar, &cp_file) && attempt(true).is_err() {
+        eprintln!("kafka: the local Maven repository is cold; resolving online");
+        attempt(false)?;
+    }
+    let deps = std::fs::read_to_string(&cp_file).map_err(|e| format!("{cp_file:?}: {e}"))?;
+    let classpath = format!(
+        "{}:{}",
+        build.join("kafka-oracle.jar").display(),
+        deps.trim()
+    );
+    let client_log4j = kafka.join("client-log4j2.properties");
+    std::fs::write(
+        &client_log4j,
+        "status = warn\n\
+         appender.err.type = Console\n\
+         appender.err.name = ERR\n\
+         appender.err.target = SYSTEM_ERR\n\
+         appender.err.layout.type = PatternLayout\n\
+         appender.err.layout.pattern = %p %m (%c)%n\n\
+         rootLogger.level = WARN\n\
+         rootLogger.appenderRef.err.ref = ERR\n",
+    )
+    .map_err(|e| e.to_string())?;
+    eprintln!(
+        "kafka: helper and Kafka 4.4.0 classpath ready in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(Jvm {
+        classpath,
+        client_log4j,
+    })
+}
+
+/// Whether the jar and the classpath file are newer than the pom and every helper source
+/// (then Maven is not run at all).
+fn fresh(jar: &Path, cp_file: &Path) -> bool {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let (Some(j), Some(c)) = (mtime(jar), mtime(cp_file)) else {
+        return false;
+    };
+    let built = j.min(c);
+    let src = root().join("xtask/kafka");
+    let mut stack = vec![src];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            return false;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if mtime(&p).is_none_or(|m| m > built) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+type Scenario = fn(&Ctx) -> Result<String, String>;
+
+const SCENARIOS: &[(&str, Scenario)] =
+    &[("lifecycle", lifecycle), ("k1", k1_clean), ("k3", k3::run)];
+
+/// `cargo xtask kafka [options]`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut only: Option<Vec<String>> = None;
+    let mut scale = 3u32;
+    let mut write_fixtures = false;
+    let mut keep = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--only" => {
+                only = Some(
+                    it.next()
+                        .ok_or("--only needs a value")?
+                        .split(',')
+                        .map(str::to_string)
+                        .collect(),
+                )
+            }
+            "--scale" => {
+                scale = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("--scale needs a number")?
+            }
+            "--write-fixtures" => write_fixtures = true,
+            "--keep" => keep = true,
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(());
+            }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
+        if !have(tool, arg) {
+            let msg = format!("kafka: `{tool}` is not installed (needed: a JDK 17+ and Maven)");
+            if ci {
+                return Err(format!("{msg}; under CI=true this is a failure"));
+            }
+            println!("{msg}: skipped (outside CI)");
+            return Ok(());
+        }
+    }
+    broker::install_ctrlc()?;
+    let jvm = build_oracle()?;
+    let scratch_root = target_dir().join("kafka");
+    let scratch = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(&scratch_root)
+        .map_err(|e| e.to_string())?;
+    let ctx = Ctx {
+        jvm,
+        scratch: scratch.path().to_path_buf(),
+        scale,
+        write_fixtures,
+    };
+    let start = Instant::now();
+    let (mut passed, mut failed) = (0, 0);
+    for (name, f) in SCENARIOS {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
+            continue;
+        }
+        let t = Instant::now();
+        let r = f(&ctx);
+        let secs = t.elapsed().as_secs_f64();
+        match r {
+            Ok(line) => {
+                passed += 1;
+                println!("kafka {name}: ok ({secs:.1} s): {line}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("kafka {name}: FAILED ({secs:.1} s): {e}");
+            }
+        }
+    }
+    eprintln!(
+        "kafka: scenarios took {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    if keep {
+        let p = scratch.keep();
+        eprintln!("kafka: scratch kept in {}", p.display());
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        Err(format!("{failed} Kafka scenario(s) failed"))
+    } else {
+        Ok(())
+    }
+}
+
+/// A broker starts (KRaft, formatted storage), a topic is created and listed, and the
+/// broker stops cleanly, leaving no JVM.
+fn lifecycle(ctx: &Ctx) -> Result<String, String> {
+    let home = ctx.scratch.join("lifecycle");
+    let mut b = broker::Broker::create(&ctx.jvm, &home, &[])?;
+    let t = Instant::now();
+    b.start()?;
+    let up = t.elapsed().as_secs_f64();
+    let out = ctx.jvm.run(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server".into(),
+            b.bootstrap(),
+            "--create".into(),
+            "--topic".into(),
+            "lifecycle".into(),
+            "--partitions".into(),
+            "2".into(),
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    let listed = out.and_then(|_| {
+        ctx.jvm.run(
+            "org.apache.kafka.tools.TopicCommand",
+            &["--bootstrap-server".into(), b.bootstrap(), "--list".into()],
+            std::time::Duration::from_secs(60),
+        )
+    });
+    let stopped = b.stop();
+    let listed = listed?;
+    stopped?;
+    if !listed.lines().any(|l| l.trim() == "lifecycle") {
+        return Err(format!("topic `lifecycle` not listed: {listed}"));
+    }
+    let log = b.server_log();
+    if !log.contains("shut down completed") {
+        return Err("the broker did not log a completed shutdown".into());
+    }
+    for p in ["lifecycle-0", "lifecycle-1"] {
+        if !b.data().join(p).is_dir() {
+            return Err(format!("no partition directory {p}"));
+        }
+    }
+    Ok(format!(
+        "KRaft broker up in {up:.1} s on {}, topic created and listed, clean shutdown",
+        b.bootstrap()
+    ))
+}
+
+/// K1 after a clean shutdown.
+fn k1_clean(ctx: &Ctx) -> Result<String, String> {
+    let home = ctx.scratch.join("k1");
+    let (broker, answers) = k1::produce(ctx, &home)?;
+    let log = broker.server_log();
+    if !log.contains("shut down completed") {
+        return Err("the K1 broker did not shut down cleanly".into());
+    }
+    let copy = ctx.scratch.join("k1-copy");
+    ours::copy_dir(&broker.data(), &copy)?;
+    let mut tally = k1::Tally::default();
+    k1::check(&copy, &answers, &ctx.scratch.join("k1-check"), &mut tally)?;
+    if ctx.write_fixtures {
+        write_fixtures(&broker.data(), "clean", Some(&home.join("answers.json")))?;
+    }
+    for n in &tally.notes {
+        eprintln!("kafka k1: justified: {n}");
+    }
+    if tally.codecs.len() != 5 || tally.markers == 0 {
+        tally.diffs.push(format!(
+            "the workload must cover all five codecs and transaction markers: codecs {:?}, {} markers",
+            tally.codecs, tally.markers
+        ));
+    }
+    if tally.diffs.is_empty() {
+        Ok(tally.line())
+    } else {
+        Err(format!("{}:\n  {}", tally.line(), tally.diffs.join("\n  ")))
+    }
+}
+
+/// Copies the workload's partition directories (not the internal topics) into
+/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the broker's answers (`answers.json`)
+/// when there are some.
+fn write_fixtures(data: &Path, kind: &str, answers: Option<&Path>) -> Result<(), String> {
+    let dest = root().join("segment/tests/data/kafka-4.4.0").join(kind);
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest).map_err(|e| format!("{dest:?}: {e}"))?;
+    }
+    for dir in ours::partition_dirs(data)? {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("__") {
+            continue;
+        }
+        ours::copy_dir(&dir, &dest.join(&name))?;
+    }
+    if let Some(a) = answers {
+        std::fs::copy(a, dest.join("answers.json")).map_err(|e| format!("{a:?}: {e}"))?;
+    }
+    eprintln!("kafka: fixtures written to {}", dest.display());
+    Ok(())
+}
