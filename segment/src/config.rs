@@ -55,6 +55,11 @@ pub struct LogConfig {
     /// Kafka). 0 removes them at once. See [`deleter`](crate::deleter) for when the
     /// removal runs.
     pub file_delete_delay_ms: i64,
+    /// `producer.id.expiration.ms`: a producer with no ongoing transaction whose last
+    /// batch or marker is this many milliseconds older than the
+    /// [`Clock`](crate::time::Clock) is forgotten when producer state is loaded from a
+    /// snapshot (default 1 day, as Kafka).
+    pub producer_id_expiration_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -69,6 +74,7 @@ impl Default for LogConfig {
             retention_bytes: -1,
             retention_ms: 604_800_000,
             file_delete_delay_ms: 60_000,
+            producer_id_expiration_ms: crate::producer::DEFAULT_PRODUCER_ID_EXPIRATION_MS,
         }
     }
 }

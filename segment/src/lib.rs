@@ -92,6 +92,7 @@ pub mod producer;
 pub mod scan;
 pub mod segment;
 pub mod segments;
+pub mod snapshot;
 pub mod time;
 pub(crate) mod validate;
 

@@ -16,6 +16,13 @@
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
 //!   It never exceeds the flushed offset.
 //! * `log-start-offset` — the log start offset checkpoint, same format.
+//! * `<offset>.snapshot` — Kafka's producer-state snapshots ([`crate::snapshot`]), taken on
+//!   roll (at the new segment's base offset), on close (at the log end offset) and after
+//!   loading or truncation; recovery of a segment starts from the latest one at or below
+//!   its base offset, so a transaction that began before it is still known. Retention
+//!   deletes the snapshot of each deleted segment, truncation those above the new end.
+//! * `leader-epoch-checkpoint` — Kafka's leader-epoch cache (version line, count line,
+//!   `epoch start_offset` lines), rewritten whenever the cache changes.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
 //! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
@@ -40,6 +47,8 @@ use crate::scan::TimestampAndOffset;
 use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
 use crate::segments::LogSegments;
 use crate::time::Clock;
+
+mod pstate;
 
 /// Name of the clean-shutdown marker file inside the log directory.
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
@@ -149,8 +158,8 @@ pub struct AppendInfo {
     pub segment_base_offset: i64,
 }
 
-/// A partition directory of segments (Kafka's `UnifiedLog`/`LocalLog`, without
-/// replication, producer snapshots or the cleaner).
+/// A partition directory of segments (Kafka's `UnifiedLog`/`LocalLog`, with its producer
+/// state and leader-epoch cache, without replication or the cleaner).
 ///
 /// Mutations (append, roll, truncate, retention, flush, close) serialise on an internal
 /// lock; reads use the lock-free segment map and may run concurrently.
@@ -183,6 +192,7 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     lock: Mutex<()>,
     stats: LogStats,
     epoch_cache: Mutex<LeaderEpochCache>,
+    producer_state: Mutex<ProducerStateManager>,
     active_ready: std::sync::atomic::AtomicBool,
     fs: FsRef,
     /// Set when a flush failed: after a failed fsync the kernel may have dropped dirty
@@ -291,6 +301,7 @@ impl<F: BatchFormat> Log<F> {
             lock: Mutex::new(()),
             stats: LogStats::default(),
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
+            producer_state: Mutex::new(ProducerStateManager::new()),
             active_ready: std::sync::atomic::AtomicBool::new(false),
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
@@ -299,6 +310,7 @@ impl<F: BatchFormat> Log<F> {
             removals: AtomicU64::new(0),
         };
         log.remove_temp_files_and_swap()?;
+        let epochs_usable = log.load_leader_epoch_checkpoint()?;
         let mut flagged = log.load_segments()?;
         let mut splits = 0;
         loop {
@@ -331,6 +343,7 @@ impl<F: BatchFormat> Log<F> {
         }
         // Nothing can be reading the segments recovery removed: delete their files now.
         log.deleter.delete_all()?;
+        log.load_producer_state(epochs_usable, ls_checkpoint)?;
         Ok(log)
     }
 
@@ -643,15 +656,13 @@ impl<F: BatchFormat> Log<F> {
         Ok(flagged)
     }
 
-    fn recover_segment(&self, seg: &LogSegment<F>, ps: &mut ProducerStateManager) -> Result<u64> {
+    fn recover_segment(&self, seg: &LogSegment<F>, log_start_checkpoint: i64) -> Result<u64> {
         self.stats
             .segments_recovered
             .fetch_add(1, Ordering::Relaxed);
         // Best effort, for the report only: where the data ends before recovery.
         let end_before = seg.read_next_offset().ok();
-        let mut cache = self.epoch_cache.lock();
-        let n = seg.recover(ps, Some(&mut cache))?;
-        drop(cache);
+        let n = self.recover_segment_with_state(seg, log_start_checkpoint)?;
         self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
         if n > 0 {
             let after = seg.read_next_offset()?;
@@ -675,10 +686,9 @@ impl<F: BatchFormat> Log<F> {
         let first_unflushed = unflushed.first().map_or(i64::MAX, |s| s.base_offset());
         // Segments below the recovery point whose indexes cannot be trusted: rebuild them
         // (their data was flushed, so a truncation here is reported, not cascaded).
-        let mut ps = ProducerStateManager::new();
         for base in flagged.into_iter().filter(|&b| b < first_unflushed) {
             if let Some(seg) = self.segments.get(base) {
-                let n = self.recover_segment(&seg, &mut ps)?;
+                let n = self.recover_segment(&seg, ls_checkpoint)?;
                 if n > 0 {
                     tracing::warn!(
                         segment = base,
@@ -691,9 +701,8 @@ impl<F: BatchFormat> Log<F> {
             }
         }
         {
-            let mut ps = ProducerStateManager::new();
             for seg in unflushed {
-                let truncated = match self.recover_segment(&seg, &mut ps) {
+                let truncated = match self.recover_segment(&seg, ls_checkpoint) {
                     Ok(n) => n,
                     Err(e @ SegmentError::OffsetOverflow { .. }) => return Err(e),
                     Err(SegmentError::Index(index_core::IndexError::InvalidOffset { .. })) => {
@@ -826,7 +835,9 @@ impl<F: BatchFormat> Log<F> {
         &self.segments
     }
 
-    /// The leader-epoch cache rebuilt by recovery (`(epoch, start offset)` pairs).
+    /// The leader-epoch cache (`(epoch, start offset)` pairs, oldest first): loaded from
+    /// `leader-epoch-checkpoint`, extended by recovery and by appends, truncated with the
+    /// log (Kafka's `LeaderEpochFileCache`).
     pub fn leader_epochs(&self) -> Vec<(i32, i64)> {
         self.epoch_cache.lock().entries().to_vec()
     }
@@ -892,6 +903,7 @@ impl<F: BatchFormat> Log<F> {
         let mut max_ts = -1i64;
         let mut max_ts_off = -1i64;
         let mut batches = 0usize;
+        let mut parsed = Vec::new();
         let mut it = format::scan::<F>(records, 0);
         for b in &mut it {
             let b = b.map_err(|source| SegmentError::InvalidInput { source })?;
@@ -926,6 +938,11 @@ impl<F: BatchFormat> Log<F> {
                 max_ts_off = b.info.offset_of_max_timestamp;
             }
             batches += 1;
+            let marker = Self::parse_marker(b.bytes, &b.info)?;
+            parsed.push(pstate::AppendedBatch {
+                info: b.info,
+                marker,
+            });
         }
         if it.position() != records.len() as u64 {
             return Err(SegmentError::arg(format!(
@@ -974,6 +991,7 @@ impl<F: BatchFormat> Log<F> {
         }
         active.append(last, max_ts, max_ts_off, records)?;
         self.log_end_offset.store(last + 1, Ordering::Release);
+        self.update_state_after_append(&active, &parsed, last)?;
         Ok(AppendInfo {
             first_offset: first,
             last_offset: last,
@@ -1038,6 +1056,7 @@ impl<F: BatchFormat> Log<F> {
         self.segments.add(seg.clone());
         self.active_ready.store(true, Ordering::Release);
         self.stats.rolls.fetch_add(1, Ordering::Relaxed);
+        self.snapshot_on_roll(new_base)?;
         tracing::info!(dir = %self.dir.display(), new_base, "rolled new log segment");
         Ok(seg)
     }
@@ -1180,11 +1199,11 @@ impl<F: BatchFormat> Log<F> {
         self.active_ready.store(true, Ordering::Release);
         let leo = active.read_next_offset()?;
         self.log_end_offset.store(leo, Ordering::Release);
-        self.epoch_cache.lock().truncate_from_end(leo);
         if self.recovery_point() > leo {
             self.recovery_point.store(leo, Ordering::Release);
             self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         }
+        self.state_after_truncate_to(leo)?;
         Ok(true)
     }
 
@@ -1223,7 +1242,7 @@ impl<F: BatchFormat> Log<F> {
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, new_offset)?;
         self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
-        Ok(())
+        self.state_after_truncate_fully(new_offset)
     }
 
     /// Raises the log start offset to `offset` (Kafka's `deleteRecords` /
@@ -1248,6 +1267,7 @@ impl<F: BatchFormat> Log<F> {
         if offset > cur {
             self.log_start_offset.store(offset, Ordering::Release);
             self.checkpoint(LOG_START_OFFSET_FILE, offset)?;
+            self.state_after_log_start_incremented(offset)?;
         }
         Ok(self.log_start_offset())
     }
@@ -1342,6 +1362,7 @@ impl<F: BatchFormat> Log<F> {
         if first_kept > self.log_start_offset() {
             self.log_start_offset.store(first_kept, Ordering::Release);
             self.checkpoint(LOG_START_OFFSET_FILE, first_kept)?;
+            self.state_after_log_start_incremented(first_kept)?;
         }
         if self.recovery_point() < self.log_start_offset() {
             let ls = self.log_start_offset();
@@ -1352,6 +1373,7 @@ impl<F: BatchFormat> Log<F> {
             tracing::info!(segment = s.base_offset(), "deleting segment by retention");
             self.delete_segment_files(s)?;
         }
+        self.delete_snapshots_of(&deletable)?;
         Ok(deletable.len())
     }
 
@@ -1434,6 +1456,7 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.flush_locked()?;
         self.deleter.delete_all()?;
+        self.snapshot_on_close()?;
         self.segments.close()?;
         let marker = self.dir.join(CLEAN_SHUTDOWN_FILE);
         self.fs

@@ -1,12 +1,34 @@
-//! Minimal producer-state tracking for recovery (Kafka's `ProducerStateManager`, reduced to
-//! what rebuilding a transaction index needs) and the leader-epoch cache.
+//! Producer state (Kafka's `ProducerStateManager`, `ProducerStateEntry`,
+//! `ProducerAppendInfo` for the replication origin) with its snapshot files, and the
+//! leader-epoch cache (Kafka's `LeaderEpochFileCache`).
+//!
+//! The producer state is what a partition knows about each producer id: its epoch, the
+//! sequence numbers and offsets of its last batches, the coordinator epoch of its last
+//! transaction marker, and the first offset of its ongoing transaction. From the ongoing
+//! transactions follow the first unstable offset and the last stable offset written into
+//! each aborted transaction's `.txnindex` entry.
+//!
+//! Snapshots (`<offset>.snapshot`, format in [`crate::snapshot`]) let recovery start from
+//! the latest snapshot at or below the point it recovers from instead of from the log
+//! start, so that a transaction that began before that point is still known when its
+//! marker is replayed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
 
 use index_txn::AbortedTxn;
 
-use crate::format::BatchInfo;
+use crate::error::{Result, SegmentError};
+use crate::format::{BatchFormat, BatchInfo};
+use crate::fs::FileSystem;
 use crate::record::{ControlRecordType, EndTransactionMarker};
+use crate::segments::LogSegments;
+use crate::snapshot::{self, SnapshotEntry};
+
+/// Kafka's default `producer.id.expiration.ms` (1 day).
+pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
+/// Batches kept per producer for duplicate detection (Kafka's `NUM_BATCHES_TO_RETAIN`).
+pub const NUM_BATCHES_TO_RETAIN: usize = 5;
 
 /// A transaction completed by a COMMIT or ABORT marker (Kafka's `CompletedTxn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,32 +43,246 @@ pub struct CompletedTxn {
     pub is_aborted: bool,
 }
 
-/// Tracks, per producer id, the first offset of its ongoing transaction, and the map end
-/// offset (next offset after the last batch seen).
+/// The metadata of one batch of a producer (Kafka's `BatchMetadata`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchMetadata {
+    /// Last sequence of the batch (−1 = none).
+    pub last_seq: i32,
+    /// Last offset of the batch.
+    pub last_offset: i64,
+    /// Last offset − first offset.
+    pub offset_delta: i32,
+    /// Max timestamp of the batch, ms since epoch.
+    pub timestamp: i64,
+}
+
+impl BatchMetadata {
+    /// First sequence (`last_seq − offset_delta`, wrapping like Kafka's
+    /// `decrementSequence`).
+    pub fn first_seq(&self) -> i32 {
+        if self.last_seq < 0 {
+            return -1;
+        }
+        let d = self.offset_delta;
+        if self.last_seq < d {
+            i32::MAX - (d - self.last_seq) + 1
+        } else {
+            self.last_seq - d
+        }
+    }
+
+    /// First offset of the batch.
+    pub fn first_offset(&self) -> i64 {
+        self.last_offset - i64::from(self.offset_delta)
+    }
+}
+
+/// What the partition knows about one producer id (Kafka's `ProducerStateEntry`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProducerStateEntry {
+    /// Producer id.
+    pub producer_id: i64,
+    /// Latest producer epoch seen.
+    pub producer_epoch: i16,
+    /// Coordinator epoch of the last transaction marker (−1 = none).
+    pub coordinator_epoch: i32,
+    /// Timestamp of the last batch or marker, ms since epoch (−1 = none).
+    pub last_timestamp: i64,
+    /// First offset of the ongoing transaction, if any.
+    pub current_txn_first_offset: Option<i64>,
+    batch_metadata: VecDeque<BatchMetadata>,
+    /// Order in which the producer entered the map (for Kafka's snapshot entry order).
+    insertion: u64,
+}
+
+impl ProducerStateEntry {
+    /// A producer with no batch seen (Kafka's `ProducerStateEntry.empty`).
+    pub fn empty(producer_id: i64) -> Self {
+        ProducerStateEntry {
+            producer_id,
+            producer_epoch: -1,
+            coordinator_epoch: -1,
+            last_timestamp: -1,
+            current_txn_first_offset: None,
+            batch_metadata: VecDeque::new(),
+            insertion: 0,
+        }
+    }
+
+    /// The retained batches, oldest first (at most [`NUM_BATCHES_TO_RETAIN`]).
+    pub fn batch_metadata(&self) -> impl Iterator<Item = &BatchMetadata> {
+        self.batch_metadata.iter()
+    }
+
+    /// Last sequence of the last batch (−1 = none).
+    pub fn last_seq(&self) -> i32 {
+        self.batch_metadata.back().map_or(-1, |b| b.last_seq)
+    }
+
+    /// Last offset of the last batch (−1 = none).
+    pub fn last_data_offset(&self) -> i64 {
+        self.batch_metadata.back().map_or(-1, |b| b.last_offset)
+    }
+
+    /// Offset delta of the last batch (0 = none).
+    pub fn last_offset_delta(&self) -> i32 {
+        self.batch_metadata.back().map_or(0, |b| b.offset_delta)
+    }
+
+    fn maybe_update_producer_epoch(&mut self, epoch: i16) {
+        if self.producer_epoch != epoch {
+            self.batch_metadata.clear();
+            self.producer_epoch = epoch;
+        }
+    }
+
+    fn add_batch(&mut self, epoch: i16, b: BatchMetadata) {
+        self.maybe_update_producer_epoch(epoch);
+        if self.batch_metadata.len() == NUM_BATCHES_TO_RETAIN {
+            self.batch_metadata.pop_front();
+        }
+        self.batch_metadata.push_back(b);
+        self.last_timestamp = b.timestamp;
+    }
+
+    /// The snapshot form (Kafka's `writeSnapshot`: only the last batch is kept).
+    pub fn to_snapshot_entry(&self) -> SnapshotEntry {
+        SnapshotEntry {
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            last_sequence: self.last_seq(),
+            last_offset: self.last_data_offset(),
+            offset_delta: self.last_offset_delta(),
+            timestamp: self.last_timestamp,
+            coordinator_epoch: self.coordinator_epoch,
+            current_txn_first_offset: self.current_txn_first_offset.unwrap_or(-1),
+        }
+    }
+
+    /// From a snapshot entry (Kafka's `readSnapshot`: a negative last offset means no batch,
+    /// a negative transaction first offset no ongoing transaction).
+    pub fn from_snapshot_entry(e: &SnapshotEntry) -> Self {
+        let mut batch_metadata = VecDeque::new();
+        if e.last_offset >= 0 {
+            batch_metadata.push_back(BatchMetadata {
+                last_seq: e.last_sequence,
+                last_offset: e.last_offset,
+                offset_delta: e.offset_delta,
+                timestamp: e.timestamp,
+            });
+        }
+        ProducerStateEntry {
+            producer_id: e.producer_id,
+            producer_epoch: e.producer_epoch,
+            coordinator_epoch: e.coordinator_epoch,
+            last_timestamp: e.timestamp,
+            current_txn_first_offset: (e.current_txn_first_offset >= 0)
+                .then_some(e.current_txn_first_offset),
+            batch_metadata,
+            insertion: 0,
+        }
+    }
+}
+
+/// Kafka's `ProducerStateManager` for batches replicated or recovered (no sequence or epoch
+/// validation: the leader did it): per-producer entries, ongoing transactions by first
+/// offset, the map end offset, and — when given a directory — the snapshot files.
 ///
-/// Can be pre-seeded with [`begin_txn`](Self::begin_txn) to model transactions that
-/// started in earlier segments (case 59, second variant).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Snapshot entries are written in the iteration order of Kafka's producer `HashMap`
+/// (bucket of the producer id's Java hash for the table size the map has grown to, then
+/// insertion order), so a snapshot of the same state is byte-identical to Kafka's as long
+/// as no bucket holds 8 or more producers in a table of 64 or more buckets (Java then
+/// turns the bucket into a tree, whose order is not modelled).
+///
+/// Deviations from Kafka:
+/// * a snapshot that is truncated, corrupt or has bytes after its entries is ignored with a
+///   warning and deleted, as Kafka does; a snapshot that cannot be read (permissions) is
+///   ignored but kept.
+///
+/// Without a directory ([`new`](Self::new)) it is a purely in-memory state (used to rebuild
+/// a single segment's transaction index).
+#[derive(Clone, Debug)]
 pub struct ProducerStateManager {
+    producers: BTreeMap<i64, ProducerStateEntry>,
+    /// Ongoing transactions: first offset → producer id (Kafka's `ongoingTxns`).
     ongoing: BTreeMap<i64, i64>,
     map_end_offset: i64,
+    last_snap_offset: i64,
+    snapshots: BTreeMap<i64, PathBuf>,
+    dir: Option<PathBuf>,
+    producer_id_expiration_ms: i64,
+    /// Next insertion number, and the largest number of producers held at once (the Java
+    /// `HashMap` table never shrinks).
+    next_insertion: u64,
+    max_producers: usize,
+}
+
+impl Default for ProducerStateManager {
+    fn default() -> Self {
+        ProducerStateManager {
+            producers: BTreeMap::new(),
+            ongoing: BTreeMap::new(),
+            map_end_offset: 0,
+            last_snap_offset: 0,
+            snapshots: BTreeMap::new(),
+            dir: None,
+            producer_id_expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            next_insertion: 0,
+            max_producers: 0,
+        }
+    }
 }
 
 impl ProducerStateManager {
-    /// Empty state with map end offset 0.
+    /// Empty in-memory state with map end offset 0 and no snapshot directory.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// State of the partition directory `dir`: empty, map end offset 0, knowing the
+    /// snapshot files in `dir` (Kafka's constructor, `loadSnapshots`). Load them with
+    /// [`truncate_and_reload`](Self::truncate_and_reload) or [`rebuild_producer_state`].
+    /// `producer_id_expiration_ms` is Kafka's `producer.id.expiration.ms`: producers
+    /// without an ongoing transaction whose last timestamp is that old are dropped when a
+    /// snapshot is loaded.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] if `dir` cannot be listed.
+    pub fn open(dir: &Path, producer_id_expiration_ms: i64) -> Result<Self> {
+        Ok(ProducerStateManager {
+            snapshots: snapshot::list_snapshot_files(dir)?,
+            dir: Some(dir.to_path_buf()),
+            producer_id_expiration_ms,
+            ..Self::default()
+        })
+    }
+
     /// Records that `producer_id` has an ongoing transaction whose first offset is
-    /// `first_offset` (no-op if one is already ongoing).
+    /// `first_offset` (no-op if one is already ongoing), e.g. to model a transaction that
+    /// started in an earlier segment.
     pub fn begin_txn(&mut self, producer_id: i64, first_offset: i64) {
-        self.ongoing.entry(producer_id).or_insert(first_offset);
+        let e = self.entry_or_insert(producer_id);
+        if e.current_txn_first_offset.is_none() {
+            e.current_txn_first_offset = Some(first_offset);
+            self.ongoing.insert(first_offset, producer_id);
+        }
     }
 
     /// Ongoing transactions as `(producer_id, first_offset)`, by producer id.
     pub fn ongoing_txns(&self) -> Vec<(i64, i64)> {
-        self.ongoing.iter().map(|(&p, &o)| (p, o)).collect()
+        let mut v: Vec<(i64, i64)> = self.ongoing.iter().map(|(&o, &p)| (p, o)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The producers known, by producer id (Kafka's `activeProducers`).
+    pub fn active_producers(&self) -> &BTreeMap<i64, ProducerStateEntry> {
+        &self.producers
+    }
+
+    /// Whether no producer is known.
+    pub fn is_empty(&self) -> bool {
+        self.producers.is_empty()
     }
 
     /// Next offset after the last batch applied (Kafka's `mapEndOffset`).
@@ -54,26 +290,34 @@ impl ProducerStateManager {
         self.map_end_offset
     }
 
-    /// Sets the map end offset (e.g. when recovery starts at a later segment).
+    /// Sets the map end offset (Kafka's `updateMapEndOffset`).
     pub fn set_map_end_offset(&mut self, offset: i64) {
         self.map_end_offset = offset;
     }
 
-    /// Kafka's `lastStableOffset(completedTxn)`: the smallest first offset among the
-    /// *other* producers' ongoing transactions, else `completed.last_offset + 1`.
+    /// The first offset of the earliest ongoing transaction (Kafka's
+    /// `firstUndecidedOffset`; without replication every decided transaction is
+    /// replicated, so it is also the first unstable offset).
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.ongoing.keys().next().copied()
+    }
+
+    /// Kafka's `lastStableOffset(completedTxn)`: the first offset of the earliest ongoing
+    /// transaction of *another* producer, else `completed.last_offset + 1`.
     pub fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
         self.ongoing
             .iter()
-            .filter(|(&p, _)| p != completed.producer_id)
-            .map(|(_, &o)| o)
-            .min()
-            .unwrap_or(completed.last_offset + 1)
+            .find(|(_, &p)| p != completed.producer_id)
+            .map_or(completed.last_offset + 1, |(&o, _)| o)
     }
 
-    /// Applies one batch (magic ≥ 2). `marker` is the batch's end-transaction marker, if
-    /// it is one. Returns the transaction the marker completes, if any; the caller computes
-    /// the LSO with [`last_stable_offset`](Self::last_stable_offset) and then calls
-    /// [`complete_txn`](Self::complete_txn).
+    /// Applies one batch (Kafka's `prepareUpdate` + `ProducerAppendInfo.append` +
+    /// `update`, replication origin) and sets the map end offset to the batch's last
+    /// offset + 1. `marker` is the batch's end-transaction marker, if it is one. Returns
+    /// the transaction the marker completes, if it had data; the caller computes the LSO
+    /// with [`last_stable_offset`](Self::last_stable_offset), writes the index entry and
+    /// then calls [`complete_txn`](Self::complete_txn). Batches without a producer id only
+    /// move the map end offset.
     pub fn update(
         &mut self,
         batch: &BatchInfo,
@@ -83,24 +327,61 @@ impl ProducerStateManager {
         if batch.producer_id < 0 {
             return None;
         }
-        if let Some(m) = marker {
-            let first = self.ongoing.get(&batch.producer_id).copied()?;
-            return Some(CompletedTxn {
-                producer_id: batch.producer_id,
+        let pid = batch.producer_id;
+        let e = self.entry_or_insert(pid);
+        if batch.is_control {
+            let Some(m) = marker else {
+                // A control batch without a transaction marker (Kafka: an empty control
+                // batch, or a non-marker control record) changes no producer state.
+                return None;
+            };
+            let done = e.current_txn_first_offset.map(|first| CompletedTxn {
+                producer_id: pid,
                 first_offset: first,
-                last_offset: batch.last_offset,
+                last_offset: batch.base_offset,
                 is_aborted: m.control_type == ControlRecordType::Abort,
             });
+            e.maybe_update_producer_epoch(batch.producer_epoch);
+            e.coordinator_epoch = m.coordinator_epoch;
+            e.last_timestamp = batch.max_timestamp;
+            e.current_txn_first_offset = None;
+            return done;
         }
-        if batch.is_transactional && !batch.is_control {
-            self.begin_txn(batch.producer_id, batch.base_offset);
+        let delta = i32::try_from(batch.last_offset - batch.base_offset).unwrap_or(i32::MAX);
+        e.add_batch(
+            batch.producer_epoch,
+            BatchMetadata {
+                last_seq: batch.last_sequence,
+                last_offset: batch.last_offset,
+                offset_delta: delta,
+                timestamp: batch.max_timestamp,
+            },
+        );
+        match (e.current_txn_first_offset, batch.is_transactional) {
+            (None, true) => {
+                e.current_txn_first_offset = Some(batch.base_offset);
+                self.ongoing.insert(batch.base_offset, pid);
+            }
+            (Some(first), false) => {
+                // Kafka throws InvalidTxnStateException here; a replica keeps the data and
+                // the transaction stays open until its marker.
+                tracing::warn!(
+                    producer_id = pid,
+                    offset = batch.base_offset,
+                    txn_first_offset = first,
+                    "non-transactional batch from a producer with an ongoing transaction"
+                );
+            }
+            _ => {}
         }
         None
     }
 
-    /// Removes the completed transaction from the ongoing set.
+    /// Removes the completed transaction from the ongoing set (Kafka's `completeTxn`).
     pub fn complete_txn(&mut self, completed: &CompletedTxn) {
-        self.ongoing.remove(&completed.producer_id);
+        if self.ongoing.get(&completed.first_offset) == Some(&completed.producer_id) {
+            self.ongoing.remove(&completed.first_offset);
+        }
     }
 
     /// The index entry for an aborted transaction with the given LSO.
@@ -112,10 +393,352 @@ impl ProducerStateManager {
             last_stable_offset,
         )
     }
+
+    /// The snapshot files known, by offset.
+    pub fn snapshot_offsets(&self) -> Vec<i64> {
+        self.snapshots.keys().copied().collect()
+    }
+
+    /// Offset of the latest snapshot file, if any.
+    pub fn latest_snapshot_offset(&self) -> Option<i64> {
+        self.snapshots.keys().next_back().copied()
+    }
+
+    /// The snapshot form of the current state, in the order Kafka writes it (see the type
+    /// docs).
+    pub fn snapshot_entries(&self) -> Vec<SnapshotEntry> {
+        let mask = self.java_table_size() - 1;
+        let mut v: Vec<&ProducerStateEntry> = self.producers.values().collect();
+        v.sort_by_key(|e| (java_long_hash(e.producer_id) as u64 & mask, e.insertion));
+        v.into_iter()
+            .map(ProducerStateEntry::to_snapshot_entry)
+            .collect()
+    }
+
+    fn clear(&mut self) {
+        self.producers.clear();
+        self.ongoing.clear();
+    }
+
+    fn load_entry(&mut self, mut e: ProducerStateEntry) {
+        if let Some(first) = e.current_txn_first_offset {
+            self.ongoing.insert(first, e.producer_id);
+        }
+        if let Some(old) = self.producers.get(&e.producer_id) {
+            e.insertion = old.insertion;
+        } else {
+            e.insertion = self.next_insertion;
+            self.next_insertion += 1;
+        }
+        self.producers.insert(e.producer_id, e);
+        self.max_producers = self.max_producers.max(self.producers.len());
+    }
+
+    fn entry_or_insert(&mut self, pid: i64) -> &mut ProducerStateEntry {
+        if !self.producers.contains_key(&pid) {
+            self.load_entry(ProducerStateEntry::empty(pid));
+        }
+        self.producers.get_mut(&pid).expect("just inserted")
+    }
+
+    /// Table size of Kafka's producer `HashMap` after holding `max_producers` entries
+    /// (16, doubled whenever the size exceeds 3/4 of it).
+    fn java_table_size(&self) -> u64 {
+        let mut cap: u64 = 16;
+        while self.max_producers as u64 > cap / 4 * 3 {
+            cap *= 2;
+        }
+        cap
+    }
+
+    fn is_expired(&self, now_ms: i64, e: &ProducerStateEntry) -> bool {
+        e.current_txn_first_offset.is_none()
+            && now_ms.saturating_sub(e.last_timestamp) >= self.producer_id_expiration_ms
+    }
+
+    /// Kafka's `removeExpiredProducers`: drops producers without an ongoing transaction
+    /// whose last timestamp is at least `producer.id.expiration.ms` before `now_ms`.
+    pub fn remove_expired_producers(&mut self, now_ms: i64) {
+        let expired: Vec<i64> = self
+            .producers
+            .values()
+            .filter(|e| self.is_expired(now_ms, e))
+            .map(|e| e.producer_id)
+            .collect();
+        for p in expired {
+            self.producers.remove(&p);
+        }
+    }
+
+    /// Writes a snapshot at the map end offset unless one at or beyond it was already
+    /// taken (Kafka's `takeSnapshot`). Returns the file written. A state without a
+    /// directory writes nothing.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn take_snapshot(&mut self, fs: &dyn FileSystem) -> Result<Option<PathBuf>> {
+        let Some(dir) = &self.dir else {
+            return Ok(None);
+        };
+        if self.map_end_offset <= self.last_snap_offset {
+            return Ok(None);
+        }
+        let path = snapshot::producer_snapshot_file(dir, self.map_end_offset);
+        let bytes = snapshot::encode_snapshot(&self.snapshot_entries());
+        snapshot::write_file_atomically(fs, &path, &bytes)?;
+        tracing::debug!(file = %path.display(), producers = self.producers.len(), "wrote producer snapshot");
+        self.snapshots.insert(self.map_end_offset, path.clone());
+        self.last_snap_offset = self.map_end_offset;
+        Ok(Some(path))
+    }
+
+    /// Deletes the snapshot file at `offset`, if known (Kafka's `removeAndDeleteSnapshot`;
+    /// used for the base offsets of segments deleted by retention).
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn remove_and_delete_snapshot(&mut self, fs: &dyn FileSystem, offset: i64) -> Result<()> {
+        if let Some(p) = self.snapshots.remove(&offset) {
+            crate::fs::remove_if_exists_with(fs, &p)?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `removeStraySnapshots`: deletes every snapshot whose offset is not a
+    /// segment base offset, except the latest stray one if it is above the last base
+    /// offset (the snapshot at the log end).
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn remove_stray_snapshots(
+        &mut self,
+        fs: &dyn FileSystem,
+        segment_base_offsets: &[i64],
+    ) -> Result<()> {
+        if let Some(dir) = &self.dir {
+            self.snapshots = snapshot::list_snapshot_files(dir)?;
+        }
+        let max_base = segment_base_offsets.iter().max().copied();
+        let strays: Vec<i64> = self
+            .snapshots
+            .keys()
+            .copied()
+            .filter(|o| !segment_base_offsets.contains(o))
+            .collect();
+        if let Some((&latest, rest)) = strays.split_last() {
+            for &o in rest {
+                self.remove_and_delete_snapshot(fs, o)?;
+            }
+            if max_base.is_some_and(|m| latest < m) {
+                self.remove_and_delete_snapshot(fs, latest)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's `truncateAndReload`: deletes the snapshots above `log_end_offset` or at or
+    /// below `log_start_offset`; then, unless the state already ends at `log_end_offset`,
+    /// clears it and loads the latest remaining snapshot (skipping and deleting corrupt
+    /// ones; none: empty at `log_start_offset`). Producers expired at `now_ms` are not
+    /// loaded.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] when deleting a snapshot fails.
+    pub fn truncate_and_reload(
+        &mut self,
+        fs: &dyn FileSystem,
+        log_start_offset: i64,
+        log_end_offset: i64,
+        now_ms: i64,
+    ) -> Result<()> {
+        let out_of_range: Vec<i64> = self
+            .snapshots
+            .keys()
+            .copied()
+            .filter(|&o| o > log_end_offset || o <= log_start_offset)
+            .collect();
+        for o in out_of_range {
+            self.remove_and_delete_snapshot(fs, o)?;
+        }
+        if log_end_offset != self.map_end_offset {
+            self.clear();
+            self.load_from_snapshot(fs, log_start_offset, now_ms)?;
+        } else {
+            self.on_log_start_offset_incremented(log_start_offset);
+        }
+        Ok(())
+    }
+
+    fn load_from_snapshot(
+        &mut self,
+        fs: &dyn FileSystem,
+        log_start_offset: i64,
+        now_ms: i64,
+    ) -> Result<()> {
+        let mut unreadable = Vec::new();
+        loop {
+            let Some((&offset, path)) = self
+                .snapshots
+                .iter()
+                .rev()
+                .find(|(o, _)| !unreadable.contains(*o))
+            else {
+                self.last_snap_offset = log_start_offset;
+                self.map_end_offset = log_start_offset;
+                return Ok(());
+            };
+            let path = path.clone();
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(file = %path.display(), error = %e, "cannot read producer snapshot; ignoring it");
+                    unreadable.push(offset);
+                    continue;
+                }
+            };
+            match snapshot::decode_snapshot(&bytes) {
+                Ok(entries) => {
+                    tracing::info!(file = %path.display(), "loading producer state from snapshot");
+                    for e in &entries {
+                        let e = ProducerStateEntry::from_snapshot_entry(e);
+                        if !self.is_expired(now_ms, &e) {
+                            self.load_entry(e);
+                        }
+                    }
+                    self.last_snap_offset = offset;
+                    self.map_end_offset = offset;
+                    return Ok(());
+                }
+                Err(err) => {
+                    tracing::warn!(file = %path.display(), error = %err, "failed to load producer snapshot; deleting it");
+                    self.remove_and_delete_snapshot(fs, offset)?;
+                }
+            }
+        }
+    }
+
+    /// Kafka's `onLogStartOffsetIncremented`: moves the map end offset up to the new log
+    /// start if it is below it.
+    pub fn on_log_start_offset_incremented(&mut self, log_start_offset: i64) {
+        if self.map_end_offset < log_start_offset {
+            self.map_end_offset = log_start_offset;
+        }
+        self.last_snap_offset = self.latest_snapshot_offset().unwrap_or(log_start_offset);
+    }
+
+    /// Kafka's `truncateFullyAndStartAt`: forgets every producer, deletes every snapshot,
+    /// and starts at `offset`.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`].
+    pub fn truncate_fully_and_start_at(&mut self, fs: &dyn FileSystem, offset: i64) -> Result<()> {
+        self.clear();
+        for o in self.snapshot_offsets() {
+            self.remove_and_delete_snapshot(fs, o)?;
+        }
+        self.last_snap_offset = 0;
+        self.map_end_offset = offset;
+        Ok(())
+    }
+}
+
+/// `HashMap.hash(Long.valueOf(v))` in Java: the long's hash spread by its high bits.
+fn java_long_hash(v: i64) -> u32 {
+    let h = (v ^ ((v as u64) >> 32) as i64) as u32;
+    h ^ (h >> 16)
+}
+
+/// Kafka's `UnifiedLog.rebuildProducerState` (for v2 data): brings `psm` to `last_offset`
+/// — snapshots above `last_offset` (or at/below the log start) are deleted, the latest
+/// remaining one is loaded, and the batches from there up to `last_offset` are replayed
+/// from `segments`; snapshots are taken at the base offsets of the last two segments when
+/// the replay passes them, and at `last_offset`.
+///
+/// Deviation: Kafka skips the replay when no snapshot exists and the log was shut down
+/// cleanly (its upgrade shortcut) and so forgets transactions still open; this always
+/// replays, which costs one scan of a log that has no snapshot yet.
+///
+/// # Errors
+/// I/O errors; a corrupt batch met by the replay ends it with a warning (the segment it
+/// is in is recovered separately).
+pub fn rebuild_producer_state<F: BatchFormat>(
+    psm: &mut ProducerStateManager,
+    segments: &LogSegments<F>,
+    fs: &dyn FileSystem,
+    log_start_offset: i64,
+    last_offset: i64,
+    now_ms: i64,
+) -> Result<()> {
+    let mut offsets_to_snapshot = Vec::new();
+    if let Some(last) = segments.last_segment() {
+        if let Some(lower) = segments.lower_segment(last.base_offset()) {
+            offsets_to_snapshot.push(lower.base_offset());
+        }
+        offsets_to_snapshot.push(last.base_offset());
+    }
+    let empty_before = psm.is_empty() && psm.map_end_offset() >= last_offset;
+    psm.truncate_and_reload(fs, log_start_offset, last_offset, now_ms)?;
+    if last_offset > psm.map_end_offset() && !empty_before {
+        for seg in segments.values_range(psm.map_end_offset(), last_offset)? {
+            let start = seg
+                .base_offset()
+                .max(psm.map_end_offset())
+                .max(log_start_offset);
+            psm.set_map_end_offset(start);
+            if offsets_to_snapshot.contains(&seg.base_offset()) {
+                psm.take_snapshot(fs)?;
+            }
+            replay_segment(psm, &seg, start, last_offset)?;
+        }
+    }
+    psm.set_map_end_offset(last_offset);
+    psm.take_snapshot(fs)?;
+    Ok(())
+}
+
+/// Applies the batches of `seg` whose last offset is in `[start, end)` (Kafka's
+/// `loadProducersFromRecords` over `segment.read(start, …, position of end)`).
+fn replay_segment<F: BatchFormat>(
+    psm: &mut ProducerStateManager,
+    seg: &crate::segment::LogSegment<F>,
+    start: i64,
+    end: i64,
+) -> Result<()> {
+    let mut sc = crate::scan::Scanner::<F>::new(seg.log(), 0);
+    while let Some((info, bytes)) = sc.next_batch()? {
+        if info.last_offset < start {
+            continue;
+        }
+        if info.last_offset >= end {
+            break;
+        }
+        if !(F::KAFKA_PRODUCER_STATE && info.magic >= 2) {
+            psm.set_map_end_offset(info.last_offset + 1);
+            continue;
+        }
+        let marker = if info.is_control {
+            match F::end_txn_marker(bytes, info.position) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(segment = %seg.log_path().display(), error = %e, "invalid control record while loading producer state; stopping");
+                    break;
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(done) = psm.update(&info, marker.as_ref()) {
+            psm.complete_txn(&done);
+        }
+    }
+    if let Some(crate::scan::ScanStop::Corrupt { position, error }) = sc.stop() {
+        tracing::warn!(segment = %seg.log_path().display(), position, %error, "corrupt batch while loading producer state");
+    }
+    Ok(())
 }
 
 /// A leader-epoch cache: `(epoch, start_offset)` pairs in increasing order (Kafka's
-/// `LeaderEpochFileCache`, in memory only).
+/// `LeaderEpochFileCache`; [`Log`](crate::Log) persists it in `leader-epoch-checkpoint`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaderEpochCache {
     entries: Vec<(i32, i64)>,
@@ -127,11 +750,21 @@ impl LeaderEpochCache {
         Self::default()
     }
 
+    /// A cache holding `entries` (increasing epochs and start offsets).
+    pub fn from_entries(entries: Vec<(i32, i64)>) -> Self {
+        LeaderEpochCache { entries }
+    }
+
     /// Adds `(epoch, start_offset)` if `epoch` is greater than the latest epoch (or the
-    /// cache is empty); otherwise ignores it.
-    pub fn assign(&mut self, epoch: i32, start_offset: i64) {
-        if self.latest_epoch().is_none_or(|l| epoch > l) {
+    /// cache is empty); otherwise ignores it. Returns whether it was added. This is the rule
+    /// of Kafka's `LogSegment.recover`; on a log whose epochs never decrease it gives the
+    /// same cache as Kafka's append-time `assign`.
+    pub fn assign(&mut self, epoch: i32, start_offset: i64) -> bool {
+        if epoch >= 0 && self.latest_epoch().is_none_or(|l| epoch > l) {
             self.entries.push((epoch, start_offset));
+            true
+        } else {
+            false
         }
     }
 
@@ -145,8 +778,53 @@ impl LeaderEpochCache {
         &self.entries
     }
 
-    /// Removes entries whose start offset is ≥ `offset` (truncation of the log's end).
-    pub fn truncate_from_end(&mut self, offset: i64) {
+    /// Removes entries whose start offset is ≥ `offset` (Kafka's `truncateFromEnd`).
+    /// Returns whether anything changed.
+    pub fn truncate_from_end(&mut self, offset: i64) -> bool {
+        let before = self.entries.len();
         self.entries.retain(|e| e.1 < offset);
+        self.entries.len() != before
+    }
+
+    /// Kafka's `truncateFromStart`: removes the entries starting at or below `offset`
+    /// and re-adds the last of them with start offset `offset`. Returns whether anything
+    /// changed.
+    pub fn truncate_from_start(&mut self, offset: i64) -> bool {
+        let n = self.entries.iter().take_while(|e| e.1 <= offset).count();
+        if n == 0 {
+            return false;
+        }
+        let epoch = self.entries[n - 1].0;
+        let changed = n > 1 || self.entries[0].1 != offset;
+        self.entries.drain(..n);
+        self.entries.insert(0, (epoch, offset));
+        changed
+    }
+
+    /// Removes every entry. Returns whether anything changed.
+    pub fn clear(&mut self) -> bool {
+        let changed = !self.entries.is_empty();
+        self.entries.clear();
+        changed
+    }
+}
+
+/// Reads a `leader-epoch-checkpoint` file. A missing file is `Ok(None)`; a malformed one
+/// is a warning and `Ok(None)` (treated as missing).
+///
+/// # Errors
+/// [`SegmentError::Io`] for read errors other than not-found.
+pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SegmentError::io("read", path, e)),
+    };
+    match snapshot::decode_leader_epoch_checkpoint(&bytes) {
+        Ok(v) => Ok(Some(v)),
+        Err(reason) => {
+            tracing::warn!(file = %path.display(), %reason, "malformed leader-epoch checkpoint; ignoring it");
+            Ok(None)
+        }
     }
 }

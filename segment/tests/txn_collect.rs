@@ -29,9 +29,13 @@ fn b10_collect_from_earlier_segment_reaches_later_index() {
     log.append(&control_batch(6, 9, 0, ControlRecordType::Abort, 0, 6).unwrap())
         .unwrap();
     log.append(&batch(7, 1, 7)).unwrap();
+    // The append path writes the entries (issue 11, finding 11): each ABORT marker gets
+    // the aborted transaction's first offset, its own offset and the LSO of the moment.
     let b = log.segments().get(2).unwrap();
-    b.append_aborted_txn(&AbortedTxn::new(7, 1, 5, 4)).unwrap();
-    b.append_aborted_txn(&AbortedTxn::new(9, 4, 6, 7)).unwrap();
+    assert_eq!(
+        b.txn_index().all_aborted_txns().unwrap(),
+        vec![AbortedTxn::new(7, 1, 5, 4), AbortedTxn::new(9, 4, 6, 7)]
+    );
     let pids = |v: Vec<AbortedTxn>| {
         v.iter()
             .map(|t| (t.producer_id, t.first_offset))

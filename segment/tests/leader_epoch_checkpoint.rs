@@ -1,0 +1,124 @@
+//! Issue 11, finding 11: the leader-epoch cache is kept by `Log::append` and persisted in
+//! `leader-epoch-checkpoint` (Kafka's format: version line `0`, a count line, then
+//! `epoch start_offset` lines), across rolls and reopens, truncated with the log, and equal
+//! to what recovery of the same bytes gives.
+mod common;
+use std::path::Path;
+
+use common::*;
+use segment::record::BatchBuilder;
+use segment::snapshot::LEADER_EPOCH_CHECKPOINT_FILE;
+use segment::LogConfig;
+
+fn at_epoch(o: i64, n: usize, epoch: i32) -> Vec<u8> {
+    let mut b = BatchBuilder::new(o).partition_leader_epoch(epoch);
+    for i in 0..n {
+        b = b.record(o + i as i64, None, Some(b"v"));
+    }
+    b.build().unwrap()
+}
+
+fn checkpoint(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(LEADER_EPOCH_CHECKPOINT_FILE)).unwrap()
+}
+
+fn cfg() -> LogConfig {
+    LogConfig {
+        retention_ms: -1,
+        ..LogConfig::default()
+    }
+}
+
+#[test]
+fn append_assigns_epochs_and_writes_the_checkpoint() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg(), clock.clone());
+    log.append(&at_epoch(0, 2, 0)).unwrap();
+    assert_eq!(checkpoint(dir.path()), "0\n1\n0 0\n");
+    log.append(&at_epoch(2, 2, 0)).unwrap();
+    log.append(&at_epoch(4, 1, 2)).unwrap();
+    log.roll(None).unwrap();
+    log.append(&at_epoch(5, 3, 2)).unwrap();
+    log.append(&at_epoch(8, 1, 5)).unwrap();
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (2, 4), (5, 8)]);
+    assert_eq!(checkpoint(dir.path()), "0\n3\n0 0\n2 4\n5 8\n");
+    log.close().unwrap();
+
+    let log = open_log(dir.path(), cfg(), clock.clone());
+    assert_eq!(
+        log.leader_epochs(),
+        vec![(0, 0), (2, 4), (5, 8)],
+        "after a clean reopen"
+    );
+    log.append(&at_epoch(9, 1, 6)).unwrap();
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (2, 4), (5, 8), (6, 9)]);
+    drop(log); // crash
+
+    // Recovery of the same bytes, without the checkpoint: the same cache.
+    std::fs::remove_file(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE)).unwrap();
+    std::fs::remove_file(dir.path().join("recovery-point")).unwrap();
+    let log = open_log(dir.path(), cfg(), clock.clone());
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (2, 4), (5, 8), (6, 9)]);
+    assert_eq!(checkpoint(dir.path()), "0\n4\n0 0\n2 4\n5 8\n6 9\n");
+
+    // Truncation drops the epochs that start at or above the new end.
+    log.truncate_to(8).unwrap();
+    assert_eq!(checkpoint(dir.path()), "0\n2\n0 0\n2 4\n");
+    // Raising the log start truncates the cache from the start.
+    log.increment_log_start_offset(3).unwrap();
+    assert_eq!(checkpoint(dir.path()), "0\n2\n0 3\n2 4\n");
+    log.truncate_fully_and_start_at(50).unwrap();
+    assert_eq!(checkpoint(dir.path()), "0\n0\n");
+    assert!(log.leader_epochs().is_empty());
+}
+
+#[test]
+fn a_malformed_checkpoint_is_rebuilt_from_the_log() {
+    for garbage in [
+        &b"1\n1\n0 0\n"[..],
+        b"0\n2\n0 0\n",
+        b"\xff\xfe",
+        b"0\n1\nx y\n",
+        b"0\n2\n3 0\n1 5\n",
+    ] {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let log = open_log(dir.path(), cfg(), clock.clone());
+        log.append(&at_epoch(0, 2, 1)).unwrap();
+        log.append(&at_epoch(2, 2, 4)).unwrap();
+        log.close().unwrap();
+        std::fs::write(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE), garbage).unwrap();
+        let log = open_log(dir.path(), cfg(), clock);
+        assert_eq!(log.leader_epochs(), vec![(1, 0), (4, 2)], "{garbage:?}");
+        assert_eq!(checkpoint(dir.path()), "0\n2\n1 0\n4 2\n");
+    }
+}
+
+#[test]
+fn a_broker_checkpoint_is_read() {
+    // biggerbrain's partition: six epochs written by the broker; the last one (7, 14)
+    // starts at the log end (a leader elected after the last batch). Kafka's loader
+    // truncates the cache to the log end (`truncateFromEnd(logEndOffset)`), so the entry
+    // goes, as it would on the broker's restart; the file is rewritten.
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data/biggerbrain-lsx1-0");
+    let dir = tmpdir();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+        let to = dir.path().join(p.file_name().unwrap());
+        let mut perm = std::fs::metadata(&to).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        std::fs::set_permissions(&to, perm).unwrap();
+    }
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg(), clock);
+    assert_eq!(log.log_end_offset(), 14);
+    assert_eq!(
+        log.leader_epochs(),
+        vec![(0, 0), (1, 9), (3, 10), (5, 12), (6, 13)]
+    );
+    assert_eq!(checkpoint(dir.path()), "0\n5\n0 0\n1 9\n3 10\n5 12\n6 13\n");
+}
