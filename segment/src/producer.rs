@@ -809,12 +809,23 @@ impl LeaderEpochCache {
     }
 }
 
-/// Reads a `leader-epoch-checkpoint` file. A missing file is `Ok(None)`; a malformed one
-/// is a warning and `Ok(None)` (treated as missing).
+/// Reads a `leader-epoch-checkpoint` file. A missing file is `Ok(None)`; a malformed one,
+/// or one that is not a regular file, is a warning and `Ok(None)` (treated as missing: the
+/// log rebuilds the cache from its batches; Kafka would fail to load the log).
 ///
 /// # Errors
 /// [`SegmentError::Io`] for read errors other than not-found.
 pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            // Never open a FIFO or device (it could block forever).
+            tracing::warn!(file = %path.display(), "leader-epoch checkpoint is not a regular file; ignoring it");
+            return Ok(None);
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SegmentError::io("stat", path, e)),
+    }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

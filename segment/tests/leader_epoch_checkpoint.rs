@@ -122,3 +122,27 @@ fn a_broker_checkpoint_is_read() {
     );
     assert_eq!(checkpoint(dir.path()), "0\n5\n0 0\n1 9\n3 10\n5 12\n6 13\n");
 }
+
+#[test]
+fn a_checkpoint_that_is_a_fifo_is_not_opened() {
+    // Opening a FIFO for reading blocks until a writer comes: the loader must not try.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg(), clock.clone());
+    log.append(&at_epoch(0, 2, 3)).unwrap();
+    log.close().unwrap();
+    let p = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+    std::fs::remove_file(&p).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let log = open_log(dir.path(), cfg(), clock);
+    assert_eq!(log.leader_epochs(), vec![(3, 0)]);
+    assert_eq!(
+        checkpoint(dir.path()),
+        "0\n1\n3 0\n",
+        "replaced by a regular file"
+    );
+}
