@@ -15,10 +15,32 @@
 //!   `0` and the offset below which all data was flushed. Written atomically (temp file,
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
 //!   It never exceeds the flushed offset.
-//! * `log-start-offset` — the log start offset checkpoint, same format.
+//! * `log-start-offset` — the log start offset checkpoint, same format. Retention and
+//!   [`Log::delete_records`] write it (and raise `recovery-point` to it) before any segment
+//!   leaves the log.
+//! * `.lock` — the directory lock ([`DirLock`]): [`Log::open`] locks it exclusively and
+//!   records its process id in it; a second open, from this process or another, fails
+//!   with [`SegmentError::DirLocked`] until the log is closed or dropped (or its process
+//!   dies). Read-only tools such as `dump-log` do not take it.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
 //! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
+//!
+//! Segments that leave the log are renamed `<name>.deleted` and removed
+//! [`LogConfig::file_delete_delay_ms`] later (see [`deleter`](crate::deleter)).
+//!
+//! # The one limit: external truncation of a mapped index (SIGBUS)
+//!
+//! The `.index` and `.timeindex` files of a segment are memory-mapped. If another process
+//! **shrinks** such a file while it is mapped here, the next access to a mapped page past
+//! the new end raises `SIGBUS`, which kills the process: the operating system gives no
+//! error a library could return, and Kafka's brokers have the same limit. The directory
+//! lock keeps every cooperating process (anything that opens the directory through
+//! [`Log::open`]) from doing it: a second `Log` cannot open the directory, recover it or
+//! trim its indexes at close. It cannot stop a process that ignores the lock (`truncate`,
+//! `rm` and rewrite, another program): do not modify a partition directory that a `Log`
+//! has open, except through that `Log`. Copying files out, and `dump-log` (which reads
+//! and never truncates the sources), are safe.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -165,6 +187,10 @@ pub struct AppendInfo {
 /// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
 /// [`read`](Log::read) returns the stored bytes of whole batches, which you decode with
 /// your format ([`format::scan`]).
+///
+/// See the [module docs](self) for the files the log keeps in its directory, its
+/// directory lock, and the SIGBUS limit of memory-mapped indexes truncated by another
+/// process.
 ///
 /// Durability: `append` writes to the `.log` file but does not fsync; [`flush`](Log::flush)
 /// does, and moves the recovery point. [`close`](Log::close) flushes and marks a clean
