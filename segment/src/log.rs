@@ -1158,12 +1158,19 @@ impl<F: BatchFormat> Log<F> {
     pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<TimestampAndOffset>> {
         let start = self.log_start_offset();
         for s in self.segments.values() {
-            match s.largest_record_timestamp()? {
-                Some(t) if t >= timestamp => {}
-                _ => continue,
-            }
-            if let Some(found) = s.find_offset_by_timestamp(timestamp, start)? {
-                return Ok(Some(found));
+            let found = (|| {
+                match s.largest_record_timestamp()? {
+                    Some(t) if t >= timestamp => {}
+                    _ => return Ok(None),
+                }
+                s.find_offset_by_timestamp(timestamp, start)
+            })();
+            match found {
+                Ok(Some(found)) => return Ok(Some(found)),
+                Ok(None) => {}
+                // Deleted under us by retention: its offsets are below the log start now.
+                Err(_) if s.is_deleted() => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(None)
@@ -1440,10 +1447,16 @@ impl<F: BatchFormat> Log<F> {
             .floor_segment(fetch_offset)
             .or_else(|| self.segments.first_segment());
         while let Some(s) = seg {
-            let r = s.collect_aborted_txns(fetch_offset, upper_bound_offset)?;
-            out.extend(r.aborted_transactions);
-            if r.is_complete {
-                break;
+            match s.collect_aborted_txns(fetch_offset, upper_bound_offset) {
+                Ok(r) => {
+                    out.extend(r.aborted_transactions);
+                    if r.is_complete {
+                        break;
+                    }
+                }
+                // Deleted under us by retention: nothing of it is readable any more.
+                Err(_) if s.is_deleted() => {}
+                Err(e) => return Err(e),
             }
             seg = self.segments.higher_segment(s.base_offset());
         }
