@@ -1200,9 +1200,6 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         self.deleter.delete_expired()?;
-        // Readers above the target get OffsetOutOfRange from now on (the exact log end,
-        // at or below `offset`, is known after the truncation).
-        self.log_end_offset.store(offset, Ordering::Release);
         for s in self.segments.values() {
             if s.base_offset() > offset {
                 self.delete_segment_files(&s)?;
