@@ -376,7 +376,7 @@ impl OffsetIndex {
             }
         }
         let length = self.length();
-        if length % ENTRY_SIZE != 0 {
+        if !length.is_multiple_of(ENTRY_SIZE) {
             return Err(IndexError::CorruptIndex {
                 path: self.path(),
                 reason: format!(

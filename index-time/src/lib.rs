@@ -371,7 +371,7 @@ impl TimeIndex {
             }
         }
         let length = self.length();
-        if length % ENTRY_SIZE != 0 {
+        if !length.is_multiple_of(ENTRY_SIZE) {
             return Err(IndexError::CorruptIndex {
                 path: self.path(),
                 reason: format!(

@@ -159,7 +159,7 @@ impl TransactionIndex {
     pub fn append(&self, txn: &AbortedTxn) -> Result<()> {
         let mut st = self.state.lock();
         let file = open_retained(&mut st)?;
-        if st.len % ENTRY_BYTES != 0 {
+        if !st.len.is_multiple_of(ENTRY_BYTES) {
             return Err(TxnIndexError::corrupt(
                 &st.path,
                 format!(

@@ -15,7 +15,9 @@
 //!   `0` and the offset below which all data was flushed. Written atomically (temp file,
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
 //!   It never exceeds the flushed offset.
-//! * `log-start-offset` — the log start offset checkpoint, same format.
+//! * `log-start-offset` — the log start offset checkpoint, same format. Retention and
+//!   [`Log::delete_records`] write it (and raise `recovery-point` to it) before any segment
+//!   leaves the log.
 //! * `<offset>.snapshot` — Kafka's producer-state snapshots ([`crate::snapshot`]), taken on
 //!   roll (at the new segment's base offset), on close (at the log end offset) and after
 //!   loading or truncation; recovery of a segment starts from the latest one at or below
@@ -23,9 +25,29 @@
 //!   deletes the snapshot of each deleted segment, truncation those above the new end.
 //! * `leader-epoch-checkpoint` — Kafka's leader-epoch cache (version line, count line,
 //!   `epoch start_offset` lines), rewritten whenever the cache changes.
+//! * `.lock` — the directory lock ([`DirLock`]): [`Log::open`] locks it exclusively and
+//!   records its process id in it; a second open, from this process or another, fails
+//!   with [`SegmentError::DirLocked`] until the log is closed or dropped (or its process
+//!   dies). Read-only tools such as `dump-log` do not take it.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
 //! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
+//!
+//! Segments that leave the log are renamed `<name>.deleted` and removed
+//! [`LogConfig::file_delete_delay_ms`] later (see [`deleter`](crate::deleter)).
+//!
+//! # The one limit: external truncation of a mapped index (SIGBUS)
+//!
+//! The `.index` and `.timeindex` files of a segment are memory-mapped. If another process
+//! **shrinks** such a file while it is mapped here, the next access to a mapped page past
+//! the new end raises `SIGBUS`, which kills the process: the operating system gives no
+//! error a library could return, and Kafka's brokers have the same limit. The directory
+//! lock keeps every cooperating process (anything that opens the directory through
+//! [`Log::open`]) from doing it: a second `Log` cannot open the directory, recover it or
+//! trim its indexes at close. It cannot stop a process that ignores the lock (`truncate`,
+//! `rm` and rewrite, another program): do not modify a partition directory that a `Log`
+//! has open, except through that `Log`. Copying files out, and `dump-log` (which reads
+//! and never truncates the sources), are safe.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -174,6 +196,10 @@ pub struct AppendInfo {
 /// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
 /// [`read`](Log::read) returns the stored bytes of whole batches, which you decode with
 /// your format ([`format::scan`]).
+///
+/// See the [module docs](self) for the files the log keeps in its directory, its
+/// directory lock, and the SIGBUS limit of memory-mapped indexes truncated by another
+/// process.
 ///
 /// Durability: `append` writes to the `.log` file but does not fsync; [`flush`](Log::flush)
 /// does, and moves the recovery point. [`close`](Log::close) flushes and marks a clean
@@ -1151,12 +1177,19 @@ impl<F: BatchFormat> Log<F> {
     pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<TimestampAndOffset>> {
         let start = self.log_start_offset();
         for s in self.segments.values() {
-            match s.largest_record_timestamp()? {
-                Some(t) if t >= timestamp => {}
-                _ => continue,
-            }
-            if let Some(found) = s.find_offset_by_timestamp(timestamp, start)? {
-                return Ok(Some(found));
+            let found = (|| {
+                match s.largest_record_timestamp()? {
+                    Some(t) if t >= timestamp => {}
+                    _ => return Ok(None),
+                }
+                s.find_offset_by_timestamp(timestamp, start)
+            })();
+            match found {
+                Ok(Some(found)) => return Ok(Some(found)),
+                Ok(None) => {}
+                // Deleted under us by retention: its offsets are below the log start now.
+                Err(_) if s.is_deleted() => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(None)
@@ -1186,9 +1219,6 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         self.deleter.delete_expired()?;
-        // Readers above the target get OffsetOutOfRange from now on (the exact log end,
-        // at or below `offset`, is known after the truncation).
-        self.log_end_offset.store(offset, Ordering::Release);
         for s in self.segments.values() {
             if s.base_offset() > offset {
                 self.delete_segment_files(&s)?;
@@ -1436,10 +1466,16 @@ impl<F: BatchFormat> Log<F> {
             .floor_segment(fetch_offset)
             .or_else(|| self.segments.first_segment());
         while let Some(s) = seg {
-            let r = s.collect_aborted_txns(fetch_offset, upper_bound_offset)?;
-            out.extend(r.aborted_transactions);
-            if r.is_complete {
-                break;
+            match s.collect_aborted_txns(fetch_offset, upper_bound_offset) {
+                Ok(r) => {
+                    out.extend(r.aborted_transactions);
+                    if r.is_complete {
+                        break;
+                    }
+                }
+                // Deleted under us by retention: nothing of it is readable any more.
+                Err(_) if s.is_deleted() => {}
+                Err(e) => return Err(e),
             }
             seg = self.segments.higher_segment(s.base_offset());
         }

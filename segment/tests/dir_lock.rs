@@ -302,3 +302,32 @@ fn the_lock_of_a_process_that_exits_without_closing_is_released() {
     ));
     drop(log);
 }
+
+#[test]
+fn dump_log_reads_a_locked_directory_without_taking_the_lock() {
+    let dir = tmpdir();
+    let log = open(dir.path()).unwrap();
+    for o in 0..3 {
+        log.append(&tagged_batch(o, "writer")).unwrap();
+    }
+    let segment = log.segments().active_segment().unwrap().log_path();
+    let out = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+        .arg("--files")
+        .arg(&segment)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("lastOffset: 2"), "{text}");
+    // The writer still holds the lock and goes on.
+    assert!(matches!(
+        open(dir.path()),
+        Err(SegmentError::DirLocked { .. })
+    ));
+    log.append(&tagged_batch(3, "writer")).unwrap();
+}

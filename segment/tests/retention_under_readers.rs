@@ -1,0 +1,178 @@
+//! Issue 11, finding 2 and deliverable 2: retention (time, size, log start offset) and
+//! `delete_records` running under concurrent readers. Every read answers with its data
+//! (a batch holding the offset) or `OffsetOutOfRange` carrying a log start above the
+//! offset; never an empty fetch inside the log, never another error (such as
+//! `Index(Closed)` from a segment deleted under the reader). An observer checks that
+//! the log start offset is published before a segment leaves the map.
+//!
+//! Bounded: the writer appends a fixed number of batches and everything stops with it.
+//! Deterministic offsets (an LCG per reader); only the interleaving varies.
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use segment::{Log, LogConfig, MockTime, SegmentError, Time};
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Time,
+    Size,
+    LogStart,
+    DeleteRecords,
+}
+
+const BATCHES: i64 = 1500;
+
+fn stress(kind: Kind, file_delete_delay_ms: i64) {
+    let dir = tmpdir();
+    let one = batch(0, 1, 0).len() as u64;
+    let t = MockTime::new(1_000_000);
+    let cfg = LogConfig {
+        segment_bytes: 8 * one + 8,
+        index_interval_bytes: 1,
+        max_index_size: 4096,
+        retention_ms: if matches!(kind, Kind::Time) { 40 } else { -1 },
+        retention_bytes: if matches!(kind, Kind::Size) {
+            40 * one as i64
+        } else {
+            -1
+        },
+        file_delete_delay_ms,
+        ..LogConfig::default()
+    };
+    let log = Arc::new(Log::open(dir.path(), cfg, Arc::new(t.clone())).unwrap());
+    let done = Arc::new(AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for seed in 0..2u64 {
+        let (log, done) = (log.clone(), done.clone());
+        readers.push(std::thread::spawn(move || {
+            let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (mut data, mut out_of_range) = (0u64, 0u64);
+            while !done.load(Ordering::Acquire) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let start = log.log_start_offset();
+                let leo = log.log_end_offset();
+                // Mostly the oldest offsets, where retention deletes; some anywhere.
+                let span = if x >> 60 < 12 { 12 } else { (leo - start).max(1) as u64 + 3 };
+                let o = (start - 3 + ((x >> 33) % span) as i64).max(0);
+                match log.read(o, 1 << 16) {
+                    Ok(r) if o < leo => {
+                        let offs = offsets_in(&r.records);
+                        assert!(
+                            offs.contains(&o),
+                            "{kind:?}: read({o}) inside [{start}, {leo}) returned offsets {offs:?}"
+                        );
+                        data += 1;
+                    }
+                    Ok(_) => {}
+                    Err(SegmentError::OffsetOutOfRange {
+                        log_start_offset,
+                        log_end_offset,
+                        ..
+                    }) => {
+                        assert!(
+                            o < log_start_offset || o > log_end_offset,
+                            "{kind:?}: OffsetOutOfRange for {o} inside [{log_start_offset}, {log_end_offset}]"
+                        );
+                        out_of_range += 1;
+                    }
+                    Err(e) => panic!("{kind:?}: read({o}) failed: {e}"),
+                }
+                if x >> 62 == 0 {
+                    // Searches walk every segment: one deleted under them is skipped.
+                    let found = log.offset_for_timestamp(0);
+                    // (`None` only while no record is left: the log start at its end.)
+                    assert!(found.is_ok(), "{kind:?}: offset_for_timestamp failed: {found:?}");
+                    if let Err(e) = log.collect_aborted_txns(o, o + 10) {
+                        panic!("{kind:?}: collect_aborted_txns({o}) failed: {e}");
+                    }
+                }
+            }
+            (data, out_of_range)
+        }));
+    }
+    let observer = {
+        let (log, done) = (log.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Acquire) {
+                // First segment first, then the log start: published before removal, the
+                // log start is then at or above the first base offset seen.
+                let first = log.segments().first_segment_base_offset();
+                let start = log.log_start_offset();
+                if let Some(first) = first {
+                    assert!(
+                        first <= start,
+                        "{kind:?}: first segment {first} seen while the log start was {start}"
+                    );
+                }
+            }
+        })
+    };
+    let mut deleted = 0;
+    for o in 0..BATCHES {
+        log.append(&batch(o, 1, t.milliseconds())).unwrap();
+        t.sleep(1);
+        if o % 10 == 9 {
+            deleted += match kind {
+                Kind::Time | Kind::Size => log.delete_old_segments().unwrap(),
+                Kind::LogStart => {
+                    log.increment_log_start_offset(o - 30).unwrap();
+                    log.delete_old_segments().unwrap()
+                }
+                Kind::DeleteRecords => {
+                    log.delete_records(o - 30 + (o % 7)).unwrap();
+                    0
+                }
+            };
+        }
+    }
+    done.store(true, Ordering::Release);
+    observer.join().unwrap();
+    let (mut data, mut oor) = (0, 0);
+    for r in readers {
+        let (d, o) = r.join().unwrap();
+        data += d;
+        oor += o;
+    }
+    assert!(
+        data > 0 && oor > 0,
+        "{kind:?}: {data} data, {oor} out of range answers"
+    );
+    if !matches!(kind, Kind::DeleteRecords) {
+        assert!(
+            deleted > 10,
+            "{kind:?}: retention deleted only {deleted} segments"
+        );
+    }
+    assert!(log.log_start_offset() > BATCHES - 100);
+    assert_eq!(
+        read_all(&log, log.log_start_offset()).last(),
+        Some(&(BATCHES - 1))
+    );
+}
+
+#[test]
+fn time_retention_under_readers() {
+    stress(Kind::Time, 0);
+    stress(Kind::Time, 60_000);
+}
+
+#[test]
+fn size_retention_under_readers() {
+    stress(Kind::Size, 0);
+    stress(Kind::Size, 60_000);
+}
+
+#[test]
+fn log_start_retention_under_readers() {
+    stress(Kind::LogStart, 0);
+    stress(Kind::LogStart, 60_000);
+}
+
+#[test]
+fn delete_records_under_readers() {
+    stress(Kind::DeleteRecords, 0);
+    stress(Kind::DeleteRecords, 60_000);
+}
