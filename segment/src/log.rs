@@ -640,6 +640,13 @@ impl<F: BatchFormat> Log<F> {
             }
             self.segments.add(Arc::new(seg));
         }
+        // Before the marker or the recovery point is trusted for a segment: do its files
+        // agree (crate::validate)? A segment that fails is recovered.
+        let failed = crate::validate::check_loaded_segments(&self.segments, &flagged);
+        self.stats
+            .indexes_rebuilt
+            .fetch_add(failed.len() as u64, Ordering::Relaxed);
+        flagged.extend(failed);
         Ok(flagged)
     }
 
@@ -685,6 +692,19 @@ impl<F: BatchFormat> Log<F> {
                         truncated = n,
                         "flushed segment had invalid bytes"
                     );
+                }
+                if let Some(next) = self.segments.higher_segment(base) {
+                    // Offsets must increase across the boundary: the later segment wins.
+                    if seg.read_next_offset()? > next.base_offset() {
+                        let n = seg.truncate_to(next.base_offset())?;
+                        tracing::warn!(
+                            segment = base,
+                            truncated = n,
+                            next = next.base_offset(),
+                            "truncated the part of a segment that overlaps the next one"
+                        );
+                        self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
+                    }
                 }
                 seg.flush()?;
                 self.unload_if_inactive(&seg)?;
@@ -735,6 +755,20 @@ impl<F: BatchFormat> Log<F> {
             let start = ls_checkpoint.max(0);
             let seg = self.open_segment(start, false, "")?;
             self.segments.add(Arc::new(seg));
+        }
+        if clean {
+            // The clean-shutdown checkpoint is the log end at close: offsets below it were
+            // handed out. If recovering a segment that failed the load check left the log
+            // end below it, start a new segment there rather than reuse those offsets.
+            let active = self.segments.active_segment()?;
+            let leo = active.read_next_offset()?;
+            if leo < rp_checkpoint {
+                tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "recovery left the log end below the clean-shutdown log end; rolling a segment there so that no offset is reused");
+                active.on_become_inactive_segment()?;
+                let seg = self.open_segment(rp_checkpoint, false, "")?;
+                self.segments.add(Arc::new(seg));
+                self.stats.rolls.fetch_add(1, Ordering::Relaxed);
+            }
         }
         // Kafka resizes the active segment's indexes here (spec §10 step 7). We defer it to
         // the first append/roll (`ensure_active_ready`) so that opening a cleanly shut down
