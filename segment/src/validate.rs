@@ -255,8 +255,8 @@ pub(crate) fn segment_check<F: BatchFormat>(
         last_indexed = Some(base + r1 as i64);
     }
 
-    // The first batch.
-    if size > 0 {
+    // The first batch (read by the tail scan below when there is no index entry).
+    if size > 0 && scan_from > 0 {
         let mut sc = Scanner::<F>::new(log, 0);
         match sc.next_batch().map_err(io)? {
             Some((info, _)) => {
@@ -298,6 +298,12 @@ pub(crate) fn segment_check<F: BatchFormat>(
         if info.last_offset < info.base_offset || prev_last.is_some_and(|p| info.base_offset <= p) {
             return Err(format!(
                 "{shown}: offsets do not increase at position {} (batch {}..={} after {prev_last:?})",
+                info.position, info.base_offset, info.last_offset
+            ));
+        }
+        if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset) {
+            return Err(format!(
+                "{shown}: the batch at position {} holds offsets {}..={} outside the segment based at {base}",
                 info.position, info.base_offset, info.last_offset
             ));
         }
