@@ -72,8 +72,10 @@ pub struct LogStats {
     /// segments of the bytes cut after their last valid batch. Segments deleted because an
     /// earlier one was truncated are counted in `segments_deleted`, not here.
     pub bytes_truncated: AtomicU64,
-    /// Segments below the recovery point whose indexes failed the load-time check and were
-    /// rebuilt (Kafka would have trusted them).
+    /// Segments below the recovery point (or of a cleanly shut down log) whose files
+    /// failed a load-time check (index order, or the consistency check of
+    /// [`Log::open`] step 3a) and were recovered from their `.log` (Kafka would have
+    /// trusted them).
     pub indexes_rebuilt: AtomicU64,
     /// Segments rolled.
     pub rolls: AtomicU64,
@@ -214,6 +216,18 @@ impl<F: BatchFormat> Log<F> {
     ///    that a missing `.index`, a corrupt `.txnindex` or — stricter than Kafka — an
     ///    index whose first/last entries are out of order (an untrimmed zero-padded index,
     ///    B1/B3) makes the segment be recovered from its `.log`;
+    ///    every file named like a segment file is checked to be a regular file (symlinks
+    ///    followed) **before** anything is opened: anything else is
+    ///    [`SegmentError::NotARegularFile`], never skipped and never opened;
+    /// 3a. before the clean-shutdown marker or the recovery point is trusted for a segment,
+    ///    a cheap check without mapping (`segment/src/validate.rs`) confirms that its last
+    ///    index entries lie inside the `.log`, its first and last batch headers are
+    ///    readable and fit, and offsets increase, also across segment boundaries. A
+    ///    segment that fails is recovered from its `.log` (later segments are kept; an
+    ///    overlap with the next segment is cut at the next segment's base offset), and
+    ///    after a clean shutdown the log end never goes below the checkpointed one (a new
+    ///    segment is started there if recovery cut the active one), so no offset handed
+    ///    out is reused. Stricter than Kafka, which trusts the marker;
     /// 4. without a clean shutdown, every segment from the one holding the recovery point
     ///    on is recovered; after the first one that truncated bytes all later segments are
     ///    deleted; recovered segments are flushed and the recovery point moved to the log
