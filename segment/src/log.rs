@@ -74,7 +74,7 @@ pub struct LogStats {
     pub bytes_truncated: AtomicU64,
     /// Segments below the recovery point (or of a cleanly shut down log) whose files
     /// failed a load-time check (index order, or the consistency check of
-    /// [`Log::open`] step 3a) and were recovered from their `.log` (Kafka would have
+    /// [`Log::open`] step 4) and were recovered from their `.log` (Kafka would have
     /// trusted them).
     pub indexes_rebuilt: AtomicU64,
     /// Segments rolled.
@@ -219,7 +219,7 @@ impl<F: BatchFormat> Log<F> {
     ///    every file named like a segment file is checked to be a regular file (symlinks
     ///    followed) **before** anything is opened: anything else is
     ///    [`SegmentError::NotARegularFile`], never skipped and never opened;
-    /// 3a. before the clean-shutdown marker or the recovery point is trusted for a segment,
+    /// 4. before the clean-shutdown marker or the recovery point is trusted for a segment,
     ///    a cheap check without mapping (`segment/src/validate.rs`) confirms that its last
     ///    index entries lie inside the `.log`, its first and last batch headers are
     ///    readable and fit, and offsets increase, also across segment boundaries. A
@@ -228,11 +228,11 @@ impl<F: BatchFormat> Log<F> {
     ///    after a clean shutdown the log end never goes below the checkpointed one (a new
     ///    segment is started there if recovery cut the active one), so no offset handed
     ///    out is reused. Stricter than Kafka, which trusts the marker;
-    /// 4. without a clean shutdown, every segment from the one holding the recovery point
+    /// 5. without a clean shutdown, every segment from the one holding the recovery point
     ///    on is recovered; after the first one that truncated bytes all later segments are
     ///    deleted; recovered segments are flushed and the recovery point moved to the log
     ///    end;
-    /// 5. the active segment's indexes are resized to `max_index_size`.
+    /// 6. the active segment's indexes are resized to `max_index_size`.
     ///
     /// A legacy segment (written before Kafka 2.0) holding offsets that are not
     /// representable relative to its base offset (B5d) is **split** into several
