@@ -93,6 +93,7 @@ impl LogConfig {
     /// | `segment.jitter.ms` | ≥ 0 |
     /// | `retention.ms` | ≥ −1 (−1 = unlimited) |
     /// | `retention.bytes` | any (negative = unlimited, as Kafka) |
+    /// | `file.delete.delay.ms` | ≥ 0 |
     ///
     /// [`Log::open`](crate::Log::open) calls it before touching the directory.
     ///
@@ -143,6 +144,13 @@ impl LogConfig {
                 "retention.ms",
                 self.retention_ms,
                 "must be at least -1 (-1 = unlimited)",
+            ));
+        }
+        if self.file_delete_delay_ms < 0 {
+            return Err(bad(
+                "file.delete.delay.ms",
+                self.file_delete_delay_ms,
+                "must be at least 0",
             ));
         }
         Ok(())

@@ -103,8 +103,10 @@ pub struct LogStats {
     /// segments of the bytes cut after their last valid batch. Segments deleted because an
     /// earlier one was truncated are counted in `segments_deleted`, not here.
     pub bytes_truncated: AtomicU64,
-    /// Segments below the recovery point whose indexes failed the load-time check and were
-    /// rebuilt (Kafka would have trusted them).
+    /// Segments below the recovery point (or of a cleanly shut down log) whose files
+    /// failed a load-time check (index order, or the consistency check of
+    /// [`Log::open`] step 4) and were recovered from their `.log` (Kafka would have
+    /// trusted them).
     pub indexes_rebuilt: AtomicU64,
     /// Segments rolled.
     pub rolls: AtomicU64,
@@ -250,11 +252,23 @@ impl<F: BatchFormat> Log<F> {
     ///    that a missing `.index`, a corrupt `.txnindex` or — stricter than Kafka — an
     ///    index whose first/last entries are out of order (an untrimmed zero-padded index,
     ///    B1/B3) makes the segment be recovered from its `.log`;
-    /// 4. without a clean shutdown, every segment from the one holding the recovery point
+    ///    every file named like a segment file is checked to be a regular file (symlinks
+    ///    followed) **before** anything is opened: anything else is
+    ///    [`SegmentError::NotARegularFile`], never skipped and never opened;
+    /// 4. before the clean-shutdown marker or the recovery point is trusted for a segment,
+    ///    a cheap check without mapping (`segment/src/validate.rs`) confirms that its last
+    ///    index entries lie inside the `.log`, its first and last batch headers are
+    ///    readable and fit, and offsets increase, also across segment boundaries. A
+    ///    segment that fails is recovered from its `.log` (later segments are kept; an
+    ///    overlap with the next segment is cut at the next segment's base offset), and
+    ///    after a clean shutdown the log end never goes below the checkpointed one (a new
+    ///    segment is started there if recovery cut the active one), so no offset handed
+    ///    out is reused. Stricter than Kafka, which trusts the marker;
+    /// 5. without a clean shutdown, every segment from the one holding the recovery point
     ///    on is recovered; after the first one that truncated bytes all later segments are
     ///    deleted; recovered segments are flushed and the recovery point moved to the log
     ///    end;
-    /// 5. the active segment's indexes are resized to `max_index_size`.
+    /// 6. the active segment's indexes are resized to `max_index_size`.
     ///
     /// A legacy segment (written before Kafka 2.0) holding offsets that are not
     /// representable relative to its base offset (B5d) is **split** into several
@@ -679,6 +693,13 @@ impl<F: BatchFormat> Log<F> {
             }
             self.segments.add(Arc::new(seg));
         }
+        // Before the marker or the recovery point is trusted for a segment: do its files
+        // agree (crate::validate)? A segment that fails is recovered.
+        let failed = crate::validate::check_loaded_segments(&self.segments, &flagged);
+        self.stats
+            .indexes_rebuilt
+            .fetch_add(failed.len() as u64, Ordering::Relaxed);
+        flagged.extend(failed);
         Ok(flagged)
     }
 
@@ -721,6 +742,19 @@ impl<F: BatchFormat> Log<F> {
                         truncated = n,
                         "flushed segment had invalid bytes"
                     );
+                }
+                if let Some(next) = self.segments.higher_segment(base) {
+                    // Offsets must increase across the boundary: the later segment wins.
+                    if seg.read_next_offset()? > next.base_offset() {
+                        let n = seg.truncate_to(next.base_offset())?;
+                        tracing::warn!(
+                            segment = base,
+                            truncated = n,
+                            next = next.base_offset(),
+                            "truncated the part of a segment that overlaps the next one"
+                        );
+                        self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
+                    }
                 }
                 seg.flush()?;
                 self.unload_if_inactive(&seg)?;
@@ -770,6 +804,20 @@ impl<F: BatchFormat> Log<F> {
             let start = ls_checkpoint.max(0);
             let seg = self.open_segment(start, false, "")?;
             self.segments.add(Arc::new(seg));
+        }
+        if clean {
+            // The clean-shutdown checkpoint is the log end at close: offsets below it were
+            // handed out. If recovering a segment that failed the load check left the log
+            // end below it, start a new segment there rather than reuse those offsets.
+            let active = self.segments.active_segment()?;
+            let leo = active.read_next_offset()?;
+            if leo < rp_checkpoint {
+                tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "recovery left the log end below the clean-shutdown log end; rolling a segment there so that no offset is reused");
+                active.on_become_inactive_segment()?;
+                let seg = self.open_segment(rp_checkpoint, false, "")?;
+                self.segments.add(Arc::new(seg));
+                self.stats.rolls.fetch_add(1, Ordering::Relaxed);
+            }
         }
         // Kafka resizes the active segment's indexes here (spec §10 step 7). We defer it to
         // the first append/roll (`ensure_active_ready`) so that opening a cleanly shut down

@@ -13,7 +13,11 @@
 use std::path::Path;
 
 use crate::error::{Result, SegmentError};
+use crate::format::BatchFormat;
 use crate::names;
+use crate::scan::{ScanStop, Scanner};
+use crate::segment::LogSegment;
+use crate::segments::LogSegments;
 
 /// `Log::roll(Some(base))`: the base must be at or above the log end offset and below
 /// `i64::MAX`.
@@ -153,4 +157,242 @@ mod tests {
             assert!(!is_segment_file_name(n), "{n}");
         }
     }
+}
+
+/// Bytes the clean-open check scans at most at the end of a segment that is not the last
+/// one (from its last offset index entry on). A well-indexed segment needs at most
+/// `index.interval.bytes` plus one append; beyond the budget the end of that segment is
+/// trusted (Kafka trusts all of it). The last segment is always scanned to its end, as
+/// `readNextOffset` does to find the log end offset.
+pub(crate) const TAIL_SCAN_BUDGET: u64 = 8 << 20;
+
+/// `(entries, first entry bytes, last entry bytes)` of an index file, or why it could
+/// not be read.
+type IndexEnds = std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String>;
+
+/// The first and last raw entries of an index file, read with two positioned reads
+/// without mapping it: `(entries, first, last)`, `None` if missing or empty.
+fn index_ends(path: &Path, entry: usize) -> IndexEnds {
+    use std::os::unix::fs::FileExt;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let len = f.metadata().map_err(|e| e.to_string())?.len();
+    let n = len / entry as u64;
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut first = vec![0u8; entry];
+    let mut last = vec![0u8; entry];
+    f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
+    f.read_exact_at(&mut last, (n - 1) * entry as u64)
+        .map_err(|e| e.to_string())?;
+    Ok(Some((n, first, last)))
+}
+
+fn be32(b: &[u8]) -> i32 {
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// What [`segment_check`] learnt about a consistent segment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checked {
+    /// The offset after its last batch, when the tail was scanned.
+    pub(crate) next_offset: Option<i64>,
+}
+
+/// The clean-open check of one segment, without mapping its indexes (a few positioned
+/// reads and a scan of the batch headers after the last offset index entry):
+///
+/// * the first and last offset index entries point inside the `.log`, in order, at a
+///   batch whose base offset is not above the entry's offset;
+/// * the first batch header is readable, fits in the file, and its offsets are
+///   representable relative to the segment base;
+/// * from the last index entry (or the start) every batch header up to the end is
+///   readable and fits, offsets increase from batch to batch, and the scan ends exactly
+///   at the end of the file; the last offset index entry and the last time index entry
+///   name offsets the segment holds (`is_last`, or within [`TAIL_SCAN_BUDGET`]).
+///
+/// # Errors
+/// `Err(reason)` for the first inconsistency (the loader then recovers the segment).
+pub(crate) fn segment_check<F: BatchFormat>(
+    seg: &LogSegment<F>,
+    is_last: bool,
+) -> std::result::Result<Checked, String> {
+    let log = seg.log();
+    let size = log.size_in_bytes();
+    let base = seg.base_offset();
+    let log_path = log.path();
+    let shown = log_path.display();
+    let io = |e: SegmentError| e.to_string();
+
+    // The offset index's ends.
+    let oi = seg.offset_index_file();
+    let mut scan_from = 0u64;
+    let mut last_indexed: Option<i64> = None;
+    if let Some((n, first, last)) = index_ends(&oi, 8)? {
+        let (r0, p0) = (be32(&first), be32(&first[4..]));
+        let (r1, p1) = (be32(&last), be32(&last[4..]));
+        if r0 < 0 || r1 < 0 || p0 < 0 || p1 < 0 {
+            return Err(format!("{}: negative entry", oi.display()));
+        }
+        let (p0, p1) = (p0 as u64, p1 as u64);
+        if p1 >= size || p0 >= size {
+            return Err(format!(
+                "{}: {n} entries, the last at position {p1}, but {shown} holds {size} bytes",
+                oi.display()
+            ));
+        }
+        if n >= 2 && (p1 < p0 || r1 <= r0) {
+            return Err(format!(
+                "{}: first and last entries out of order",
+                oi.display()
+            ));
+        }
+        scan_from = p1;
+        last_indexed = Some(base + r1 as i64);
+    }
+
+    // The first batch (read by the tail scan below when there is no index entry).
+    if size > 0 && scan_from > 0 {
+        let mut sc = Scanner::<F>::new(log, 0);
+        match sc.next_batch().map_err(io)? {
+            Some((info, _)) => {
+                if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset)
+                {
+                    return Err(format!(
+                        "{shown}: the first batch holds offsets {}..={} outside the segment based at {base}",
+                        info.base_offset, info.last_offset
+                    ));
+                }
+            }
+            None => {
+                return Err(format!(
+                    "{shown}: the first batch is unreadable ({:?}) in {size} bytes",
+                    sc.stop()
+                ))
+            }
+        }
+    }
+
+    // The tail, from the last offset index entry.
+    let mut sc = Scanner::<F>::new(log, scan_from);
+    let mut prev_last: Option<i64> = None;
+    let mut at_entry = true;
+    while let Some((info, _)) = sc.next_batch().map_err(io)? {
+        if at_entry {
+            if let Some(x) = last_indexed {
+                if info.base_offset > x {
+                    return Err(format!(
+                        "{}: the last entry names offset {x}, but the batch at its position {} starts at {}",
+                        oi.display(),
+                        info.position,
+                        info.base_offset
+                    ));
+                }
+            }
+            at_entry = false;
+        }
+        if info.last_offset < info.base_offset || prev_last.is_some_and(|p| info.base_offset <= p) {
+            return Err(format!(
+                "{shown}: offsets do not increase at position {} (batch {}..={} after {prev_last:?})",
+                info.position, info.base_offset, info.last_offset
+            ));
+        }
+        if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset) {
+            return Err(format!(
+                "{shown}: the batch at position {} holds offsets {}..={} outside the segment based at {base}",
+                info.position, info.base_offset, info.last_offset
+            ));
+        }
+        prev_last = Some(info.last_offset);
+        if !is_last && info.position + info.size_in_bytes as u64 - scan_from > TAIL_SCAN_BUDGET {
+            return Ok(Checked { next_offset: None });
+        }
+    }
+    match sc.stop() {
+        Some(ScanStop::End) | None => {}
+        Some(stop) => {
+            return Err(format!(
+                "{shown}: the batches do not end at the end of the file: {stop:?}"
+            ))
+        }
+    }
+    let next = match prev_last {
+        Some(l) => l
+            .checked_add(1)
+            .ok_or_else(|| format!("{shown}: a batch ends at i64::MAX"))?,
+        None => base,
+    };
+    if let Some(x) = last_indexed {
+        if x >= next {
+            return Err(format!(
+                "{}: the last entry names offset {x}, beyond the segment's last offset {}",
+                oi.display(),
+                next - 1
+            ));
+        }
+    }
+    let ti = seg.time_index_file();
+    if let Some((_, _, last)) = index_ends(&ti, 12)? {
+        let rel = be32(&last[8..]);
+        let abs = base + i64::from(rel.max(0));
+        // An all-zero time index entry with an empty segment is the untrimmed form Kafka
+        // leaves for a new active segment; anything else must name a held offset.
+        let untouched = size == 0 && last.iter().all(|&b| b == 0);
+        if !untouched && (rel < 0 || abs >= next.max(base + 1)) {
+            return Err(format!(
+                "{}: the last entry names offset {abs}, beyond the segment's last offset {}",
+                ti.display(),
+                next - 1
+            ));
+        }
+    }
+    Ok(Checked {
+        next_offset: Some(next),
+    })
+}
+
+/// Runs [`segment_check`] on every loaded segment not already `flagged`, and checks that
+/// offsets increase across segment boundaries (a segment's next offset is at most the
+/// next segment's base offset). Returns the base offsets of the segments that failed
+/// (each warned about): the loader recovers them from their `.log`.
+pub(crate) fn check_loaded_segments<F: BatchFormat>(
+    segments: &LogSegments<F>,
+    flagged: &[i64],
+) -> Vec<i64> {
+    let all = segments.values();
+    let mut bad = Vec::new();
+    let mut prev: Option<(i64, Option<i64>)> = None;
+    for (i, seg) in all.iter().enumerate() {
+        let base = seg.base_offset();
+        let is_last = i + 1 == all.len();
+        let next = if flagged.contains(&base) {
+            None
+        } else {
+            match segment_check(seg, is_last) {
+                Ok(c) => c.next_offset,
+                Err(reason) => {
+                    tracing::warn!(segment = %seg.log_path().display(), %reason, "segment failed the load-time consistency check; recovering it from its log");
+                    bad.push(base);
+                    None
+                }
+            }
+        };
+        if let Some((pbase, Some(pnext))) = prev {
+            if pnext > base && !bad.contains(&pbase) {
+                tracing::warn!(
+                    segment = pbase,
+                    next_offset = pnext,
+                    next_segment = base,
+                    "segment overlaps the next one; recovering it"
+                );
+                bad.push(pbase);
+            }
+        }
+        prev = Some((base, next));
+    }
+    bad
 }

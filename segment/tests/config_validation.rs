@@ -106,6 +106,13 @@ fn invalid_configs() -> Vec<(&'static str, LogConfig)> {
                 ..d()
             },
         ),
+        (
+            "file.delete.delay.ms",
+            LogConfig {
+                file_delete_delay_ms: -1,
+                ..d()
+            },
+        ),
     ]
 }
 
@@ -154,6 +161,10 @@ fn boundary_values_are_accepted() {
         },
         LogConfig {
             retention_bytes: -5,
+            ..d()
+        },
+        LogConfig {
+            file_delete_delay_ms: 0,
             ..d()
         },
     ] {

@@ -103,12 +103,21 @@ fn a_segment_based_at_i64_max_holding_a_batch_is_reported_corrupt() {
 
 #[test]
 fn read_next_offset_reports_corruption_instead_of_overflowing() {
-    // A cleanly shut down log is not recovered: read_next_offset meets the batch.
+    // A cleanly shut down log: the load-time check finds the batch ending at i64::MAX and
+    // recovers the segment, which drops it; the log end then does not go below the
+    // clean-shutdown recovery point (2), so no offset handed out is reused.
     let dir = dir_with_max_batch("00000000000000000000.log", &[0]);
     std::fs::write(dir.path().join(".kafka_cleanshutdown"), b"").unwrap();
     std::fs::write(dir.path().join("recovery-point"), b"0\n2\n").unwrap();
     match Log::<segment::KafkaBatchFormat>::open(dir.path(), LogConfig::default(), system_clock()) {
-        Ok(log) => assert!(log.log_end_offset() <= 1),
+        Ok(log) => {
+            assert!(log.log_end_offset() <= 2, "{}", log.log_end_offset());
+            assert_eq!(
+                log.size(),
+                batch(0).len() as u64,
+                "the i64::MAX batch is gone"
+            );
+        }
         Err(e) => assert!(matches!(e, SegmentError::Corrupt { .. }), "{e:?}"),
     }
 }
