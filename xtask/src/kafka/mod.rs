@@ -14,6 +14,7 @@
 
 mod broker;
 mod k1;
+mod k2;
 mod k3;
 mod ours;
 
@@ -155,8 +156,12 @@ fn fresh(jar: &Path, cp_file: &Path) -> bool {
 
 type Scenario = fn(&Ctx) -> Result<String, String>;
 
-const SCENARIOS: &[(&str, Scenario)] =
-    &[("lifecycle", lifecycle), ("k1", k1_clean), ("k3", k3::run)];
+const SCENARIOS: &[(&str, Scenario)] = &[
+    ("lifecycle", lifecycle),
+    ("k1", k1_clean),
+    ("k3", k3::run),
+    ("k2", k2::run),
+];
 
 /// `cargo xtask kafka [options]`.
 pub fn run(args: &[String]) -> Result<(), String> {
