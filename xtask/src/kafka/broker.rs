@@ -196,7 +196,6 @@ impl Jvm {
     }
 
     /// Starts a helper main class in the background (stdout piped).
-    #[allow(dead_code)] // for k1-crash (next commit)
     pub fn spawn(&self, main: &str, args: &[String]) -> Result<Proc, String> {
         let mut c = self.command("256m", &self.client_log4j, main);
         c.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
@@ -401,7 +400,6 @@ impl Broker {
     }
 
     /// `kill -9`.
-    #[allow(dead_code)] // for k1-crash (next commit)
     pub fn kill9(&mut self) {
         if let Some(mut p) = self.proc.take() {
             p.kill9();
@@ -409,7 +407,6 @@ impl Broker {
     }
 
     /// Points the broker at another log directory copy (after a stop or kill).
-    #[allow(dead_code)] // for k1-crash (next commit)
     pub fn set_data(&mut self, data: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(self.home.join("server.properties"))
             .map_err(|e| e.to_string())?;

@@ -127,13 +127,23 @@ pub fn record_answers(
     broker: &Broker,
     out: &Path,
 ) -> Result<Vec<PartitionAnswers>, String> {
+    record_answers_for(jvm, broker, out, TOPICS.iter().map(|t| t.0))
+}
+
+/// Runs `Answers` against a running broker for `topics`.
+pub fn record_answers_for<'a>(
+    jvm: &Jvm,
+    broker: &Broker,
+    out: &Path,
+    topics: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<PartitionAnswers>, String> {
     let mut args = vec![
         "answers".to_string(),
         broker.bootstrap(),
         out.display().to_string(),
         "9".into(),
     ];
-    args.extend(TOPICS.iter().map(|t| t.0.to_string()));
+    args.extend(topics.into_iter().map(str::to_string));
     jvm.run("oracle.Oracle", &args, Duration::from_secs(300))?;
     load_answers(out)
 }

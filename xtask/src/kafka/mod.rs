@@ -13,7 +13,9 @@
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
 mod broker;
+mod crash;
 mod k1;
+mod k2;
 mod k3;
 mod ours;
 
@@ -155,8 +157,13 @@ fn fresh(jar: &Path, cp_file: &Path) -> bool {
 
 type Scenario = fn(&Ctx) -> Result<String, String>;
 
-const SCENARIOS: &[(&str, Scenario)] =
-    &[("lifecycle", lifecycle), ("k1", k1_clean), ("k3", k3::run)];
+const SCENARIOS: &[(&str, Scenario)] = &[
+    ("lifecycle", lifecycle),
+    ("k1", k1_clean),
+    ("k3", k3::run),
+    ("k2", k2::run),
+    ("k1-crash", crash::run),
+];
 
 /// `cargo xtask kafka [options]`.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -334,7 +341,11 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
 /// Copies the workload's partition directories (not the internal topics) into
 /// `segment/tests/data/kafka-4.4.0/<kind>/`, with the broker's answers (`answers.json`)
 /// when there are some.
-fn write_fixtures(data: &Path, kind: &str, answers: Option<&Path>) -> Result<(), String> {
+pub(super) fn write_fixtures(
+    data: &Path,
+    kind: &str,
+    answers: Option<&Path>,
+) -> Result<(), String> {
     let dest = root().join("segment/tests/data/kafka-4.4.0").join(kind);
     if dest.exists() {
         std::fs::remove_dir_all(&dest).map_err(|e| format!("{dest:?}: {e}"))?;

@@ -8,7 +8,9 @@ package oracle;
  * <pre>
  *   k1-produce BOOTSTRAP              run the K1 workload against a broker
  *   answers    BOOTSTRAP OUT.json T.. record offsets, offsetsForTimes and consumed records
- *   k3         IN.json OUT.json       answer index queries with OffsetIndex/TimeIndex/TransactionIndex
+ *   k3         IN.txt OUT.txt         answer index queries with OffsetIndex/TimeIndex/TransactionIndex
+ *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
+ *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
  * </pre>
  */
 public final class Oracle {
@@ -24,6 +26,8 @@ public final class Oracle {
             case "k1-produce" -> Workload.produce(rest);
             case "txn-open" -> Workload.openTransaction(rest);
             case "answers" -> Answers.run(rest);
+            case "append" -> Workload.append(rest);
+            case "create-topics" -> Workload.createTopics(rest);
             case "k3" -> IndexOracle.run(rest);
             default -> {
                 System.err.println("unknown subcommand " + args[0]);

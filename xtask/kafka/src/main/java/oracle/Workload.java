@@ -174,6 +174,33 @@ final class Workload {
     }
 
     /**
+     * {@code create-topics BOOTSTRAP NAME:SEGMENT_BYTES:INDEX_INTERVAL:TIMESTAMP_TYPE...}: one
+     * partition each, replication factor 1.
+     */
+    static void createTopics(String[] a) throws Exception {
+        List<NewTopic> topics = new ArrayList<>();
+        for (int i = 1; i < a.length; i++) {
+            String[] w = a[i].split(":");
+            topics.add(new NewTopic(w[0], 1, (short) 1)
+                    .configs(topicConfig(Integer.parseInt(w[1]), Integer.parseInt(w[2]), w[3])));
+        }
+        try (Admin admin = admin(a[0])) {
+            admin.createTopics(topics).all().get();
+        }
+    }
+
+    /** {@code append BOOTSTRAP TOPIC N}: produces N records (acks=all) and prints their offsets. */
+    static void append(String[] a) throws Exception {
+        Random r = new Random(42);
+        try (KafkaProducer<byte[], byte[]> p = producer(a[0], "none", true, null)) {
+            List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> fs = new ArrayList<>();
+            for (int i = 0; i < Integer.parseInt(a[2]); i++) fs.add(p.send(record(r, a[1], null, i)));
+            p.flush();
+            for (var f : fs) System.out.println(f.get().offset());
+        }
+    }
+
+    /**
      * {@code txn-open BOOTSTRAP TOPIC N}: begins a transaction, writes N records and flushes,
      * prints {@code OPEN} and waits (never commits): the caller kills the broker meanwhile.
      */
