@@ -7,17 +7,21 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+mod fuzz;
+
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        everything CI runs: lint, test, docs, package, examples, loom, main job
+  ci        everything CI runs: lint, test, docs, package, examples, loom, fuzz smoke, main job
   lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
   test      cargo test --workspace (all unit, integration and doc tests)
   docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
   package   cargo package --workspace --no-verify (every publishable crate)
   examples  run every example under examples/ and <crate>/examples/
   loom      loom models (must pass) and the weakened-ordering run (must fail)
+  fuzz      cargo-fuzz targets seeded from the fixtures (--smoke: ~30 s each, as CI runs;
+            default 10,000,000 executions per target; see `cargo xtask fuzz --help`)
   bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
             target/bench-report/ (--criterion: run cargo bench --workspace first)
 ";
@@ -38,6 +42,7 @@ fn main() {
         "examples" => examples(),
         "loom" => loom(),
         "bench" => bench(rest),
+        "fuzz" => fuzz::fuzz(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -91,6 +96,7 @@ fn ci() -> Res {
     package()?;
     examples()?;
     loom()?;
+    fuzz::fuzz(&["--smoke".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);
