@@ -55,7 +55,8 @@ struct Cli {
     #[arg(long)]
     index_sanity_check: bool,
 
-    /// Bytes read at each offset-index position to find its first batch.
+    /// The largest batch: bytes read at each offset-index position to find its first
+    /// batch, and the most one batch may decompress to (memory stays bounded by it).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
     max_message_size: u64,
 

@@ -75,8 +75,10 @@ pub struct DumpOptions {
     /// `--index-sanity-check`: only run the index `sanityCheck` on `.index`/`.timeindex`
     /// (and the equivalent checks on `.txnindex`); `.log` files are checked silently.
     pub index_sanity_check: bool,
-    /// `--max-message-size`: bytes read at an offset-index position to find its first
-    /// batch (default 5 MiB).
+    /// `--max-message-size`: the largest batch, in bytes (default 5 MiB, Kafka's): the
+    /// bytes read at an offset-index position to find its first batch, and the most one
+    /// batch's record stream may inflate to when it is decompressed (more is reported as
+    /// an invalid record, and memory stays bounded by this plus a constant).
     pub max_message_size: u64,
     /// `--max-bytes`: only the first N bytes of a `.log` are read (default `i32::MAX`,
     /// meaning "not given": trailing invalid bytes are then reported).
@@ -107,6 +109,11 @@ impl DumpOptions {
     /// Deep iteration is on (explicitly or implied by `print_data_log`).
     pub fn deep(&self) -> bool {
         self.deep_iteration || self.print_data_log
+    }
+
+    /// The decompression limit of one batch: `max_message_size` as a `usize`.
+    pub fn max_decompressed_bytes(&self) -> usize {
+        usize::try_from(self.max_message_size).unwrap_or(usize::MAX)
     }
 
     /// Batches and entries are printed (neither verify-only nor sanity-only).
