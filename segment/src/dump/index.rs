@@ -298,7 +298,7 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
         return;
     };
     let index_path = sibling(path, ".index");
-    let offset_entries = match std::fs::read(&index_path) {
+    let offset_entries = match super::read_regular(&index_path) {
         Ok(b) => {
             let all = offset_slots(&b, base);
             let used = used_slots(all.iter().map(|e| e.offset), base);

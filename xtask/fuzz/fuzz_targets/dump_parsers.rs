@@ -105,6 +105,7 @@ fuzz_target!(|data: &[u8]| {
             &RebuildOptions {
                 out_dir: out,
                 index_interval_bytes: u64::from(log_len) + 1,
+                force: false,
             },
         ) {
             for r in &reports {
