@@ -339,6 +339,7 @@ fn rebuild_reports_differences_and_refuses_the_source_dir() {
         &dump::RebuildOptions {
             out_dir: tmp.path().to_path_buf(),
             index_interval_bytes: 4096,
+            force: false,
         },
     )
     .unwrap();

@@ -7,13 +7,15 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+mod fuzz;
 mod kafka;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        everything CI runs: lint, test, docs, package, examples, loom, kafka, main job
+  ci        everything CI runs: lint, test, docs, package, examples, loom, kafka, fuzz smoke,
+            main job
   lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
   test      cargo test --workspace (all unit, integration and doc tests)
   docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
@@ -22,6 +24,8 @@ commands:
   loom      loom models (must pass) and the weakened-ordering run (must fail)
   kafka     Apache Kafka 4.4.0 as a test oracle: a real broker and Kafka's own classes read
             what we write and we read what they write (needs java and mvn; --help)
+  fuzz      cargo-fuzz targets seeded from the fixtures (--smoke: ~30 s each, as CI runs;
+            default 10,000,000 executions per target; see `cargo xtask fuzz --help`)
   bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
             target/bench-report/ (--criterion: run cargo bench --workspace first)
 ";
@@ -43,6 +47,7 @@ fn main() {
         "loom" => loom(),
         "bench" => bench(rest),
         "kafka" => kafka::run(rest),
+        "fuzz" => fuzz::fuzz(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -97,6 +102,7 @@ fn ci() -> Res {
     examples()?;
     loom()?;
     kafka::run(&[])?;
+    fuzz::fuzz(&["--smoke".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);

@@ -55,7 +55,8 @@ struct Cli {
     #[arg(long)]
     index_sanity_check: bool,
 
-    /// Bytes read at each offset-index position to find its first batch.
+    /// The largest batch: bytes read at each offset-index position to find its first
+    /// batch, and the most one batch may decompress to (memory stays bounded by it).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
     max_message_size: u64,
 
@@ -82,6 +83,12 @@ struct Cli {
     /// with the broker's files.
     #[arg(long, value_name = "DIR")]
     rebuild_indexes_to: Option<PathBuf>,
+
+    /// With --rebuild-indexes-to: write even into a directory that already holds a
+    /// partition's files, or where an output is the same file as an input (symlink or
+    /// hard link). Without it, those are refused (exit status 2).
+    #[arg(long)]
+    force: bool,
 
     /// index.interval.bytes for --rebuild-indexes-to.
     #[arg(long, value_name = "BYTES", default_value_t = 4096)]
@@ -283,13 +290,16 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
         eprintln!("dump-log: no .log file to rebuild");
         return 2;
     }
-    if let Some(missing) = logs.iter().find(|l| !l.is_file()) {
-        eprintln!("dump-log: {}: no such file", missing.display());
-        return 2;
+    for log in &logs {
+        if let Err(e) = dump::ensure_regular_file(log) {
+            eprintln!("dump-log: {}: {e}", log.display());
+            return 2;
+        }
     }
     let opts = RebuildOptions {
         out_dir: dir.to_path_buf(),
         index_interval_bytes: cli.index_interval_bytes,
+        force: cli.force,
     };
     let reports = match dump::rebuild(&logs, &opts) {
         Ok(r) => r,

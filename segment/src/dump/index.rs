@@ -250,11 +250,12 @@ fn record_timestamps(
     reader: &mut LogReader,
     position: u64,
     offset: i64,
+    limit: usize,
 ) -> Result<(Option<i64>, i64), String> {
     let batch = first_batch_at(reader, position, u64::MAX)?;
     let mut at = None;
     let mut max = crate::record::NO_TIMESTAMP;
-    for r in batch.records().map_err(|e| reason_of(&e))? {
+    for r in batch.records_with_limit(limit).map_err(|e| reason_of(&e))? {
         let r = r.map_err(|e| reason_of(&e))?;
         if r.offset == offset {
             at = Some(r.timestamp);
@@ -297,7 +298,7 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
         return;
     };
     let index_path = sibling(path, ".index");
-    let offset_entries = match std::fs::read(&index_path) {
+    let offset_entries = match super::read_regular(&index_path) {
         Ok(b) => {
             let all = offset_slots(&b, base);
             let used = used_slots(all.iter().map(|e| e.offset), base);
@@ -352,7 +353,7 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
             Found::Batch(batch_base, last, pos) if last != offset => {
                 let record_level = !opts.kafka_strict
                     && batch_base <= offset
-                    && matches!(record_timestamps(&mut reader, pos, offset),
+                    && matches!(record_timestamps(&mut reader, pos, offset, opts.max_decompressed_bytes()),
                                 Ok((Some(ts), _)) if ts == timestamp);
                 if record_level {
                     sink.event(Event::Note(Note::RecordLevelTimeEntry {
@@ -373,7 +374,7 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
                 }
             }
             Found::Batch(_, _, pos) => {
-                match record_timestamps(&mut reader, pos, offset) {
+                match record_timestamps(&mut reader, pos, offset, opts.max_decompressed_bytes()) {
                     Err(reason) => sink.event(Event::Problem(Problem::InvalidRecord {
                         path: absolute(&sibling(path, ".log")),
                         position: pos,

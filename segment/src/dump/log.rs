@@ -9,7 +9,7 @@ use super::{
     Problem, RecordLine, Sink,
 };
 use crate::record::{
-    decompress, ControlRecordType, EndTransactionMarker, FileBatch, LegacyBatch, Record,
+    decompress_with_limit, ControlRecordType, EndTransactionMarker, FileBatch, LegacyBatch, Record,
     StopReason, LOG_OVERHEAD,
 };
 
@@ -58,13 +58,13 @@ fn computed_checksum(batch: &FileBatch<'_>) -> u32 {
 /// Checksums (stored, valid) of the messages of a legacy entry: the entry itself when
 /// uncompressed, the inner messages of a compressed wrapper (best effort: `None` if the
 /// wrapper cannot be decoded, the records iterator then reports the error).
-fn legacy_crcs(batch: &LegacyBatch<'_>) -> Option<Vec<(u32, bool)>> {
+fn legacy_crcs(batch: &LegacyBatch<'_>, limit: usize) -> Option<Vec<(u32, bool)>> {
     let codec = batch.compression().ok()?;
     if codec == crate::record::CompressionType::None {
         return Some(vec![(batch.checksum(), batch.is_valid())]);
     }
     let (_, value) = batch.key_value().ok()?;
-    let data = decompress(codec, value?).ok()?;
+    let data = decompress_with_limit(codec, value?, limit).ok()?;
     let mut out = Vec::new();
     let mut at = 0usize;
     while data.len() - at >= LOG_OVERHEAD {
@@ -197,8 +197,9 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
             sink.event(Event::Batch(line));
         }
         if deep {
-            let legacy_crcs = batch.as_legacy().and_then(legacy_crcs);
-            match batch.records() {
+            let limit = opts.max_decompressed_bytes();
+            let legacy_crcs = batch.as_legacy().and_then(|b| legacy_crcs(b, limit));
+            match batch.records_with_limit(limit) {
                 Err(e) => sink.event(Event::Problem(Problem::InvalidRecord {
                     path: abs.clone(),
                     position,

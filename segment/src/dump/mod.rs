@@ -75,8 +75,10 @@ pub struct DumpOptions {
     /// `--index-sanity-check`: only run the index `sanityCheck` on `.index`/`.timeindex`
     /// (and the equivalent checks on `.txnindex`); `.log` files are checked silently.
     pub index_sanity_check: bool,
-    /// `--max-message-size`: bytes read at an offset-index position to find its first
-    /// batch (default 5 MiB).
+    /// `--max-message-size`: the largest batch, in bytes (default 5 MiB, Kafka's): the
+    /// bytes read at an offset-index position to find its first batch, and the most one
+    /// batch's record stream may inflate to when it is decompressed (more is reported as
+    /// an invalid record, and memory stays bounded by this plus a constant).
     pub max_message_size: u64,
     /// `--max-bytes`: only the first N bytes of a `.log` are read (default `i32::MAX`,
     /// meaning "not given": trailing invalid bytes are then reported).
@@ -107,6 +109,11 @@ impl DumpOptions {
     /// Deep iteration is on (explicitly or implied by `print_data_log`).
     pub fn deep(&self) -> bool {
         self.deep_iteration || self.print_data_log
+    }
+
+    /// The decompression limit of one batch: `max_message_size` as a `usize`.
+    pub fn max_decompressed_bytes(&self) -> usize {
+        usize::try_from(self.max_message_size).unwrap_or(usize::MAX)
     }
 
     /// Batches and entries are printed (neither verify-only nor sanity-only).
@@ -708,20 +715,53 @@ pub fn split_files_arg(arg: &str) -> Vec<PathBuf> {
 
 /// Expands inputs: a directory becomes its partition files in offset order (for each base
 /// offset: `.log`, `.index`, `.timeindex`, `.txnindex`, producer `.snapshot`; KRaft
-/// `<offset>-<epoch>.checkpoint` snapshots after all of them); other paths are kept as
-/// given. Other directory entries (`partition.metadata`, `leader-epoch-checkpoint`,
-/// `.deleted`/`.cleaned`/`.swap` files, …) are skipped.
+/// `<offset>-<epoch>.checkpoint` snapshots after all of them); a log-dir root (a
+/// directory without partition files of its own) becomes the partition files of each of
+/// its subdirectories, in name order (see [`directory_files`]). Other paths are kept as
+/// given, and so is a directory whose own name is a segment file's (`….log` that is a
+/// directory), which [`dump_file`] then reports as not a regular file. Other directory
+/// entries (`partition.metadata`, `leader-epoch-checkpoint`, `.deleted`/`.cleaned`/`.swap`
+/// files, …) are skipped.
 ///
 /// # Errors
-/// The directory cannot be listed.
+/// A directory cannot be listed.
 pub fn expand_inputs(inputs: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for input in inputs {
-        if input.is_dir() {
-            out.extend(partition_files(input)?);
+        if is_dump_dir(input) {
+            out.extend(directory_files(input)?);
         } else {
             out.push(input.clone());
         }
+    }
+    Ok(out)
+}
+
+/// `true` for a directory that is to be expanded (not one named like a segment file).
+fn is_dump_dir(path: &Path) -> bool {
+    path.is_dir() && FileType::of(path) == FileType::Unknown
+}
+
+/// The files a directory input stands for: its own partition files
+/// ([`partition_files`]) or, when it has none (a log-dir root), those of each
+/// subdirectory in name order. Empty when there is nothing to dump.
+///
+/// # Errors
+/// The directory cannot be listed.
+pub fn directory_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let own = partition_files(dir)?;
+    if !own.is_empty() {
+        return Ok(own);
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| is_dump_dir(p))
+        .collect();
+    subdirs.sort();
+    let mut out = Vec::new();
+    for sub in subdirs {
+        out.extend(partition_files(&sub)?);
     }
     Ok(out)
 }
@@ -734,7 +774,9 @@ pub fn partition_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut keyed = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        if !path.is_file() {
+        // Not only regular files: a segment file that is a directory, FIFO, socket or
+        // device is listed, so that the dump reports it instead of skipping it.
+        if std::fs::metadata(&path).is_err() {
             continue;
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -787,6 +829,15 @@ pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
         path: path.to_path_buf(),
         file_type,
     });
+    if file_type != FileType::Unknown {
+        if let Err(e) = ensure_regular_file(path) {
+            sink.event(Event::Problem(Problem::Unreadable {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }));
+            return;
+        }
+    }
     match file_type {
         FileType::Log | FileType::KraftSnapshot => log::dump_log(path, file_type, opts, sink),
         FileType::OffsetIndex => index::dump_offset_index(path, opts, sink),
@@ -799,16 +850,29 @@ pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     }
 }
 
+/// Why a directory input is reported as [`Problem::Unreadable`] when it holds nothing to
+/// dump.
+pub const NOTHING_TO_DUMP: &str = "nothing to dump: no segment files (.log, .index, .timeindex, .txnindex, .snapshot, KRaft .checkpoint) in this directory or in its partition directories";
+
 /// Dumps every input (directories expanded with [`expand_inputs`]) and returns the
-/// [`Summary`]. An input that does not exist is reported as [`Problem::Unreadable`].
+/// [`Summary`]. An input that does not exist, and a directory with nothing to dump
+/// (no partition files of its own nor in its subdirectories), are reported as
+/// [`Problem::Unreadable`] (exit status 2), never as an empty success.
 pub fn run(inputs: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Summary {
     let mut counting = Counting {
         inner: sink,
         summary: Summary::default(),
     };
     for input in inputs {
-        let files = if input.is_dir() {
-            match partition_files(input) {
+        let files = if is_dump_dir(input) {
+            match directory_files(input) {
+                Ok(f) if f.is_empty() => {
+                    counting.event(Event::Problem(Problem::Unreadable {
+                        path: input.clone(),
+                        reason: NOTHING_TO_DUMP.into(),
+                    }));
+                    continue;
+                }
                 Ok(f) => f,
                 Err(e) => {
                     counting.event(Event::Problem(Problem::Unreadable {
@@ -828,9 +892,58 @@ pub fn run(inputs: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Summa
     counting.summary
 }
 
+/// What a path is when it is not a regular file (after following symlinks), for
+/// messages: `"a directory"`, `"a FIFO"`, `"a socket"`, `"a character device"`,
+/// `"a block device"`, `"not a regular file"`.
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Checks, before anything opens it, that `path` is a regular file (symlinks are
+/// followed, as Kafka follows them). Opening a FIFO for reading blocks until a writer
+/// comes, so every file the dump tool reads goes through this first.
+///
+/// # Errors
+/// `InvalidInput` naming what the path is (a directory, FIFO, socket or device);
+/// the `metadata` error (e.g. `NotFound`) otherwise.
+pub fn ensure_regular_file(path: &Path) -> std::io::Result<()> {
+    let ft = std::fs::metadata(path)?.file_type();
+    if ft.is_file() {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file: a segment file must be a regular file",
+                path.display(),
+                kind_of(ft)
+            ),
+        ))
+    }
+}
+
+/// [`std::fs::read`] after [`ensure_regular_file`].
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    ensure_regular_file(path)?;
+    std::fs::read(path)
+}
+
 /// Reads a whole small file (index files), reporting failure as [`Problem::Unreadable`].
 pub(crate) fn read_small(path: &Path, sink: &mut dyn Sink) -> Option<Vec<u8>> {
-    match std::fs::read(path) {
+    match read_regular(path) {
         Ok(b) => Some(b),
         Err(e) => {
             sink.event(Event::Problem(Problem::Unreadable {

@@ -39,6 +39,7 @@ pub(crate) struct LogReader {
 impl LogReader {
     /// Opens `path` read-only; the logical end is `min(file length, limit)`.
     pub(crate) fn open(path: &Path, limit: u64) -> io::Result<Self> {
+        super::ensure_regular_file(path)?;
         let file = File::open(path)?;
         let file_len = file.metadata()?.len();
         Ok(LogReader {

@@ -10,6 +10,21 @@
 //! Kafka's loader does when it recovers a partition from scratch; the transaction index of
 //! a segment therefore knows about transactions started in earlier segments *that were
 //! given*. The source directory is only read.
+//!
+//! # Refusals
+//! Unless [`RebuildOptions::force`] is set, [`rebuild`] writes nothing and returns an
+//! error when:
+//! * `DIR` is the directory of an input `.log`, by its given path or by its real path
+//!   (a `.log` given through a symlink or from a hard-linked copy of a partition);
+//! * an output file already exists and is the same file (same device and inode, so
+//!   also through symlinks and hard links) as the input `.log` or as one of the index
+//!   files next to it, by either path;
+//! * `DIR` already holds a partition's files (`.log`, `.index`, `.timeindex`,
+//!   `.txnindex`, `.snapshot`): it is probably another partition's directory.
+//!
+//! Outputs are always written to a temporary file in `DIR` and renamed over the target,
+//! so even with `force` an existing hard link or symlink at a target path is replaced,
+//! never written through.
 
 use std::fmt::Write as _;
 use std::os::unix::fs::PermissionsExt;
@@ -32,6 +47,8 @@ pub struct RebuildOptions {
     pub out_dir: PathBuf,
     /// `index.interval.bytes` (Kafka default 4096).
     pub index_interval_bytes: u64,
+    /// `--force`: write even where the [refusals](self#refusals) apply.
+    pub force: bool,
 }
 
 /// How a rebuilt index compares with the broker's file next to the `.log`.
@@ -199,6 +216,66 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Same file: same device and inode (symlinks followed; hard links share the inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+const REFUSAL_HINT: &str = "the broker's files must not be touched; choose another --rebuild-indexes-to directory (or give --force)";
+
+/// The [refusals](self#refusals) for one `.log`.
+fn check_target(log: &Path, out_dir: &Path) -> Result<(), String> {
+    let given_dir = parent_dir(log);
+    let real_dir = log.canonicalize().ok().map(|p| parent_dir(&p));
+    for dir in std::iter::once(&given_dir).chain(real_dir.as_ref()) {
+        if same_dir(dir, out_dir) {
+            return Err(format!(
+                "refusing to write into {}, the directory of {}: {REFUSAL_HINT}",
+                dir.display(),
+                log.display()
+            ));
+        }
+    }
+    let base = names::offset_from_file(log).map_err(|e| e.to_string())?;
+    for kind in [
+        FileKind::OffsetIndex,
+        FileKind::TimeIndex,
+        FileKind::TxnIndex,
+    ] {
+        let target = names::segment_file(out_dir, base, kind, "");
+        if !target.exists() {
+            continue;
+        }
+        let mut sources = vec![
+            log.to_path_buf(),
+            names::segment_file(&given_dir, base, kind, ""),
+        ];
+        if let Some(real) = &real_dir {
+            sources.push(names::segment_file(real, base, kind, ""));
+        }
+        if let Some(src) = sources.iter().find(|s| same_file(&target, s)) {
+            return Err(format!(
+                "refusing to write {}: it is the same file as {} (a symlink or hard link): {REFUSAL_HINT}",
+                target.display(),
+                src.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Rebuilds the indexes of every `.log` in `logs` into `opts.out_dir` (see the
 /// [module docs](self)). Reports come back in input order.
 ///
@@ -207,23 +284,29 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// an input, or two inputs would write the same file name); per-log failures are in
 /// [`RebuildReport::error`].
 pub fn rebuild(logs: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildReport>, String> {
+    if !opts.force {
+        for log in logs {
+            check_target(log, &opts.out_dir)?;
+        }
+        if opts.out_dir.is_dir() {
+            let held = super::partition_files(&opts.out_dir)
+                .map_err(|e| format!("cannot list {}: {e}", opts.out_dir.display()))?;
+            if let Some(first) = held.first() {
+                return Err(format!(
+                    "refusing to write into {}: it already holds a partition's files ({} and {} more); choose an empty or new --rebuild-indexes-to directory (or give --force)",
+                    opts.out_dir.display(),
+                    first.display(),
+                    held.len() - 1
+                ));
+            }
+        }
+    }
     std::fs::create_dir_all(&opts.out_dir)
         .map_err(|e| format!("cannot create {}: {e}", opts.out_dir.display()))?;
     let mut names_seen = std::collections::HashSet::new();
     let mut items = Vec::new();
     for (i, log) in logs.iter().enumerate() {
-        let dir = log.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        if same_dir(&dir, &opts.out_dir) {
-            return Err(format!(
-                "refusing to write into the directory of {} (the broker's files must not be touched); choose another --rebuild-indexes-to directory",
-                log.display()
-            ));
-        }
+        let dir = parent_dir(log);
         let base = names::offset_from_file(log).map_err(|e| e.to_string())?;
         if !names_seen.insert(base) {
             return Err(format!(
@@ -285,6 +368,7 @@ fn rebuild_into(
         .tempdir_in(&opts.out_dir)
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let copy = names::log_file(tmp.path(), base, "");
+    super::ensure_regular_file(log).map_err(|e| e.to_string())?;
     std::fs::copy(log, &copy).map_err(|e| format!("cannot copy {}: {e}", log.display()))?;
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644))
         .map_err(|e| format!("cannot make the copy writable: {e}"))?;
@@ -321,12 +405,16 @@ fn rebuild_into(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("cannot read {}: {e}", built.display())),
         };
-        let existing_bytes = std::fs::read(&existing).ok();
+        let existing_bytes = super::read_regular(&existing).ok();
         let size = entry_size(kind);
         let comparison = compare(existing_bytes.as_deref(), rebuilt.as_deref(), size);
         let written = match &rebuilt {
             Some(bytes) => {
-                std::fs::write(&target, bytes)
+                // Into a new file, renamed over the target: a link at the target path is
+                // replaced, never written through.
+                let fresh = tmp.path().join("rebuilt.tmp");
+                std::fs::write(&fresh, bytes)
+                    .and_then(|()| std::fs::rename(&fresh, &target))
                     .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
                 Some(target)
             }

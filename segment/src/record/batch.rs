@@ -7,7 +7,7 @@ use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 use super::compression::{decompress_bounded, CompressionType, DecompressError};
 use super::records::{RecordContext, Records};
 use super::{
-    RecordError, TimestampType, CRC_OFFSET, LOG_OVERHEAD, MAX_DECOMPRESSED_BATCH_BYTES,
+    RecordError, TimestampType, CRC_OFFSET, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES, LOG_OVERHEAD,
     NO_SEQUENCE, RECORD_BATCH_OVERHEAD,
 };
 
@@ -410,9 +410,23 @@ impl<'a> RecordBatch<'a> {
     /// # Errors
     /// Up front: [`RecordError::InvalidRecord`] for a negative record count,
     /// [`RecordError::UnsupportedCompression`], [`RecordError::Decompression`] or
-    /// [`RecordError::DecompressedTooLarge`]. Per item: [`RecordError::InvalidRecord`] for
-    /// malformed records (see [`Record`](super::Record)).
+    /// [`RecordError::DecompressedTooLarge`] (more than
+    /// [`DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES`]). Per item: [`RecordError::InvalidRecord`]
+    /// for malformed records (see [`Record`](super::Record)).
     pub fn records(&self) -> Result<Records<'a>, RecordError> {
+        self.records_with_limit(DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
+    }
+
+    /// [`records`](Self::records) with a limit of `max_decompressed_bytes` on the
+    /// decompressed record stream (memory taken: at most that many bytes plus the codec's
+    /// constant state).
+    ///
+    /// # Errors
+    /// As [`records`](Self::records); [`RecordError::DecompressedTooLarge`] names `limit`.
+    pub fn records_with_limit(
+        &self,
+        max_decompressed_bytes: usize,
+    ) -> Result<Records<'a>, RecordError> {
         let count = self.records_count();
         if count < 0 {
             return Err(RecordError::invalid(
@@ -432,7 +446,7 @@ impl<'a> RecordBatch<'a> {
                 ctx,
             ));
         }
-        let data = decompress_bounded(codec, self.records_bytes(), MAX_DECOMPRESSED_BATCH_BYTES)
+        let data = decompress_bounded(codec, self.records_bytes(), max_decompressed_bytes)
             .map_err(|e| match e {
                 DecompressError::Io(source) => RecordError::Decompression {
                     position: self.position,
@@ -441,7 +455,7 @@ impl<'a> RecordBatch<'a> {
                 },
                 DecompressError::TooLarge => RecordError::DecompressedTooLarge {
                     position: self.position,
-                    limit: MAX_DECOMPRESSED_BATCH_BYTES,
+                    limit: max_decompressed_bytes,
                 },
             })?;
         Ok(Records::v2_owned(data, count as u32, ctx))

@@ -8,18 +8,45 @@
 //! | 3 | lz4 | LZ4 frame format (magic `04 22 4d 18`) | `lz4_flex` |
 //! | 4 | zstd | zstd frame | `zstd` |
 //!
-//! Decompression is bounded by [`MAX_DECOMPRESSED_BATCH_BYTES`]; exceeding it is an error.
+//! Decompression is bounded: one batch's record stream never inflates to more than a
+//! limit ([`DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES`] unless the caller passes its own, e.g.
+//! `dump-log --max-message-size`); exceeding it is an error. The decoders stream into an
+//! output buffer whose capacity never exceeds the limit (no "inflate, then check"), so
+//! the memory one decompression takes is the limit plus a constant: the codec's state
+//! (gzip: a 32 KiB window; lz4: at most two 4 MiB blocks; snappy: none; zstd: its window,
+//! capped at the smallest power of two ≥ the limit, within 2^24..=2^27 bytes; 2^27 is
+//! zstd's default cap). Iterating the records of a decompressed batch copies one record
+//! at a time out of the buffer.
+//!
+//! LZ4 frames are checked as Kafka's `KafkaLZ4BlockInputStream` reads them: the frame
+//! magic `04 22 4d 18`, and the 4-byte end marker (plus the content checksum, when the
+//! frame descriptor announces one) must be present; a frame cut anywhere is an error,
+//! never a shorter record stream. Bytes after the end of the first frame are ignored, as
+//! Kafka ignores them.
 
 use std::io::{self, Read, Write};
 
 use index_core::codec::I32Be;
 
-/// Upper bound on the decompressed size of one batch's record stream, in bytes (1 GiB).
+/// Default upper bound on the decompressed size of one batch's record stream, in bytes
+/// (64 MiB), used by [`decompress`], [`RecordBatch::records`](super::RecordBatch::records)
+/// and the other readers that take no limit of their own.
 ///
-/// Kafka has no such limit; it exists so that hostile input cannot make the decoder
-/// allocate unbounded memory. Real batches are far smaller (`max.message.bytes`
-/// defaults to ~1 MiB of *compressed* data).
-pub const MAX_DECOMPRESSED_BATCH_BYTES: usize = 1 << 30;
+/// Kafka bounds a batch by `max.message.bytes` (default 1 MiB + 12 bytes) of *compressed*
+/// data and has no limit on what it inflates to; this bound exists so that a hostile
+/// batch (a 1 MB gzip stream of zeros inflates to 1 GiB) cannot make a reader allocate
+/// unbounded memory. 64 times Kafka's default `max.message.bytes` leaves room for any
+/// batch a producer builds with default settings (`batch.size` 16 KiB, `max.request.size`
+/// 1 MiB) even at extreme compression ratios. Pass another limit with
+/// [`decompress_with_limit`] or [`RecordBatch::records_with_limit`](super::RecordBatch::records_with_limit).
+pub const DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES: usize = 64 << 20;
+
+/// Largest zstd window accepted (2^27 bytes = 128 MiB, zstd's default
+/// `ZSTD_WINDOWLOG_LIMIT_DEFAULT`, which is also what Kafka's zstd-jni decoder accepts).
+const ZSTD_MAX_WINDOW_LOG: u32 = 27;
+
+/// The 4-byte magic of an LZ4 frame (`0x184D2204`, little-endian on disk).
+const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
 
 /// The 8-byte magic of xerial's snappy stream framing, as written by Kafka's Java client.
 pub const XERIAL_SNAPPY_MAGIC: [u8; 8] = *b"\x82SNAPPY\0";
@@ -94,14 +121,132 @@ impl From<io::Error> for DecompressError {
     }
 }
 
-fn read_bounded(mut reader: impl Read, limit: usize) -> Result<Vec<u8>, DecompressError> {
-    let mut out = Vec::new();
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    (&mut reader).take(cap).read_to_end(&mut out)?;
-    if out.len() > limit {
+/// First capacity of a decompression buffer.
+const INITIAL_OUTPUT: usize = 64 << 10;
+
+/// Makes room for `additional` more bytes in `out` without ever giving it a capacity
+/// above `limit` (doubling, as `Vec` does, but capped), or fails with `TooLarge`.
+fn reserve_bounded(
+    out: &mut Vec<u8>,
+    additional: usize,
+    limit: usize,
+) -> Result<(), DecompressError> {
+    let needed = out.len().saturating_add(additional);
+    if needed > limit {
         return Err(DecompressError::TooLarge);
     }
-    Ok(out)
+    if needed > out.capacity() {
+        let target = out
+            .capacity()
+            .saturating_mul(2)
+            .max(INITIAL_OUTPUT)
+            .max(needed)
+            .min(limit);
+        out.reserve_exact(target - out.len());
+    }
+    Ok(())
+}
+
+/// Streams `reader` into a buffer of at most `limit` bytes: reads go straight into the
+/// buffer's spare capacity, which grows by doubling up to `limit` and never past it, and
+/// one byte more than `limit` is an error, detected before it is stored.
+fn read_bounded(mut reader: impl Read, limit: usize) -> Result<Vec<u8>, DecompressError> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    loop {
+        if filled == out.len() {
+            if filled == limit {
+                // Full: anything more is over the limit (one probe byte on the stack).
+                let mut probe = [0u8; 1];
+                return match read_retrying(&mut reader, &mut probe)? {
+                    0 => Ok(out),
+                    _ => Err(DecompressError::TooLarge),
+                };
+            }
+            reserve_bounded(&mut out, 1, limit)?;
+            let cap = out.capacity().min(limit);
+            out.resize(cap, 0);
+        }
+        let n = read_retrying(&mut reader, &mut out[filled..])?;
+        if n == 0 {
+            out.truncate(filled);
+            return Ok(out);
+        }
+        filled += n;
+    }
+}
+
+fn read_retrying(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// The bytes of the first LZ4 frame of `data`, checked to be complete as Kafka's
+/// `KafkaLZ4BlockInputStream` requires: the frame magic, a full frame descriptor, every
+/// block (with its checksum when the descriptor announces block checksums), the 4-byte
+/// end marker and, when announced, the 4-byte content checksum. The checksums themselves
+/// are verified by the decoder.
+fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
+    let short = |what: &str| invalid_data(format!("truncated lz4 frame: {what} missing"));
+    if data.len() < 4 {
+        return Err(short("frame magic"));
+    }
+    if data[..4] != LZ4_FRAME_MAGIC {
+        return Err(invalid_data(format!(
+            "not an lz4 frame: magic {:02x?}, expected {LZ4_FRAME_MAGIC:02x?}",
+            &data[..4]
+        )));
+    }
+    let flg = *data.get(4).ok_or_else(|| short("frame descriptor"))?;
+    let block_checksums = flg & 0x10 != 0;
+    let content_size = flg & 0x08 != 0;
+    let content_checksum = flg & 0x04 != 0;
+    let dict_id = flg & 0x01 != 0;
+    // FLG, BD, [content size 8], [dictionary id 4], header checksum 1.
+    let mut at = 4 + 2 + if content_size { 8 } else { 0 } + if dict_id { 4 } else { 0 } + 1;
+    if data.len() < at {
+        return Err(short("frame descriptor"));
+    }
+    loop {
+        let word = data.get(at..at + 4).ok_or_else(|| short("end marker"))?;
+        let word = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+        at += 4;
+        if word == 0 {
+            break;
+        }
+        let len = (word & 0x7FFF_FFFF) as usize;
+        at = at
+            .checked_add(len)
+            .and_then(|a| a.checked_add(if block_checksums { 4 } else { 0 }))
+            .filter(|&a| a <= data.len())
+            .ok_or_else(|| short("block data"))?;
+    }
+    if content_checksum {
+        at += 4;
+        if data.len() < at {
+            return Err(short("content checksum"));
+        }
+    }
+    Ok(&data[..at])
+}
+
+/// Smallest zstd window cap (2^24 bytes = 16 MiB): above every window a producer's zstd
+/// levels 1–19 choose (at most 2^23), so a small limit never rejects a valid batch for
+/// its window.
+const ZSTD_MIN_WINDOW_LOG: u32 = 24;
+
+/// Zstd decoder whose window is capped by `limit` (a window larger than the whole output
+/// is of no use to a valid frame), but never below [`ZSTD_MIN_WINDOW_LOG`] nor above
+/// [`ZSTD_MAX_WINDOW_LOG`].
+fn zstd_decoder(data: &[u8], limit: usize) -> io::Result<impl Read + '_> {
+    let mut d = zstd::stream::read::Decoder::new(data)?;
+    let needed = usize::BITS - limit.max(1).saturating_sub(1).leading_zeros();
+    d.window_log_max(needed.clamp(ZSTD_MIN_WINDOW_LOG, ZSTD_MAX_WINDOW_LOG))?;
+    Ok(d)
 }
 
 fn invalid_data(msg: impl Into<String>) -> io::Error {
@@ -119,9 +264,7 @@ fn snappy_raw(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), Decom
         ))
         .into());
     }
-    if out.len().saturating_add(len) > limit {
-        return Err(DecompressError::TooLarge);
-    }
+    reserve_bounded(out, len, limit)?;
     let start = out.len();
     out.resize(start + len, 0);
     let written = snap::raw::Decoder::new()
@@ -176,23 +319,39 @@ pub(crate) fn decompress_bounded(
         }
         CompressionType::Gzip => read_bounded(flate2::read::MultiGzDecoder::new(data), limit),
         CompressionType::Snappy => snappy_decompress(data, limit),
-        CompressionType::Lz4 => read_bounded(lz4_flex::frame::FrameDecoder::new(data), limit),
-        CompressionType::Zstd => read_bounded(zstd::stream::read::Decoder::new(data)?, limit),
+        CompressionType::Lz4 => {
+            read_bounded(lz4_flex::frame::FrameDecoder::new(lz4_frame(data)?), limit)
+        }
+        CompressionType::Zstd => read_bounded(zstd_decoder(data, limit)?, limit),
     }
 }
 
 /// Decompresses a record stream compressed with `codec` in Kafka's framing (see the
-/// module table), producing at most [`MAX_DECOMPRESSED_BATCH_BYTES`] bytes.
+/// module table), producing at most [`DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES`] bytes.
 ///
 /// # Errors
-/// An [`io::Error`] of kind `InvalidData` for malformed input, and also when the output
-/// would exceed the limit.
+/// As [`decompress_with_limit`].
 pub fn decompress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
-    decompress_bounded(codec, data, MAX_DECOMPRESSED_BATCH_BYTES).map_err(|e| match e {
+    decompress_with_limit(codec, data, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
+}
+
+/// Decompresses a record stream compressed with `codec`, producing at most `limit` bytes
+/// and taking at most `limit` bytes of output buffer plus the codec's constant state
+/// (see the module docs).
+///
+/// # Errors
+/// An [`io::Error`] of kind `InvalidData` for malformed input (including an LZ4 frame
+/// without its end marker), and also when the output would exceed `limit`.
+pub fn decompress_with_limit(
+    codec: CompressionType,
+    data: &[u8],
+    limit: usize,
+) -> io::Result<Vec<u8>> {
+    decompress_bounded(codec, data, limit).map_err(|e| match e {
         DecompressError::Io(e) => e,
-        DecompressError::TooLarge => invalid_data(format!(
-            "decompressed data exceeds {MAX_DECOMPRESSED_BATCH_BYTES} bytes"
-        )),
+        DecompressError::TooLarge => {
+            invalid_data(format!("decompressed data exceeds {limit} bytes"))
+        }
     })
 }
 

@@ -65,9 +65,10 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
-    /// Decompressing a batch would produce more than
-    /// [`MAX_DECOMPRESSED_BATCH_BYTES`](super::MAX_DECOMPRESSED_BATCH_BYTES) bytes
-    /// (protection against decompression bombs).
+    /// Decompressing a batch would produce more than the reader's limit (by default
+    /// [`DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES`](super::DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
+    /// bytes; protection against decompression bombs). Detected while streaming: the
+    /// output is never inflated past the limit first.
     #[error(
         "decompressed records of batch at position {position} exceed the limit of {limit} bytes"
     )]

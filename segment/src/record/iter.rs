@@ -262,6 +262,21 @@ impl<'a> FileBatch<'a> {
         }
     }
 
+    /// The records, decompressing at most `max_decompressed_bytes` (see
+    /// [`RecordBatch::records_with_limit`]).
+    ///
+    /// # Errors
+    /// As [`records`](Self::records).
+    pub fn records_with_limit(
+        &self,
+        max_decompressed_bytes: usize,
+    ) -> Result<Records<'a>, RecordError> {
+        match self {
+            FileBatch::V2(b) => b.records_with_limit(max_decompressed_bytes),
+            FileBatch::Legacy(b) => b.records_with_limit(max_decompressed_bytes),
+        }
+    }
+
     /// The v2 view, if this is a v2 batch.
     pub fn as_v2(&self) -> Option<&RecordBatch<'a>> {
         match self {

@@ -20,7 +20,7 @@ use index_core::codec::{I32Be, I64Be, U32Be};
 use super::compression::{decompress_bounded, CompressionType, DecompressError};
 use super::records::{Record, Records};
 use super::{
-    RecordError, TimestampType, LOG_OVERHEAD, MAX_DECOMPRESSED_BATCH_BYTES, NO_SEQUENCE,
+    RecordError, TimestampType, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES, LOG_OVERHEAD, NO_SEQUENCE,
     NO_TIMESTAMP,
 };
 
@@ -297,7 +297,11 @@ impl<'a> LegacyBatch<'a> {
 
     /// Decompresses a wrapper's value and returns its inner records with absolute offsets
     /// and effective timestamps (spec §7.4).
-    fn inner_records(&self, codec: CompressionType) -> Result<Vec<Record<'static>>, RecordError> {
+    fn inner_records(
+        &self,
+        codec: CompressionType,
+        limit: usize,
+    ) -> Result<Vec<Record<'static>>, RecordError> {
         let (_, value) = self.key_value()?;
         let value = value.ok_or_else(|| {
             RecordError::invalid(
@@ -305,20 +309,17 @@ impl<'a> LegacyBatch<'a> {
                 "compressed legacy wrapper message has a null value",
             )
         })?;
-        let data =
-            decompress_bounded(codec, value, MAX_DECOMPRESSED_BATCH_BYTES).map_err(
-                |e| match e {
-                    DecompressError::Io(source) => RecordError::Decompression {
-                        position: self.position,
-                        codec,
-                        source,
-                    },
-                    DecompressError::TooLarge => RecordError::DecompressedTooLarge {
-                        position: self.position,
-                        limit: MAX_DECOMPRESSED_BATCH_BYTES,
-                    },
-                },
-            )?;
+        let data = decompress_bounded(codec, value, limit).map_err(|e| match e {
+            DecompressError::Io(source) => RecordError::Decompression {
+                position: self.position,
+                codec,
+                source,
+            },
+            DecompressError::TooLarge => RecordError::DecompressedTooLarge {
+                position: self.position,
+                limit,
+            },
+        })?;
         let mut inner = Vec::new();
         let mut at = 0usize;
         while data.len() - at >= LOG_OVERHEAD {
@@ -377,7 +378,7 @@ impl<'a> LegacyBatch<'a> {
         match self.compression()? {
             CompressionType::None => Ok(self.offset()),
             codec => Ok(self
-                .inner_records(codec)?
+                .inner_records(codec, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)?
                 .first()
                 .map_or(self.offset(), |r| r.offset)),
         }
@@ -394,11 +395,27 @@ impl<'a> LegacyBatch<'a> {
     /// empty or nested-compressed inner set; [`RecordError::CorruptRecord`] for a broken
     /// inner entry frame.
     pub fn records(&self) -> Result<Records<'a>, RecordError> {
+        self.records_with_limit(DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
+    }
+
+    /// [`records`](Self::records) with a limit of `max_decompressed_bytes` on a wrapper's
+    /// decompressed inner message set ([`RecordError::DecompressedTooLarge`] beyond it).
+    /// The inner records own copies of their keys and values, so a wrapper takes up to
+    /// twice the limit while its records are alive.
+    ///
+    /// # Errors
+    /// As [`records`](Self::records).
+    pub fn records_with_limit(
+        &self,
+        max_decompressed_bytes: usize,
+    ) -> Result<Records<'a>, RecordError> {
         match self.compression()? {
             CompressionType::None => Ok(Records::list(vec![
                 self.as_record(self.offset(), self.timestamp())?
             ])),
-            codec => Ok(Records::list(self.inner_records(codec)?)),
+            codec => Ok(Records::list(
+                self.inner_records(codec, max_decompressed_bytes)?,
+            )),
         }
     }
 }

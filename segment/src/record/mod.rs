@@ -33,7 +33,8 @@ mod varint;
 pub use batch::{increment_sequence, Attributes, RawBatchHeader, RecordBatch};
 pub use builder::{control_batch, legacy_wrapper, BatchBuilder, LegacyMessage};
 pub use compression::{
-    compress, decompress, CompressionType, MAX_DECOMPRESSED_BATCH_BYTES, XERIAL_SNAPPY_MAGIC,
+    compress, decompress, decompress_with_limit, CompressionType,
+    DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES, XERIAL_SNAPPY_MAGIC,
 };
 pub use control::{ControlRecordType, EndTransactionMarker, RawControlKey, RawEndTxnMarkerValue};
 pub use error::RecordError;

@@ -164,6 +164,7 @@ pub fn rebuild_compare(
         &RebuildOptions {
             out_dir: out.to_path_buf(),
             index_interval_bytes,
+            force: false,
         },
     )?;
     let mut compared = 0;

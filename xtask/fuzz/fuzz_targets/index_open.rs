@@ -1,0 +1,101 @@
+//! Opening each index type (offset, time, txn) from arbitrary bytes and looking things
+//! up: every call returns a value or a typed error, never a panic or a hang.
+//!
+//! Input: byte 0 picks the index kind and the base offset, bytes 1..9 are a lookup
+//! target, the rest is the file's content.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use index_offset::OffsetIndex;
+use index_time::TimeIndex;
+use index_txn::TransactionIndex;
+use libfuzzer_sys::fuzz_target;
+
+fn scratch() -> &'static tempfile::TempDir {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let shm = std::path::Path::new("/dev/shm");
+        if shm.is_dir() {
+            tempfile::tempdir_in(shm).expect("scratch dir")
+        } else {
+            tempfile::tempdir().expect("scratch dir")
+        }
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 9 {
+        return;
+    }
+    let kind = data[0] % 3;
+    let base = match (data[0] >> 2) % 4 {
+        0 => 0,
+        1 => 100,
+        2 => i64::MAX - 10,
+        _ => -1,
+    };
+    let target = i64::from_be_bytes(data[1..9].try_into().unwrap());
+    let body = &data[9..];
+    let dir = scratch().path();
+    match kind {
+        0 => {
+            let path = dir.join("00000000000000000000.index");
+            std::fs::write(&path, body).unwrap();
+            if let Ok(idx) = OffsetIndex::open_read_only(&path, base) {
+                let _ = idx.sanity_check();
+                let _ = idx.lookup(target);
+                let _ = idx.lookup(base);
+                let _ = idx.fetch_upper_bound_offset(
+                    index_offset::OffsetPosition {
+                        offset: base,
+                        position: target as u32,
+                    },
+                    (target >> 32) as i32,
+                );
+                let n = idx.entries();
+                let _ = idx.entry(n.saturating_sub(1));
+                let _ = idx.entry(n);
+                let _ = idx.last_entry();
+            }
+            // The writable open path (what a segment does) on the same bytes.
+            if let Ok(idx) = OffsetIndex::open(&path, base, 1 << 16) {
+                let _ = idx.sanity_check();
+                let _ = idx.lookup(target);
+                let _ = idx.append(target, (target as u64 >> 40) as u32);
+                let _ = idx.truncate_to(target);
+                let _ = idx.close();
+            }
+        }
+        1 => {
+            let path = dir.join("00000000000000000000.timeindex");
+            std::fs::write(&path, body).unwrap();
+            if let Ok(idx) = TimeIndex::open_read_only(&path, base) {
+                let _ = idx.sanity_check();
+                let _ = idx.lookup(target);
+                let n = idx.entries();
+                let _ = idx.entry(n.saturating_sub(1));
+                let _ = idx.entry(n);
+                let _ = idx.last_entry();
+            }
+            if let Ok(idx) = TimeIndex::open(&path, base, 1 << 16) {
+                let _ = idx.sanity_check();
+                let _ = idx.lookup(target);
+                let _ = idx.maybe_append(target, base.wrapping_add(5), false);
+                let _ = idx.truncate_to(target);
+                let _ = idx.close();
+            }
+        }
+        _ => {
+            let path = dir.join("00000000000000000000.txnindex");
+            std::fs::write(&path, body).unwrap();
+            if let Ok(idx) = TransactionIndex::open(&path, base) {
+                let _ = idx.sanity_check();
+                let _ = idx.all_aborted_txns();
+                let _ = idx.collect_aborted_txns(target, target.wrapping_add(1000));
+                let _ = idx.collect_aborted_txns(base, i64::MAX);
+                let _ = idx.truncate_to(target);
+            }
+        }
+    }
+});
