@@ -1033,12 +1033,8 @@ impl<F: BatchFormat> Log<F> {
                 // Kafka's follower rule (B18c): an empty log accepts a batch that reaches its
                 // end by restarting at the batch's base. Offsets never go back: the log start
                 // stays where it was, and the offsets below it stay hidden.
-                let start = self.log_start_offset();
-                self.truncate_fully_and_start_at_locked(first)?;
-                if start > first {
-                    self.log_start_offset.store(start, Ordering::Release);
-                    self.checkpoint(LOG_START_OFFSET_FILE, start)?;
-                }
+                let start = self.log_start_offset().max(first);
+                self.restart_at_locked(first, start)?;
                 leo = first;
             } else {
                 return Err(SegmentError::NonMonotonicOffset {
@@ -1263,7 +1259,7 @@ impl<F: BatchFormat> Log<F> {
             return Ok(false);
         }
         if offset < self.log_start_offset() {
-            self.truncate_fully_and_start_at_locked(offset)?;
+            self.restart_at_locked(offset, offset)?;
             return Ok(true);
         }
         self.deleter.delete_expired()?;
@@ -1296,15 +1292,18 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.check_online()?;
         crate::validate::check_start_at(new_offset, self.log_start_offset())?;
-        self.truncate_fully_and_start_at_locked(new_offset)
+        self.restart_at_locked(new_offset, new_offset)
     }
 
-    fn truncate_fully_and_start_at_locked(&self, new_offset: i64) -> Result<()> {
+    /// Deletes every segment and starts an empty log at log end `new_offset` with log
+    /// start `log_start` (≥ `new_offset`; above it only for the follower restart of
+    /// [`append`](Self::append), which keeps the old log start).
+    fn restart_at_locked(&self, new_offset: i64, log_start: i64) -> Result<()> {
         self.deleter.delete_expired()?;
-        // Publish first: from here every offset but `new_offset` is out of range, so no
-        // reader meets the empty map in between.
-        if new_offset > self.log_start_offset() {
-            self.log_start_offset.store(new_offset, Ordering::Release);
+        // Publish first: from here every offset below the new start or above the new end
+        // is out of range, so no reader meets the empty map in between.
+        if log_start > self.log_start_offset() {
+            self.log_start_offset.store(log_start, Ordering::Release);
         }
         if new_offset < self.log_end_offset() {
             self.log_end_offset.store(new_offset, Ordering::Release);
@@ -1316,9 +1315,9 @@ impl<F: BatchFormat> Log<F> {
         let seg = Arc::new(self.open_segment(new_offset, false, "")?);
         self.segments.add(seg);
         self.log_end_offset.store(new_offset, Ordering::Release);
-        self.log_start_offset.store(new_offset, Ordering::Release);
+        self.log_start_offset.store(log_start, Ordering::Release);
         self.recovery_point.store(new_offset, Ordering::Release);
-        self.checkpoint(LOG_START_OFFSET_FILE, new_offset)?;
+        self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;
         self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
         self.state_after_truncate_fully(new_offset)
     }
