@@ -317,11 +317,7 @@ impl<F: BatchFormat> Log<F> {
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let dir_lock = DirLock::acquire(&dir)?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
-        let clean = marker.exists();
-        if clean {
-            fs.remove_file(&marker)
-                .map_err(|e| SegmentError::io("delete", &marker, e))?;
-        }
+        let clean = crate::validate::take_clean_marker(&*fs, &marker)?;
         crate::fs::fsync_dir_with(&*fs, &dir)?;
         let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
             &dir,
