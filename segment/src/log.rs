@@ -31,7 +31,9 @@
 //!   dies). Read-only tools such as `dump-log` do not take it.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
-//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
+//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does. A marker
+//! that is not a regular file is not trusted (a FIFO or dangling symlink is removed and
+//! the log recovered; a directory is [`SegmentError::NotARegularFile`]).
 //!
 //! Segments that leave the log are renamed `<name>.deleted` and removed
 //! [`LogConfig::file_delete_delay_ms`] later (see [`deleter`](crate::deleter)).
