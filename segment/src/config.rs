@@ -94,6 +94,7 @@ impl LogConfig {
     /// | `retention.ms` | ≥ −1 (−1 = unlimited) |
     /// | `retention.bytes` | any (negative = unlimited, as Kafka) |
     /// | `file.delete.delay.ms` | ≥ 0 |
+    /// | `producer.id.expiration.ms` | 1 ..= `i32::MAX` (Kafka's `INT`, at least 1) |
     ///
     /// [`Log::open`](crate::Log::open) calls it before touching the directory.
     ///
@@ -151,6 +152,13 @@ impl LogConfig {
                 "file.delete.delay.ms",
                 self.file_delete_delay_ms,
                 "must be at least 0",
+            ));
+        }
+        if !(1..=i64::from(i32::MAX)).contains(&self.producer_id_expiration_ms) {
+            return Err(bad(
+                "producer.id.expiration.ms",
+                self.producer_id_expiration_ms,
+                "must be in [1, 2147483647]",
             ));
         }
         Ok(())

@@ -31,7 +31,9 @@
 //!   dies). Read-only tools such as `dump-log` do not take it.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
-//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does.
+//! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does. A marker
+//! that is not a regular file is not trusted (a FIFO or dangling symlink is removed and
+//! the log recovered; a directory is [`SegmentError::NotARegularFile`]).
 //!
 //! Segments that leave the log are renamed `<name>.deleted` and removed
 //! [`LogConfig::file_delete_delay_ms`] later (see [`deleter`](crate::deleter)).
@@ -317,11 +319,7 @@ impl<F: BatchFormat> Log<F> {
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let dir_lock = DirLock::acquire(&dir)?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
-        let clean = marker.exists();
-        if clean {
-            fs.remove_file(&marker)
-                .map_err(|e| SegmentError::io("delete", &marker, e))?;
-        }
+        let clean = crate::validate::take_clean_marker(&*fs, &marker)?;
         crate::fs::fsync_dir_with(&*fs, &dir)?;
         let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
             &dir,

@@ -62,6 +62,38 @@ pub(crate) fn check_start_at(offset: i64, log_start_offset: i64) -> Result<()> {
     Ok(())
 }
 
+/// Reads and removes the clean-shutdown marker at `path`: `Ok(true)` only for a regular
+/// file (or a symlink to one), which [`Log::close`](crate::Log::close) writes. Any other
+/// kind of file (FIFO, socket, device, dangling symlink) is not a marker to trust: it is
+/// warned about and unlinked, and the open proceeds as unclean (recovering).
+///
+/// # Errors
+/// [`SegmentError::NotARegularFile`] for a directory (it cannot be removed safely, and
+/// [`Log::close`](crate::Log::close) could never write the marker); [`SegmentError::Io`].
+pub(crate) fn take_clean_marker(fs: &dyn crate::fs::FileSystem, path: &Path) -> Result<bool> {
+    let clean = match check_regular_file(path) {
+        Ok(exists) => exists,
+        Err(
+            e @ SegmentError::NotARegularFile {
+                file_type: "directory",
+                ..
+            },
+        ) => return Err(e),
+        Err(SegmentError::NotARegularFile { file_type, .. }) => {
+            tracing::warn!(file = %path.display(), file_type, "the clean-shutdown marker is not a regular file: not trusting it, recovering");
+            fs.remove_file(path)
+                .map_err(|e| SegmentError::io("delete", path, e))?;
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
+    if clean {
+        fs.remove_file(path)
+            .map_err(|e| SegmentError::io("delete", path, e))?;
+    }
+    Ok(clean)
+}
+
 /// Whether `name` is named like a file of a segment: `<offset>` then a kind suffix
 /// (`.log`, `.index`, `.timeindex`, `.txnindex`) or `.snapshot`, then optionally a state
 /// suffix (`.deleted`, `.cleaned`, `.swap`).

@@ -113,6 +113,20 @@ fn invalid_configs() -> Vec<(&'static str, LogConfig)> {
                 ..d()
             },
         ),
+        (
+            "producer.id.expiration.ms",
+            LogConfig {
+                producer_id_expiration_ms: 0,
+                ..d()
+            },
+        ),
+        (
+            "producer.id.expiration.ms",
+            LogConfig {
+                producer_id_expiration_ms: i64::from(i32::MAX) + 1,
+                ..d()
+            },
+        ),
     ]
 }
 
@@ -165,6 +179,10 @@ fn boundary_values_are_accepted() {
         },
         LogConfig {
             file_delete_delay_ms: 0,
+            ..d()
+        },
+        LogConfig {
+            producer_id_expiration_ms: 1,
             ..d()
         },
     ] {

@@ -285,3 +285,49 @@ fn overlapping_segments_serve_each_offset_once() {
     assert_eq!(recs, expected);
     appends_survive(dir.path(), log, &expected);
 }
+
+/// A clean-shutdown marker that is not a regular file is not trusted: a FIFO (or a
+/// dangling symlink) is removed and the log recovered; a directory is a typed error.
+#[test]
+fn a_marker_that_is_not_a_regular_file_is_not_trusted() {
+    for kind in ["fifo", "dangling symlink"] {
+        let dir = tmpdir();
+        build(dir.path(), 5);
+        let marker = dir.path().join(".kafka_cleanshutdown");
+        std::fs::remove_file(&marker).unwrap();
+        if kind == "fifo" {
+            let st = std::process::Command::new("mkfifo")
+                .arg(&marker)
+                .status()
+                .unwrap();
+            assert!(st.success());
+        } else {
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &marker).unwrap();
+        }
+        let log = open(dir.path());
+        assert!(
+            log.stats().scanned_segments() > 0,
+            "{kind}: trusted as a clean marker"
+        );
+        assert!(
+            std::fs::symlink_metadata(&marker).is_err(),
+            "{kind}: marker removed"
+        );
+        let expected: Vec<_> = (0..15).map(|o| (o, value(o))).collect();
+        assert_eq!(records(&log, 0), expected, "{kind}");
+        assert_eq!(log.log_end_offset(), 15, "{kind}");
+        appends_survive(dir.path(), log, &expected);
+    }
+    let dir = tmpdir();
+    build(dir.path(), 3);
+    let marker = dir.path().join(".kafka_cleanshutdown");
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::create_dir(&marker).unwrap();
+    let (_t, clock) = mock();
+    match Log::<segment::KafkaBatchFormat>::open(dir.path(), cfg(), clock) {
+        Err(SegmentError::NotARegularFile { path, file_type }) => {
+            assert_eq!((path, file_type), (marker, "directory"));
+        }
+        other => panic!("expected NotARegularFile, got {:?}", other.map(|_| ())),
+    }
+}
