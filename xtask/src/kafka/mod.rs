@@ -339,8 +339,8 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
 }
 
 /// Copies the workload's partition directories (not the internal topics) into
-/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the broker's answers (`answers.json`)
-/// when there are some.
+/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the log directory's checkpoint files and
+/// the broker's answers (`answers.json`) when there are some.
 pub(super) fn write_fixtures(
     data: &Path,
     kind: &str,
@@ -359,6 +359,16 @@ pub(super) fn write_fixtures(
     }
     if let Some(a) = answers {
         std::fs::copy(a, dest.join("answers.json")).map_err(|e| format!("{a:?}: {e}"))?;
+    }
+    // The log directory's checkpoints (recovery point, log start offset, high watermark).
+    for f in [
+        "recovery-point-offset-checkpoint",
+        "log-start-offset-checkpoint",
+        "replication-offset-checkpoint",
+    ] {
+        if data.join(f).is_file() {
+            std::fs::copy(data.join(f), dest.join(f)).map_err(|e| format!("{f}: {e}"))?;
+        }
     }
     eprintln!("kafka: fixtures written to {}", dest.display());
     Ok(())
