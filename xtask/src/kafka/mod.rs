@@ -101,6 +101,9 @@ fn build_oracle() -> Result<Jvm, String> {
         attempt(false)?;
     }
     let deps = std::fs::read_to_string(&cp_file).map_err(|e| format!("{cp_file:?}: {e}"))?;
+    // Maven leaves an unchanged classpath file untouched; rewrite it so that its mtime
+    // says when it was last checked (see `fresh`).
+    std::fs::write(&cp_file, &deps).map_err(|e| format!("{cp_file:?}: {e}"))?;
     let classpath = format!(
         "{}:{}",
         build.join("kafka-oracle.jar").display(),
