@@ -57,8 +57,8 @@ impl Gen {
             let n = self.n;
             self.ts += 3;
             let ts = self.ts + (n as i64 * 7919 % 2000) - 1000;
-            let key = (n % 5 != 0).then(|| format!("key-{}", n % 61));
-            let value = (n % 17 != 0).then(|| {
+            let key = (!n.is_multiple_of(5)).then(|| format!("key-{}", n % 61));
+            let value = (!n.is_multiple_of(17)).then(|| {
                 let mut v = format!("record {n} ").repeat(1 + (n % 13) as usize);
                 v.push_str(&"x".repeat((n % 97) as usize));
                 v
