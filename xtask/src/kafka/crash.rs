@@ -25,7 +25,12 @@ const CRASH_PROPS: &[&str] = &[
     "log.flush.interval.messages=200",
     "log.flush.offset.checkpoint.interval.ms=200",
     "log.flush.scheduler.interval.ms=100",
+    // Small preallocated indexes: the killed directories are committed as fixtures.
+    "log.index.size.max.bytes=65536",
 ];
+
+/// `segment.index.bytes` of the crash broker (`log.index.size.max.bytes`).
+const MAX_INDEX_SIZE: usize = 65536;
 
 /// One segment's files, decoded.
 #[derive(Default, Debug, Clone, PartialEq, Eq)]
@@ -264,7 +269,11 @@ fn one_kill(
             format!("0\n{point}\n"),
         )
         .map_err(|e| e.to_string())?;
-        let (log, batches) = ours::read_log(&dir, config_for(topic))?;
+        let config = segment::LogConfig {
+            max_index_size: MAX_INDEX_SIZE,
+            ..config_for(topic)
+        };
+        let (log, batches) = ours::read_log(&dir, config)?;
         our_leo.insert(name.clone(), log.log_end_offset());
         if *topic == "txn" {
             // The open transaction: transactional batches of a producer with no marker after.

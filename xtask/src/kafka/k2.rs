@@ -3,7 +3,7 @@
 //! producer, LogAppendTime batches). They replace the segment files of topics created on a
 //! broker, whose checkpoints (recovery point, log start offset, high watermark) are set to
 //! ours while it is stopped. The broker then starts, and must not recover or rebuild
-//! anything; a real consumer reads everything back (read_uncommitted and read_committed),
+//! anything (it reloads its producer state from our `.snapshot` files); a real consumer reads everything back (read_uncommitted and read_committed),
 //! `offsetsForTimes` must equal ours, the broker must append after our last offset, and
 //! Kafka's DumpLogSegments must find nothing wrong in our files.
 
@@ -57,8 +57,8 @@ impl Gen {
             let n = self.n;
             self.ts += 3;
             let ts = self.ts + (n as i64 * 7919 % 2000) - 1000;
-            let key = (n % 5 != 0).then(|| format!("key-{}", n % 61));
-            let value = (n % 17 != 0).then(|| {
+            let key = (!n.is_multiple_of(5)).then(|| format!("key-{}", n % 61));
+            let value = (!n.is_multiple_of(17)).then(|| {
                 let mut v = format!("record {n} ").repeat(1 + (n % 13) as usize);
                 v.push_str(&"x".repeat((n % 97) as usize));
                 v
@@ -156,17 +156,8 @@ fn write_partition(dir: &Path, lat: bool) -> Result<usize, String> {
             .map_err(|e| e.to_string())?;
         batches += 6;
     }
-    log.close().map_err(|e| e.to_string())?;
-    // Log::append does not maintain the transaction index (that needs append-path
-    // producer state); our recovery writes it: reopen without the clean-shutdown marker
-    // and recovery point, so every segment is recovered, then close cleanly.
-    for f in [
-        segment::log::CLEAN_SHUTDOWN_FILE,
-        segment::log::RECOVERY_POINT_FILE,
-    ] {
-        let _ = std::fs::remove_file(dir.join(f));
-    }
-    let log: Log = Log::open(dir, config(), system_clock()).map_err(|e| e.to_string())?;
+    // Log::append writes the .txnindex entries of the ABORT markers and the producer-state
+    // snapshots; close writes the last snapshot and the clean-shutdown marker.
     log.close().map_err(|e| e.to_string())?;
     Ok(batches)
 }
@@ -289,14 +280,20 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         for e in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
             let p = e.map_err(|e| e.to_string())?.path();
             let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if matches!(ext, "log" | "index" | "timeindex" | "txnindex") {
+            if matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot") {
                 std::fs::copy(&p, target.join(p.file_name().unwrap()))
                     .map_err(|e| e.to_string())?;
             }
         }
-        // Our batches carry leader epoch 0 from offset 0.
-        std::fs::write(target.join("leader-epoch-checkpoint"), "0\n1\n0 0\n")
-            .map_err(|e| e.to_string())?;
+        // Our leader-epoch checkpoint (our batches carry leader epoch 0 from offset 0).
+        let epochs = dir.join("leader-epoch-checkpoint");
+        if epochs.is_file() {
+            std::fs::copy(&epochs, target.join("leader-epoch-checkpoint"))
+                .map_err(|e| e.to_string())?;
+        } else {
+            std::fs::write(target.join("leader-epoch-checkpoint"), "0\n1\n0 0\n")
+                .map_err(|e| e.to_string())?;
+        }
         let log: Log = Log::open(&dir, config(), system_clock()).map_err(|e| e.to_string())?;
         checkpoints.insert((t.to_string(), 0), log.log_end_offset());
         log.close().map_err(|e| e.to_string())?;
@@ -376,19 +373,17 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             .diffs
             .push("the broker did not log that it skipped recovery (clean shutdown)".into());
     }
-    // Justified: we write no producer-state snapshots, so the broker starts our partitions
-    // with empty producer state (it then writes empty snapshots); all our transactions are
-    // complete, so nothing is lost, but idempotent producers would not be deduplicated.
-    for l in startup.lines() {
-        if l.contains("partition=ours-") && l.contains("with 0 producer ids") {
-            tally.notes.push(format!(
-                "no producer snapshots from us: {}",
-                l.split("] ")
-                    .nth(1)
-                    .unwrap_or(l)
-                    .chars()
-                    .take(120)
-                    .collect::<String>()
+    // Our producer-state snapshots are what the broker loads: no rebuild from the log.
+    for (t, _) in TOPICS {
+        let loaded = startup.lines().any(|l| {
+            l.contains(&format!("partition={t}-0,"))
+                && l.contains("Reloading from producer snapshot")
+                && !l.contains("rebuilding producer state from offset 0")
+        });
+        tally.answers += 1;
+        if !loaded {
+            tally.diffs.push(format!(
+                "{t}-0: the broker did not reload its producer state from our snapshot"
             ));
         }
     }

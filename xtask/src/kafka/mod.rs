@@ -101,6 +101,9 @@ fn build_oracle() -> Result<Jvm, String> {
         attempt(false)?;
     }
     let deps = std::fs::read_to_string(&cp_file).map_err(|e| format!("{cp_file:?}: {e}"))?;
+    // Maven leaves an unchanged classpath file untouched; rewrite it so that its mtime
+    // says when it was last checked (see `fresh`).
+    std::fs::write(&cp_file, &deps).map_err(|e| format!("{cp_file:?}: {e}"))?;
     let classpath = format!(
         "{}:{}",
         build.join("kafka-oracle.jar").display(),
@@ -339,8 +342,8 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
 }
 
 /// Copies the workload's partition directories (not the internal topics) into
-/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the broker's answers (`answers.json`)
-/// when there are some.
+/// `segment/tests/data/kafka-4.4.0/<kind>/`, with the log directory's checkpoint files and
+/// the broker's answers (`answers.json`) when there are some.
 pub(super) fn write_fixtures(
     data: &Path,
     kind: &str,
@@ -359,6 +362,16 @@ pub(super) fn write_fixtures(
     }
     if let Some(a) = answers {
         std::fs::copy(a, dest.join("answers.json")).map_err(|e| format!("{a:?}: {e}"))?;
+    }
+    // The log directory's checkpoints (recovery point, log start offset, high watermark).
+    for f in [
+        "recovery-point-offset-checkpoint",
+        "log-start-offset-checkpoint",
+        "replication-offset-checkpoint",
+    ] {
+        if data.join(f).is_file() {
+            std::fs::copy(data.join(f), dest.join(f)).map_err(|e| format!("{f}: {e}"))?;
+        }
     }
     eprintln!("kafka: fixtures written to {}", dest.display());
     Ok(())

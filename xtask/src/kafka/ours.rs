@@ -202,8 +202,13 @@ pub fn rebuild_compare(
                         && rebuilt.starts_with(&existing[..used])
                         && rebuilt.len() - used <= entry;
                     if untrimmed && f.file_type != segment::dump::FileType::TxnIndex {
+                        let extra = if rebuilt.len() > used {
+                            " (the extra one: the max-timestamp entry Kafka's close/roll adds)"
+                        } else {
+                            ""
+                        };
                         notes.push(format!(
-                            "{}: an index the broker never closed: preallocated ({} bytes, untrimmed), {} entries; ours has {} (the extra one is the max-timestamp entry Kafka's close/roll adds)",
+                            "{}: an index the broker never closed: preallocated ({} bytes, untrimmed), {} entries; ours has {}{extra}",
                             f.existing.display(),
                             existing.len(),
                             used / entry,
