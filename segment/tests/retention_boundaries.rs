@@ -72,7 +72,11 @@ fn retention_ms_stops_at_the_first_young_segment() {
     let (_t, log) = three(
         dir.path(),
         cfg(RETENTION_MS, -1),
-        [NOW - RETENTION_MS - 1, NOW - RETENTION_MS, NOW - 5 * RETENTION_MS],
+        [
+            NOW - RETENTION_MS - 1,
+            NOW - RETENTION_MS,
+            NOW - 5 * RETENTION_MS,
+        ],
     );
     // Only the first is older than retention.ms; the prefix rule keeps the third.
     assert_eq!(log.delete_old_segments().unwrap(), 1);
@@ -208,7 +212,11 @@ fn retention_ms_that_deletes_every_segment_restarts_at_the_log_end() {
     let (t, log) = three(
         dir.path(),
         cfg(RETENTION_MS, -1),
-        [NOW - 3 * RETENTION_MS, NOW - 2 * RETENTION_MS, NOW - 2 * RETENTION_MS],
+        [
+            NOW - 3 * RETENTION_MS,
+            NOW - 2 * RETENTION_MS,
+            NOW - 2 * RETENTION_MS,
+        ],
     );
     assert_eq!(log.delete_old_segments().unwrap(), 3);
     assert_eq!(log.segments().base_offsets(), vec![30]);

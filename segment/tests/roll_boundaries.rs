@@ -66,12 +66,24 @@ fn segment_ms_at_equality_does_not_roll_one_ms_past_does() {
     let log = open_log(dir.path(), cfg, clock);
     assert_eq!(log.append(&one(0, T0)).unwrap().segment_base_offset, 0);
     // Waited exactly segment.ms (by the batch timestamps): no roll.
-    assert_eq!(log.append(&one(1, T0 + 1000)).unwrap().segment_base_offset, 0);
+    assert_eq!(
+        log.append(&one(1, T0 + 1000)).unwrap().segment_base_offset,
+        0
+    );
     // One millisecond more: roll, although the clock never moved.
-    assert_eq!(log.append(&one(2, T0 + 1001)).unwrap().segment_base_offset, 2);
+    assert_eq!(
+        log.append(&one(2, T0 + 1001)).unwrap().segment_base_offset,
+        2
+    );
     // The new segment measures from its own first batch.
-    assert_eq!(log.append(&one(3, T0 + 2001)).unwrap().segment_base_offset, 2);
-    assert_eq!(log.append(&one(4, T0 + 2002)).unwrap().segment_base_offset, 4);
+    assert_eq!(
+        log.append(&one(3, T0 + 2001)).unwrap().segment_base_offset,
+        2
+    );
+    assert_eq!(
+        log.append(&one(4, T0 + 2002)).unwrap().segment_base_offset,
+        4
+    );
     assert_eq!(log.segments().base_offsets(), vec![0, 2, 4]);
 }
 
@@ -143,7 +155,8 @@ fn random_jitter_is_below_the_configured_maximum() {
         ..config(4096, 1 << 20)
     };
     for base in 0..20 {
-        let seg: LogSegment = LogSegment::create(dir.path(), base * 10, &cfg, clock.clone()).unwrap();
+        let seg: LogSegment =
+            LogSegment::create(dir.path(), base * 10, &cfg, clock.clone()).unwrap();
         let j = seg.roll_jitter_ms();
         assert!((0..50).contains(&j), "jitter {j}");
     }
@@ -183,7 +196,10 @@ fn a_full_offset_index_rolls() {
     // index, 3 slots, is full one entry early, as Kafka's `TimeIndex.isFull`).
     let log = open_log(dir.path(), config(1, 36), clock);
     let (n, offset_full, time_full) = append_until_roll(&log, |_| T0);
-    assert!(offset_full && !time_full, "n={n} offset_full={offset_full} time_full={time_full}");
+    assert!(
+        offset_full && !time_full,
+        "n={n} offset_full={offset_full} time_full={time_full}"
+    );
     assert_eq!(log.segments().base_offsets(), vec![0, n]);
     assert_eq!(read_all(&log, 0), (0..=n).collect::<Vec<_>>());
 }
@@ -217,4 +233,22 @@ fn roll_from_an_empty_segment_to_a_higher_base_makes_a_new_segment() {
     // A non-empty active segment with that base: rolling at the log end makes a new one.
     assert_eq!(log.roll(None).unwrap().base_offset(), 101);
     assert_eq!(log.segments().base_offsets(), vec![0, 100, 101]);
+}
+
+#[test]
+fn roll_below_the_active_segments_base_is_refused() {
+    // An explicit roll may leave the active segment's base above the log end (as Kafka's
+    // `roll(Some(expectedNextOffset))`); a later roll between the two must not create a
+    // segment below the active one.
+    let dir = tmpdir();
+    let (_t, clock) = at_t0();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    log.roll(Some(100)).unwrap();
+    assert_eq!(log.log_end_offset(), 0);
+    assert!(matches!(
+        log.roll(Some(50)),
+        Err(segment::SegmentError::IllegalState { .. })
+    ));
+    assert_eq!(log.segments().base_offsets(), vec![0, 100]);
+    assert_eq!(log.segments().active_segment().unwrap().base_offset(), 100);
 }
