@@ -216,7 +216,10 @@ fn failed_fsync_takes_the_log_offline_and_the_checkpoint_stays_at_the_flushed_of
         ));
         // reads keep working
         assert_eq!(read_all(&log, 0), (0..100).collect::<Vec<_>>());
-        assert!(matches!(log.close(), Err(SegmentError::IllegalState { .. })));
+        assert!(matches!(
+            log.close(),
+            Err(SegmentError::IllegalState { .. })
+        ));
         assert!(
             !marker(dir.path()),
             "{op:?}: marker written by an offline log"
