@@ -192,5 +192,8 @@ fn open_errors() {
     ));
     assert_eq!(fs::metadata(&missing).unwrap().len(), 0);
     // A directory is not an index file.
-    assert!(IndexFile::<Kv>::open(dir.path(), 0, Some(64), OpenMode::ReadOnly).is_err());
+    assert!(matches!(
+        IndexFile::<Kv>::open(dir.path(), 0, Some(64), OpenMode::ReadOnly),
+        Err(index_core::IndexError::Io { .. })
+    ));
 }

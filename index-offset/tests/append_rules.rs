@@ -178,9 +178,18 @@ fn rejected_appends_do_not_advance_the_cursor() {
     let path = dir.path().join(index_name(0));
     let index = new_index(dir.path(), 0, 40);
     index.append(10, 100).unwrap();
-    assert!(index.append(10, 200).is_err());
-    assert!(index.append(-1, 200).is_err());
-    assert!(index.append(1 << 40, 200).is_err());
+    assert!(matches!(
+        index.append(10, 200),
+        Err(index_core::IndexError::InvalidOffset { .. })
+    ));
+    assert!(matches!(
+        index.append(-1, 200),
+        Err(index_core::IndexError::InvalidOffset { .. })
+    ));
+    assert!(matches!(
+        index.append(1 << 40, 200),
+        Err(index_core::IndexError::OffsetOverflow { .. })
+    ));
     index.append(20, 200).unwrap();
     index.close().unwrap();
     assert_eq!(

@@ -34,7 +34,10 @@
 //! assert!(!found.is_complete);
 //!
 //! // Last offsets must increase strictly.
-//! assert!(index.append(&AbortedTxn::new(2, 0, 15, 20)).is_err());
+//! assert!(matches!(
+//!     index.append(&AbortedTxn::new(2, 0, 15, 20)),
+//!     Err(index_txn::TxnIndexError::NonMonotonic { .. })
+//! ));
 //! # Ok(())
 //! # }
 //! ```

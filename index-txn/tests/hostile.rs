@@ -50,7 +50,7 @@ proptest! {
         let r = index.sanity_check();
         prop_assert!(typed(&r), "{:?}", r);
         if bytes.len() % 34 != 0 {
-            prop_assert!(r.is_err());
+            prop_assert!(matches!(r, Err(TxnIndexError::CorruptIndex { .. })), "{:?}", r);
         }
         let r = index.collect_aborted_txns(fetch, upper).map(|_| ());
         prop_assert!(typed(&r), "{:?}", r);

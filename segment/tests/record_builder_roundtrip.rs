@@ -278,7 +278,10 @@ fn builder_rejects_what_kafka_rejects() {
         .record(0, None, None)
         .record_at(0, 0, None, None, &[]));
     err(BatchBuilder::new(0).record_at(i64::from(i32::MAX) + 1, 0, None, None, &[]));
-    assert!(BatchBuilder::new(5).build_empty(4, 0).is_err());
+    assert!(matches!(
+        BatchBuilder::new(5).build_empty(4, 0),
+        Err(segment::record::RecordError::InvalidArgument { .. })
+    ));
 }
 
 #[test]

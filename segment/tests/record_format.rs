@@ -81,8 +81,14 @@ fn kafka_format_parses_case_42_and_45() {
     KafkaBatchFormat::validate(&v1, 0).unwrap();
     // Header-only parsing: 26 bytes suffice for magic 1, 61 for v2.
     assert_eq!(KafkaBatchFormat::parse_header(&v1[..26], 0).unwrap(), info);
-    assert!(KafkaBatchFormat::parse_header(&v1[..25], 0).is_err());
-    assert!(KafkaBatchFormat::parse_header(&v2[..60], 0).is_err());
+    assert!(matches!(
+        KafkaBatchFormat::parse_header(&v1[..25], 0),
+        Err(FormatError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        KafkaBatchFormat::parse_header(&v2[..60], 0),
+        Err(FormatError::Corrupt { .. })
+    ));
 }
 
 #[test]

@@ -113,7 +113,10 @@ fn peek_rules_boundaries() {
     // Negative sizes are corrupt too.
     let mut neg = vec![0u8; 18];
     neg[8..12].copy_from_slice(&(-1i32).to_be_bytes());
-    assert!(peek_batch(&neg, 5).is_err());
+    assert!(matches!(
+        peek_batch(&neg, 5),
+        Err(RecordError::CorruptRecord { position: 5, .. })
+    ));
 }
 
 #[test]
@@ -347,9 +350,18 @@ fn largest_timestamp_after_uses_first_batch_reaching_max() {
 fn searches_propagate_corruption() {
     let (mut file, _) = mixed_file();
     file.extend_from_slice(&[0; 20]);
-    assert!(search_for_offset_with_size(&file, 100, 0).is_err());
-    assert!(search_for_timestamp(&file, 10_000, 0, 0).is_err());
-    assert!(largest_timestamp_after(&file, 0).is_err());
+    assert!(matches!(
+        search_for_offset_with_size(&file, 100, 0),
+        Err(RecordError::CorruptRecord { .. })
+    ));
+    assert!(matches!(
+        search_for_timestamp(&file, 10_000, 0, 0),
+        Err(RecordError::CorruptRecord { .. })
+    ));
+    assert!(matches!(
+        largest_timestamp_after(&file, 0),
+        Err(RecordError::CorruptRecord { .. })
+    ));
     // A hit before the corrupt tail is still found.
     assert_eq!(
         search_for_offset_with_size(&file, 8, 0)

@@ -161,7 +161,10 @@ fn bad_wrappers_are_errors() {
         FileBatch::at(&z, 0).unwrap().records(),
         Err(RecordError::Decompression { .. })
     ));
-    assert!(legacy_wrapper(LegacyMessage::v1(0, 0, b""), CompressionType::Zstd, &[]).is_err());
+    assert!(matches!(
+        legacy_wrapper(LegacyMessage::v1(0, 0, b""), CompressionType::Zstd, &[]),
+        Err(RecordError::InvalidArgument { .. })
+    ));
 }
 
 #[test]

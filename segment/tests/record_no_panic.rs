@@ -1,13 +1,19 @@
 //! Hostile input never panics: arbitrary bytes and mutated valid batches fed to the batch
 //! iterator, the views, the record decoder, the decompressors, the control-record parsers
-//! and the `BatchFormat` seam. Every outcome must be `Ok` or a `RecordError`/`FormatError`.
+//! and the `BatchFormat` seam. Every outcome must be `Ok` or a `RecordError`/`FormatError`,
+//! and the outcomes are checked, not only survived: iterated batches tile the input,
+//! every error names its batch's position and is of the variant the input calls for, a
+//! batch with one byte changed under its CRC is rejected as corrupt, an untouched one
+//! round-trips, compressed streams round-trip and their truncations are rejected, and
+//! the control parsers accept exactly Kafka's well-formed keys and values.
 
 use proptest::prelude::*;
 use segment::format::{scan, BatchFormat, KafkaBatchFormat};
 use segment::record::{
-    batches_from, decompress, fixtures, largest_timestamp_after, legacy_wrapper,
+    batches_from, compress, decompress, fixtures, largest_timestamp_after, legacy_wrapper,
     search_for_offset_with_size, search_for_timestamp, BatchBuilder, CompressionType,
     ControlRecordType, EndTransactionMarker, FileBatch, LegacyBatch, LegacyMessage, RecordBatch,
+    RecordError,
 };
 
 /// Drives every reader over `data`; returns the number of records decoded (to keep the
@@ -63,6 +69,89 @@ fn exercise(data: &[u8]) -> usize {
     let _ = KafkaBatchFormat::parse_header(data, 0);
     let _ = KafkaBatchFormat::peek_size(data, 0);
     n
+}
+
+/// Checks what the readers return on `data`, beyond not panicking: the iterator's batches
+/// tile the input from 0 (each starts where the previous ended, none passes the end);
+/// validation agrees with the stored and computed checksums; every error is about the
+/// batch it came from; the searches answer from those batches. Returns the batches
+/// iterated.
+fn check_results(data: &[u8]) -> usize {
+    let mut expected_pos = 0u64;
+    let mut positions = Vec::new();
+    let mut max_ts = segment::record::NO_TIMESTAMP;
+    let mut iter = batches_from(data, 0);
+    let mut clean_end = true;
+    for b in iter.by_ref() {
+        let b = match b {
+            Ok(b) => b,
+            Err(e) => {
+                assert!(
+                    e.is_corruption(),
+                    "iteration error of the wrong kind: {e:?}"
+                );
+                assert_eq!(e.position(), Some(expected_pos), "{e:?}");
+                clean_end = false;
+                break;
+            }
+        };
+        assert_eq!(b.position(), expected_pos, "batches must tile the input");
+        expected_pos += b.size_in_bytes() as u64;
+        assert!(
+            expected_pos <= data.len() as u64,
+            "a batch passes the end of the input"
+        );
+        positions.push(b.position());
+        max_ts = max_ts.max(b.max_timestamp());
+        match (b.as_v2(), b.ensure_valid()) {
+            (Some(v2), Ok(())) => assert_eq!(v2.checksum(), v2.compute_checksum()),
+            (Some(v2), Err(e)) => {
+                assert_ne!(
+                    v2.checksum(),
+                    v2.compute_checksum(),
+                    "valid CRC rejected: {e:?}"
+                );
+                assert!(
+                    matches!(e, RecordError::CorruptRecord { position, .. } if position == b.position()),
+                    "{e:?}"
+                );
+            }
+            (None, r) => {
+                if let Err(e) = r {
+                    assert!(matches!(e, RecordError::CorruptRecord { .. }), "{e:?}");
+                }
+            }
+        }
+        if let Err(e) = b.records() {
+            assert_eq!(e.position(), Some(b.position()), "{e:?}");
+            assert!(
+                matches!(
+                    e,
+                    RecordError::InvalidRecord { .. }
+                        | RecordError::CorruptRecord { .. }
+                        | RecordError::UnsupportedCompression { .. }
+                        | RecordError::Decompression { .. }
+                        | RecordError::DecompressedTooLarge { .. }
+                ),
+                "{e:?}"
+            );
+        }
+    }
+    if clean_end {
+        assert!(
+            iter.stop_reason().is_some(),
+            "iteration ended without a reason"
+        );
+        match largest_timestamp_after(data, 0) {
+            Ok(t) => assert_eq!(t.timestamp, max_ts),
+            Err(e) => panic!("largest_timestamp_after failed where iteration did not: {e:?}"),
+        }
+        if let Ok(Some(found)) = search_for_offset_with_size(data, 5, 0) {
+            assert!(found.offset >= 5);
+            assert!(positions.contains(&found.position));
+        }
+    }
+    positions.len()
 }
 
 /// Recomputes the CRC of a v2 batch in place so mutations reach the record decoder.
@@ -123,6 +212,11 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..400)) {
         exercise(&data);
+        check_results(&data);
+        // Fewer than 17 bytes never hold a batch.
+        if data.len() < 17 {
+            prop_assert!(batches_from(&data, 0).next().is_none());
+        }
     }
 
     #[test]
@@ -139,6 +233,22 @@ proptest! {
         data[57..61].copy_from_slice(&count.to_be_bytes());
         fix_crc(&mut data);
         exercise(&data);
+        // One batch spanning the whole input, with a valid CRC when it is v2.
+        prop_assert_eq!(check_results(&data), 1);
+        let batch = FileBatch::at(&data, 0).unwrap();
+        if magic >= 2 {
+            prop_assert!(batch.ensure_valid().is_ok());
+            let records = batch.records();
+            if count < 0 {
+                let invalid = matches!(records, Err(RecordError::InvalidRecord { position: 0, .. }));
+                prop_assert!(invalid, "negative count: {:?}", records.err());
+            } else if codec & 7 >= 5 {
+                prop_assert!(
+                    matches!(records, Err(RecordError::UnsupportedCompression { codec_id, .. }) if codec_id == codec & 7),
+                    "codec {}: {:?}", codec, records.err()
+                );
+            }
+        }
     }
 
     #[test]
@@ -149,7 +259,8 @@ proptest! {
         keep_crc_valid in any::<bool>(),
     ) {
         let seeds = seeds();
-        let mut data = seeds[seed % seeds.len()].clone();
+        let original = seeds[seed % seeds.len()].clone();
+        let mut data = original.clone();
         for (at, byte) in mutations {
             let i = at.index(data.len());
             data[i] = byte;
@@ -157,10 +268,40 @@ proptest! {
         if keep_crc_valid {
             fix_crc(&mut data);
         }
-        if let Some(t) = truncate {
-            data.truncate(t.index(data.len() + 1));
-        }
+        let truncated = match truncate {
+            Some(t) => {
+                data.truncate(t.index(data.len() + 1));
+                data.len() < original.len()
+            }
+            None => false,
+        };
         exercise(&data);
+        check_results(&data);
+        let changed: Vec<usize> = (0..data.len()).filter(|&i| data[i] != original[i]).collect();
+        if !truncated && changed.is_empty() {
+            // Untouched: validates and yields exactly the seed's records.
+            let a = FileBatch::at(&data, 0).unwrap();
+            prop_assert!(a.ensure_valid().is_ok());
+            let b = FileBatch::at(&original, 0).unwrap();
+            prop_assert_eq!(
+                a.records().unwrap().filter(|r| r.is_ok()).count(),
+                b.records().unwrap().count()
+            );
+        }
+        if !truncated && original[16] >= 2 && changed.len() == 1 && changed[0] >= 21 {
+            // One byte changed under the CRC (a burst of at most 8 bits, which CRC-32C
+            // always detects): the exact corruption variant, at the batch's position.
+            let v = FileBatch::at(&data, 0).unwrap();
+            prop_assert!(
+                matches!(v.ensure_valid(), Err(RecordError::CorruptRecord { position: 0, .. })),
+                "byte {} changed, CRC still accepted", changed[0]
+            );
+            let corrupt = matches!(
+                KafkaBatchFormat::validate(&data, 0),
+                Err(segment::format::FormatError::Corrupt { .. })
+            );
+            prop_assert!(corrupt);
+        }
     }
 
     #[test]
@@ -173,15 +314,59 @@ proptest! {
             input = x;
         }
         for codec in [CompressionType::Gzip, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd] {
-            let _ = decompress(codec, &input);
+            if let Err(e) = decompress(codec, &input) {
+                prop_assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{:?}: {}", codec, e);
+            }
+            // The same bytes as content: compressed, they round-trip exactly, and every
+            // cut of the stream is an error or a prefix of the content, never other data;
+            // an LZ4 cut is always an error (its end marker is missing).
+            let packed = compress(codec, &input).unwrap();
+            prop_assert_eq!(&decompress(codec, &packed).unwrap(), &input, "{:?}", codec);
+            for cut in [packed.len() / 2, packed.len().saturating_sub(1)] {
+                match decompress(codec, &packed[..cut]) {
+                    Ok(out) => {
+                        prop_assert!(codec != CompressionType::Lz4, "cut lz4 frame accepted");
+                        prop_assert!(input.starts_with(&out), "{:?} cut to {} gave other data", codec, cut);
+                    }
+                    Err(e) => prop_assert_eq!(e.kind(), std::io::ErrorKind::InvalidData),
+                }
+            }
         }
     }
 
     #[test]
     fn control_parsers_never_panic(key in prop::option::of(prop::collection::vec(any::<u8>(), 0..8)),
                                    value in prop::option::of(prop::collection::vec(any::<u8>(), 0..10))) {
-        let _ = ControlRecordType::parse_key(key.as_deref(), 0);
-        let _ = EndTransactionMarker::decode(key.as_deref(), value.as_deref(), 0);
+        let parsed = ControlRecordType::parse_key(key.as_deref(), 7);
+        let decoded = EndTransactionMarker::decode(key.as_deref(), value.as_deref(), 7);
+        // Kafka's rules: a key of at least 4 bytes with a non-negative version parses.
+        let key_ok = key.as_ref().is_some_and(|k| k.len() >= 4 && i16::from_be_bytes([k[0], k[1]]) >= 0);
+        match &parsed {
+            Ok(t) => {
+                prop_assert!(key_ok);
+                let k = key.as_ref().unwrap();
+                prop_assert_eq!(t.id(), i16::from_be_bytes([k[2], k[3]]));
+            }
+            Err(e) => {
+                prop_assert!(!key_ok);
+                prop_assert!(matches!(e, RecordError::InvalidRecord { position: 7, .. }), "{:?}", e);
+            }
+        }
+        // A marker needs an ABORT/COMMIT key and a value of at least 6 bytes, version >= 0.
+        let is_marker = matches!(parsed, Ok(ControlRecordType::Abort | ControlRecordType::Commit));
+        let value_ok = value.as_ref().is_some_and(|v| v.len() >= 6 && i16::from_be_bytes([v[0], v[1]]) >= 0);
+        match &decoded {
+            Ok(m) => {
+                prop_assert!(is_marker && value_ok);
+                let v = value.as_ref().unwrap();
+                prop_assert_eq!(m.coordinator_epoch, i32::from_be_bytes([v[2], v[3], v[4], v[5]]));
+            }
+            Err(RecordError::InvalidArgument { .. }) => prop_assert!(key_ok && !is_marker),
+            Err(e) => {
+                prop_assert!(!key_ok || (is_marker && !value_ok), "{:?}", e);
+                prop_assert!(matches!(e, RecordError::InvalidRecord { position: 7, .. }), "{:?}", e);
+            }
+        }
     }
 }
 

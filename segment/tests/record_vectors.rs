@@ -244,8 +244,14 @@ fn case_44_marker_value_rules() {
         ),
         Err(RecordError::InvalidArgument { .. })
     ));
-    assert!(control_batch(1, 1, 0, ControlRecordType::SnapshotHeader, 0, 0).is_err());
-    assert!(EndTransactionMarker::new(ControlRecordType::KraftVoters, 0).is_err());
+    assert!(matches!(
+        control_batch(1, 1, 0, ControlRecordType::SnapshotHeader, 0, 0),
+        Err(segment::record::RecordError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        EndTransactionMarker::new(ControlRecordType::KraftVoters, 0),
+        Err(segment::record::RecordError::InvalidArgument { .. })
+    ));
 }
 
 #[test]

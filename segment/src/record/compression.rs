@@ -116,8 +116,17 @@ pub(crate) enum DecompressError {
 }
 
 impl From<io::Error> for DecompressError {
+    /// Every decoder error is `InvalidData`: the decoders read in-memory slices, so no
+    /// error is a real I/O failure; a stream that ends early (`UnexpectedEof` from gzip)
+    /// or that zstd rejects (`Other`) is malformed input.
     fn from(e: io::Error) -> Self {
-        DecompressError::Io(e)
+        match e.kind() {
+            io::ErrorKind::InvalidData => DecompressError::Io(e),
+            io::ErrorKind::UnexpectedEof => {
+                DecompressError::Io(invalid_data(format!("truncated stream: {e}")))
+            }
+            _ => DecompressError::Io(invalid_data(e.to_string())),
+        }
     }
 }
 
