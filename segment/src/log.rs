@@ -611,7 +611,7 @@ impl<F: BatchFormat> Log<F> {
         let mut min_swap = i64::MAX;
         let mut max_swap = i64::MIN;
         for p in &log_swaps {
-            let base = names::offset_from_file(p)?;
+            let base = names::canonical_offset_from_file(p)?;
             let seg = self.open_segment(base, true, SWAP_FILE_SUFFIX)?;
             min_swap = min_swap.min(base);
             max_swap = max_swap.max(seg.read_next_offset()?);
@@ -660,10 +660,10 @@ impl<F: BatchFormat> Log<F> {
             if !names::is_log_file(p) {
                 continue;
             }
-            let base = match names::offset_from_file(p) {
-                Ok(b) => b,
-                Err(_) => continue,
-            };
+            if names::offset_from_file(p).is_err() {
+                continue; // not named like a segment (e.g. `notes.log`)
+            }
+            let base = names::canonical_offset_from_file(p)?;
             let time_index_existed = names::time_index_file(&self.dir, base, "").exists();
             let seg = self.open_segment(base, true, "")?;
             let needs_recovery = match seg.sanity_check(!time_index_existed && seg.size() > 0) {

@@ -145,6 +145,29 @@ pub fn offset_from_file(path: &Path) -> Result<i64> {
     offset_from_file_name(name)
 }
 
+/// [`offset_from_file`] for a file the loader is about to open as a segment: the prefix
+/// must also be the canonical 20-digit form of the offset
+/// ([`filename_prefix_from_offset`]). Kafka opens a segment by its canonical name, so a
+/// file named `0000221.log` would be hidden behind a new, empty `00000000000000000221.log`;
+/// it is an error instead, naming the file, so that nothing on disk is silently ignored.
+///
+/// # Errors
+/// As [`offset_from_file`]; [`SegmentError::FileName`] for a non-canonical prefix.
+pub fn canonical_offset_from_file(path: &Path) -> Result<i64> {
+    let base = offset_from_file(path)?;
+    let name = name_of(path);
+    let canonical = filename_prefix_from_offset(base);
+    if name.split_once('.').map(|(prefix, _)| prefix) != Some(canonical.as_str()) {
+        return Err(SegmentError::FileName {
+            name: path.display().to_string(),
+            reason: format!(
+                "not the canonical name of base offset {base} (expected {canonical}.*); rename it"
+            ),
+        });
+    }
+    Ok(base)
+}
+
 fn name_of(path: &Path) -> &str {
     path.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }
