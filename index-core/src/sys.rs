@@ -241,3 +241,40 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
     let usage = unsafe { usage.assume_init() };
     Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
 }
+
+/// A load fence (`lfence` on x86_64): no later instruction starts before every earlier
+/// one has completed locally. Benchmarks put it between two lookups to measure each one
+/// in isolation (no overlap of one lookup's memory accesses with the next one's). A
+/// compiler fence only on other architectures.
+#[inline(always)]
+pub fn lfence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_lfence` needs SSE2, which every x86_64 processor has (it is part of
+    // the x86_64 baseline the target is compiled for); it touches no memory. (Rust marks
+    // it unsafe to call outside a `#[target_feature(enable = "sse2")]` function.)
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_lfence()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Hints the processor to bring the cache line holding `value` into the cache
+/// (`prefetcht0` on x86_64; nothing elsewhere). Never faults and changes no state a
+/// program can observe except timing.
+#[inline(always)]
+pub fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` needs SSE, part of the x86_64 baseline. A prefetch never
+    // dereferences its address architecturally (it cannot fault), and `value` is a live
+    // reference anyway.
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast::<i8>(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
