@@ -228,7 +228,7 @@ fn kernel_arms<'a, E: IndexEntry>(
     arms.push((
         "Kafka's warm/cold kernel step by step (the oracle)".into(),
         Box::new(move |t| {
-            search::search(
+            search::kafka_search(
                 wc.slots(),
                 wc.base_offset(),
                 t,
