@@ -8,9 +8,10 @@
 //! * **The targets**: 100,000 per set, either the *hot tail* (uniform over the keys of
 //!   the last 1024 slots, up to one key gap past the last) or *uniform* over all keys.
 //! * **The figure**: ns per lookup as a ratio to `slice::partition_point` over a
-//!   `Vec<u64>` of the same keys, both measured in the same interleaved round
-//!   ([`bench_support::race_rounds`]); the median of 51 rounds (`LIMIT_ROUNDS`), with the
-//!   interquartile range of the per-round ratios as the noise figure.
+//!   `Vec<u64>` of the same keys, both measured in the same interleaved round (each round
+//!   runs all 100,000 targets of every arm, the arms taking turns every 2,000 lookups:
+//!   [`bench_support::race_rounds_sliced`]); the median of 51 rounds (`LIMIT_ROUNDS`),
+//!   with the interquartile range of the per-round ratios as the noise figure.
 //! * **The modes**: *throughput* runs lookups back to back (independent lookups overlap
 //!   in the out-of-order core); *isolated* puts an `lfence` ([`index_core::sys::lfence`])
 //!   between lookups, so each one pays its full latency.
@@ -26,7 +27,7 @@
 
 use std::hint::black_box;
 
-use bench_support::{median_ratio, race_rounds, Competitor, RatioStats};
+use bench_support::{median_ratio, race_rounds_sliced, Competitor, RatioStats};
 use index_core::search::{self, Bound, SearchField, SearchStrategy};
 use index_core::sys::{lfence, prefetch};
 use index_core::{IndexEntry, NoProbe, Snapshot};
@@ -36,6 +37,8 @@ use index_time::TimeIndex;
 const ENTRIES: usize = 1_000_000;
 const TARGETS: usize = 100_000;
 const HOT_SLOTS: usize = 1024;
+/// Lookups per turn: the competitors of a round take turns every `SLICE` lookups.
+const SLICE: usize = 2000;
 const STRATEGIES: [SearchStrategy; 3] = [
     SearchStrategy::WarmCold {
         warm_section_bytes: 8192,
@@ -117,25 +120,23 @@ struct Row {
     cells: [RatioStats; 4],
 }
 
+/// A competitor cycling through the targets `t`, `ops` lookups per call.
 fn competitor<'a>(
     f: &'a (dyn Fn(i64) -> u64 + 'a),
     t: &'a [i64],
     isolated: bool,
 ) -> Competitor<'a> {
-    if isolated {
-        Box::new(move |ops| {
-            for &x in &t[..ops] {
-                black_box(f(black_box(x)));
+    let mut next = 0;
+    Box::new(move |ops| {
+        for _ in 0..ops {
+            let x = t[next];
+            next = if next + 1 == t.len() { 0 } else { next + 1 };
+            black_box(f(black_box(x)));
+            if isolated {
                 lfence();
             }
-        })
-    } else {
-        Box::new(move |ops| {
-            for &x in &t[..ops] {
-                black_box(f(black_box(x)));
-            }
-        })
-    }
+        }
+    })
 }
 
 /// Races `arms` (arm 0 must be `partition_point`) on the hot-tail and uniform targets in
@@ -148,7 +149,7 @@ fn table(arms: &[Arm<'_>], hot: &[i64], uniform: &[i64], rounds: usize) -> Vec<R
                 .iter()
                 .map(|(_, f)| competitor(f.as_ref(), t, isolated))
                 .collect();
-            let per_round = race_rounds(&mut cs, t.len(), rounds);
+            let per_round = race_rounds_sliced(&mut cs, t.len(), SLICE, rounds);
             for (k, c) in cells.iter_mut().enumerate() {
                 c.push(median_ratio(&per_round, k, 0));
             }

@@ -82,6 +82,40 @@ pub fn race_rounds(competitors: &mut [Competitor<'_>], ops: usize, rounds: usize
         .collect()
 }
 
+/// Like [`race_rounds`], but each round is cut into slices of `chunk` operations and the
+/// competitors take turns slice by slice (each competitor's round time is the sum of its
+/// slices), so that a burst of load from another process hits every competitor of the
+/// round alike. Competitors must continue where their previous call stopped (for example
+/// cycle through their targets), since each round calls them `ops / chunk` times.
+pub fn race_rounds_sliced(
+    competitors: &mut [Competitor<'_>],
+    ops: usize,
+    chunk: usize,
+    rounds: usize,
+) -> Vec<Vec<f64>> {
+    let n = competitors.len();
+    let chunk = chunk.clamp(1, ops.max(1));
+    let slices = ops.max(1).div_ceil(chunk);
+    for f in competitors.iter_mut() {
+        f(ops); // warm up
+    }
+    let ops_f = (slices * chunk) as f64;
+    (0..rounds.max(1))
+        .map(|round| {
+            let mut ns = vec![0.0; n];
+            for slice in 0..slices {
+                for k in 0..n {
+                    let c = (k + round + slice) % n;
+                    let start = Instant::now();
+                    competitors[c](chunk);
+                    ns[c] += start.elapsed().as_nanos() as f64;
+                }
+            }
+            ns.iter().map(|t| t / ops_f).collect()
+        })
+        .collect()
+}
+
 /// The median and spread over rounds of one ratio `numerator / denominator`, each round's
 /// ratio taken from the two competitors' times in that round.
 #[derive(Clone, Copy, Debug, PartialEq)]
