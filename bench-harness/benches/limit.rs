@@ -9,9 +9,10 @@
 //!   the last 1024 slots, up to one key gap past the last) or *uniform* over all keys.
 //! * **The figure**: ns per lookup as a ratio to `slice::partition_point` over a
 //!   `Vec<u64>` of the same keys, both measured in the same interleaved round (each round
-//!   runs all 100,000 targets of every arm, the arms taking turns every 2,000 lookups:
-//!   [`bench_support::race_rounds_sliced`]); the median of 51 rounds (`LIMIT_ROUNDS`),
-//!   with the interquartile range of the per-round ratios as the noise figure.
+//!   runs all 100,000 targets of every arm, the arms taking turns every 1,000 lookups,
+//!   an arm's round time being its median slice: [`bench_support::race_rounds_sliced`]);
+//!   the median of 51 rounds (`LIMIT_ROUNDS`), with the interquartile range of the
+//!   per-round ratios as the noise figure.
 //! * **The modes**: *throughput* runs lookups back to back (independent lookups overlap
 //!   in the out-of-order core); *isolated* puts an `lfence` ([`index_core::sys::lfence`])
 //!   between lookups, so each one pays its full latency.
@@ -38,7 +39,7 @@ const ENTRIES: usize = 1_000_000;
 const TARGETS: usize = 100_000;
 const HOT_SLOTS: usize = 1024;
 /// Lookups per turn: the competitors of a round take turns every `SLICE` lookups.
-const SLICE: usize = 2000;
+const SLICE: usize = 1000;
 const STRATEGIES: [SearchStrategy; 3] = [
     SearchStrategy::WarmCold {
         warm_section_bytes: 8192,

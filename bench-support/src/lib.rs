@@ -83,10 +83,12 @@ pub fn race_rounds(competitors: &mut [Competitor<'_>], ops: usize, rounds: usize
 }
 
 /// Like [`race_rounds`], but each round is cut into slices of `chunk` operations and the
-/// competitors take turns slice by slice (each competitor's round time is the sum of its
-/// slices), so that a burst of load from another process hits every competitor of the
-/// round alike. Competitors must continue where their previous call stopped (for example
-/// cycle through their targets), since each round calls them `ops / chunk` times.
+/// competitors take turns slice by slice; a competitor's time in a round is its **median
+/// slice** (ns per operation). On a shared machine another process's time slice (a few
+/// milliseconds) lands in one competitor's slice now and then: summed, it would dominate a
+/// round of a fast competitor; the median ignores it. Competitors must continue where
+/// their previous call stopped (for example cycle through their targets), so that every
+/// competitor meets the same operations in the same slice.
 pub fn race_rounds_sliced(
     competitors: &mut [Competitor<'_>],
     ops: usize,
@@ -99,19 +101,18 @@ pub fn race_rounds_sliced(
     for f in competitors.iter_mut() {
         f(ops); // warm up
     }
-    let ops_f = (slices * chunk) as f64;
     (0..rounds.max(1))
         .map(|round| {
-            let mut ns = vec![0.0; n];
+            let mut ns: Vec<Vec<f64>> = vec![Vec::with_capacity(slices); n];
             for slice in 0..slices {
                 for k in 0..n {
                     let c = (k + round + slice) % n;
                     let start = Instant::now();
                     competitors[c](chunk);
-                    ns[c] += start.elapsed().as_nanos() as f64;
+                    ns[c].push(start.elapsed().as_nanos() as f64 / chunk as f64);
                 }
             }
-            ns.iter().map(|t| t / ops_f).collect()
+            ns.into_iter().map(|v| quantile(&sorted(v), 0.5)).collect()
         })
         .collect()
 }

@@ -435,14 +435,39 @@ fn last_qualifying<E: IndexEntry, P: Probe>(
     hi: usize,
     probe: &mut P,
 ) -> usize {
+    // One monomorphic loop per field and bound, so that nothing but the halving step is
+    // left inside it.
+    match (which, strict) {
+        (SearchField::Key, false) => halve(slots, lo, hi, probe, |e| e.key(base_offset) <= target),
+        (SearchField::Key, true) => halve(slots, lo, hi, probe, |e| e.key(base_offset) < target),
+        (SearchField::Value, false) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) <= target)
+        }
+        (SearchField::Value, true) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) < target)
+        }
+    }
+}
+
+/// The halving loop of [`last_qualifying`]: the last slot of `[lo, hi]` for which
+/// `qualifies` holds, slot `lo` assumed to (and never read).
+#[inline(always)]
+fn halve<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    lo: usize,
+    hi: usize,
+    probe: &mut P,
+    qualifies: impl Fn(&E) -> bool,
+) -> usize {
+    let slots = &slots[..=hi];
     let mut base = lo;
     let mut size = hi - lo + 1;
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        let f = field(slots, mid, base_offset, which, probe);
-        let qualifies = if strict { f < target } else { f <= target };
-        base = if qualifies { mid } else { base };
+        probe.touch(mid * E::SIZE, E::SIZE);
+        // `mid <= hi` always; the bounds check is against `hi + 1` and predictable.
+        base = if qualifies(&slots[mid]) { mid } else { base };
         size -= half;
     }
     base
