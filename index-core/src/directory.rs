@@ -15,8 +15,9 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound), found in memory by galloping back from the last page
-//! (1, 2, 4, ... pages) and bisecting, so tail lookups read one or two fences. The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! or `< t` (smallest upper bound), found in memory by a branch-free bisection of the last
+//! 8 fences when the first of them qualifies (tail lookups read 3 fences), else of the
+//! fences before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
 //! bisection never compares its `begin` slot). Every other slot of the range starts at
@@ -49,6 +50,10 @@
 
 use crate::codec::IndexEntry;
 use crate::sync::{AtomicI64, Ordering};
+
+/// Pages at the tail of the directory searched on their own first (see
+/// [`Directory::page_range`]).
+const TAIL_PAGES: usize = 8;
 
 /// Fence pointers of one mapping of an index file: the key of the first slot overlapping
 /// each page of `page_size()` bytes.
@@ -179,36 +184,25 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section: galloping back 1, 2, 4, ... pages until a fence
-        // qualifies, then branch-free halving between it and the last one that did not.
-        // A lookup in the last page reads one fence; one `d` pages back, about
-        // `2 log2(d)`; none of them touches the mapping.
-        let last = pages - 1;
-        let page = if qualifies(last) {
-            last
+        // tail like Kafka's warm section: if the first of the last `TAIL_PAGES` fences
+        // qualifies (a predictable branch for tail lookups) the page is among them, else
+        // among the pages before it. Either way a branch-free halving (a fixed number of
+        // steps for the range, conditional moves) finds it: 3 fence reads for a tail
+        // lookup, `log2(pages)` for any other; none of them touches the mapping.
+        let tail = pages.saturating_sub(TAIL_PAGES);
+        let (mut page, mut size) = if qualifies(tail) {
+            (tail, pages - tail)
+        } else if tail > 0 && qualifies(0) {
+            (0, tail)
         } else {
-            let (mut bad, mut step) = (last, 1);
-            let good = loop {
-                let candidate = bad.saturating_sub(step);
-                if qualifies(candidate) {
-                    break candidate;
-                }
-                if candidate == 0 {
-                    return None;
-                }
-                bad = candidate;
-                step *= 2;
-            };
-            // The last qualifying page is in [good, bad - 1].
-            let (mut page, mut size) = (good, bad - good);
-            while size > 1 {
-                let half = size / 2;
-                let mid = page + half;
-                page = if qualifies(mid) { mid } else { page };
-                size -= half;
-            }
-            page
+            return None;
         };
+        while size > 1 {
+            let half = size / 2;
+            let mid = page + half;
+            page = if qualifies(mid) { mid } else { page };
+            size -= half;
+        }
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)

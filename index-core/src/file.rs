@@ -4,21 +4,26 @@
 //!
 //! One appender, many readers, as in Kafka (`AbstractIndex`):
 //!
-//! * **Readers never wait for an append.** A lookup clones the current
-//!   `Arc<Mapping>` (holding a read lock only for the clone) and loads the published entry
-//!   count with `Acquire`; it then reads slots `[0, count)` of that mapping without any
-//!   lock ([`IndexFile::snapshot`]).
+//! * **Readers never wait for an append, and write nothing shared.** A lookup
+//!   ([`IndexFile::search`], behind `OffsetIndex::lookup` and `TimeIndex::lookup`)
+//!   announces itself in its thread's reader slot (plain stores and one fence, see
+//!   [`crate::readers`]), loads the published mapping pointer and the entry count
+//!   (`Acquire`), and reads slots `[0, count)` of that mapping: no lock, no `Arc` clone,
+//!   no atomic read-modify-write. A [`Snapshot`] ([`IndexFile::snapshot`]) instead clones
+//!   the mapping's `Arc` (under a read lock held only for the clone) so that it can live
+//!   on; a thread without a reader slot searches that way too.
 //! * **Writers serialise on a lock** (`parking_lot::Mutex`). An append writes the entry's
 //!   bytes into the next slot, *then* publishes `count + 1` with `Release`, so a reader
 //!   that sees the new count sees the bytes.
 //! * **Remaps keep old mappings alive.** `resize`, `trim_to_valid_size`, `close` and
-//!   `force_unmap` install a new mapping; a reader mid-lookup keeps the old one alive
-//!   through its `Arc` and it is unmapped when that reader finishes. The writer keeps
-//!   the replaced mappings in a retired list; before shrinking a file it waits for the
-//!   readers of *every* retired mapping longer than the new length to finish (not only
-//!   the one it replaces: a reader may still hold a mapping from before an earlier
-//!   grow), because touching a mapped page past end-of-file raises `SIGBUS` (see
-//!   [`crate::sys`]).
+//!   `force_unmap` install a new mapping, then wait for the lookups in flight
+//!   (`readers::synchronize`: no lookup reads the old mapping once it returns); a
+//!   snapshot keeps the old one alive through its `Arc` and it is unmapped when that
+//!   snapshot is dropped. The writer keeps the replaced mappings in a retired list;
+//!   before shrinking a file it waits for the snapshots of *every* retired mapping
+//!   longer than the new length to be dropped (not only the one it replaces: a snapshot
+//!   may still hold a mapping from before an earlier grow), because touching a mapped
+//!   page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
 //! * **Truncation** lowers the published count first; a reader that loaded the old count
 //!   may return a stale entry (as in Kafka), never read out of bounds.
 //! * **The page directory** (only with [`SearchStrategy::PageDirectory`], see
@@ -35,17 +40,20 @@
 //!    slots of the mapping it holds; so every slot and fence it reads was written before
 //!    the matching `Release` (or is stale only after a truncation, invariant 3 of
 //!    [`crate::sys`]).
-//! 3. A reader's `Arc` keeps its mapping (and directory) alive; a mapping is unmapped
-//!    only when its last `Arc` drops, and the file is cut only after every reader of a
-//!    longer mapping has dropped it.
-//! 4. Readers take no lock that an append takes: a lookup never waits for an append
-//!    (only, briefly, for a remap swapping the `Arc`).
+//! 3. A lookup reads only a mapping published after its announcement's fence or
+//!    before the writer's last `synchronize`; a snapshot's `Arc` keeps its mapping (and
+//!    directory) alive. A mapping is unmapped only after `synchronize` returned and its
+//!    last `Arc` dropped, and the file is cut only after that for every longer mapping.
+//! 4. Lookups take no lock and write no shared memory: a lookup never waits for an
+//!    append or a remap; a remap waits for the lookups in flight.
 //!
 //! The invariants are checked by loom models (`index-core/tests/loom.rs`, run by
 //! `cargo xtask loom`). Under `--cfg loom` each mapping carries a shadow
 //! `loom::cell::UnsafeCell<()>` per slot, written by the writer with the slot and read
-//! by snapshots for every slot below their count, so a weakened publication ordering
-//! (`--cfg loom_weak_ordering`) makes the models fail with a causality violation.
+//! by snapshots and lookups for every slot below their count, and a cell per mapping
+//! read by lookups and written when the mapping is dropped; so a weakened publication
+//! ordering or announcement fence (`--cfg loom_weak_ordering`), or a remap that does not
+//! wait for lookups, makes the models fail with a causality violation.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -55,11 +63,12 @@ use std::path::{Path, PathBuf};
 use crate::codec::{round_down, IndexEntry};
 use crate::directory::Directory;
 use crate::error::{IndexError, Result};
+use crate::readers;
 use crate::search::{search_in, Bound, NoProbe, Probe, SearchField, SearchStrategy};
 use crate::sync::{
     yield_now, Arc, AtomicUsize, CachePadded, Lock, Ordering, Shared, OBSERVE, PUBLISH,
 };
-use crate::sys::Mapping;
+use crate::sys::{Mapping, Published};
 
 /// How to open an index file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +93,17 @@ pub(crate) struct Mapped {
     /// publication ordering) is reported as a causality violation.
     #[cfg(loom)]
     shadow: Box<[loom::cell::UnsafeCell<()>]>,
+    /// Read by every lookup on the fence-only path, written when the mapping is dropped
+    /// (unmapped): an unmap that a lookup is not ordered before is a causality violation.
+    #[cfg(loom)]
+    alive: loom::cell::UnsafeCell<()>,
+}
+
+#[cfg(loom)]
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        self.alive.with_mut(|_| ());
+    }
 }
 
 impl Mapped {
@@ -95,6 +115,8 @@ impl Mapped {
             shadow: (0.._slots)
                 .map(|_| loom::cell::UnsafeCell::new(()))
                 .collect(),
+            #[cfg(loom)]
+            alive: loom::cell::UnsafeCell::new(()),
         }
     }
 }
@@ -162,6 +184,9 @@ pub struct IndexFile<E: IndexEntry> {
     writable: bool,
     path: Shared<PathBuf>,
     mapping: Shared<Option<Arc<Mapped>>>,
+    /// The same mapping as `mapping`, for lookups announced in their reader slot (see
+    /// [`crate::readers`]): found with one plain load, no lock, no `Arc` clone.
+    published: Published<Mapped>,
     /// Written by every append: on its own cache lines, away from the read-mostly fields.
     entries: CachePadded<AtomicUsize>,
     max_entries: AtomicUsize,
@@ -339,6 +364,7 @@ impl<E: IndexEntry> IndexFile<E> {
             writable,
             path: Shared::new(path),
             mapping: Shared::new(Some(mapped.clone())),
+            published: Published::new(Some(&mapped)),
             entries: CachePadded(AtomicUsize::new(entries)),
             max_entries: AtomicUsize::new(length / E::SIZE),
             writer: CachePadded(Lock::new(Writer {
@@ -390,10 +416,15 @@ impl<E: IndexEntry> IndexFile<E> {
             let used: &[E] = bytemuck::cast_slice(map.bytes(entries * E::SIZE));
             Directory::build(p, map.len(), used, self.base_offset)
         });
-        // A snapshot taken before this call may still hold the old mapping.
+        // A snapshot taken before this call may still hold the old mapping, and a lookup
+        // may still read it: it is retired only after `synchronize`.
         let new = Arc::new(Mapped::new(map, dir, slots));
         w.current = Some(new.clone());
-        if let Some(old) = slot.replace(new) {
+        self.published.store(Some(&new));
+        let old = slot.replace(new);
+        drop(slot);
+        readers::synchronize();
+        if let Some(old) = old {
             retire(&mut w.retired, old);
         }
     }
@@ -506,14 +537,40 @@ impl<E: IndexEntry> IndexFile<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Result<Option<(usize, E)>> {
-        // Like `snapshot()`, but searching under the mapping's read lock instead of
-        // cloning the `Arc` (two atomic read-modify-writes per lookup instead of four).
-        // Appends never take this lock; a remap's swap waits for the lookup to finish.
-        let guard = self.mapping.read();
-        let Some(mapping) = guard.as_ref() else {
-            drop(guard);
-            return Err(IndexError::Closed { path: self.path() });
-        };
+        readers::read(
+            probe,
+            |announced, probe| match self.published.load(announced) {
+                Some(mapping) => {
+                    #[cfg(loom)]
+                    mapping.alive.with(|_| ());
+                    Ok(self.search_mapping(mapping, target, field, bound, probe))
+                }
+                None => Err(IndexError::Closed { path: self.path() }),
+            },
+            |probe| {
+                // No reader slot for this thread: search under the mapping's read lock.
+                let guard = self.mapping.read();
+                match guard.as_ref() {
+                    Some(mapping) => Ok(self.search_mapping(mapping, target, field, bound, probe)),
+                    None => {
+                        drop(guard);
+                        Err(IndexError::Closed { path: self.path() })
+                    }
+                }
+            },
+        )
+    }
+
+    /// The search of [`IndexFile::search`] over one mapping that the caller keeps alive.
+    #[inline(always)]
+    fn search_mapping<P: Probe>(
+        &self,
+        mapping: &Mapped,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Option<(usize, E)> {
         let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
         #[cfg(loom)]
         for cell in &mapping.shadow[..entries] {
@@ -530,7 +587,7 @@ impl<E: IndexEntry> IndexFile<E> {
             self.strategy,
             probe,
         );
-        Ok(found.map(|slot| (slot, slots[slot])))
+        found.map(|slot| (slot, slots[slot]))
     }
 
     /// Takes the writer lock. Index types use the guard to check their rules and append
@@ -711,9 +768,15 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
 
     /// Installs `new` as the published mapping (and the writer's reference to it),
     /// returning the one it replaces.
+    ///
+    /// When it returns, no lookup still reads the replaced mapping (it waited for the
+    /// lookups in flight, [`readers::synchronize`]); snapshots may still hold it.
     fn install(&mut self, new: Option<Arc<Mapped>>) -> Option<Arc<Mapped>> {
         self.guard.current = new.clone();
-        std::mem::replace(&mut *self.index.mapping.write(), new)
+        self.index.published.store(new.as_ref());
+        let old = std::mem::replace(&mut *self.index.mapping.write(), new);
+        readers::synchronize();
+        old
     }
 
     fn check_writable(&self) -> Result<()> {

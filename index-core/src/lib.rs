@@ -52,6 +52,7 @@ pub mod codec;
 pub mod directory;
 mod error;
 mod file;
+pub mod readers;
 pub mod search;
 mod sync;
 pub mod sys;

@@ -227,7 +227,7 @@ fn field<E: IndexEntry, P: Probe>(
 /// rename them.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn bisect<E: IndexEntry, P: Probe>(
+fn kafka_bisect<E: IndexEntry, P: Probe>(
     slots: &[E],
     base_offset: i64,
     target: i64,
@@ -244,11 +244,11 @@ fn bisect<E: IndexEntry, P: Probe>(
         if found == target {
             return Some(mid);
         }
-        // Written as selects rather than a three-way match so that the compiler can use
-        // conditional moves: the comparison is unpredictable, the equality test is not.
-        let greater = found > target;
-        hi = if greater { mid - 1 } else { hi };
-        lo = if greater { lo } else { mid };
+        if found > target {
+            hi = mid - 1;
+        } else {
+            lo = mid;
+        }
     }
     match bound {
         Bound::LargestLowerBound => Some(lo),
@@ -268,7 +268,24 @@ fn bisect<E: IndexEntry, P: Probe>(
 /// Returns `None` where Kafka returns -1: the index is empty; for
 /// [`Bound::LargestLowerBound`] every field is `> target`; for
 /// [`Bound::SmallestUpperBound`] every field is `< target` (see the slot-0 quirk there).
-/// For strictly increasing fields the result is the same for every strategy.
+///
+/// Every **key** search runs a **branch-free** bisection (a fixed number of halving steps for a
+/// given range, each a compare and a conditional move, no early exit on an exact match)
+/// over the same slot range as Kafka's search, so that consecutive lookups overlap in the
+/// processor instead of waiting on mispredicted branches. For strictly increasing keys
+/// (every valid index) the result is exactly Kafka's ([`kafka_search`], the oracle),
+/// including the slot-0 quirk of the smallest upper bound; the slots read are Kafka's
+/// range, so the pages touched stay within the same bounds (warm/cold: the warm section
+/// and the slot before it). On keys that are not strictly increasing (a corrupt index,
+/// which the segment layer rebuilds on load) the answer can be another slot than
+/// Kafka's: with equal keys, Kafka returns whichever equal slot its bisection meets
+/// first, this search the **last** one `<= target` (largest lower bound) or the slot
+/// after the last one `< target` (smallest upper bound); the key found is the same.
+///
+/// **Value** searches (the offset index's position, the time index's offset) run
+/// Kafka's kernel step by step ([`kafka_search`]): the values of a valid time index are
+/// only non-decreasing, and Kafka's `truncateTo` keeps as many entries as the equal value
+/// its bisection meets first says (a quirk the spec verifies in Kafka).
 ///
 /// This is a pure function of the slice and the target: it performs no I/O beyond
 /// reading `slots`, and reports each slot it reads to `probe`.
@@ -311,6 +328,13 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
     strategy: SearchStrategy,
     probe: &mut P,
 ) -> Option<usize> {
+    if which == SearchField::Value {
+        // Values are only non-decreasing in valid indexes (a time index may hold one
+        // offset in several entries), and Kafka's answer then depends on where its
+        // bisection meets an equal value (the `truncateTo` quirk of the spec): value
+        // searches, which are rare (truncation, fetch upper bounds), run Kafka's kernel.
+        return kafka_search(slots, base_offset, target, which, bound, strategy, probe);
+    }
     if let SearchStrategy::PageDirectory { page_size } = strategy {
         match directory {
             Some(dir)
@@ -320,7 +344,7 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
                 return search_paged(slots, dir, base_offset, target, bound, probe);
             }
             _ => {
-                return search_kafka(
+                return search_fast(
                     slots,
                     base_offset,
                     target,
@@ -332,17 +356,15 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
             }
         }
     }
-    search_kafka(slots, base_offset, target, which, bound, strategy, probe)
+    search_fast(slots, base_offset, target, which, bound, strategy, probe)
 }
 
 /// Key search through the page directory: find the page in memory, then search only
 /// the slots of that page.
 ///
 /// For strictly increasing keys the result is Kafka's (including the slot-0 quirk of
-/// the smallest upper bound). Within the page the search is a branch-free "last slot that
-/// qualifies" with no early exit on an exact match, so with duplicate keys it returns the
-/// *last* of equal slots for a largest lower bound and the *first* for a smallest upper
-/// bound (the same field value as Kafka's, possibly another slot).
+/// the smallest upper bound). Within the page the search is the branch-free "last slot
+/// that qualifies" of [`search`], with the same answers on duplicate keys.
 #[inline]
 fn search_paged<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -364,6 +386,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
                 slots,
                 base_offset,
                 target,
+                SearchField::Key,
                 false,
                 lo,
                 hi,
@@ -373,7 +396,16 @@ fn search_paged<E: IndexEntry, P: Probe>(
         Bound::SmallestUpperBound => match dir.page_range::<E>(n, target, true) {
             // Slot lo's key is < target: the answer is the slot after the last one < target.
             Some((lo, hi)) => {
-                let last_below = last_qualifying(slots, base_offset, target, true, lo, hi, probe);
+                let last_below = last_qualifying(
+                    slots,
+                    base_offset,
+                    target,
+                    SearchField::Key,
+                    true,
+                    lo,
+                    hi,
+                    probe,
+                );
                 (last_below + 1 < n).then_some(last_below + 1)
             }
             // target <= slot 0's key: slot 0, or Kafka's quirk on equality (slot 1).
@@ -385,36 +417,76 @@ fn search_paged<E: IndexEntry, P: Probe>(
     }
 }
 
-/// The last slot of `[lo, hi]` whose key is `<= target` (`strict = false`) or `< target`
-/// (`strict = true`), for keys increasing over the range; slot `lo` is known to qualify
-/// (from the directory) and is never read. Branch-free halving: `ceil(log2(hi - lo + 1))`
-/// slot reads, all in `(lo, hi]`.
+/// The last slot of `[lo, hi]` whose field is `<= target` (`strict = false`) or
+/// `< target` (`strict = true`), for fields increasing over the range; slot `lo` is known
+/// to qualify (or is Kafka's `begin`, which Kafka's bisection never compares either) and
+/// is never read. Branch-free halving: `ceil(log2(hi - lo + 1))` slot reads, all in
+/// `(lo, hi]`, the count fixed by the range alone (the loop branch is predictable; the
+/// comparison becomes a conditional move).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn last_qualifying<E: IndexEntry, P: Probe>(
     slots: &[E],
     base_offset: i64,
     target: i64,
+    which: SearchField,
     strict: bool,
     lo: usize,
     hi: usize,
     probe: &mut P,
 ) -> usize {
+    // One monomorphic loop per field and bound, so that nothing but the halving step is
+    // left inside it.
+    match (which, strict) {
+        (SearchField::Key, false) => halve(slots, lo, hi, probe, |e| e.key(base_offset) <= target),
+        (SearchField::Key, true) => halve(slots, lo, hi, probe, |e| e.key(base_offset) < target),
+        (SearchField::Value, false) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) <= target)
+        }
+        (SearchField::Value, true) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) < target)
+        }
+    }
+}
+
+/// The halving loop of [`last_qualifying`]: the last slot of `[lo, hi]` for which
+/// `qualifies` holds, slot `lo` assumed to (and never read).
+#[inline(always)]
+fn halve<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    lo: usize,
+    hi: usize,
+    probe: &mut P,
+    qualifies: impl Fn(&E) -> bool,
+) -> usize {
+    let slots = &slots[..=hi];
     let mut base = lo;
     let mut size = hi - lo + 1;
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        let key = field(slots, mid, base_offset, SearchField::Key, probe);
-        let qualifies = if strict { key < target } else { key <= target };
-        base = if qualifies { mid } else { base };
+        probe.touch(mid * E::SIZE, E::SIZE);
+        // `mid <= hi` always; the bounds check is against `hi + 1` and predictable.
+        base = if qualifies(&slots[mid]) { mid } else { base };
         size -= half;
     }
     base
 }
 
-/// Kafka's searches: binary (pre-2.1) and warm/cold.
-#[inline]
-fn search_kafka<E: IndexEntry, P: Probe>(
+/// The fast kernels of [`search`] for binary and warm/cold: Kafka's choice of range
+/// (slot-0 check, warm-section check), then [`last_qualifying`] over it.
+///
+/// Why this equals Kafka's answer on strictly increasing fields: Kafka's bisection over
+/// `[begin, end]` keeps `field(lo) <= target` (or `lo = begin`, never compared) and
+/// `field(hi + 1) > target`, and returns at once on equality. Without equality its `lo`
+/// ends at the last slot `<= target`; with equality at slot `s > begin` it returns `s`,
+/// which is then also the last slot `<= target`, and, for the smallest upper bound, the
+/// slot after the last one `< target`. The one slot never compared is `begin`: when its
+/// field equals the target (the slot-0 quirk; in the warm section `field(begin) <
+/// target` holds), Kafka's smallest upper bound is `begin + 1`, which is what "the slot
+/// after the last one `< target`, counting `begin` as qualifying" gives too.
+#[inline(always)]
+fn search_fast<E: IndexEntry, P: Probe>(
     slots: &[E],
     base_offset: i64,
     target: i64,
@@ -427,6 +499,63 @@ fn search_kafka<E: IndexEntry, P: Probe>(
     if n == 0 {
         return None;
     }
+    let below_first = |probe: &mut P| field(slots, 0, base_offset, which, probe) > target;
+    let (begin, end) = match strategy.first_warm_slot(n, E::SIZE) {
+        Some(first_warm) if field(slots, first_warm, base_offset, which, probe) < target => {
+            (first_warm, n - 1)
+        }
+        warm => {
+            if below_first(probe) {
+                return match bound {
+                    Bound::LargestLowerBound => None,
+                    Bound::SmallestUpperBound => Some(0),
+                };
+            }
+            (0, warm.unwrap_or(n - 1))
+        }
+    };
+    match bound {
+        Bound::LargestLowerBound => Some(last_qualifying(
+            slots,
+            base_offset,
+            target,
+            which,
+            false,
+            begin,
+            end,
+            probe,
+        )),
+        Bound::SmallestUpperBound => {
+            let lo = last_qualifying(slots, base_offset, target, which, true, begin, end, probe);
+            (lo + 1 < n).then_some(lo + 1)
+        }
+    }
+}
+
+/// Kafka's searches exactly as Kafka runs them, step by step: binary (pre-2.1,
+/// `AbstractIndex.indexSlotRangeFor` before KAFKA-6432) and warm/cold (2.1+), with the
+/// early exit on an exact match. The oracle that [`search`]'s fast kernels are checked
+/// against (for [`SearchStrategy::PageDirectory`] it runs warm/cold with the default
+/// warm section). Same contract as [`search`]; on any input (also non-increasing fields)
+/// it returns Kafka's slot.
+#[inline]
+pub fn kafka_search<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    base_offset: i64,
+    target: i64,
+    which: SearchField,
+    bound: Bound,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> Option<usize> {
+    let n = slots.len();
+    if n == 0 {
+        return None;
+    }
+    let strategy = match strategy {
+        SearchStrategy::PageDirectory { .. } => SearchStrategy::default(),
+        other => other,
+    };
     let below_first = |probe: &mut P| {
         if field(slots, 0, base_offset, which, probe) > target {
             Some(match bound {
@@ -442,11 +571,11 @@ fn search_kafka<E: IndexEntry, P: Probe>(
             if let Some(r) = below_first(probe) {
                 return r;
             }
-            bisect(slots, base_offset, target, which, bound, 0, n - 1, probe)
+            kafka_bisect(slots, base_offset, target, which, bound, 0, n - 1, probe)
         }
         Some(first_warm) => {
             if field(slots, first_warm, base_offset, which, probe) < target {
-                return bisect(
+                return kafka_bisect(
                     slots,
                     base_offset,
                     target,
@@ -460,7 +589,7 @@ fn search_kafka<E: IndexEntry, P: Probe>(
             if let Some(r) = below_first(probe) {
                 return r;
             }
-            bisect(
+            kafka_bisect(
                 slots,
                 base_offset,
                 target,

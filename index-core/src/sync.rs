@@ -5,11 +5,15 @@
 //! and shown to fail.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicUsize, Ordering,
+};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 
@@ -23,6 +27,14 @@ pub(crate) const OBSERVE: Ordering = Ordering::Acquire;
 pub(crate) const PUBLISH: Ordering = Ordering::Relaxed;
 #[cfg(loom_weak_ordering)]
 pub(crate) const OBSERVE: Ordering = Ordering::Relaxed;
+
+/// Ordering of the fence between a reader's announcement (its slot's store) and its load
+/// of the published mapping, and of the writer's fence between installing a mapping and
+/// scanning the slots (see [`crate::readers`]). Weakened under `loom_weak_ordering` too.
+#[cfg(not(loom_weak_ordering))]
+pub(crate) const ANNOUNCE: Ordering = Ordering::SeqCst;
+#[cfg(loom_weak_ordering)]
+pub(crate) const ANNOUNCE: Ordering = Ordering::AcqRel;
 
 /// A mutual-exclusion lock (parking_lot's, or loom's under loom).
 #[derive(Debug, Default)]

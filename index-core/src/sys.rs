@@ -1,19 +1,25 @@
 //! The only module of the workspace that contains `unsafe` code.
 //!
-//! It wraps a memory mapping of an index file ([`Mapping`]) behind a safe API, and the
+//! It wraps a memory mapping of an index file ([`Mapping`]) behind a safe API, the
+//! pointer through which lookups find the current mapping (`Published`, see
+//! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
 //! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`).
 //!
 //! # Invariants
 //!
 //! 1. **Lifetime.** A [`Mapping`] owns its `MmapRaw`; the pointer it hands out is valid for
-//!    `len` bytes for as long as the `Mapping` lives. Readers hold an `Arc<Mapping>` for
-//!    the duration of a lookup, so a remap (resize, trim, unmap) by the writer never frees
-//!    memory a reader is using: the old mapping is unmapped when its last `Arc` drops.
+//!    `len` bytes for as long as the `Mapping` lives. A lookup reads the mapping it loads
+//!    from `Published` while announced in its reader slot, and a remap (resize, trim,
+//!    unmap) by the writer waits for every announced lookup (`readers::synchronize`)
+//!    before it drops its reference; snapshots hold an `Arc`. So no memory a reader is
+//!    using is ever unmapped: the old mapping is unmapped when its last `Arc` drops,
+//!    after that wait.
 //! 2. **File length.** The mapped range never extends past the end of the file while any
-//!    `Arc` to the mapping is alive. [`crate::IndexFile`] upholds this: when it shrinks a
-//!    file it first installs a smaller mapping, waits until every reader has dropped the
-//!    old one, and only then calls `set_len` (touching a page past end-of-file would raise
+//!    `Arc` to the mapping is alive or a lookup may read it. [`crate::IndexFile`] upholds
+//!    this: when it shrinks a file it first installs a smaller mapping, waits for the
+//!    lookups in flight and until every snapshot has dropped the old one, and only then
+//!    calls `set_len` (touching a page past end-of-file would raise
 //!    `SIGBUS`). Another process truncating the file underneath us is outside what any
 //!    mmap-based reader can defend against; Kafka has the same exposure.
 //! 3. **Disjoint writes.** [`Mapping::write`] is called only by the single writer (under
@@ -240,4 +246,91 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
     // SAFETY: getrusage returned 0, so the struct is initialised (it was zeroed anyway).
     let usage = unsafe { usage.assume_init() };
     Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
+}
+
+/// A load fence (`lfence` on x86_64): no later instruction starts before every earlier
+/// one has completed locally. Benchmarks put it between two lookups to measure each one
+/// in isolation (no overlap of one lookup's memory accesses with the next one's). A
+/// compiler fence only on other architectures.
+#[inline(always)]
+pub fn lfence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_lfence` needs SSE2, which every x86_64 processor has (it is part of
+    // the x86_64 baseline the target is compiled for); it touches no memory. (Rust marks
+    // it unsafe to call outside a `#[target_feature(enable = "sse2")]` function.)
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_lfence()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Hints the processor to bring the cache line holding `value` into the cache
+/// (`prefetcht0` on x86_64; nothing elsewhere). Never faults and changes no state a
+/// program can observe except timing.
+#[inline(always)]
+pub fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` needs SSE, part of the x86_64 baseline. A prefetch never
+    // dereferences its address architecturally (it cannot fault), and `value` is a live
+    // reference anyway.
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast::<i8>(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+/// The mapping published to lookups: a pointer into an `Arc` that the index keeps alive
+/// (see [`crate::readers`]). Written only by the index's writer, read by lookups with
+/// plain loads.
+///
+/// Invariant (upheld by [`crate::IndexFile`]): a value stored here stays alive (its `Arc`
+/// is held by the index) until a later [`Published::store`] replaced it **and**
+/// `readers::synchronize` returned after that store; so a reader announced in its slot
+/// (holding `Announced`) can dereference what it loaded for as long as the announcement
+/// lasts.
+#[derive(Debug)]
+pub(crate) struct Published<T> {
+    ptr: crate::sync::AtomicPtr<T>,
+}
+
+impl<T> Published<T> {
+    /// Publishes `value` (`None`: nothing, e.g. after unmapping).
+    pub(crate) fn new(value: Option<&crate::sync::Arc<T>>) -> Self {
+        Published {
+            ptr: crate::sync::AtomicPtr::new(Self::raw(value)),
+        }
+    }
+
+    fn raw(value: Option<&crate::sync::Arc<T>>) -> *mut T {
+        value.map_or(std::ptr::null_mut(), |a| {
+            let r: &T = a;
+            (r as *const T).cast_mut()
+        })
+    }
+
+    /// Replaces the published value (`Release`). The caller keeps the old value's `Arc`
+    /// alive until `readers::synchronize` has returned after this call.
+    pub(crate) fn store(&self, value: Option<&crate::sync::Arc<T>>) {
+        self.ptr
+            .store(Self::raw(value), crate::sync::Ordering::Release);
+    }
+
+    /// The published value, for as long as the caller is announced.
+    #[inline]
+    pub(crate) fn load<'g>(&self, _announced: &'g crate::readers::Announced) -> Option<&'g T> {
+        let p = self.ptr.load(crate::sync::Ordering::Acquire);
+        // SAFETY: `p` is null or was stored from a live `Arc<T>` (`Arc::as_ptr`: aligned,
+        // initialised, shared access only). The caller is announced in its reader slot
+        // (it holds `Announced` for `'g`, and the announcement's `SeqCst` fence precedes
+        // this load); by the type's invariant the `Arc` is kept alive until the writer's
+        // `synchronize`, which waits for this announcement to end, has returned after the
+        // pointer was replaced. So the value outlives `'g`. Only `&T` is handed out.
+        unsafe { p.as_ref() }
+    }
 }

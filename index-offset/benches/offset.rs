@@ -21,8 +21,8 @@
 //!   index, alone and with a concurrent appender thread.
 //!
 //! After the benchmarks a **ratios** section measures the goals' ratios again with the
-//! competitors interleaved (robust to load changes on a shared machine, see
-//! `support/ratios.rs`), prints them and writes `<criterion dir>/ratios/offset.json`.
+//! competitors interleaved (robust to load changes on a shared machine, see the
+//! `bench-support` crate), prints them and writes `<criterion dir>/ratios/offset.json`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,8 +36,7 @@ use index_offset::{
     Bound, IndexFile, NoProbe, OffsetIndex, OpenMode, RawOffsetEntry, SearchField, SearchStrategy,
 };
 
-#[path = "support/ratios.rs"]
-mod ratios;
+use bench_support as ratios;
 
 const KIND: &str = "offset";
 const SIZES: [(&str, usize); 4] = [
@@ -335,7 +334,7 @@ fn appends(c: &mut Criterion) {
     group.finish();
 }
 
-/// The interleaved ratios (see `support/ratios.rs`).
+/// The interleaved ratios (see the `bench-support` crate).
 fn ratio_section() {
     let mut report = ratios::Report::default();
     let ops = 16 * TARGETS;

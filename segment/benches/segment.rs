@@ -35,7 +35,7 @@
 //!   decoding without the generic iterator).
 //!
 //! After the benchmarks a **ratios** section measures the ratios again with the
-//! competitors interleaved (see `support/ratios.rs`), prints them and writes
+//! competitors interleaved (see the `bench-support` crate), prints them and writes
 //! `<criterion dir>/ratios/segment.json`. `RATIOS_ONLY=1` runs only that section,
 //! `NO_RATIOS=1` skips it.
 
@@ -51,8 +51,7 @@ use segment::format::{self, BatchFormat, KafkaBatchFormat};
 use segment::record::{self, BatchBuilder, CRC_OFFSET, LOG_OVERHEAD, SIZE_OFFSET};
 use segment::{Clock, Log, LogConfig, LogSegment, MockTime, ProducerStateManager};
 
-#[path = "support/ratios.rs"]
-mod ratios;
+use bench_support as ratios;
 
 const KIND: &str = "segment";
 /// Records per batch.

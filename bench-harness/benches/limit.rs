@@ -1,0 +1,394 @@
+//! Lookups at the in-memory limit (`cargo bench -p bench-harness --bench limit`).
+//!
+//! Reproduces the table of the lookup-speed issue, for both indexes:
+//!
+//! * **The index**: 1,000,000 entries in a 10 MiB offset index (8-byte entries) and in a
+//!   16 MiB time index (12-byte entries), page-cache resident (just written), one file
+//!   per strategy.
+//! * **The targets**: 100,000 per set, either the *hot tail* (uniform over the keys of
+//!   the last 1024 slots, up to one key gap past the last) or *uniform* over all keys.
+//! * **The figure**: ns per lookup as a ratio to `slice::partition_point` over a
+//!   `Vec<u64>` of the same keys, both measured in the same interleaved round (each round
+//!   runs all 100,000 targets of every arm, the arms taking turns every 1,000 lookups,
+//!   an arm's round time being its median slice: [`bench_support::race_rounds_sliced`]);
+//!   the median of 51 rounds (`LIMIT_ROUNDS`), with the interquartile range of the
+//!   per-round ratios as the noise figure.
+//! * **The modes**: *throughput* runs lookups back to back (independent lookups overlap
+//!   in the out-of-order core); *isolated* puts an `lfence` ([`index_core::sys::lfence`])
+//!   between lookups, so each one pays its full latency.
+//!
+//! Arms: `OffsetIndex::lookup` / `TimeIndex::lookup` (the whole API call) with warm/cold
+//! (the default), the page directory and binary search; the search kernel alone over the
+//! same mapped bytes (a snapshot taken once); Kafka's kernel step by step (the oracle the
+//! fast kernels are checked against); and an Eytzinger layout with prefetch, key only
+//! (a `Vec<u64>` in BFS order: a reference for the limit). Every arm's answers are first
+//! checked against `partition_point`.
+//!
+//! The table is printed and written to `<criterion dir>/ratios/limit.json`.
+
+use std::hint::black_box;
+
+use bench_support::{median_ratio, race_rounds_sliced, Competitor, RatioStats};
+use index_core::search::{self, Bound, SearchField, SearchStrategy};
+use index_core::sys::{lfence, prefetch};
+use index_core::{IndexEntry, NoProbe, Snapshot};
+use index_offset::OffsetIndex;
+use index_time::TimeIndex;
+
+const ENTRIES: usize = 1_000_000;
+const TARGETS: usize = 100_000;
+const HOT_SLOTS: usize = 1024;
+/// Lookups per turn: the competitors of a round take turns every `SLICE` lookups.
+const SLICE: usize = 1000;
+const STRATEGIES: [SearchStrategy; 3] = [
+    SearchStrategy::WarmCold {
+        warm_section_bytes: 8192,
+    },
+    SearchStrategy::PAGE_DIRECTORY,
+    SearchStrategy::Binary,
+];
+
+fn rounds() -> usize {
+    std::env::var("LIMIT_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(51)
+}
+
+/// Keys in Eytzinger (BFS) order, 1-based (`tree[0]` unused), padded so that the
+/// prefetch of `16 k` stays in bounds.
+struct Eytzinger {
+    tree: Vec<u64>,
+    n: usize,
+}
+
+impl Eytzinger {
+    fn new(sorted: &[u64]) -> Self {
+        let n = sorted.len();
+        let mut tree = vec![u64::MAX; 16 * (n + 1) + 16];
+        fn fill(tree: &mut [u64], sorted: &[u64], next: &mut usize, k: usize, n: usize) {
+            if k <= n {
+                fill(tree, sorted, next, 2 * k, n);
+                tree[k] = sorted[*next];
+                *next += 1;
+                fill(tree, sorted, next, 2 * k + 1, n);
+            }
+        }
+        let mut next = 0;
+        fill(&mut tree, sorted, &mut next, 1, n);
+        Eytzinger { tree, n }
+    }
+
+    /// The Eytzinger index of the first key `> x` (0 if none): the largest lower bound
+    /// is the key before it in sorted order.
+    #[inline]
+    fn upper_bound(&self, x: u64) -> usize {
+        let mut k = 1;
+        while k <= self.n {
+            prefetch(&self.tree[16 * k]);
+            k = 2 * k + usize::from(self.tree[k] <= x);
+        }
+        k >> (k.trailing_ones() + 1)
+    }
+}
+
+/// A generator of pseudo-random numbers (xorshift64), so that both indexes and every run
+/// get the same targets.
+fn targets(keys: &[i64], first_slot: usize, gap: i64) -> Vec<i64> {
+    let (lo, hi) = (keys[first_slot], keys[keys.len() - 1] + gap);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..TARGETS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lo + (x % (hi - lo) as u64) as i64
+        })
+        .collect()
+}
+
+/// The u64 image of an i64 key that preserves order (flip the sign bit).
+fn ordered(k: i64) -> u64 {
+    (k as u64) ^ (1 << 63)
+}
+
+/// One lookup arm: a name and a function from target to a value depending on the answer.
+type Arm<'a> = (String, Box<dyn Fn(i64) -> u64 + 'a>);
+
+struct Row {
+    arm: String,
+    /// hot-tail throughput, hot-tail isolated, uniform throughput, uniform isolated.
+    cells: [RatioStats; 4],
+}
+
+/// A competitor cycling through the targets `t`, `ops` lookups per call.
+fn competitor<'a>(
+    f: &'a (dyn Fn(i64) -> u64 + 'a),
+    t: &'a [i64],
+    isolated: bool,
+) -> Competitor<'a> {
+    let mut next = 0;
+    Box::new(move |ops| {
+        for _ in 0..ops {
+            let x = t[next];
+            next = if next + 1 == t.len() { 0 } else { next + 1 };
+            black_box(f(black_box(x)));
+            if isolated {
+                lfence();
+            }
+        }
+    })
+}
+
+/// Races `arms` (arm 0 must be `partition_point`) on the hot-tail and uniform targets in
+/// both modes and returns one row per arm after the first.
+fn table(arms: &[Arm<'_>], hot: &[i64], uniform: &[i64], rounds: usize) -> Vec<Row> {
+    let mut cells: Vec<Vec<RatioStats>> = vec![Vec::new(); arms.len()];
+    for t in [hot, uniform] {
+        for isolated in [false, true] {
+            let mut cs: Vec<Competitor> = arms
+                .iter()
+                .map(|(_, f)| competitor(f.as_ref(), t, isolated))
+                .collect();
+            let per_round = race_rounds_sliced(&mut cs, t.len(), SLICE, rounds);
+            for (k, c) in cells.iter_mut().enumerate() {
+                c.push(median_ratio(&per_round, k, 0));
+            }
+        }
+    }
+    arms.iter()
+        .zip(cells)
+        .skip(1)
+        .map(|((name, _), c)| Row {
+            arm: name.clone(),
+            cells: [c[0], c[1], c[2], c[3]],
+        })
+        .collect()
+}
+
+/// Checks every arm against the expected slot of every target (`answer` maps the arm's
+/// result to a slot comparable across arms).
+fn check(
+    arms: &[Arm<'_>],
+    expect: &[Option<usize>],
+    t: &[i64],
+    decode: &[&dyn Fn(u64) -> Option<usize>],
+) {
+    for ((name, f), decode) in arms.iter().zip(decode) {
+        for (&x, &want) in t.iter().zip(expect) {
+            assert_eq!(decode(f(x)), want, "{name}: target {x}");
+        }
+    }
+}
+
+/// The arms shared by both indexes: partition_point, Eytzinger, and for each strategy's
+/// snapshot the kernel alone; `lookups` adds the API calls.
+#[allow(clippy::type_complexity)]
+fn kernel_arms<'a, E: IndexEntry>(
+    keys: &'a [u64],
+    eytz: &'a Eytzinger,
+    snaps: &'a [Snapshot<E>],
+) -> (Vec<Arm<'a>>, Vec<Box<dyn Fn(u64) -> Option<usize> + 'a>>) {
+    let slot = |r: u64| r.checked_sub(1).map(|s| s as usize);
+    let mut arms: Vec<Arm<'a>> = vec![(
+        "partition_point over Vec<u64>".into(),
+        Box::new(move |t| keys.partition_point(|&k| k <= ordered(t)) as u64),
+    )];
+    let mut decode: Vec<Box<dyn Fn(u64) -> Option<usize> + 'a>> = vec![Box::new(slot)];
+    arms.push((
+        "Eytzinger layout with prefetch, key only".into(),
+        Box::new(move |t| eytz.upper_bound(ordered(t)) as u64),
+    ));
+    // The Eytzinger answer is a tree index: compare the key before it instead.
+    decode.push(Box::new(move |r| {
+        let k = r as usize;
+        let rank = if k == 0 {
+            keys.len()
+        } else {
+            keys.partition_point(|&x| x < eytz.tree[k])
+        };
+        rank.checked_sub(1)
+    }));
+    let wc = &snaps[0];
+    arms.push((
+        "warm/cold kernel alone (snapshot search)".into(),
+        Box::new(move |t| {
+            wc.search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                .map_or(0, |s| s as u64 + 1)
+        }),
+    ));
+    decode.push(Box::new(slot));
+    let pd = &snaps[1];
+    arms.push((
+        "page-directory kernel alone (snapshot search)".into(),
+        Box::new(move |t| {
+            pd.search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                .map_or(0, |s| s as u64 + 1)
+        }),
+    ));
+    decode.push(Box::new(slot));
+    arms.push((
+        "Kafka's warm/cold kernel step by step (the oracle)".into(),
+        Box::new(move |t| {
+            search::kafka_search(
+                wc.slots(),
+                wc.base_offset(),
+                t,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                SearchStrategy::default(),
+                &mut NoProbe,
+            )
+            .map_or(0, |s| s as u64 + 1)
+        }),
+    ));
+    decode.push(Box::new(slot));
+    (arms, decode)
+}
+
+fn print(kind: &str, rows: &[Row], rounds: usize, json: &mut Vec<String>) {
+    println!("\n{kind} index: ns per lookup / partition_point ns, median of {rounds} interleaved rounds [interquartile range]");
+    println!(
+        "| arm | hot-tail throughput | hot-tail isolated | uniform throughput | uniform isolated |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for r in rows {
+        let cells: Vec<String> = r
+            .cells
+            .iter()
+            .map(|c| format!("{:.2}x [{:.2}-{:.2}]", c.median, c.q1, c.q3))
+            .collect();
+        println!("| {} | {} |", r.arm, cells.join(" | "));
+        for (cell, (dist, mode)) in r.cells.iter().zip([
+            ("hot-tail", "throughput"),
+            ("hot-tail", "isolated"),
+            ("uniform", "throughput"),
+            ("uniform", "isolated"),
+        ]) {
+            json.push(format!(
+                "  {{\"index\": \"{kind}\", \"arm\": \"{}\", \"targets\": \"{dist}\", \"mode\": \"{mode}\", \"ratio\": {:.4}, \"q1\": {:.4}, \"q3\": {:.4}, \"ns\": {:.3}, \"partition_point_ns\": {:.3}}}",
+                r.arm, cell.median, cell.q1, cell.q3, cell.numerator_ns, cell.denominator_ns
+            ));
+        }
+    }
+    let pp: Vec<String> = rows[0]
+        .cells
+        .iter()
+        .map(|c| format!("{:.1}", c.denominator_ns))
+        .collect();
+    println!("partition_point itself (ns, median): {}", pp.join(" / "));
+}
+
+fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
+    let key = |i: usize| 3 * i as i64;
+    let indexes: Vec<OffsetIndex> = STRATEGIES
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| {
+            let index = OffsetIndex::open(dir.join(format!("{k:020}.index")), 0, 10 << 20)
+                .unwrap()
+                .with_search_strategy(s);
+            for i in 0..ENTRIES {
+                index.append(key(i), (i as u32).wrapping_mul(4000)).unwrap();
+            }
+            index
+        })
+        .collect();
+    let snaps: Vec<_> = indexes.iter().map(|i| i.snapshot().unwrap()).collect();
+    let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
+    let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
+    let eytz = Eytzinger::new(&ukeys);
+    let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps);
+    let names = ["warm/cold (default)", "page directory", "binary"];
+    for (index, name) in indexes.iter().zip(names) {
+        arms.insert(
+            arms.len() - 3,
+            (
+                format!("`OffsetIndex::lookup`, {name}"),
+                Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
+            ),
+        );
+        decode.insert(
+            decode.len() - 3,
+            Box::new(|r: u64| Some(((r - 1) / 3) as usize).filter(|_| r > 0)),
+        );
+    }
+    let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
+    let uniform = targets(&keys, 0, 3);
+    for t in [&hot, &uniform] {
+        let expect: Vec<Option<usize>> = t
+            .iter()
+            .map(|&x| keys.partition_point(|&k| k <= x).checked_sub(1))
+            .collect();
+        let decode: Vec<&dyn Fn(u64) -> Option<usize>> =
+            decode.iter().map(|d| d.as_ref()).collect();
+        check(&arms, &expect, t, &decode);
+    }
+    let rows = table(&arms, &hot, &uniform, rounds);
+    print("offset", &rows, rounds, json);
+}
+
+fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
+    let key = |i: usize| 1_700_000_000_000 + 7 * i as i64;
+    let indexes: Vec<TimeIndex> = STRATEGIES
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| {
+            let index = TimeIndex::open(dir.join(format!("{k:020}.timeindex")), 0, 16 << 20)
+                .unwrap()
+                .with_search_strategy(s);
+            for i in 0..ENTRIES {
+                assert!(index.maybe_append(key(i), 2 * i as i64, false).unwrap());
+            }
+            index
+        })
+        .collect();
+    let snaps: Vec<_> = indexes.iter().map(|i| i.snapshot().unwrap()).collect();
+    let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
+    let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
+    let eytz = Eytzinger::new(&ukeys);
+    let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps);
+    let names = ["warm/cold (default)", "page directory", "binary"];
+    for (index, name) in indexes.iter().zip(names) {
+        arms.insert(
+            arms.len() - 3,
+            (
+                format!("`TimeIndex::lookup`, {name}"),
+                Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
+            ),
+        );
+        decode.insert(
+            decode.len() - 3,
+            Box::new(|r: u64| Some(((r - 1) / 2) as usize)),
+        );
+    }
+    let hot = targets(&keys, ENTRIES - HOT_SLOTS, 7);
+    let uniform = targets(&keys, 0, 7);
+    for t in [&hot, &uniform] {
+        let expect: Vec<Option<usize>> = t
+            .iter()
+            .map(|&x| keys.partition_point(|&k| k <= x).checked_sub(1))
+            .collect();
+        let decode: Vec<&dyn Fn(u64) -> Option<usize>> =
+            decode.iter().map(|d| d.as_ref()).collect();
+        check(&arms, &expect, t, &decode);
+    }
+    let rows = table(&arms, &hot, &uniform, rounds);
+    print("time", &rows, rounds, json);
+}
+
+/// `LIMIT_INDEX=offset|time` runs one table only.
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument is not supported.
+    let rounds = rounds();
+    let dir = tempfile::tempdir().unwrap();
+    let only = std::env::var("LIMIT_INDEX").ok();
+    let mut json = Vec::new();
+    if only.as_deref() != Some("time") {
+        offset_table(dir.path(), rounds, &mut json);
+    }
+    if only.as_deref() != Some("offset") {
+        time_table(dir.path(), rounds, &mut json);
+    }
+    bench_support::write_json("limit", &format!("[\n{}\n]\n", json.join(",\n")));
+}
