@@ -80,6 +80,8 @@ pub mod record;
 pub mod checkpoint;
 pub mod config;
 pub mod deleter;
+mod diag;
+#[cfg(feature = "dump")]
 pub mod dump;
 pub mod error;
 pub mod fs;

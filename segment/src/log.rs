@@ -61,6 +61,7 @@ use parking_lot::Mutex;
 use crate::checkpoint::write_checkpoint;
 use crate::config::{LogConfig, RollParams};
 use crate::deleter::SegmentDeleter;
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
 use crate::fs::FsRef;

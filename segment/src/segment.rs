@@ -12,6 +12,7 @@ use index_txn::{TransactionIndex, TxnIndexSearchResult};
 use parking_lot::Mutex;
 
 use crate::config::{LogConfig, RollParams};
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::fs::{FsOp, FsRef};

@@ -19,7 +19,9 @@ commands:
   lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
   test      cargo test --workspace (all unit, integration and doc tests)
   docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
-  package   cargo package --workspace --no-verify (every publishable crate)
+  package   cargo package --workspace --no-verify --offline (every publishable crate)
+  lean      build and run xtask/lean-embedder (segment with default-features = false and its
+            own BatchFormat); fail if its build has more than 30 crates or any C code
   examples  run every example under examples/ and <crate>/examples/
   loom      loom models (must pass) and the weakened-ordering run (must fail)
   kafka     Apache Kafka 4.4.0 as a test oracle: a real broker and Kafka's own classes read
@@ -43,6 +45,7 @@ fn main() {
         "test" => test(),
         "docs" => docs(),
         "package" => package(),
+        "lean" => lean(),
         "examples" => examples(),
         "loom" => loom(),
         "bench" => bench(rest),
@@ -99,6 +102,7 @@ fn ci() -> Res {
     let (passed, failed) = test_counted()?;
     docs()?;
     package()?;
+    lean()?;
     examples()?;
     loom()?;
     kafka::run(&[])?;
@@ -186,10 +190,91 @@ fn package() -> Res {
         "--workspace",
         "--no-verify",
         "--allow-dirty",
+        "--offline",
         "--exclude",
         "xtask",
+        "--exclude",
+        "lean-embedder",
     ]);
     run(c)
+}
+
+/// The most crates an embedder of `segment` with `default-features = false` may compile
+/// (its own crate, the workspace crates, their dependencies, build-dependencies and proc
+/// macros).
+const LEAN_MAX_CRATES: usize = 30;
+
+/// Builds and runs `xtask/lean-embedder` (a storage engine using `segment` with its own
+/// `BatchFormat` and `default-features = false`), then checks its dependency tree: at most
+/// [`LEAN_MAX_CRATES`] crates, and no C code (no `cc`, `cmake`, `pkg-config` or `*-sys`
+/// crate: those exist to build or link C libraries).
+fn lean() -> Res {
+    let mut c = cargo();
+    c.args(["run", "--quiet", "-p", "lean-embedder"]);
+    run(c)?;
+    let mut c = cargo();
+    c.args([
+        "tree",
+        "-p",
+        "lean-embedder",
+        "-e",
+        "normal,build",
+        "--prefix",
+        "none",
+        "--offline",
+    ]);
+    eprintln!("\n==> {c:?}");
+    let out = c.output().map_err(|e| format!("cannot start {c:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let crates = lean_crates(&String::from_utf8_lossy(&out.stdout));
+    let c_code: Vec<&String> = crates
+        .iter()
+        .filter(|name| {
+            let name = name.split(' ').next().unwrap_or("");
+            matches!(name, "cc" | "cmake" | "pkg-config") || name.ends_with("-sys")
+        })
+        .collect();
+    eprintln!(
+        "lean embedder: {} crates (limit {LEAN_MAX_CRATES}): {}",
+        crates.len(),
+        crates
+            .iter()
+            .map(|c| c.split(' ').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if !c_code.is_empty() {
+        return Err(format!(
+            "the lean embedder builds C code through {c_code:?}: keep C behind a default feature"
+        ));
+    }
+    if crates.len() > LEAN_MAX_CRATES {
+        return Err(format!(
+            "the lean embedder compiles {} crates, more than {LEAN_MAX_CRATES}: a new normal \
+             dependency of segment or the index crates must go behind a feature",
+            crates.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The distinct `name vX.Y.Z` packages of `cargo tree --prefix none` output.
+fn lean_crates(tree: &str) -> Vec<String> {
+    let mut crates: Vec<String> = tree
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some(format!("{} {}", words.next()?, words.next()?))
+        })
+        .collect();
+    crates.sort();
+    crates.dedup();
+    crates
 }
 
 /// Runs every `examples/*.rs` of every workspace member (found on disk, so a new example
