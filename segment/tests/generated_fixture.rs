@@ -36,7 +36,7 @@ fn generate(dir: &Path) {
     let log: Log = Log::open(dir, config.clone(), clock.clone()).expect("open");
     let mut next = 0i64;
     let mut ts = T0;
-    let mut append = |b: BatchBuilder, n: i64, next: &mut i64| {
+    let append = |b: BatchBuilder, n: i64, next: &mut i64| {
         log.append(&b.build().expect("build")).expect("append");
         *next += n;
     };
