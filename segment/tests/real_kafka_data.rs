@@ -183,10 +183,14 @@ fn recovery_rebuilds_identical_indexes_for_in_repo_partitions() {
             let name = log.file_name().unwrap().to_str().unwrap();
             let base: i64 = name.split('.').next().unwrap().parse().unwrap();
             let (_t, clock) = mock();
+            let config = LogConfig {
+                index_interval_bytes: field_data::in_repo_index_interval_bytes(&part),
+                ..cfg()
+            };
             let seg = LogSegment::<KafkaBatchFormat>::open(
                 copy.path(),
                 base,
-                &cfg(),
+                &config,
                 clock,
                 true,
                 0,

@@ -2,9 +2,9 @@
 //! suite.
 //!
 //! * **In-repository fixtures** ([`in_repo_partitions`]) are always there: partition
-//!   directories under `segment/tests/data/` (broker-written ones under
-//!   `segment/tests/data/kafka-*/` and ones written by this repository's own writer under
-//!   `segment/tests/data/generated/`). Every real-data suite runs on them.
+//!   directories under `segment/tests/data/`: written by Apache Kafka 4.4.0 under
+//!   `segment/tests/data/kafka-4.4.0/` and by this repository's own writer under
+//!   `segment/tests/data/generated/`. Every real-data suite runs on them.
 //! * **The field data** ([`field_data_dir`]) is an extra suite of partitions copied from
 //!   production brokers, kept outside the repository (`$KAFKA_DATA_DIR`, else
 //!   `../shared/kafka-data` beside the repository root). When it is present its tests run.
@@ -80,16 +80,27 @@ pub fn in_repo_root() -> PathBuf {
     workspace_root().join("segment/tests/data")
 }
 
-/// Every in-repository partition directory (`segment/tests/data/<set>/<partition>`),
-/// sorted. Panics if there are none: the repository always ships some.
+/// Every in-repository partition directory (a directory under `segment/tests/data` that
+/// holds a `.log` file, e.g. `kafka-4.4.0/clean/codecs-0` or `generated/orders-0`), sorted.
+/// Panics if there are none: the repository always ships some.
 pub fn in_repo_partitions() -> Vec<PathBuf> {
-    let root = in_repo_root();
-    let mut out = Vec::new();
-    for set in read_dir_sorted(&root) {
-        if set.is_dir() {
-            out.extend(read_dir_sorted(&set).into_iter().filter(|p| p.is_dir()));
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let entries = read_dir_sorted(dir);
+        if entries
+            .iter()
+            .any(|p| p.is_file() && p.extension().is_some_and(|e| e == "log"))
+        {
+            out.push(dir.to_path_buf());
+        }
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            }
         }
     }
+    let root = in_repo_root();
+    let mut out = Vec::new();
+    walk(&root, &mut out);
     assert!(
         !out.is_empty(),
         "no partition directories under {}",
@@ -126,4 +137,24 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The `index.interval.bytes` an in-repository partition was written with (recovery with
+/// the same value rebuilds its indexes byte for byte), from the fixture READMEs. Panics
+/// for a partition it does not know: add new fixtures here.
+pub fn in_repo_index_interval_bytes(partition: &Path) -> u64 {
+    let name = partition
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    match name {
+        "orders-0" => 4096,
+        "codecs-0" | "appendtime-0" => 1024,
+        "txn-0" => 512,
+        other => panic!(
+            "no index.interval.bytes known for the fixture {other} ({}): add it to \
+             field_data::in_repo_index_interval_bytes",
+            partition.display()
+        ),
+    }
 }
