@@ -3,7 +3,6 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::ControlFlow;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use parking_lot::Mutex;
 
 use crate::entry::{AbortedTxn, RawAbortedTxn};
 use crate::error::{Result, TxnIndexError};
+use crate::pio::FileExt;
 
 /// Entry size as a file length, in bytes.
 const ENTRY_BYTES: u64 = RawAbortedTxn::SIZE as u64;

@@ -84,6 +84,7 @@
 mod entry;
 mod error;
 mod index;
+mod pio;
 
 pub use entry::{AbortedTxn, RawAbortedTxn};
 pub use error::{Result, TxnIndexError};

@@ -90,6 +90,7 @@ pub mod lock;
 pub mod log;
 pub mod log_file;
 pub mod names;
+mod pio;
 pub mod producer;
 pub mod scan;
 pub mod segment;

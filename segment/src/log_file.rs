@@ -1,7 +1,7 @@
 //! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, spec §8).
 
+use crate::pio::FileExt;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

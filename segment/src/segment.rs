@@ -366,7 +366,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// and gets its error). A missing or empty file gives `(−1, base offset)`, as the
     /// index would.
     fn peek_time_index_last_entry(&self) -> Option<TimestampOffset> {
-        use std::os::unix::fs::FileExt;
+        use crate::pio::FileExt;
         if self.time_index.is_loaded() || self.time_index.is_gone() {
             return None;
         }
@@ -1231,7 +1231,7 @@ impl<F: BatchFormat> LogSegment<F> {
     ///
     /// Returns `Err(reason)` describing the first problem found.
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
-        use std::os::unix::fs::FileExt;
+        use crate::pio::FileExt;
         let read_entries = |path: &Path, size: u64| -> FirstLast {
             let f = match std::fs::File::open(path) {
                 Ok(f) => f,

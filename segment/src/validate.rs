@@ -124,7 +124,7 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
 /// [`SegmentError::NotARegularFile`] naming the path and what it is;
 /// [`SegmentError::Io`] if it cannot be stat'ed.
 pub(crate) fn check_regular_file(path: &Path) -> Result<bool> {
-    use std::os::unix::fs::FileTypeExt;
+    use crate::pio::FileTypeExt;
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -4,9 +4,9 @@
 //! a sliding window, so a 1 GiB segment is never loaded whole. The file is opened
 //! read-only and never written.
 
+use crate::pio::FileExt;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::record::{
