@@ -9,7 +9,7 @@
 //! Modules emit them as `tracing::warn!(..)` after `use crate::diag as tracing;`.
 
 #[cfg(feature = "tracing")]
-pub(crate) use ::tracing::{error, info, warn};
+pub(crate) use ::tracing::{debug, error, info, warn};
 
 /// Swallows an event without evaluating it. Each field and the message are placed in a
 /// closure that is never called, so they still type-check and count as used.
@@ -33,7 +33,10 @@ macro_rules! ignore_event {
 }
 
 #[cfg(not(feature = "tracing"))]
-pub(crate) use {ignore_event, ignore_event as error, ignore_event as info, ignore_event as warn};
+pub(crate) use {
+    ignore_event, ignore_event as debug, ignore_event as error, ignore_event as info,
+    ignore_event as warn,
+};
 
 /// Marks a value as used by an event that is compiled out.
 #[cfg(not(feature = "tracing"))]

@@ -285,7 +285,12 @@ fn invalid_data(msg: impl Into<String>) -> io::Error {
 
 /// The error for a codec whose Cargo feature is off.
 #[cfg_attr(
-    all(feature = "gzip", feature = "snappy", feature = "lz4", feature = "zstd"),
+    all(
+        feature = "gzip",
+        feature = "snappy",
+        feature = "lz4",
+        feature = "zstd"
+    ),
     allow(dead_code)
 )]
 fn disabled(codec: CompressionType) -> io::Error {
@@ -463,7 +468,13 @@ pub fn compress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
     }
 }
 
-#[cfg(all(test, feature = "gzip", feature = "snappy", feature = "lz4", feature = "zstd"))]
+#[cfg(all(
+    test,
+    feature = "gzip",
+    feature = "snappy",
+    feature = "lz4",
+    feature = "zstd"
+))]
 mod tests {
     use super::*;
 
