@@ -41,7 +41,7 @@ fn txn_batch(base: i64, pid: i64) -> Vec<u8> {
         .unwrap()
 }
 
-/// Segment 100: pid 5 commits, pid 10 aborts (case 59 shape); recovered, so a
+/// Segment 100: pid 5 commits, pid 10 aborts (acceptance case 59 shape); recovered, so a
 /// `.txnindex` with one entry `(10, 102, 106, 100)` exists.
 fn txn_segment(dir: &Path) -> PathBuf {
     let cfg = LogConfig {

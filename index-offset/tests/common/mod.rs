@@ -30,7 +30,7 @@ pub fn index_name(base: i64) -> String {
     format!("{base:020}.index")
 }
 
-/// A new offset index (`OI(base, max)` of the cases file) in `dir`.
+/// A new offset index (`OI(base, max)` of `docs/kafka-behaviour.md`) in `dir`.
 pub fn new_index(dir: &Path, base: i64, max: usize) -> OffsetIndex {
     OffsetIndex::open(dir.join(index_name(base)), base, max).expect("create offset index")
 }

@@ -28,7 +28,7 @@ pub fn timeindex_name(base: i64) -> String {
     format!("{base:020}.timeindex")
 }
 
-/// `TI(base, max)` of the cases file.
+/// `TI(base, max)` of `docs/kafka-behaviour.md`.
 pub fn new_index(dir: &Path, base: i64, max: usize) -> TimeIndex {
     TimeIndex::open(dir.join(timeindex_name(base)), base, max).expect("create time index")
 }
