@@ -627,9 +627,10 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
     }
     let _ = writeln!(
         md,
-        "## Main run ({}-byte indexes)\n\n```text\n{}```",
+        "## Main run ({}-byte indexes)\n\n```text\n{}\n{}```",
         cli.index_bytes,
-        run.render(cli)
+        run.render_summary(cli),
+        run.render_details(cli)
     );
     md
 }
