@@ -78,7 +78,11 @@ fn check_invariants(files: &[std::path::PathBuf]) -> usize {
                 model_lookup(&expected, base, o - 1),
                 "{ctx}"
             );
-            assert_eq!(index.lookup(o + 1).unwrap(), op(o, p), "{ctx}");
+            assert_eq!(
+                index.lookup(o + 1).unwrap(),
+                model_lookup(&expected, base, o + 1),
+                "{ctx}"
+            );
         }
         assert_eq!(index.lookup(base - 1).unwrap(), op(base, 0), "{ctx}");
         total_entries += expected.len();
