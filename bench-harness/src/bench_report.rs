@@ -209,8 +209,35 @@ fn plot_err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> BenchError +
     }
 }
 
+/// The x axis of the charts: `log2(bytes)`, linear in that coordinate, with its key points
+/// (ticks, labels, grid lines) at exactly the plotted sizes.
+struct SizeAxis {
+    range: std::ops::Range<f64>,
+    keys: Vec<f64>,
+}
+
+impl plotters::coord::ranged1d::Ranged for SizeAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let (a, b) = (self.range.start, self.range.end);
+        let t = if b > a { (value - a) / (b - a) } else { 0.0 };
+        limit.0 + (t * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, _hint: H) -> Vec<f64> {
+        self.keys.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
 /// Draws one line chart with a logarithmic x axis (index size) into `area`. The x
-/// coordinate is `log2(bytes)`, so the ticks fall on powers of two (16 KiB, 32 KiB, ...).
+/// coordinate is `log2(bytes)`; the x axis is labelled at exactly the plotted sizes (16
+/// KiB, 64 KiB, ..., 10 MiB), so the labels cover the whole plotted range.
 fn draw_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -228,13 +255,25 @@ fn draw_chart<DB: DrawingBackend>(
     } else {
         (10.0, 20.0)
     };
-    let ticks = (xmax.floor() - xmin.ceil()) as usize + 1;
+    let mut sizes: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.3.iter().map(|p| p.0.log2()))
+        .collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let ticks = sizes.len();
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d(xmin..xmax, 0.0..(ymax * 1.12).max(1.0))
+        .build_cartesian_2d(
+            SizeAxis {
+                range: xmin..xmax,
+                keys: sizes,
+            },
+            0.0..(ymax * 1.12).max(1.0),
+        )
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
@@ -588,9 +627,10 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
     }
     let _ = writeln!(
         md,
-        "## Main run ({}-byte indexes)\n\n```text\n{}```",
+        "## Main run ({}-byte indexes)\n\n```text\n{}\n{}```",
         cli.index_bytes,
-        run.render(cli)
+        run.render_summary(cli),
+        run.render_details(cli)
     );
     md
 }
@@ -627,4 +667,37 @@ pub fn write_report(
     std::fs::write(&md, render_markdown(cli, run, &sweep, &criterion_dir)).map_err(io(&md))?;
     files.push(md);
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The x labels are the plotted sizes, up to the largest (10 MiB), not powers of two.
+    #[test]
+    fn x_axis_labels_cover_the_plotted_sizes() {
+        let sizes: [f64; 6] = [16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0, 10485760.0];
+        let series: Vec<Series> = vec![(
+            "binary".to_string(),
+            color("binary"),
+            false,
+            sizes.iter().map(|&b| (b, 1.0 + b.log2())).collect(),
+        )];
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
+            draw_chart(&root, "t", "y", &series).unwrap();
+            root.present().unwrap();
+        }
+        for label in ["16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "10 MiB"] {
+            assert!(
+                svg.contains(&format!(">\n{label}\n<")),
+                "no x label {label}"
+            );
+        }
+        assert!(
+            !svg.contains(">\n8 MiB\n<"),
+            "a label outside the plotted sizes"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use crate::report::{self, ResultRow};
 use crate::scenario::{self, ScenarioResult};
 use crate::workload::{Workload, WorkloadConfig};
 use crate::BenchError;
+use index_core::SearchStrategy;
 
 /// Replays Kafka index workloads and compares the pages touched (and the page faults in a
 /// simulated LRU page cache and in the real page cache) of the textbook binary search,
@@ -31,9 +32,8 @@ use crate::BenchError;
 #[derive(Clone, Debug, Parser)]
 #[command(name = "bench-harness", version, about, long_about)]
 pub struct Cli {
-    /// Directory holding real Kafka index files (searched recursively). Default:
-    /// `../shared/kafka-data` relative to the current directory if it exists, else relative
-    /// to the workspace root.
+    /// Directory holding real Kafka index files (searched recursively). Default: the
+    /// repository's partition directories, `segment/tests/data`.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
@@ -146,7 +146,18 @@ pub struct Cli {
     /// No progress indicator (it is also hidden when stdout is not a terminal).
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// After the summary, print every table: the KAFKA-6432 scenario, every workload on both
+    /// indexes, the real index files, each page-fault run and the latency rows.
+    #[arg(long)]
+    pub details: bool,
 }
+
+/// The most lines [`RunOutcome::render_summary`] prints.
+pub const SUMMARY_MAX_LINES: usize = 25;
+
+/// The widest line [`RunOutcome::render_summary`] prints, in columns.
+pub const SUMMARY_MAX_COLUMNS: usize = 100;
 
 /// Timed loops per strategy in the latency measurement; the fastest counts.
 pub const LATENCY_REPEATS: usize = 7;
@@ -317,8 +328,167 @@ impl RunOutcome {
         rows
     }
 
-    /// The text report printed on stdout.
+    /// The text printed on stdout: the summary, then the details with `--details`.
     pub fn render(&self, cli: &Cli) -> String {
+        let mut out = self.render_summary(cli);
+        if cli.details {
+            out.push_str("\nDetails\n=======\n\n");
+            out.push_str(&self.render_details(cli));
+        }
+        out
+    }
+
+    /// The summary for a newcomer (at most [`SUMMARY_MAX_LINES`] lines of at most
+    /// [`SUMMARY_MAX_COLUMNS`] columns): what was compared, one verdict line per strategy
+    /// on the hot-tail offset index (distinct pages per lookup, page-ins from the real page
+    /// cache, ns per lookup and its ratio to the in-memory limit), the uniform-lookup
+    /// caveat, and where the details are.
+    pub fn render_summary(&self, cli: &Cli) -> String {
+        use std::fmt::Write as _;
+        let cfg = cli.replay_config();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "bench-harness: three index search strategies on Kafka's offset index (.index)"
+        );
+        let _ = writeln!(
+            out,
+            "Compared: binary search (Kafka before 2.1), warm/cold (Kafka since 2.1, KAFKA-6432,"
+        );
+        let _ = writeln!(
+            out,
+            "{}-byte warm section) and a page directory (one key per {}-byte page kept in memory).",
+            cfg.warm_section_bytes, cfg.page_size
+        );
+        let offset = self.synthetic.iter().find(|o| o.kind == IndexKind::Offset);
+        if let Some(o) = offset {
+            let _ = writeln!(
+                out,
+                "Workload: a producer fills a {} MiB index ({} entries) while {} in-sync consumers",
+                o.index_bytes >> 20,
+                o.entries,
+                cfg.workload.consumers
+            );
+            let _ = writeln!(
+                out,
+                "look up the tail ({} hot-tail lookups, seed {}).",
+                cfg.lookups, cfg.seed
+            );
+        }
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "strategy        pages/lookup  page-ins  ns/lookup  vs in-memory  verdict"
+        );
+        let hot = offset.and_then(|o| o.workload(Workload::HotTail));
+        let uniform = offset.and_then(|o| o.workload(Workload::Uniform));
+        let binary_pages = hot
+            .and_then(|w| w.strategies.first())
+            .map(|s| s.mean_pages());
+        let latency = |name: &str| {
+            self.latency.iter().find(|r| {
+                r.kind == IndexKind::Offset
+                    && r.workload == Workload::HotTail.name()
+                    && r.strategy == name
+            })
+        };
+        for s in hot.map(|w| w.strategies.as_slice()).unwrap_or_default() {
+            let name = s.strategy.name();
+            let page_ins = self
+                .real_faults
+                .as_ref()
+                .and_then(|r| {
+                    r.get(
+                        IndexKind::Offset,
+                        real_faults::Phase::Growing,
+                        Readahead::Off,
+                        name,
+                    )
+                })
+                .map_or("n/a".to_string(), |r| r.page_ins.to_string());
+            let (ns, ratio) = latency(name).map_or(("n/a".to_string(), "n/a".to_string()), |r| {
+                (
+                    format!("{:.1}", r.ns_per_lookup),
+                    format!("{:.2}x", r.ratio_to_in_memory),
+                )
+            });
+            let verdict = match (s.strategy, binary_pages) {
+                (SearchStrategy::Binary, _) => "the baseline".to_string(),
+                (_, Some(b)) if s.mean_pages() > 0.0 => {
+                    format!("{:.1}x fewer pages than binary", b / s.mean_pages())
+                }
+                _ => "-".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "{name:<15} {:>12}  {page_ins:>8}  {ns:>9}  {ratio:>12}  {verdict}",
+                format!("{:.2}", s.mean_pages())
+            );
+        }
+        let limit = self.latency.iter().find(|r| {
+            r.kind == IndexKind::Offset
+                && r.workload == Workload::HotTail.name()
+                && r.strategy == latency::IN_MEMORY
+        });
+        let _ = writeln!(
+            out,
+            "{:<15} {:>12}  {:>8}  {:>9}  {:>12}  partition_point on a Vec<i64>",
+            "in-memory",
+            "-",
+            "-",
+            limit.map_or("n/a".to_string(), |r| format!("{:.1}", r.ns_per_lookup)),
+            "1.00x"
+        );
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "pages/lookup: distinct {}-byte index pages a lookup reads (mean). page-ins: pages read",
+            cfg.page_size
+        );
+        let _ = writeln!(
+            out,
+            "back from disk by {} hot-tail lookups while the evicted index grows from half to full",
+            cli.real_fault_lookups
+        );
+        let _ = writeln!(
+            out,
+            "(readahead off; n/a: not measured, see --details). ns: search time on resident pages."
+        );
+        if let Some(u) = uniform {
+            let pages: Vec<String> = u
+                .strategies
+                .iter()
+                .map(|s| format!("{} {:.2}", s.strategy.name(), s.mean_pages()))
+                .collect();
+            let text = format!(
+                "Uniform random lookups miss the warm section; their pages/lookup: {}.",
+                pages.join(", ")
+            );
+            for line in wrap(&text, SUMMARY_MAX_COLUMNS) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        out.push('\n');
+        match &cli.report_dir {
+            Some(dir) => {
+                let _ = writeln!(out, "Full report: {}.", dir.join("report.md").display());
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "All tables (time index, other workloads, real files, page-fault runs): --details."
+                );
+                let _ = writeln!(
+                    out,
+                    "Full report with plots: cargo xtask bench (bench-report/report.md in the target dir)."
+                );
+            }
+        }
+        out
+    }
+
+    /// Every table of the run (what `--details` prints after the summary).
+    pub fn render_details(&self, cli: &Cli) -> String {
         let mut out = report::render_scenario(&self.scenario);
         out.push('\n');
         let cfg = cli.replay_config();
@@ -409,6 +579,23 @@ impl RunOutcome {
         }
         out
     }
+}
+
+/// Splits `text` at spaces into lines of at most `width` columns (a longer word stays whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("at least one line");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
 }
 
 /// Runs everything `cli` asks for, creating scratch index files in a temporary directory.

@@ -31,13 +31,11 @@ pub const HOT_ENTRIES: usize = 16;
 /// Past the last entry, targets go up to this many keys (offsets or ms) beyond it.
 pub const PAST_END_KEYS: i64 = 100;
 
-/// Where to look for the fixtures when `--data-dir` is not given: `../shared/kafka-data`
-/// relative to the current directory, then relative to the workspace root.
+/// Where to look for index files when `--data-dir` is not given: the repository's own
+/// partition directories, `segment/tests/data` (so the main job replays the same files on
+/// every clone; give `--data-dir` for others).
 pub fn default_data_dir_candidates() -> Vec<PathBuf> {
-    vec![
-        PathBuf::from("../shared/kafka-data"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data"),
-    ]
+    vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../segment/tests/data")]
 }
 
 /// The first existing directory of [`default_data_dir_candidates`].

@@ -641,15 +641,10 @@ pub fn render_real_faults(o: &RealFaultOutcome) -> String {
                 else {
                     continue;
                 };
-                let goal = if w.page_ins * 5 <= b.page_ins && b.page_ins > 0 {
-                    "met"
-                } else {
-                    "NOT met"
-                };
                 let _ = writeln!(
                     out,
                     "   {} {} readahead {}: page-ins per 1000 hot-tail lookups: binary {}, warm-cold {}, page-directory {};\n   \
-                     binary/warm-cold {}, binary/page-directory {} (goal: warm-cold at least 5x fewer: {goal})",
+                     binary/warm-cold {}, binary/page-directory {}",
                     kind.name(),
                     phase.name(),
                     ra.name(),

@@ -107,8 +107,18 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
         .unwrap();
     assert_eq!(hot_wc.lookups, 2000);
     assert!(hot_wc.warm_section_max_pages <= 3);
+    // The summary alone by default; the tables with --details.
     let text = out.render(&cli);
-    assert!(text.contains("KAFKA-6432") && text.contains("hot-tail") && text.contains("skipped"));
+    assert!(text.contains("KAFKA-6432") && text.contains("page-directory"));
+    assert!(text.contains("n/a") && !text.contains("--skip-real-faults"));
+    assert!(!text.contains("goal"), "no internal goal lines: {text}");
+    let details = Cli {
+        details: true,
+        ..cli.clone()
+    };
+    let text = out.render(&details);
+    assert!(text.contains("hot-tail") && text.contains("skipped"));
     assert!(text.contains("page-directory") && text.contains("--skip-real-faults"));
+    assert!(!text.contains("goal"), "no internal goal lines: {text}");
     assert!(out.latency.is_empty() && out.real_faults.is_none());
 }

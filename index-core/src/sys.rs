@@ -6,6 +6,14 @@
 //! few operating-system calls the bench harness needs to measure real page residency
 //! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`).
 //!
+//! # Platforms
+//!
+//! The mapping is `memmap2`'s and works wherever it does (Linux, macOS and the BSDs,
+//! Windows). The measuring calls are only for the bench harness: they are implemented on
+//! Linux (`cfg(target_os = "linux")`) and return an [`io::ErrorKind::Unsupported`] error
+//! elsewhere, where the harness reports them as not measured. [`page_size`] is
+//! `sysconf(_SC_PAGESIZE)` on Unix and 4096 elsewhere.
+//!
 //! # Invariants
 //!
 //! 1. **Lifetime.** A [`Mapping`] owns its `MmapRaw`; the pointer it hands out is valid for
@@ -147,6 +155,10 @@ impl Mapping {
 
     /// Which pages of the mapping are resident in memory (`mincore`), one `bool` per page
     /// of `page_size()` bytes.
+    ///
+    /// # Errors
+    /// The system call's error; `Unsupported` off Linux.
+    #[cfg(target_os = "linux")]
     pub fn resident_pages(&self) -> io::Result<Vec<bool>> {
         let Some(raw) = &self.raw else {
             return Ok(Vec::new());
@@ -167,6 +179,10 @@ impl Mapping {
     /// so the next access to each page faults again. For a shared file mapping this does
     /// not discard data: dirty pages must have been flushed first (see [`Mapping::flush`]),
     /// and pages stay in the page cache until [`evict_from_page_cache`] drops them.
+    ///
+    /// # Errors
+    /// The system call's error; `Unsupported` off Linux.
+    #[cfg(target_os = "linux")]
     pub fn advise_dont_need(&self) -> io::Result<()> {
         let Some(raw) = &self.raw else {
             return Ok(());
@@ -186,6 +202,10 @@ impl Mapping {
     /// (`madvise(MADV_RANDOM)`, `random = true`: a fault reads only the faulting page) or
     /// back to the default (`MADV_NORMAL`: a fault reads the pages around it too). Used by
     /// the bench harness to count page-ins without readahead; the data is unaffected.
+    ///
+    /// # Errors
+    /// The system call's error; `Unsupported` off Linux.
+    #[cfg(target_os = "linux")]
     pub fn advise_random(&self, random: bool) -> io::Result<()> {
         let Some(raw) = &self.raw else {
             return Ok(());
@@ -205,23 +225,66 @@ impl Mapping {
         }
         Ok(())
     }
+
+    /// Off Linux: page residency is not measured ([`unsupported`]).
+    ///
+    /// # Errors
+    /// Always `Unsupported`.
+    #[cfg(not(target_os = "linux"))]
+    pub fn resident_pages(&self) -> io::Result<Vec<bool>> {
+        Err(unsupported("mincore"))
+    }
+
+    /// Off Linux: not available ([`unsupported`]).
+    ///
+    /// # Errors
+    /// Always `Unsupported`.
+    #[cfg(not(target_os = "linux"))]
+    pub fn advise_dont_need(&self) -> io::Result<()> {
+        Err(unsupported("madvise(MADV_DONTNEED)"))
+    }
+
+    /// Off Linux: not available ([`unsupported`]).
+    ///
+    /// # Errors
+    /// Always `Unsupported`.
+    #[cfg(not(target_os = "linux"))]
+    pub fn advise_random(&self, _random: bool) -> io::Result<()> {
+        Err(unsupported("madvise(MADV_RANDOM)"))
+    }
 }
 
-/// The system page size in bytes (`sysconf(_SC_PAGESIZE)`), 4096 if unknown.
+/// The error of a measuring call on a platform where it is not implemented.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+fn unsupported(call: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{call} is only used to measure page residency on Linux"),
+    )
+}
+
+/// The system page size in bytes (`sysconf(_SC_PAGESIZE)` on Unix, 4096 if unknown and
+/// on other platforms).
 pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if v > 0 {
-        v as usize
-    } else {
-        4096
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if v > 0 {
+            return v as usize;
+        }
     }
+    4096
 }
 
 /// Asks the kernel to drop `file`'s pages from the page cache
 /// (`fdatasync` then `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file).
 /// The kernel may ignore the advice for pages still mapped by some process; callers that
 /// want a cold cache also call [`Mapping::advise_dont_need`] on their mappings first.
+///
+/// # Errors
+/// The system calls' errors; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
 pub fn evict_from_page_cache(file: &File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     file.sync_data()?;
@@ -234,8 +297,30 @@ pub fn evict_from_page_cache(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// Off Linux: the page cache is not evicted ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn evict_from_page_cache(_file: &File) -> io::Result<()> {
+    Err(unsupported("posix_fadvise(POSIX_FADV_DONTNEED)"))
+}
+
+/// Off Linux: page faults are not counted ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn page_faults() -> io::Result<(u64, u64)> {
+    Err(unsupported("getrusage"))
+}
+
 /// Major and minor page faults of this process so far (`getrusage(RUSAGE_SELF)`):
 /// `(major, minor)`.
+///
+/// # Errors
+/// The system call's error; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
 pub fn page_faults() -> io::Result<(u64, u64)> {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.

@@ -1,4 +1,4 @@
-//! Cases 7, 8 and 9: full index, monotonic offsets, relative-offset range, the order of
+//! Acceptance cases 7, 8 and 9: full index, monotonic offsets, relative-offset range, the order of
 //! the checks, and the exact byte layout Kafka writes.
 
 mod common;
@@ -8,7 +8,7 @@ use std::fs;
 use common::*;
 use index_offset::IndexError;
 
-/// Case 7 (OffsetIndexTest.appendTooMany): a full index rejects appends with IndexFull
+/// Acceptance case 7 (OffsetIndexTest.appendTooMany): a full index rejects appends with IndexFull
 /// and keeps its 30 entries.
 #[test]
 fn case07_full_index() {
@@ -45,7 +45,7 @@ fn case07_full_index() {
     assert_eq!(index.entries(), 30);
 }
 
-/// Case 8 (OffsetIndexTest.appendOutOfOrder + edge): non-increasing offsets are rejected
+/// Acceptance case 8 (OffsetIndexTest.appendOutOfOrder + edge): non-increasing offsets are rejected
 /// with InvalidOffset naming offset, slot and last offset.
 #[test]
 fn case08_monotonic_offsets() {
@@ -96,7 +96,7 @@ fn case08_monotonic_offsets() {
     assert_eq!(index.entries(), 2);
 }
 
-/// Case 9: relative offsets must lie in [0, 2^31 - 1]; positions are not validated; the
+/// Acceptance case 9: relative offsets must lie in [0, 2^31 - 1]; positions are not validated; the
 /// file bytes are exactly Kafka's.
 #[test]
 fn case09_relative_offset_range_and_byte_layout() {

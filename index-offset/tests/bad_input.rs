@@ -13,7 +13,7 @@ use proptest::prelude::*;
 /// A real fixture cut in the middle of its second slot: one whole slot remains.
 #[test]
 fn truncated_real_file() {
-    let src = fs::read(kafka_file(
+    let src = fs::read(field_file!(
         "nikhildighe-__consumer_offsets-12/00000000000000000000.index",
     ))
     .unwrap();
@@ -82,7 +82,7 @@ fn lengths_not_multiple_of_entry_size() {
 /// Non-monotonic appends after reopening a real index.
 #[test]
 fn non_monotonic_append_on_real_index() {
-    let src = kafka_file("rjmfernandes-_confluent-monitoring-0/00000000000000000000.index");
+    let src = field_file!("rjmfernandes-_confluent-monitoring-0/00000000000000000000.index");
     let dir = tmp();
     let path = dir.path().join(index_name(0));
     fs::copy(&src, &path).unwrap();

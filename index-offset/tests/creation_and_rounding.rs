@@ -1,4 +1,4 @@
-//! Cases 1, 2 and 3 of the cases file: creating a new offset index, preallocation, size
+//! Acceptance cases 1, 2 and 3: creating a new offset index, preallocation, size
 //! rounding and invalid max sizes.
 
 mod common;
@@ -8,7 +8,7 @@ use std::fs;
 use common::*;
 use index_offset::{IndexError, OffsetIndex, OpenMode, ENTRY_SIZE};
 
-/// Case 1: OI(45, 240) is a 240-byte preallocated, zero-filled file with 30 slots and no
+/// Acceptance case 1: OI(45, 240) is a 240-byte preallocated, zero-filled file with 30 slots and no
 /// entries; after close() it is a 0-byte file.
 #[test]
 fn case01_creation_and_preallocation() {
@@ -37,7 +37,7 @@ fn case01_creation_and_preallocation() {
     );
 }
 
-/// Case 2: the max size is rounded down to a multiple of 8.
+/// Acceptance case 2: the max size is rounded down to a multiple of 8.
 #[test]
 fn case02_size_rounding() {
     let dir = tmp();
@@ -62,7 +62,7 @@ fn case02_size_rounding() {
     }
 }
 
-/// Case 3: a new file with a max size below one entry (7, or Kafka's -1 = no max size) is
+/// Acceptance case 3: a new file with a max size below one entry (7, or Kafka's -1 = no max size) is
 /// rejected with InvalidArgument naming the value; the empty file stays on disk.
 #[test]
 fn case03_invalid_max_size_on_new_file() {

@@ -1,4 +1,4 @@
-//! Case 10: fetch_upper_bound_offset, a smallest-upper-bound search by position, with
+//! Acceptance case 10: fetch_upper_bound_offset, a smallest-upper-bound search by position, with
 //! Kafka's slot-0 quirk.
 
 mod common;
@@ -25,7 +25,7 @@ fn fub_cases() -> Vec<((i64, u32), i32, Option<OffsetPosition>)> {
     ]
 }
 
-/// Case 10 (OffsetIndexTest.testFetchUpperBoundOffset), for every strategy.
+/// Acceptance case 10 (OffsetIndexTest.testFetchUpperBoundOffset), for every strategy.
 #[test]
 fn case10_fetch_upper_bound_offset() {
     for strategy in STRATEGIES {

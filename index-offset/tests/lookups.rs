@@ -1,11 +1,11 @@
-//! Cases 4 and 6: lookups (floor semantics) and entry(n), with every search strategy.
+//! Acceptance cases 4 and 6: lookups (floor semantics) and entry(n), with every search strategy.
 
 mod common;
 
 use common::*;
 use index_offset::{IndexError, OffsetIndex, PageProbe, SearchStrategy};
 
-/// Case 4 (OffsetIndexTest.randomLookupTest): 30 strictly increasing offsets starting
+/// Acceptance case 4 (OffsetIndexTest.randomLookupTest): 30 strictly increasing offsets starting
 /// above 46 with random gaps 1..15; a stored offset returns its own entry, any other
 /// target the greatest offset <= target, targets below the first return (45, 0).
 #[test]
@@ -104,7 +104,7 @@ fn lookup_on_empty_index_returns_base() {
     }
 }
 
-/// Case 6 (OffsetIndexTest.testEntry / testEntryOverflow).
+/// Acceptance case 6 (OffsetIndexTest.testEntry / testEntryOverflow).
 #[test]
 fn case06_entry_n() {
     let dir = tmp();

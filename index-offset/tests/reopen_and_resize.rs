@@ -1,4 +1,4 @@
-//! Cases 12 and 18: a reopened trimmed index is full until resized; resize/reset edge
+//! Acceptance cases 12 and 18: a reopened trimmed index is full until resized; resize/reset edge
 //! cases (the Rust port rejects a resize below the used size without changing anything).
 
 mod common;
@@ -8,7 +8,7 @@ use std::fs;
 use common::*;
 use index_offset::{IndexError, OffsetIndex, OpenMode};
 
-/// Builds the state at the end of case 12: reopened without a max size, grown to 240
+/// Builds the state at the end of acceptance case 12: reopened without a max size, grown to 240
 /// bytes, 3 entries (51,0) (52,1) (53,2).
 fn case12(dir: &std::path::Path) -> OffsetIndex {
     let path = dir.join(index_name(45));
@@ -55,7 +55,7 @@ impl MaxSize for OffsetIndex {
     }
 }
 
-/// Case 12 (OffsetIndexTest.testReopen + edge).
+/// Acceptance case 12 (OffsetIndexTest.testReopen + edge).
 #[test]
 fn case12_reopen_after_clean_close_is_full_until_resized() {
     let dir = tmp();
@@ -71,7 +71,7 @@ fn case12_reopen_after_clean_close_is_full_until_resized() {
     );
 }
 
-/// Case 18: resize(8) with 3 entries is rejected up front, changing nothing (Kafka would
+/// Acceptance case 18: resize(8) with 3 entries is rejected up front, changing nothing (Kafka would
 /// have shrunk the file to 8 bytes first); reset() on an index opened without a max
 /// size empties it and resizes it to 0 bytes.
 #[test]

@@ -1,4 +1,4 @@
-//! Case 16: the offset-index sanity check.
+//! Acceptance case 16: the offset-index sanity check.
 
 mod common;
 

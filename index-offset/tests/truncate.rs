@@ -1,4 +1,4 @@
-//! Case 14: truncate_to / truncate sequences (OffsetIndexTest.truncate).
+//! Acceptance case 14: truncate_to / truncate sequences (OffsetIndexTest.truncate).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Case 19: every use after force_unmap returns IndexError::Closed (Kafka: NPE), never
+//! Acceptance case 19: every use after force_unmap returns IndexError::Closed (Kafka: NPE), never
 //! touches unmapped memory.
 
 mod common;

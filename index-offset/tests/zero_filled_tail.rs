@@ -2,16 +2,16 @@
 //! zero slots (REPORT.md: no untrimmed fixture below 4 MiB exists, and a trimmed fixture
 //! plus zero slots is a faithful stand-in).
 //!
-//! Kafka (spec §2.3) counts every complete slot of an existing file as an entry, so each
+//! Kafka (kafka-behaviour §2.3) counts every complete slot of an existing file as an entry, so each
 //! zero slot reads as `(base_offset, 0)`; the last offset becomes the base offset, the
 //! offset-index sanity check **passes** (last offset == base is allowed since 2.1), and
 //! lookups over the now non-monotonic data return harmless but useless answers such as
 //! `(base_offset, 0)`. The expected values below were worked out by hand from Kafka's
-//! search algorithm (spec §2.4) for this data.
+//! search algorithm (kafka-behaviour §2.4) for this data.
 //!
 //! What repairs it later: the segment is the active one after an unclean shutdown, so it
 //! lies above the recovery-point checkpoint and `LogLoader.recoverLog` runs
-//! `LogSegment.recover` on it (spec §10 step 6, §9.8): `offsetIndex.reset()` (entries 0,
+//! `LogSegment.recover` on it (kafka-behaviour §10 step 6, kafka-behaviour §9.8): `offsetIndex.reset()` (entries 0,
 //! file resized to the max index size), then one `append` per indexed batch rebuilt from
 //! the `.log`, then `trimToValidSize()`. The sanity check is not what catches it.
 //! `recovery_rebuild_restores_kafka_bytes` replays that index-level sequence.
@@ -27,20 +27,27 @@ use index_offset::{OffsetIndex, SearchStrategy};
 const BASE: i64 = 30626;
 const FIXTURE: &str = "dipendrasaini-invoice-0-broker2-leader/00000000000000030626.index";
 
-fn padded_copy(dir: &std::path::Path, zero_slots: usize) -> (PathBuf, Vec<u8>) {
-    let kafka = fs::read(kafka_file(FIXTURE)).unwrap();
+fn padded_copy(dir: &std::path::Path, zero_slots: usize) -> Option<(PathBuf, Vec<u8>)> {
+    // The field data (skipped when missing outside CI, a failure under CI=true).
+    let kafka = fs::read(field_data::field_data_file(
+        concat!(env!("CARGO_PKG_NAME"), " field data"),
+        FIXTURE,
+    )?)
+    .unwrap();
     assert_eq!(kafka.len(), 480, "60 entries");
     let path = dir.join(index_name(BASE));
     let mut bytes = kafka.clone();
     bytes.resize(kafka.len() + zero_slots * 8, 0);
     fs::write(&path, &bytes).unwrap();
-    (path, kafka)
+    Some((path, kafka))
 }
 
 #[test]
 fn ten_zero_slots_count_as_entries_and_pass_sanity_check() {
     let dir = tmp();
-    let (path, _) = padded_copy(dir.path(), 10);
+    let Some((path, _)) = padded_copy(dir.path(), 10) else {
+        return;
+    };
     for index in [
         OffsetIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap(),
         OffsetIndex::open_read_only(&path, BASE).unwrap(),
@@ -61,7 +68,9 @@ fn ten_zero_slots_count_as_entries_and_pass_sanity_check() {
 #[test]
 fn lookups_over_ten_zero_slots_behave_as_kafka() {
     let dir = tmp();
-    let (path, _) = padded_copy(dir.path(), 10);
+    let Some((path, _)) = padded_copy(dir.path(), 10) else {
+        return;
+    };
     // 70 entries < 1025: Kafka's first warm slot is 0, so the default strategy and the
     // textbook binary search read the same slots and give the same answers here.
     for strategy in [SearchStrategy::default(), SearchStrategy::Binary] {
@@ -87,7 +96,9 @@ fn lookups_over_ten_zero_slots_behave_as_kafka() {
 #[test]
 fn fully_preallocated_ten_mib_tail_answers_base_everywhere() {
     let dir = tmp();
-    let (path, _) = padded_copy(dir.path(), 0);
+    let Some((path, _)) = padded_copy(dir.path(), 0) else {
+        return;
+    };
     // The real crash case: a 10 MiB preallocated file with only 60 slots written.
     fs::OpenOptions::new()
         .write(true)
@@ -112,7 +123,9 @@ fn fully_preallocated_ten_mib_tail_answers_base_everywhere() {
 #[test]
 fn recovery_rebuild_restores_kafka_bytes() {
     let dir = tmp();
-    let (path, kafka) = padded_copy(dir.path(), 10);
+    let Some((path, kafka)) = padded_copy(dir.path(), 10) else {
+        return;
+    };
     let real = decode_index_bytes(&kafka, BASE);
     let index = OffsetIndex::open(&path, BASE, 10 * 1024 * 1024).unwrap();
     assert_eq!(index.entries(), 70);

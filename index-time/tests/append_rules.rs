@@ -1,4 +1,4 @@
-//! Cases 23 and 24: the reserved last slot, skip_full_check, maybe_append's acceptance
+//! Acceptance cases 23 and 24: the reserved last slot, skip_full_check, maybe_append's acceptance
 //! rules and their order, the byte layout, and offset overflow validated before any byte
 //! is written (Kafka's cursor-corruption bug is not replicated).
 
@@ -9,7 +9,7 @@ use std::fs;
 use common::*;
 use index_time::IndexError;
 
-/// Case 23 (TimeIndexTest.testAppend / testIsFull).
+/// Acceptance case 23 (TimeIndexTest.testAppend / testIsFull).
 #[test]
 fn case23_reserved_last_slot_and_skip_full_check() {
     let dir = tmp();
@@ -54,7 +54,7 @@ fn case23_reserved_last_slot_and_skip_full_check() {
     ));
 }
 
-/// Case 24: acceptance rules, check order, exact bytes.
+/// Acceptance case 24: acceptance rules, check order, exact bytes.
 #[test]
 fn case24_maybe_append_acceptance_rules() {
     let dir = tmp();

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 
 #[test]
 fn truncated_real_file() {
-    let src = fs::read(kafka_file(
+    let src = fs::read(field_file!(
         "nikhildighe-__consumer_offsets-12/00000000000000000000.timeindex",
     ))
     .unwrap();
@@ -65,7 +65,7 @@ fn lengths_not_multiple_of_entry_size() {
 
 #[test]
 fn non_monotonic_appends_on_real_index() {
-    let src = kafka_file("rjmfernandes-_confluent-monitoring-0/00000000000000000000.timeindex");
+    let src = field_file!("rjmfernandes-_confluent-monitoring-0/00000000000000000000.timeindex");
     let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     fs::copy(&src, &path).unwrap();

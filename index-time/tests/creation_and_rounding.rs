@@ -1,4 +1,4 @@
-//! Cases 2, 3 and 30 for the time index: preallocation, rounding to 12-byte slots,
+//! Acceptance cases 2, 3 and 30 for the time index: preallocation, rounding to 12-byte slots,
 //! invalid max sizes, last entry and entry size.
 
 mod common;
@@ -26,7 +26,7 @@ fn new_time_index_is_preallocated_and_empty() {
     assert_eq!(fs::metadata(&path).unwrap().len(), 0);
 }
 
-/// Case 2: TI(45,100) → 96 bytes / 8 slots; TI(45,1500) → 125 slots;
+/// Acceptance case 2: TI(45,100) → 96 bytes / 8 slots; TI(45,1500) → 125 slots;
 /// TI(45,10485760) → 10485756 bytes / 873813 slots.
 #[test]
 fn case02_size_rounding() {
@@ -50,7 +50,7 @@ fn case02_size_rounding() {
     }
 }
 
-/// Case 3: TI(45, 11) → InvalidArgument naming 11; the empty file stays.
+/// Acceptance case 3: TI(45, 11) → InvalidArgument naming 11; the empty file stays.
 #[test]
 fn case03_invalid_max_size() {
     let dir = tmp();
@@ -82,7 +82,7 @@ fn case03_invalid_max_size() {
     ));
 }
 
-/// Case 30 (TimeIndexTest.testLastEntry / testParseEntry / testEntrySize).
+/// Acceptance case 30 (TimeIndexTest.testLastEntry / testParseEntry / testEntrySize).
 #[test]
 fn case30_parse_entry_and_last_entry() {
     let dir = tmp();

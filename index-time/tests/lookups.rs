@@ -1,4 +1,4 @@
-//! Cases 20 and 21: time-index lookups and entry(n), every strategy.
+//! Acceptance cases 20 and 21: time-index lookups and entry(n), every strategy.
 
 mod common;
 
@@ -18,7 +18,7 @@ fn case20_index(
     index
 }
 
-/// Case 20 (TimeIndexTest.testLookUp).
+/// Acceptance case 20 (TimeIndexTest.testLookUp).
 #[test]
 fn case20_lookup() {
     for strategy in STRATEGIES {
@@ -42,7 +42,7 @@ fn case20_lookup() {
     }
 }
 
-/// Case 21 (TimeIndexTest.testEntry / testEntryOverflow).
+/// Acceptance case 21 (TimeIndexTest.testEntry / testEntryOverflow).
 #[test]
 fn case21_entry_n() {
     let dir = tmp();

@@ -1,4 +1,4 @@
-//! Case 27 and reopen behaviour for the time index: resize return values, a reopened
+//! Acceptance case 27 and reopen behaviour for the time index: resize return values, a reopened
 //! trimmed index is full (entries >= max_entries - 1), and resize below the used size is
 //! rejected without changing anything.
 
@@ -9,7 +9,7 @@ use std::fs;
 use common::*;
 use index_time::{IndexError, OpenMode, TimeIndex};
 
-/// Case 27 (TimeIndexTest.testResize).
+/// Acceptance case 27 (TimeIndexTest.testResize).
 #[test]
 fn case27_resize_return_values() {
     let dir = tmp();

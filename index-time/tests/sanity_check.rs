@@ -1,4 +1,4 @@
-//! Case 26: the time-index sanity check and the order of its checks.
+//! Acceptance case 26: the time-index sanity check and the order of its checks.
 
 mod common;
 

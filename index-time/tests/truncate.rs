@@ -1,4 +1,4 @@
-//! Case 22 and the duplicate-offset quirk of spec §4.7: truncate_to searches by offset
+//! Acceptance case 22 and the duplicate-offset quirk of kafka-behaviour §4.7: truncate_to searches by offset
 //! (the entry value).
 
 mod common;
@@ -8,7 +8,7 @@ use std::fs;
 use common::*;
 use index_time::SearchStrategy;
 
-/// Case 22 (TimeIndexTest.testTruncate).
+/// Acceptance case 22 (TimeIndexTest.testTruncate).
 #[test]
 fn case22_truncation() {
     for strategy in STRATEGIES {
@@ -51,7 +51,7 @@ fn case22_truncation() {
     }
 }
 
-/// Spec §4.7 (verified in Kafka): entries [(10,48),(20,50),(30,50),(40,50)],
+/// Spec kafka-behaviour §4.7 (verified in Kafka): entries [(10,48),(20,50),(30,50),(40,50)],
 /// truncate_to(50) keeps 2 entries, because the exact-match bisection hits the middle
 /// duplicate, so an entry with offset 50 survives. Kafka's warm/cold (and the textbook
 /// binary search) give exactly that.

@@ -3,7 +3,6 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::ControlFlow;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use parking_lot::Mutex;
 
 use crate::entry::{AbortedTxn, RawAbortedTxn};
 use crate::error::{Result, TxnIndexError};
+use crate::pio::FileExt;
 
 /// Entry size as a file length, in bytes.
 const ENTRY_BYTES: u64 = RawAbortedTxn::SIZE as u64;
@@ -67,7 +67,7 @@ struct Snapshot {
 
 /// Kafka's transaction index (`.txnindex`): the aborted transactions whose ABORT marker lies
 /// in one log segment, as a plain file of 34-byte [`RawAbortedTxn`] entries in append order
-/// (spec §6). The file is **not** memory-mapped, pre-allocated or trimmed; reads use
+/// (kafka-behaviour §6). The file is **not** memory-mapped, pre-allocated or trimmed; reads use
 /// positioned reads (`pread`) and appends positioned writes at the end of the file.
 ///
 /// # Concurrency

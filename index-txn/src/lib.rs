@@ -6,8 +6,8 @@
 //! offset, last stable offset). `READ_COMMITTED` fetches use
 //! [`TransactionIndex::collect_aborted_txns`] to tell consumers which records to drop.
 //! The on-disk format is a plain (not memory-mapped) file of 34-byte big-endian entries
-//! ([`RawAbortedTxn`]), byte-compatible with Apache Kafka (spec
-//! `shared/spec/kafka-index-spec.md` §6; quirks in §15).
+//! ([`RawAbortedTxn`]), byte-compatible with Apache Kafka's `TransactionIndex`
+//! (`docs/kafka-behaviour.md` §6 in the repository; deviations in §15).
 //!
 //! # Example
 //!
@@ -47,10 +47,10 @@
 //! Reading is byte-compatible with Kafka, including the version quirk (the version is taken
 //! from the entry's **first byte only**: `00 01` reads as version 0, `01 00` as version 1,
 //! which is rejected). Writing always uses version `0x0000`. Where Kafka's behaviour can
-//! lose or hide acknowledged data we deliberately differ (spec §15):
+//! lose or hide acknowledged data we deliberately differ (kafka-behaviour §15):
 //!
 //! 1. **Partial trailing entry → appends refused.** Kafka appends after a partial tail at
-//!    the physical end of file, so the new entry is misaligned and lost (case 40). We read
+//!    the physical end of file, so the new entry is misaligned and lost (acceptance case 40). We read
 //!    such a file like Kafka (the tail is ignored) but [`TransactionIndex::append`] returns
 //!    [`TxnIndexError::CorruptIndex`], and [`TransactionIndex::sanity_check`] reports the
 //!    tail too. We chose refusing over truncating on open because `open` then never
@@ -84,6 +84,7 @@
 mod entry;
 mod error;
 mod index;
+mod pio;
 
 pub use entry::{AbortedTxn, RawAbortedTxn};
 pub use error::{Result, TxnIndexError};

@@ -1,11 +1,11 @@
-//! Case 34 and the other append rules.
+//! Acceptance case 34 and the other append rules.
 
 mod common;
 
 use common::*;
 use index_txn::{AbortedTxn, TransactionIndex, TxnIndexError};
 
-/// Case 34: last offsets must increase strictly.
+/// Acceptance case 34: last offsets must increase strictly.
 #[test]
 fn case34_strictly_increasing_last_offset() {
     let (_dir, path) = temp_path();

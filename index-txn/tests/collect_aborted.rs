@@ -1,4 +1,4 @@
-//! Case 35, field scenario B10 (read_committed across segments) and a model-based proptest
+//! Acceptance case 35, field case B10 (read_committed across segments) and a model-based proptest
 //! of `collect_aborted_txns`.
 
 mod common;
@@ -7,7 +7,7 @@ use common::*;
 use index_txn::{AbortedTxn, TransactionIndex, TxnIndexSearchResult};
 use proptest::prelude::*;
 
-/// Case 35: the (fetchOffset, upperBound) → (pids, complete) table, verified against Kafka.
+/// Acceptance case 35: the (fetchOffset, upperBound) → (pids, complete) table, verified against Kafka.
 #[test]
 fn case35_collect_aborted_txns() {
     let (_dir, path) = temp_path();
@@ -43,7 +43,7 @@ fn case35_collect_aborted_txns() {
 }
 
 /// What the log layer does: collect from the segment holding `fetch` onwards until one
-/// index reports `is_complete` (spec §6.4).
+/// index reports `is_complete` (kafka-behaviour §6.4).
 fn collect_across(segments: &[&TransactionIndex], fetch: i64, upper: i64) -> Vec<AbortedTxn> {
     let mut all = Vec::new();
     for seg in segments {
@@ -59,7 +59,7 @@ fn collect_across(segments: &[&TransactionIndex], fetch: i64, upper: i64) -> Vec
     all
 }
 
-/// Field failure B10 (AutoMQ#754): the upper bound must be an absolute offset, and the
+/// field case B10 (AutoMQ#754): the upper bound must be an absolute offset, and the
 /// search must move on to the next segment's index.
 #[test]
 fn field_b10_read_committed_across_segments() {

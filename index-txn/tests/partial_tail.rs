@@ -1,4 +1,4 @@
-//! Case 40: partial trailing bytes. Kafka appends after them and loses the entry; we
+//! Acceptance case 40: partial trailing bytes. Kafka appends after them and loses the entry; we
 //! refuse to append until the tail is repaired.
 
 mod common;
@@ -6,13 +6,13 @@ mod common;
 use common::*;
 use index_txn::{AbortedTxn, TransactionIndex, TxnIndexError};
 
-/// The 3-entry, 102-byte file case 40 builds on (case 39 is not in the cases file; any
+/// The 3-entry, 102-byte file acceptance case 40 builds on (acceptance case 39 is not in the acceptance cases; any
 /// three valid entries give the same 102-byte layout).
 fn three() -> Vec<AbortedTxn> {
     vec![T0, T1, T2]
 }
 
-/// Case 40: 102 bytes + 20 zero bytes. Reopened index reports 3 entries; an append does
+/// Acceptance case 40: 102 bytes + 20 zero bytes. Reopened index reports 3 entries; an append does
 /// not write at byte 122 (where Kafka writes it and loses it) but fails with CorruptIndex.
 #[test]
 fn case40_partial_trailing_bytes() {

@@ -1,11 +1,11 @@
-//! Case 41: rename, parent dir, flush, delete.
+//! Acceptance case 41: rename, parent dir, flush, delete.
 
 mod common;
 
 use common::*;
 use index_txn::{AbortedTxn, TransactionIndex};
 
-/// Case 41 (testRenameIndex): appends continue in the renamed file.
+/// Acceptance case 41 (testRenameIndex): appends continue in the renamed file.
 #[test]
 fn case41_rename_index() {
     let (dir, path) = temp_path();
@@ -57,7 +57,7 @@ fn failed_rename_keeps_path() {
     assert_eq!(index.len().unwrap(), 2);
 }
 
-/// Case 41 (testUpdateParentDir): path only.
+/// Acceptance case 41 (testUpdateParentDir): path only.
 #[test]
 fn case41_update_parent_dir() {
     let (_dir, path) = temp_path();
@@ -68,7 +68,7 @@ fn case41_update_parent_dir() {
     assert_eq!(index.path().file_name(), path.file_name());
 }
 
-/// Case 41 (testFlush): flush on a missing file creates nothing; after an append it syncs
+/// Acceptance case 41 (testFlush): flush on a missing file creates nothing; after an append it syncs
 /// a non-empty file.
 #[test]
 fn case41_flush() {
@@ -83,7 +83,7 @@ fn case41_flush() {
     index.flush().unwrap(); // closed: no-op
 }
 
-/// Case 41 (testDeleteIfExists).
+/// Acceptance case 41 (testDeleteIfExists).
 #[test]
 fn case41_delete_if_exists() {
     let (_dir, path) = temp_path();

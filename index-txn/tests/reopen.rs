@@ -1,11 +1,11 @@
-//! Case 32 and the reopen behaviour (last offset reloaded: a documented deviation).
+//! Acceptance case 32 and the reopen behaviour (last offset reloaded: a documented deviation).
 
 mod common;
 
 use common::*;
 use index_txn::{AbortedTxn, TransactionIndex, TxnIndexError};
 
-/// Case 32: reopen keeps data, appends go to the end.
+/// Acceptance case 32: reopen keeps data, appends go to the end.
 #[test]
 fn case32_reopen_keeps_data_appends_go_to_end() {
     let (_dir, path) = temp_path();
@@ -24,7 +24,7 @@ fn case32_reopen_keeps_data_appends_go_to_end() {
 }
 
 /// Deviation: Kafka does not reload the last offset on open, so appending a smaller last
-/// offset after a reopen succeeds there (spec §6.2, verified). We reload it and refuse.
+/// offset after a reopen succeeds there (kafka-behaviour §6.2, verified). We reload it and refuse.
 #[test]
 fn reopen_reloads_last_offset_and_rejects_smaller() {
     let (_dir, path) = temp_path();

@@ -1,11 +1,11 @@
-//! Case 33 and the other `sanity_check` outcomes.
+//! Acceptance case 33 and the other `sanity_check` outcomes.
 
 mod common;
 
 use common::*;
 use index_txn::{TransactionIndex, TxnIndexError};
 
-/// Case 33: an entry whose last offset is below the start offset is corruption.
+/// Acceptance case 33: an entry whose last offset is below the start offset is corruption.
 #[test]
 fn case33_sanity_check_against_start_offset() {
     let (_dir, path) = temp_path();

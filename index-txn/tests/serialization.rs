@@ -1,4 +1,4 @@
-//! Case 37: entry serialisation, byte for byte.
+//! Acceptance case 37: entry serialisation, byte for byte.
 
 mod common;
 
@@ -15,7 +15,7 @@ const T0_BYTES: [u8; 34] = [
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0b, // last stable offset 11
 ];
 
-/// Case 37: serde of AbortedTxn(983493,137,299,200), the exact 34 bytes of (0,0,10,11), and
+/// Acceptance case 37: serde of AbortedTxn(983493,137,299,200), the exact 34 bytes of (0,0,10,11), and
 /// two appends making a 68-byte file.
 #[test]
 fn case37_entry_serialisation() {

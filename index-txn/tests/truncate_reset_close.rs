@@ -1,4 +1,4 @@
-//! `truncate_to`, `reset` and `close` (spec §6.3), including the close deviation.
+//! `truncate_to`, `reset` and `close` (kafka-behaviour §6.3), including the close deviation.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Case 38: Kafka reads the version from the entry's first byte only.
+//! Acceptance case 38: Kafka reads the version from the entry's first byte only.
 
 mod common;
 
@@ -24,7 +24,7 @@ fn assert_bad_version(err: TxnIndexError, version: i16, pos: u64) {
     }
 }
 
-/// Case 38: entry 1 has version bytes `00 01` (read as 0), entry 2 `01 00` (version 1).
+/// Acceptance case 38: entry 1 has version bytes `00 01` (read as 0), entry 2 `01 00` (version 1).
 #[test]
 fn case38_version_field_quirk() {
     let (_dir, path) = temp_path();

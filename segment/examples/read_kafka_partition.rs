@@ -4,10 +4,11 @@
 //!
 //! Run: `cargo run -p segment --example read_kafka_partition [PARTITION_DIR]`
 //!
-//! The default directory is `shared/kafka-data/nikhildighe-__consumer_offsets-12` next to
-//! the workspace (a Kafka 3.7.1 broker's `__consumer_offsets-12`). The directory is copied
-//! to a temporary directory first: opening a `Log` writes (a recovery-point checkpoint,
-//! rebuilt indexes, the clean-shutdown marker on close), and the shared data is read-only.
+//! The default directory is the first broker-written partition in the repository
+//! (`segment/tests/data/kafka-*/`), else the partition the repository's own writer
+//! generated (`segment/tests/data/generated/orders-0`). The directory is copied to a
+//! temporary directory first: opening a `Log` writes (a recovery-point checkpoint, rebuilt
+//! indexes, the clean-shutdown marker on close), and the source is left untouched.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -18,8 +19,28 @@ use segment::{time::system_clock, Log, LogConfig};
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn default_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/kafka-data/nikhildighe-__consumer_offsets-12")
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut sets: Vec<PathBuf> = std::fs::read_dir(&data)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    sets.sort();
+    let broker_written = sets
+        .iter()
+        .filter(|s| {
+            s.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("kafka-"))
+        })
+        .find_map(|set| {
+            let mut parts: Vec<PathBuf> = std::fs::read_dir(set)
+                .ok()?
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            parts.sort();
+            parts.into_iter().next()
+        });
+    broker_written.unwrap_or_else(|| data.join("generated/orders-0"))
 }
 
 /// Copies the regular files of `src` into a new directory under `tmp`, writable.

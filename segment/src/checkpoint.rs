@@ -17,6 +17,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::fs::FileSystem;
 

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::segment::LogSegment;

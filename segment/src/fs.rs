@@ -20,10 +20,10 @@
 //! The seam is a cheap `Arc<dyn FileSystem>` chosen once when a log or segment is opened;
 //! it is not on the lookup path (reads use positioned reads and mappings directly).
 
+use crate::pio::FileExt;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,5 +1,5 @@
 //! [`LazyIndex`]: an offset or time index that is memory-mapped only on first use
-//! (Kafka's `LazyIndex`, spec §5).
+//! (Kafka's `LazyIndex`, kafka-behaviour §5).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -110,12 +110,12 @@ struct State<T> {
 ///
 /// Before loading, [`file`](Self::file), [`rename_to`](Self::rename_to),
 /// [`update_parent_dir`](Self::update_parent_dir), [`delete_if_exists`](Self::delete_if_exists)
-/// and [`close`](Self::close) act on the path only and never create the file (spec §5,
-/// case 31). After loading they delegate to the index. Opening a directory with thousands
+/// and [`close`](Self::close) act on the path only and never create the file (kafka-behaviour §5,
+/// acceptance case 31). After loading they delegate to the index. Opening a directory with thousands
 /// of segments therefore maps no index until a lookup needs it (KAFKA-7283).
 ///
 /// Unlike Kafka's `LazyIndex`, an inactive segment's index can be trimmed and unmapped
-/// ([`unload`](Self::unload)) and is mapped again by the next `get` (B17: the number of
+/// ([`unload`](Self::unload)) and is mapped again by the next `get` (field case B17: the number of
 /// mappings stays flat however often the log rolls). After
 /// [`delete_if_exists`](Self::delete_if_exists), [`close`](Self::close) of a loaded index
 /// or [`close_handler`](Self::close_handler), `get` returns [`IndexError::Closed`] (a

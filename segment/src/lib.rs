@@ -5,11 +5,12 @@
 //! lazily mapped indexes ([`LazyIndex`]), [`LogSegment`], the [`LogSegments`] map and a
 //! multi-segment [`Log`] with Kafka's loader and recovery.
 //!
-//! Behaviour follows `shared/spec/kafka-index-spec.md` §1, §5, §8–§11; deviations (where
-//! Kafka can lose or hide data) are documented on the items concerned. "spec §N", "BN"
-//! and "case N" in these docs refer to the project's Kafka behaviour spec and its
-//! catalogues of field failure cases and test cases, which are not part of the published
-//! crate: they say where a rule comes from, and every item's docs stand without them.
+//! Behaviour follows Kafka's `LogSegment`, `LazyIndex`, `FileRecords`, `LogLoader` and
+//! `LogSegments` (sections 1, 5 and 8–11 of `docs/kafka-behaviour.md` in the repository);
+//! deviations (where Kafka can lose or hide data) are documented on the items concerned.
+//! "kafka-behaviour §N", "field case BN" and "acceptance case N" in these docs refer to
+//! that document's sections and tables: they say where a rule comes from, and every item's
+//! docs stand without them.
 //!
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file (`u64`), sizes
@@ -71,6 +72,33 @@
 //! method must do and when it is called, with a complete example (a length-prefixed,
 //! CRC-32C-checked format used with `Log::<Tiny>`, rolled, crashed, recovered and
 //! searched). `examples/tiny_queue.rs` in the repository is a longer one.
+//!
+//! # Features
+//!
+//! | feature | on by default | what it adds | dependencies |
+//! |---|---|---|---|
+//! | `gzip`, `snappy`, `lz4` | yes | decompressing and building batches of that codec | `flate2`, `snap`, `lz4_flex` (pure Rust) |
+//! | `zstd` | yes | the same for zstd | `zstd` (builds the zstd C library) |
+//! | `tracing` | yes | recovery and loader diagnostics as `tracing` events | `tracing` |
+//! | `dump` | yes | the [`dump`] module (Kafka's `DumpLogSegments`) | `serde` |
+//! | `cli` | yes | the `dump-log` binary | `clap`, `indicatif`, `serde_json` |
+//!
+//! Without a codec's feature, reading the records of a batch of that codec is a typed
+//! error; headers, CRCs, recovery, indexing and reads of whole batches work on every batch.
+//!
+//! # Embedding with your own batch format
+//!
+//! A storage engine that brings its own [`BatchFormat`] needs none of the features:
+//!
+//! ```toml
+//! [dependencies]
+//! segment = { version = "0.1", default-features = false }
+//! ```
+//!
+//! That build compiles 29 crates and no C code (the repository's CI checks it with
+//! `xtask/lean-embedder`: at most 30 crates, no `cc` or `*-sys` crate). Implement
+//! [`BatchFormat`] on a zero-sized type and open `Log::<YourFormat>::open(..)`; the
+//! [`format`](mod@format) module docs have a complete example.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -80,6 +108,8 @@ pub mod record;
 pub mod checkpoint;
 pub mod config;
 pub mod deleter;
+mod diag;
+#[cfg(feature = "dump")]
 pub mod dump;
 pub mod error;
 pub mod fs;
@@ -88,6 +118,7 @@ pub mod lock;
 pub mod log;
 pub mod log_file;
 pub mod names;
+mod pio;
 pub mod producer;
 pub mod scan;
 pub mod segment;

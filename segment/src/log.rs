@@ -1,5 +1,5 @@
 //! [`Log`]: a partition directory of segments with Kafka's loader, recovery, append, roll,
-//! read, truncation and retention (spec §9.10, §10, §11).
+//! read, truncation and retention (kafka-behaviour §9.10, kafka-behaviour §10, kafka-behaviour §11).
 //!
 //! # Files in the directory
 //!
@@ -10,7 +10,7 @@
 //!   partition directory. [`Log::close`] writes it **last**, after everything was flushed
 //!   and the checkpoints written; [`Log::open`] removes it (and fsyncs the directory)
 //!   **before** any other write, so a crash during loading is never mistaken for a clean
-//!   shutdown (KAFKA-10471, B12).
+//!   shutdown (KAFKA-10471, field case B12).
 //! * `recovery-point` — the recovery-point checkpoint: two text lines, the format version
 //!   `0` and the offset below which all data was flushed. Written atomically (temp file,
 //!   fsync, rename, fsync dir) by [`Log::flush`] and [`Log::close`], and after recovery.
@@ -61,6 +61,7 @@ use parking_lot::Mutex;
 use crate::checkpoint::write_checkpoint;
 use crate::config::{LogConfig, RollParams};
 use crate::deleter::SegmentDeleter;
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, KafkaBatchFormat};
 use crate::fs::FsRef;
@@ -243,7 +244,7 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
 const MAX_SPLITS: usize = 1024;
 
 impl<F: BatchFormat> Log<F> {
-    /// Opens (creating if needed) the log in `dir` — Kafka's loader (spec §10):
+    /// Opens (creating if needed) the log in `dir` — Kafka's loader (kafka-behaviour §10):
     ///
     /// 0. the directory's `.lock` file is locked exclusively ([`DirLock`]) before anything
     ///    else is read or written; the lock is held until the log is closed or dropped;
@@ -253,7 +254,7 @@ impl<F: BatchFormat> Log<F> {
     /// 3. segments are opened in offset order; their indexes stay unmapped (lazy), except
     ///    that a missing `.index`, a corrupt `.txnindex` or — stricter than Kafka — an
     ///    index whose first/last entries are out of order (an untrimmed zero-padded index,
-    ///    B1/B3) makes the segment be recovered from its `.log`;
+    ///    field case B1/B3) makes the segment be recovered from its `.log`;
     ///    every file named like a segment file is checked to be a regular file (symlinks
     ///    followed) **before** anything is opened: anything else is
     ///    [`SegmentError::NotARegularFile`], never skipped and never opened;
@@ -817,10 +818,10 @@ impl<F: BatchFormat> Log<F> {
                 self.stats.rolls.fetch_add(1, Ordering::Relaxed);
             }
         }
-        // Kafka resizes the active segment's indexes here (spec §10 step 7). We defer it to
+        // Kafka resizes the active segment's indexes here (kafka-behaviour §10 step 7). We defer it to
         // the first append/roll (`ensure_active_ready`) so that opening a cleanly shut down
-        // log rewrites no index file (B3) — an empty active segment with 0-byte indexes is
-        // still never rolled onto itself (B4).
+        // log rewrites no index file (field case B3) — an empty active segment with 0-byte indexes is
+        // still never rolled onto itself (field case B4).
         let active = self.segments.active_segment()?;
         let leo = active.read_next_offset()?;
         self.log_end_offset.store(leo, Ordering::Release);
@@ -843,7 +844,7 @@ impl<F: BatchFormat> Log<F> {
 
     /// Drops the index mappings of a segment that is not the last one (recovery maps
     /// every segment it scans; without this an unclean open of a log with thousands of
-    /// segments would leave all their indexes mapped, B17).
+    /// segments would leave all their indexes mapped, field case B17).
     fn unload_if_inactive(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
         if self.segments.higher_segment(seg.base_offset()).is_some() {
             seg.unload_indexes()?;
@@ -947,7 +948,7 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// Rolls a new segment first when [`LogSegment::should_roll`] says so, at base
     /// `max(first offset, log end offset)`; an empty active segment is reused instead of
-    /// rolling onto its own base offset (B4).
+    /// rolling onto its own base offset (field case B4).
     ///
     /// Offsets are never reused: a batch below the log end offset is refused, also when the
     /// log is empty because its log start moved past the old end (a `log-start-offset`
@@ -1092,7 +1093,7 @@ impl<F: BatchFormat> Log<F> {
     fn roll_locked(&self, new_base: i64) -> Result<Arc<LogSegment<F>>> {
         let active = self.segments.active_segment()?;
         if active.base_offset() == new_base && active.size() == 0 {
-            // B4: never roll onto the base of the empty active segment; make it usable.
+            // field case B4: never roll onto the base of the empty active segment; make it usable.
             active.resize_indexes(self.config.max_index_size)?;
             return Ok(active);
         }
@@ -1237,7 +1238,7 @@ impl<F: BatchFormat> Log<F> {
         Ok(None)
     }
 
-    /// Removes every offset ≥ `offset` (Kafka's `truncateTo`, B18): segments with a base
+    /// Removes every offset ≥ `offset` (Kafka's `truncateTo`, field case B18): segments with a base
     /// above `offset` are deleted, the segment holding it is truncated (at the start of the
     /// batch holding `offset`) and becomes the active segment with re-grown indexes. A
     /// target below the log start offset empties the log and restarts it there.
@@ -1364,7 +1365,7 @@ impl<F: BatchFormat> Log<F> {
     /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
     /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
     /// (the next segment's base, or the log end for the last one, is at or below it).
-    /// The prefix rule stops at the first segment that does not qualify (B8). An empty
+    /// The prefix rule stops at the first segment that does not qualify (field case B8). An empty
     /// last segment is never deleted; when every segment qualifies a new empty active
     /// segment is rolled first. Returns the number of segments deleted.
     ///
@@ -1454,7 +1455,7 @@ impl<F: BatchFormat> Log<F> {
 
     /// fsyncs every segment from the one holding the recovery point to the active one,
     /// then moves the recovery point to the log end offset and persists it (never before
-    /// the data is on disk, B12).
+    /// the data is on disk, field case B12).
     ///
     /// An I/O error while syncing takes the log **offline** ([`is_offline`](Self::is_offline)):
     /// after a failed fsync the kernel may have dropped the dirty pages and a retried fsync
@@ -1496,7 +1497,7 @@ impl<F: BatchFormat> Log<F> {
     /// Kafka's `collectAbortedTransactions`: aborted transactions with `last_offset ≥
     /// fetch_offset` and `first_offset < upper_bound_offset`, gathered from the segment
     /// holding `fetch_offset` onwards until an entry with `last_stable_offset ≥
-    /// upper_bound_offset` is seen (B10).
+    /// upper_bound_offset` is seen (field case B10).
     ///
     /// # Errors
     /// [`SegmentError::TxnIndex`].

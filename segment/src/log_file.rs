@@ -1,7 +1,7 @@
-//! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, spec §8).
+//! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, kafka-behaviour §8).
 
+use crate::pio::FileExt;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -206,7 +206,7 @@ impl LogFile {
 
     /// Truncates the logical size to `target_size` bytes (Kafka's `truncateTo`); the file
     /// is shrunk only if `target_size` is below its physical length, so a no-op truncation
-    /// does not touch the file's mtime (KAFKA-3802, B9). Returns the bytes removed from the
+    /// does not touch the file's mtime (KAFKA-3802, field case B9). Returns the bytes removed from the
     /// logical size.
     ///
     /// # Errors

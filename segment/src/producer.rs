@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use index_txn::AbortedTxn;
 
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::fs::FileSystem;

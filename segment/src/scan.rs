@@ -1,4 +1,4 @@
-//! Chunked batch scanning of a [`LogFile`] (spec §7.5 stop rules) and the searches of
+//! Chunked batch scanning of a [`LogFile`] (kafka-behaviour §7.5 stop rules) and the searches of
 //! Kafka's `FileRecords` built on it.
 //!
 //! The record module's iterator works on a whole file image; a segment can be up to 2 GiB,
@@ -42,7 +42,7 @@ pub enum ScanStop {
 }
 
 /// A sliding-window reader yielding the complete batches of a log file from a position,
-/// with the framing rules of the [`BatchFormat`] (Kafka: spec §7.5).
+/// with the framing rules of the [`BatchFormat`] (Kafka: kafka-behaviour §7.5).
 pub(crate) struct Scanner<'a, F: BatchFormat> {
     file: &'a LogFile,
     end: u64,

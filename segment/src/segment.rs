@@ -1,4 +1,4 @@
-//! [`LogSegment`]: one `.log` file with its offset, time and transaction indexes (spec §9).
+//! [`LogSegment`]: one `.log` file with its offset, time and transaction indexes (kafka-behaviour §9).
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,7 @@ use index_txn::{TransactionIndex, TxnIndexSearchResult};
 use parking_lot::Mutex;
 
 use crate::config::{LogConfig, RollParams};
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::fs::{FsOp, FsRef};
@@ -100,7 +101,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// * `init_file_size` (bytes) and `preallocate`: a new `.log` is created with that
     ///   length and logical size 0.
     ///
-    /// Index files are not touched (they are created on first use, spec §5); the
+    /// Index files are not touched (they are created on first use, kafka-behaviour §5); the
     /// transaction index is created by its first entry. Uses `config.max_index_size` for
     /// both indexes, `config.index_interval_bytes` and a random roll jitter.
     ///
@@ -359,13 +360,13 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// The time index's last entry read with one positioned read, **without mapping**
-    /// the index (B17: a retention pass or a timestamp search over thousands of segments
+    /// the index (field case B17: a retention pass or a timestamp search over thousands of segments
     /// must not map every time index). `None` when the index is loaded (ask it) or the
     /// file cannot be read cheaply (bad length, I/O error: the caller then loads the index
     /// and gets its error). A missing or empty file gives `(−1, base offset)`, as the
     /// index would.
     fn peek_time_index_last_entry(&self) -> Option<TimestampOffset> {
-        use std::os::unix::fs::FileExt;
+        use crate::pio::FileExt;
         if self.time_index.is_loaded() || self.time_index.is_gone() {
             return None;
         }
@@ -418,7 +419,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Appends `records` (whole batches) whose largest offset is `largest_offset`
-    /// (Kafka's `append`, spec §9.2). `largest_timestamp` (ms since epoch) and
+    /// (Kafka's `append`, kafka-behaviour §9.2). `largest_timestamp` (ms since epoch) and
     /// `shallow_offset_of_max_timestamp` describe the max timestamp of the appended
     /// batches. Adds a sparse index entry `(largest_offset, start position)` when more than
     /// `index_interval_bytes` were appended since the last entry (counted **before** this
@@ -466,7 +467,7 @@ impl<F: BatchFormat> LogSegment<F> {
         Ok(())
     }
 
-    /// Kafka's `appendFromFile` (case 65): copies whole batches of `source`, starting at
+    /// Kafka's `appendFromFile` (acceptance case 65): copies whole batches of `source`, starting at
     /// byte position `start` (a batch boundary), into this segment and returns the number
     /// of bytes copied.
     ///
@@ -559,7 +560,7 @@ impl<F: BatchFormat> LogSegment<F> {
         scan::search_for_offset_with_size::<F>(&self.log, offset, p.max(starting_position))
     }
 
-    /// Kafka's `read` (spec §9.4): up to `max_size` bytes (more if `min_one_message` and
+    /// Kafka's `read` (kafka-behaviour §9.4): up to `max_size` bytes (more if `min_one_message` and
     /// the first batch is larger) starting at the batch holding `start_offset`, not going
     /// past `max_position` (bytes). With `max_position = None` only the metadata is
     /// returned (empty records). `None` when `start_offset` is beyond the segment.
@@ -621,7 +622,7 @@ impl<F: BatchFormat> LogSegment<F> {
         self.read(start_offset, max_size, Some(self.size()), false)
     }
 
-    /// Kafka's `findOffsetByTimestamp` (spec §9.5): the first record with timestamp ≥
+    /// Kafka's `findOffsetByTimestamp` (kafka-behaviour §9.5): the first record with timestamp ≥
     /// `timestamp` (ms since epoch) and offset ≥ `starting_offset`.
     ///
     /// # Errors
@@ -656,7 +657,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Kafka's `readNextOffset`: the offset after the last batch of the segment, or the
-    /// base offset if it holds none (spec §9.7). A header-only (0-record) batch counts.
+    /// base offset if it holds none (kafka-behaviour §9.7). A header-only (0-record) batch counts.
     ///
     /// # Errors
     /// Index, format and I/O errors; [`SegmentError::Corrupt`] if a batch's last offset is
@@ -694,7 +695,7 @@ impl<F: BatchFormat> LogSegment<F> {
         Ok(next > self.base_offset && !self.can_convert_to_relative_offset(next - 1))
     }
 
-    /// Kafka's `recover` (spec §9.8): validates every batch, rebuilds the offset, time and
+    /// Kafka's `recover` (kafka-behaviour §9.8): validates every batch, rebuilds the offset, time and
     /// transaction indexes per batch, truncates the `.log` after the last valid batch and
     /// returns the number of bytes truncated.
     ///
@@ -826,7 +827,7 @@ impl<F: BatchFormat> LogSegment<F> {
         })
     }
 
-    /// Kafka's `truncateTo` (spec §9.9): removes every batch from the one holding (or
+    /// Kafka's `truncateTo` (kafka-behaviour §9.9): removes every batch from the one holding (or
     /// following) `offset` onwards, truncates all three indexes, re-grows the offset and
     /// time indexes to the max index size (the segment becomes appendable again), and
     /// recomputes the largest timestamp from what remains. Returns the bytes removed.
@@ -867,7 +868,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// Then — unlike Kafka, which keeps every inactive segment's indexes mapped — it drops
     /// this segment's mappings of both indexes ([`unload_indexes`](Self::unload_indexes));
     /// the next lookup maps them again. The number of live mappings therefore does not
-    /// grow with the number of rolls (B17).
+    /// grow with the number of rolls (field case B17).
     ///
     /// # Errors
     /// Index and I/O errors; a refusal of the seam. Calling it again after a failure is
@@ -890,7 +891,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Resizes both indexes to `size` bytes (the loader does this for the active
-    /// segment, spec §10 step 7).
+    /// segment, kafka-behaviour §10 step 7).
     ///
     /// # Errors
     /// Index errors; a refusal of the seam.
@@ -942,7 +943,7 @@ impl<F: BatchFormat> LogSegment<F> {
         })
     }
 
-    /// Kafka's `shouldRoll` (spec §9.10): the new data would not fit; or the segment is
+    /// Kafka's `shouldRoll` (kafka-behaviour §9.10): the new data would not fit; or the segment is
     /// non-empty and old enough (minus jitter); or either index is full; or the incoming
     /// max offset is not representable relative to the base offset.
     ///
@@ -1152,7 +1153,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// The largest record timestamp (ms since epoch) if known, else the `.log` file's
-    /// last-modified time (Kafka's `largestTimestamp`; B9).
+    /// last-modified time (Kafka's `largestTimestamp`; field case B9).
     ///
     /// # Errors
     /// Index errors; I/O reading the mtime.
@@ -1226,11 +1227,11 @@ impl<F: BatchFormat> LogSegment<F> {
     /// entries must be ordered (offset index: last offset > first offset when there are
     /// ≥ 2 entries, both ≥ base; time index: last timestamp ≥ first and strictly greater
     /// with ≥ 2 entries, last offset ≥ first). Catches untrimmed zero-padded indexes
-    /// (B1, B3) that Kafka's load path trusts. Missing files pass.
+    /// (field case B1, field case B3) that Kafka's load path trusts. Missing files pass.
     ///
     /// Returns `Err(reason)` describing the first problem found.
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
-        use std::os::unix::fs::FileExt;
+        use crate::pio::FileExt;
         let read_entries = |path: &Path, size: u64| -> FirstLast {
             let f = match std::fs::File::open(path) {
                 Ok(f) => f,

@@ -1,4 +1,4 @@
-//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (spec §11).
+//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (kafka-behaviour §11).
 
 use std::ops::Bound;
 use std::path::Path;
@@ -178,7 +178,7 @@ impl<F: BatchFormat> LogSegments<F> {
             })
     }
 
-    /// Sum of the segments' sizes, bytes (`u64`, no overflow at 2 × 2 GiB, case 67).
+    /// Sum of the segments' sizes, bytes (`u64`, no overflow at 2 × 2 GiB, acceptance case 67).
     pub fn size_in_bytes(&self) -> u64 {
         self.map.iter().map(|e| e.value().size()).sum()
     }

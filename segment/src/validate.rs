@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::names;
@@ -124,7 +125,7 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
 /// [`SegmentError::NotARegularFile`] naming the path and what it is;
 /// [`SegmentError::Io`] if it cannot be stat'ed.
 pub(crate) fn check_regular_file(path: &Path) -> Result<bool> {
-    use std::os::unix::fs::FileTypeExt;
+    use crate::pio::FileTypeExt;
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -205,7 +206,7 @@ type IndexEnds = std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String>;
 /// The first and last raw entries of an index file, read with two positioned reads
 /// without mapping it: `(entries, first, last)`, `None` if missing or empty.
 fn index_ends(path: &Path, entry: usize) -> IndexEnds {
-    use std::os::unix::fs::FileExt;
+    use crate::pio::FileExt;
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -1,4 +1,4 @@
-//! Case 65: `LogSegment::append_from_file` copies whole batches in chunks and stops before
+//! Acceptance case 65: `LogSegment::append_from_file` copies whole batches in chunks and stops before
 //! the first batch whose last offset is not representable relative to the segment base.
 mod common;
 use common::*;

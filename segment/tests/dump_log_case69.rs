@@ -1,4 +1,4 @@
-//! Case 69 (kafka-index-cases.md): DumpLogSegments index verification, parts (a)–(d),
+//! Acceptance case 69 (docs/kafka-behaviour.md): DumpLogSegments index verification, parts (a)–(d),
 //! through the `segment::dump` library and the `dump-log` binary.
 
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ fn case69a_empty_index() {
     assert_eq!(stderr(&out), "");
 }
 
-/// Case 69 (b) setup: four batches (10, 20, 20, 10 records), index interval 128, flushed
+/// Acceptance case 69 (b) setup: four batches (10, 20, 20, 10 records), index interval 128, flushed
 /// but not closed, so both index files keep their preallocated zero-filled tails.
 fn unclosed_segment(dir: &Path) -> LogSegment {
     let cfg = LogConfig {

@@ -1,7 +1,8 @@
-//! `dump-log` on the real Kafka partition directories of `shared/kafka-data` (see its
-//! PROVENANCE.md and REPORT.md): verification is clean on every directory, corruptions of
-//! copies are pinpointed, `--rebuild-indexes-to` reproduces Kafka's indexes, `--json` is
-//! well-formed. The data directory is required: a missing directory fails these tests.
+//! `dump-log` on real partition directories: the in-repository ones (`tests/data/*/*`) and
+//! the optional field data (partitions copied from production brokers). Verification is
+//! clean on every directory, corruptions of copies are pinpointed, `--rebuild-indexes-to`
+//! reproduces the indexes, `--json` is well-formed. The tests about particular field-data
+//! partitions are skipped when it is missing, and fail under `CI=true`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,30 +10,39 @@ use std::process::{Command, Output};
 use segment::dump::{self, Collect, DumpOptions, Note, Problem};
 use serde_json::Value;
 
-fn data_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data");
-    assert!(
-        dir.is_dir(),
-        "real Kafka data directory {} is missing: these tests need it (never skipped)",
-        dir.display()
-    );
-    dir
+/// The optional field data (`None`: skipped outside CI, a failure under `CI=true`).
+fn data_dir() -> Option<PathBuf> {
+    field_data::field_data_dir("dump-log field data")
 }
 
+/// The in-repository partition written by this crate (see `tests/generated_fixture.rs`).
+const GENERATED: &str = "orders-0";
+
+/// A partition by name: an in-repository one, else one of the field data (tests about a
+/// field-data partition return early when `data_dir()` is `None`).
 fn partition(name: &str) -> PathBuf {
-    let p = data_dir().join(name);
+    if let Some(p) = field_data::in_repo_partitions()
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+    {
+        return p;
+    }
+    let p = data_dir()
+        .expect("a field-data test must return early when it is missing")
+        .join(name);
     assert!(p.is_dir(), "fixture {} is missing", p.display());
     p
 }
 
-fn partitions() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(data_dir())
+/// The field-data partitions (`None` when missing).
+fn field_partitions() -> Option<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(data_dir()?)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())
         .collect();
     v.sort();
-    v
+    Some(v)
 }
 
 fn run_cli(args: &[&str]) -> Output {
@@ -78,8 +88,11 @@ fn verify(path: &Path, strict: bool) -> Collect {
 
 #[test]
 fn verify_index_only_is_clean_on_every_real_partition() {
-    let dirs = partitions();
-    assert!(dirs.len() >= 17, "expected the 17 fixture directories");
+    let mut dirs = field_data::in_repo_partitions();
+    if let Some(field) = field_partitions() {
+        assert!(field.len() >= 17, "expected the 17 field-data directories");
+        dirs.extend(field);
+    }
     for dir in &dirs {
         let out = run_cli(&["--verify-index-only", dir.to_str().unwrap()]);
         let err = stderr(&out);
@@ -110,6 +123,9 @@ fn verify_index_only_is_clean_on_every_real_partition() {
 /// would print for them (`--kafka-strict`).
 #[test]
 fn follower_and_record_level_entries_are_notes_not_errors() {
+    let Some(field) = field_partitions() else {
+        return;
+    };
     let count =
         |c: &Collect, f: &dyn Fn(&Note) -> bool| c.notes().into_iter().filter(|n| f(n)).count();
     let chunk = |n: &Note| matches!(n, Note::ChunkOffsetEntry { .. });
@@ -165,7 +181,7 @@ fn follower_and_record_level_entries_are_notes_not_errors() {
     assert!(stderr(&out).contains("  Index offset: 60610, log offset: 36306"));
 
     // Every other fixture is clean even under Kafka's exact rules.
-    for dir in partitions() {
+    for dir in field {
         let name = dir.file_name().unwrap().to_str().unwrap().to_string();
         if name.starts_with("dipendrasaini") && name != "dipendrasaini-invoice-0-broker0-follower" {
             continue;
@@ -188,7 +204,7 @@ fn batch_positions(log: &[u8]) -> Vec<(u64, i64)> {
 
 #[test]
 fn corrupted_copy_swapped_offset_index_entries() {
-    let (_tmp, dir) = copy_partition("nikhildighe-__consumer_offsets-12");
+    let (_tmp, dir) = copy_partition(GENERATED);
     let idx = dir.join("00000000000000000000.index");
     let mut bytes = std::fs::read(&idx).unwrap();
     let entry = |b: &[u8], i: usize| {
@@ -237,7 +253,7 @@ fn corrupted_copy_swapped_offset_index_entries() {
 
 #[test]
 fn corrupted_copy_flipped_crc_byte() {
-    let (_tmp, dir) = copy_partition("rjmfernandes-_confluent-monitoring-0");
+    let (_tmp, dir) = copy_partition(GENERATED);
     let log_path = dir.join("00000000000000000000.log");
     let mut log = std::fs::read(&log_path).unwrap();
     let batches = batch_positions(&log);
@@ -284,10 +300,15 @@ fn corrupted_copy_flipped_crc_byte() {
 
 #[test]
 fn rebuild_reproduces_kafka_offset_indexes() {
-    for name in [
-        "nikhildighe-__consumer_offsets-12",
-        "rjmfernandes-__cluster_metadata-0",
+    let field = data_dir().is_some();
+    for (name, in_repo) in [
+        (GENERATED, true),
+        ("nikhildighe-__consumer_offsets-12", false),
+        ("rjmfernandes-__cluster_metadata-0", false),
     ] {
+        if !in_repo && !field {
+            continue;
+        }
         let (tmp, src) = copy_partition(name);
         let before: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&src)
             .unwrap()
@@ -318,7 +339,10 @@ fn rebuild_reproduces_kafka_offset_indexes() {
         // Only index files were written, no temp dir left, the source is untouched.
         for e in std::fs::read_dir(&out_dir).unwrap() {
             let n = e.unwrap().file_name().into_string().unwrap();
-            assert!(n.ends_with(".index") || n.ends_with(".timeindex"), "{n}");
+            assert!(
+                n.ends_with(".index") || n.ends_with(".timeindex") || n.ends_with(".txnindex"),
+                "{n}"
+            );
         }
         for (p, bytes) in before {
             assert_eq!(std::fs::read(&p).unwrap(), bytes, "{} changed", p.display());
@@ -332,6 +356,9 @@ fn rebuild_reproduces_kafka_offset_indexes() {
 
 #[test]
 fn rebuild_reports_differences_and_refuses_the_source_dir() {
+    if data_dir().is_none() {
+        return;
+    }
     let src = partition("dipendrasaini-invoice-0-broker0-follower");
     let tmp = tempfile::tempdir().unwrap();
     let reports = dump::rebuild(
@@ -379,6 +406,9 @@ fn json_lines(o: &Output) -> Vec<Value> {
 
 #[test]
 fn json_output_parses_with_expected_fields() {
+    if data_dir().is_none() {
+        return;
+    }
     let dir = partition("itumelengmogase-_confluent-ksql-default__command_topic-0");
     let out = run_cli(&["--json", "--deep-iteration", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
@@ -468,6 +498,9 @@ fn json_output_parses_with_expected_fields() {
 
 #[test]
 fn directory_dump_order_and_kraft_snapshots() {
+    if data_dir().is_none() {
+        return;
+    }
     let dir = partition("rjmfernandes-__cluster_metadata-0");
     let files = dump::partition_files(&dir).unwrap();
     let names: Vec<String> = files

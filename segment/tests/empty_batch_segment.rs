@@ -1,4 +1,4 @@
-//! B14: a segment whose only content is a header-only (0-record) batch.
+//! field case B14: a segment whose only content is a header-only (0-record) batch.
 mod common;
 use common::*;
 use segment::record::BatchBuilder;

@@ -1,5 +1,5 @@
 //! I/O failures injected through the file-system seam (`segment::fs::FaultyFs`):
-//! B12's disk-full variant (ENOSPC in the checkpoint write or an index trim while
+//! field case B12's disk-full variant (ENOSPC in the checkpoint write or an index trim while
 //! recovering → open fails, no clean-shutdown marker, the next open recovers to the same
 //! log end offset, the recovery point never exceeds the flushed offset), failed appends
 //! and rolls (typed errors, nothing acknowledged lost), failed fsyncs (the log goes
@@ -33,7 +33,7 @@ fn errno(e: &SegmentError) -> Option<i32> {
     }
 }
 
-/// B12 runs 1 and 2: 0–99 flushed and cleanly closed; 100–149 appended in 5 batches
+/// field case B12 runs 1 and 2: 0–99 flushed and cleanly closed; 100–149 appended in 5 batches
 /// without a flush, then a crash with the active index zero-padded and 30 bytes cut off
 /// the last batch.
 fn b12_runs_1_and_2(dir: &Path, cfg: &LogConfig, clock: &segment::Clock) {

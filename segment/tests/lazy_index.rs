@@ -1,4 +1,4 @@
-//! Cases 31 and 63: deferred index creation and suffix changes.
+//! Acceptance cases 31 and 63: deferred index creation and suffix changes.
 mod common;
 use common::*;
 use index_offset::OffsetIndex;

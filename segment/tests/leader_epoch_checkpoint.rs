@@ -101,8 +101,10 @@ fn a_broker_checkpoint_is_read() {
     // starts at the log end (a leader elected after the last batch). Kafka's loader
     // truncates the cache to the log end (`truncateFromEnd(logEndOffset)`), so the entry
     // goes, as it would on the broker's restart; the file is rewritten.
-    let src =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data/biggerbrain-lsx1-0");
+    let Some(field) = field_data::field_data_dir("segment field data") else {
+        return;
+    };
+    let src = field.join("biggerbrain-lsx1-0");
     let dir = tmpdir();
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();

@@ -1,4 +1,4 @@
-//! B5(d): a legacy segment whose offsets are not representable relative to its base
+//! field case B5(d): a legacy segment whose offsets are not representable relative to its base
 //! offset (base 0 holding 0–9 and 3_000_000_000–3_000_000_009) is split into several
 //! segments on load (Kafka's `.cleaned` → `.swap` → final), never refused and never
 //! indexed with wrapped relative offsets. A failure (or crash) at any step of the split

@@ -1,5 +1,5 @@
-//! Loader and recovery scenarios: B1 (zero-padded time index), B3 (recovery scans only
-//! unflushed segments), B12 (marker removed before writes; torn tail after a crash).
+//! Loader and recovery scenarios: field case B1 (zero-padded time index), field case B3 (recovery scans only
+//! unflushed segments), field case B12 (marker removed before writes; torn tail after a crash).
 mod common;
 use std::sync::Arc;
 

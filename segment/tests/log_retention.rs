@@ -1,4 +1,4 @@
-//! B8 (prefix rule, future timestamps), B9 (mtime fallback), B18d (empty last segment),
+//! field case B8 (prefix rule, future timestamps), field case B9 (mtime fallback), B18d (empty last segment),
 //! size and log-start-offset retention.
 mod common;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Case 67: LogSegments map operations.
+//! Acceptance case 67: LogSegments map operations.
 mod common;
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! B18: truncation back into a trimmed segment, mid-batch log start, and truncation.
+//! field case B18: truncation back into a trimmed segment, mid-batch log start, and truncation.
 mod common;
 use common::*;
 

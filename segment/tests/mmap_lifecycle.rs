@@ -1,4 +1,4 @@
-//! B17: memory-mapped index lifecycle, counted from `/proc/self/maps`.
+//! field case B17: memory-mapped index lifecycle, counted from `/proc/self/maps`.
 //!
 //! (a) a log with thousands of segments maps only the indexes that lookups touch;
 //! (b) deleted segments leave no "(deleted)" mapping behind; (c) rolling thousands of

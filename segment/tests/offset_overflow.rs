@@ -1,4 +1,4 @@
-//! B5: relative offset overflow — roll before appending, typed error at segment level.
+//! field case B5: relative offset overflow — roll before appending, typed error at segment level.
 mod common;
 use common::*;
 use segment::SegmentError;
@@ -73,7 +73,7 @@ fn b5c_segment_level_overflow_leaves_files_unchanged() {
     assert_eq!(before, (snap("log"), snap("index"), snap("timeindex")));
 }
 
-// B5(d), splitting a legacy overflowed segment on load: tests/legacy_offset_overflow_split.rs
+// field case B5(d), splitting a legacy overflowed segment on load: tests/legacy_offset_overflow_split.rs
 
 #[test]
 fn non_monotonic_append_is_a_typed_error() {

@@ -1,4 +1,4 @@
-//! The `BatchFormat` seam: `KafkaBatchFormat` on the spec's vectors and stop rules, the
+//! The `BatchFormat` seam: `KafkaBatchFormat` on the acceptance cases' vectors and stop rules, the
 //! generic `scan`, and a toy third-party format using the default (batch-granular)
 //! timestamp search.
 

@@ -1,8 +1,10 @@
-//! Every `.log` (and KRaft `.checkpoint`) file written by real Kafka brokers under
-//! `shared/kafka-data/`: all batches iterate, every CRC is valid, iteration ends exactly
-//! at the end of the file, every batch decodes (gzip, snappy with xerial framing, lz4) to
-//! its declared record count, CreateTime max timestamps agree with the records, and the
-//! totals match `REPORT.md`.
+//! Every `.log` (and KRaft `.checkpoint`) file of the in-repository partitions
+//! (`tests/data/*/*`) and of the optional field data (partitions copied from production
+//! brokers): all batches iterate, every CRC is valid, iteration ends exactly at the end of
+//! the file, every batch decodes (gzip, snappy with xerial framing, lz4) to its declared
+//! record count, and CreateTime max timestamps agree with the records. For the field data
+//! the totals, codecs and control records per file are checked too. The field-data tests
+//! are skipped when it is missing, and fail under `CI=true`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,27 +15,9 @@ use segment::record::{
     TimestampType, XERIAL_SNAPPY_MAGIC,
 };
 
-/// `shared/kafka-data` beside the repository (`$KAFKA_DATA_DIR` overrides it).
-fn data_dir() -> PathBuf {
-    let dir = std::env::var_os("KAFKA_DATA_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data"),
-        PathBuf::from,
-    );
-    if !dir.is_dir() {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "CI: the real Kafka fixtures are missing at {} (expected shared/kafka-data beside the repository); \
-                 this test must not be skipped",
-                dir.display()
-            );
-        }
-        panic!(
-            "the real Kafka fixtures are missing at {}: copy shared/kafka-data beside the repository \
-             (the test fails rather than silently skipping)",
-            dir.display()
-        );
-    }
-    dir
+/// The optional field data (`None`: skipped outside CI, a failure under `CI=true`).
+fn data_dir() -> Option<PathBuf> {
+    field_data::field_data_dir("segment field data")
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -307,7 +291,20 @@ fn rel(dir: &Path, p: &Path) -> String {
 
 #[test]
 fn every_real_log_file_iterates_validates_and_decodes() {
-    let dir = data_dir();
+    let mut checked = 0;
+    for part in field_data::in_repo_partitions() {
+        let mut files = Vec::new();
+        walk(&part, &mut files);
+        for f in &files {
+            let s = check_file(f);
+            assert!(s.batches > 0 && s.records > 0, "{}", f.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "in-repository .log files: {checked}");
+    let Some(dir) = data_dir() else {
+        return;
+    };
     let mut files = Vec::new();
     walk(&dir, &mut files);
     let expected = expected();
@@ -389,7 +386,9 @@ fn every_real_log_file_iterates_validates_and_decodes() {
 
 #[test]
 fn leader_and_followers_hold_identical_logs() {
-    let dir = data_dir();
+    let Some(dir) = data_dir() else {
+        return;
+    };
     let a =
         std::fs::read(dir.join("dipendrasaini-invoice-0-broker2-leader/00000000000000030626.log"))
             .unwrap();
@@ -402,13 +401,24 @@ fn leader_and_followers_hold_identical_logs() {
 
 #[test]
 fn searches_on_real_segment() {
+    let mut logs: Vec<PathBuf> = field_data::in_repo_partitions()
+        .iter()
+        .flat_map(|p| field_data::files_with_suffix(p, ".log"))
+        .collect();
+    if let Some(dir) = data_dir() {
+        logs.push(dir.join("dipendrasaini-invoice-0-broker2-leader/00000000000000000000.log"));
+    }
+    for log in logs {
+        check_searches(&log);
+    }
+}
+
+/// Offset and timestamp searches on one `.log` agree with a full scan.
+fn check_searches(log: &Path) {
     use segment::record::{
         largest_timestamp_after, search_for_offset_with_size, search_for_timestamp,
     };
-    let dir = data_dir();
-    let data =
-        read_log_file(dir.join("dipendrasaini-invoice-0-broker2-leader/00000000000000000000.log"))
-            .unwrap();
+    let data = read_log_file(log).unwrap();
     let batches: Vec<FileBatch<'_>> = BatchIter::new(&data, 0).map(Result::unwrap).collect();
     // Every batch is found by its own last offset and by any offset inside it.
     for b in &batches {
@@ -420,7 +430,8 @@ fn searches_on_real_segment() {
             (b.last_offset(), b.position(), b.size_in_bytes())
         );
     }
-    assert_eq!(search_for_offset_with_size(&data, 30626, 0).unwrap(), None);
+    let end = batches.last().unwrap().last_offset() + 1;
+    assert_eq!(search_for_offset_with_size(&data, end, 0).unwrap(), None);
     // Record-level timestamp search agrees with a brute-force scan.
     let mut all = Vec::new();
     for b in &batches {

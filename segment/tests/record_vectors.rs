@@ -1,4 +1,4 @@
-//! Cases 42, 44 and 45 of `kafka-index-cases.md` (section E), byte for byte.
+//! Acceptance cases 42, 44 and 45 of the acceptance cases of `docs/kafka-behaviour.md` (section E), byte for byte.
 
 use segment::record::{
     control_batch, fixtures, BatchBuilder, CompressionType, ControlRecordType,

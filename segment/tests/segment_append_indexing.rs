@@ -1,4 +1,4 @@
-//! Cases 47, 50, 51, 56, 66: append-path sparse indexing and offset overflow.
+//! Acceptance cases 47, 50, 51, 56, 66: append-path sparse indexing and offset overflow.
 mod common;
 use common::*;
 use segment::{ProducerStateManager, SegmentError};

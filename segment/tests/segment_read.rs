@@ -1,4 +1,4 @@
-//! Cases 48, 49, 64: segment reads, reads without max position, preallocated log files.
+//! Acceptance cases 48, 49, 64: segment reads, reads without max position, preallocated log files.
 mod common;
 use common::*;
 use segment::{KafkaBatchFormat, LogSegment};

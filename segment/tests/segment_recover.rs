@@ -1,4 +1,4 @@
-//! Cases 57 and 60: recovery rebuilds corrupt indexes and the leader-epoch cache.
+//! Acceptance cases 57 and 60: recovery rebuilds corrupt indexes and the leader-epoch cache.
 mod common;
 use std::io::{Seek, SeekFrom, Write};
 

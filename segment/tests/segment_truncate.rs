@@ -1,4 +1,4 @@
-//! Cases 53, 54 and the UnifiedLogTest variant of 61: truncation.
+//! Acceptance cases 53, 54 and the UnifiedLogTest variant of 61: truncation.
 mod common;
 use common::*;
 use segment::{KafkaBatchFormat, LogSegment, RollParams};

@@ -1,4 +1,4 @@
-//! B10: aborted transactions are collected across segments with absolute bounds.
+//! field case B10: aborted transactions are collected across segments with absolute bounds.
 mod common;
 use common::*;
 use index_txn::AbortedTxn;

@@ -1,4 +1,4 @@
-//! Case 59: recovery rebuilds the transaction index from control markers.
+//! Acceptance case 59: recovery rebuilds the transaction index from control markers.
 mod common;
 use common::*;
 use index_txn::AbortedTxn;

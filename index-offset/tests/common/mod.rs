@@ -30,7 +30,7 @@ pub fn index_name(base: i64) -> String {
     format!("{base:020}.index")
 }
 
-/// A new offset index (`OI(base, max)` of the cases file) in `dir`.
+/// A new offset index (`OI(base, max)` of `docs/kafka-behaviour.md`) in `dir`.
 pub fn new_index(dir: &Path, base: i64, max: usize) -> OffsetIndex {
     OffsetIndex::open(dir.join(index_name(base)), base, max).expect("create offset index")
 }
@@ -89,47 +89,42 @@ impl Rng {
     }
 }
 
-/// The shared directory of index files written by real Kafka brokers. Panics (fails the
-/// test) when it is missing: these tests must never be skipped silently.
-pub fn kafka_data_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/kafka-data");
-    assert!(
-        dir.is_dir(),
-        "the real-Kafka fixture directory {} is missing; it must be present for these tests \
-         (see shared/kafka-data/PROVENANCE.md) — refusing to skip",
-        dir.display()
-    );
-    dir
-}
-
-/// Every file under the fixture directory (all subdirectories) whose name ends with `ext`,
-/// sorted.
-pub fn kafka_files(ext: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).expect("read fixture dir") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                walk(&p, ext, out);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(ext))
-            {
-                out.push(p);
-            }
-        }
-    }
+/// Every `ext` file of the in-repository partitions (`segment/tests/data/*/*`), sorted:
+/// the real-data checks always run on these.
+pub fn in_repo_files(ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    walk(&kafka_data_dir(), ext, &mut out);
-    out.sort();
+    for dir in field_data::in_repo_partitions() {
+        out.extend(field_data::files_with_suffix(&dir, ext));
+    }
+    assert!(!out.is_empty(), "no in-repository {ext} fixtures");
     out
 }
 
-/// A fixture file by relative path; fails clearly if it is missing.
-pub fn kafka_file(rel: &str) -> PathBuf {
-    let p = kafka_data_dir().join(rel);
-    assert!(p.is_file(), "fixture {} is missing", p.display());
-    p
+/// Every `ext` file of the optional field data (all subdirectories), sorted; `None` when
+/// it is missing (skipped outside CI, a failure under `CI=true`: see the `field-data`
+/// helper).
+pub fn field_files(ext: &str) -> Option<Vec<PathBuf>> {
+    let dir = field_data::field_data_dir(concat!(env!("CARGO_PKG_NAME"), " field data"))?;
+    Some(field_data::files_with_suffix(&dir, ext))
+}
+
+/// The in-repository files plus the field-data files when present.
+pub fn kafka_files(ext: &str) -> Vec<PathBuf> {
+    let mut out = in_repo_files(ext);
+    out.extend(field_files(ext).unwrap_or_default());
+    out
+}
+
+/// A field-data file by relative path; returns from the calling test (skipped) when the
+/// field data is missing outside CI.
+#[macro_export]
+macro_rules! field_file {
+    ($rel:expr $(,)?) => {
+        match field_data::field_data_file(concat!(env!("CARGO_PKG_NAME"), " field data"), $rel) {
+            Some(p) => p,
+            None => return,
+        }
+    };
 }
 
 /// The base offset encoded in a segment file name (digits before the first '.').

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests (cases from `kafka-index-cases.md` §D).
+//! Helpers shared by the integration tests (cases from the acceptance cases of `docs/kafka-behaviour.md` §D).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use index_txn::{AbortedTxn, TransactionIndex};
 use tempfile::TempDir;
 
-/// T0..T3 of cases 32 and 35: (pid, first, last, lso).
+/// T0..T3 of acceptance cases 32 and 35: (pid, first, last, lso).
 pub const T0: AbortedTxn = AbortedTxn::new(0, 0, 10, 11);
 pub const T1: AbortedTxn = AbortedTxn::new(1, 5, 15, 13);
 pub const T2: AbortedTxn = AbortedTxn::new(2, 18, 35, 25);
 pub const T3: AbortedTxn = AbortedTxn::new(3, 32, 50, 40);
 
-/// The four entries of case 32/35, in append order.
+/// The four entries of acceptance case 32/35, in append order.
 pub fn four() -> Vec<AbortedTxn> {
     vec![T0, T1, T2, T3]
 }

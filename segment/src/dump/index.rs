@@ -1,4 +1,4 @@
-//! Offset and time index dumps and their verification against the `.log` (spec §12).
+//! Offset and time index dumps and their verification against the `.log` (kafka-behaviour §12).
 
 use std::path::Path;
 
@@ -116,7 +116,7 @@ fn open_log(index: &Path, sink: &mut dyn Sink) -> Option<LogReader> {
     }
 }
 
-/// Offset index dump (spec §12 "Offset index dump").
+/// Offset index dump (kafka-behaviour §12 "Offset index dump").
 pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
@@ -265,7 +265,7 @@ fn record_timestamps(
     Ok((at, max))
 }
 
-/// Time index dump (spec §12 "Time index dump").
+/// Time index dump (kafka-behaviour §12 "Time index dump").
 pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;

@@ -1,4 +1,4 @@
-//! `dump-log`: Kafka's `DumpLogSegments` (`kafka-dump-log.sh`, spec §12) as a library.
+//! `dump-log`: Kafka's `DumpLogSegments` (`kafka-dump-log.sh`, kafka-behaviour §12) as a library.
 //!
 //! The functions here read Kafka partition files **read-only** and report what they find
 //! as a stream of [`Event`]s delivered to a [`Sink`]: the entries, batches and records that
@@ -12,7 +12,7 @@
 //!
 //! # Verification rules
 //!
-//! Index verification uses Kafka's rules of §12 (an offset-index entry must name the last
+//! Index verification uses Kafka's rules of kafka-behaviour §12 (an offset-index entry must name the last
 //! offset of the first batch at its position; a time-index entry must name the last offset
 //! of a batch whose largest record timestamp is the entry's timestamp), with these
 //! differences, all chosen so that valid broker data is never reported as an error:
@@ -25,10 +25,10 @@
 //!   from the position) is accepted and reported as a [`Note::ChunkOffsetEntry`]. Lookups
 //!   through such an entry are correct (the position is a batch boundary at or before the
 //!   offset's batch). An entry whose offset is *below* the first batch's last offset (a
-//!   pre-2.0 first-offset entry, case 69 c) is still a mismatch.
+//!   pre-2.0 first-offset entry, acceptance case 69 c) is still a mismatch.
 //! * **Record-level time-index offsets.** Brokers 2.x–3.7 on the leader path stored the
 //!   offset of the *record* holding the max timestamp (or the first offset of the append)
-//!   instead of a batch's last offset (spec §14). Kafka's tool reports those as "indexed
+//!   instead of a batch's last offset (kafka-behaviour §14). Kafka's tool reports those as "indexed
 //!   offsets not found in the log". Here, an entry whose offset lies inside the batch found
 //!   and whose record at that offset carries exactly the entry's timestamp is accepted as a
 //!   [`Note::RecordLevelTimeEntry`].
@@ -61,7 +61,7 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: u64 = 5 * 1024 * 1024;
 /// Default `--max-bytes`: `Int.MAX` (Kafka's default; also "not given").
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
 
-/// Options of a dump (the flags of `kafka-dump-log.sh`, spec §12, plus our own).
+/// Options of a dump (the flags of `kafka-dump-log.sh`, kafka-behaviour §12, plus our own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpOptions {
     /// `--print-data-log`: print record keys and values (implies `deep_iteration`).
@@ -122,7 +122,7 @@ impl DumpOptions {
     }
 }
 
-/// What a file is, from the suffix after its **last** dot (Kafka's dispatch, spec §12).
+/// What a file is, from the suffix after its **last** dot (Kafka's dispatch, kafka-behaviour §12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileType {
@@ -822,7 +822,7 @@ pub fn parse_kraft_snapshot_name(name: &str) -> Option<(i64, i64)> {
     Some((offset.parse().ok()?, epoch.parse().ok()?))
 }
 
-/// Dumps one file: emits `Dumping`, then dispatches on its type (spec §12).
+/// Dumps one file: emits `Dumping`, then dispatches on its type (kafka-behaviour §12).
 pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let file_type = FileType::of(path);
     sink.event(Event::Dumping {
@@ -896,7 +896,7 @@ pub fn run(inputs: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Summa
 /// messages: `"a directory"`, `"a FIFO"`, `"a socket"`, `"a character device"`,
 /// `"a block device"`, `"not a regular file"`.
 fn kind_of(ft: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
+    use crate::pio::FileTypeExt;
     if ft.is_dir() {
         "a directory"
     } else if ft.is_fifo() {

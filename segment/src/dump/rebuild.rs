@@ -1,5 +1,5 @@
 //! `--rebuild-indexes-to DIR`: writes the `.index`, `.timeindex` and `.txnindex` that
-//! Kafka's recovery (`LogSegment.recover`, spec §9.8) builds for a `.log`, without touching
+//! Kafka's recovery (`LogSegment.recover`, kafka-behaviour §9.8) builds for a `.log`, without touching
 //! the broker's files, and compares them with the index files next to the `.log`.
 //!
 //! Method: the `.log` is copied into a temporary directory created inside `DIR`, a
@@ -27,7 +27,6 @@
 //! never written through.
 
 use std::fmt::Write as _;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -216,12 +215,23 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Same file: same device and inode (symlinks followed; hard links share the inode).
+/// Same file: same device and inode (symlinks followed; hard links share the inode). Off
+/// Unix: the same canonical path.
 fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -363,15 +373,12 @@ fn rebuild_into(
     state: &mut ProducerStateManager,
     report: &mut RebuildReport,
 ) -> Result<(), String> {
-    let tmp = tempfile::Builder::new()
-        .prefix(".dump-log-rebuild-")
-        .tempdir_in(&opts.out_dir)
+    let tmp = ScratchDir::new_in(&opts.out_dir)
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let copy = names::log_file(tmp.path(), base, "");
     super::ensure_regular_file(log).map_err(|e| e.to_string())?;
     std::fs::copy(log, &copy).map_err(|e| format!("cannot copy {}: {e}", log.display()))?;
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644))
-        .map_err(|e| format!("cannot make the copy writable: {e}"))?;
+    make_writable(&copy).map_err(|e| format!("cannot make the copy writable: {e}"))?;
     let config = LogConfig {
         index_interval_bytes: opts.index_interval_bytes,
         ..LogConfig::default()
@@ -435,4 +442,49 @@ fn rebuild_into(
         });
     }
     Ok(())
+}
+
+/// A scratch directory `<parent>/.dump-log-rebuild-<pid>-<n>`, removed with its contents
+/// on drop (the crate keeps `tempfile` out of its normal dependencies).
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new_in(parent: &Path) -> std::io::Result<Self> {
+        let pid = std::process::id();
+        for n in 0u32.. {
+            let dir = parent.join(format!(".dump-log-rebuild-{pid}-{n}"));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(ScratchDir(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes a copied file writable by its owner (the broker's files may be read-only).
+fn make_writable(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        let mut perms = std::fs::metadata(path)?.permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(path, perms)
+    }
 }

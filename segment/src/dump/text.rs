@@ -1,5 +1,5 @@
 //! Text rendering of dump [`Event`]s in the format of Kafka's `kafka-dump-log.sh`
-//! (spec §12), and the end-of-run report of problems and notes.
+//! (kafka-behaviour §12), and the end-of-run report of problems and notes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::Log;
+use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::producer::{

@@ -5,7 +5,7 @@
 //! tests of the legacy reader).
 //!
 //! The output is byte-identical to what Kafka's `MemoryRecordsBuilder` writes for the
-//! same inputs (checked against the spec's vectors).
+//! same inputs (checked against the acceptance cases' vectors).
 
 use bytemuck::Zeroable;
 use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
@@ -431,7 +431,7 @@ fn encode_record(
     Ok(())
 }
 
-/// A transaction marker batch with partition leader epoch 0 (as in the spec's vectors and
+/// A transaction marker batch with partition leader epoch 0 (as in the acceptance cases' vectors and
 /// Kafka's segment tests): `offset` is its only offset, `producer_id`/`producer_epoch` the
 /// transaction's producer, `timestamp` in ms since epoch. See
 /// [`BatchBuilder::build_end_txn_marker`] for other leader epochs.

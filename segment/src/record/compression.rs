@@ -23,9 +23,16 @@
 //! frame descriptor announces one) must be present; a frame cut anywhere is an error,
 //! never a shorter record stream. Bytes after the end of the first frame are ignored, as
 //! Kafka ignores them.
+//!
+//! Each codec is a Cargo feature of this crate (`gzip`, `snappy`, `lz4`, `zstd`, all on by
+//! default). With a codec's feature off, [`compress`] and [`decompress`] (and so reading the
+//! records of such a batch) return an [`io::Error`] of kind [`io::ErrorKind::Unsupported`]
+//! that names the feature; batch headers, CRC validation, recovery and indexing never
+//! decompress, so they work on every batch whatever the features.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 
+#[cfg(feature = "snappy")]
 use index_core::codec::I32Be;
 
 /// Default upper bound on the decompressed size of one batch's record stream, in bytes
@@ -43,15 +50,18 @@ pub const DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES: usize = 64 << 20;
 
 /// Largest zstd window accepted (2^27 bytes = 128 MiB, zstd's default
 /// `ZSTD_WINDOWLOG_LIMIT_DEFAULT`, which is also what Kafka's zstd-jni decoder accepts).
+#[cfg(feature = "zstd")]
 const ZSTD_MAX_WINDOW_LOG: u32 = 27;
 
 /// The 4-byte magic of an LZ4 frame (`0x184D2204`, little-endian on disk).
+#[cfg(feature = "lz4")]
 const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
 
 /// The 8-byte magic of xerial's snappy stream framing, as written by Kafka's Java client.
 pub const XERIAL_SNAPPY_MAGIC: [u8; 8] = *b"\x82SNAPPY\0";
 
 /// Block size used by [`compress`] for xerial-framed snappy (xerial's default, 32 KiB).
+#[cfg(feature = "snappy")]
 const XERIAL_BLOCK_SIZE: usize = 32 * 1024;
 
 /// The compression codec of a batch (attribute bits 0–2).
@@ -159,6 +169,10 @@ fn reserve_bounded(
 /// Streams `reader` into a buffer of at most `limit` bytes: reads go straight into the
 /// buffer's spare capacity, which grows by doubling up to `limit` and never past it, and
 /// one byte more than `limit` is an error, detected before it is stored.
+#[cfg_attr(
+    not(any(feature = "gzip", feature = "lz4", feature = "zstd")),
+    allow(dead_code)
+)]
 fn read_bounded(mut reader: impl Read, limit: usize) -> Result<Vec<u8>, DecompressError> {
     let mut out: Vec<u8> = Vec::new();
     let mut filled = 0usize;
@@ -185,6 +199,10 @@ fn read_bounded(mut reader: impl Read, limit: usize) -> Result<Vec<u8>, Decompre
     }
 }
 
+#[cfg_attr(
+    not(any(feature = "gzip", feature = "lz4", feature = "zstd")),
+    allow(dead_code)
+)]
 fn read_retrying(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         match reader.read(buf) {
@@ -199,6 +217,7 @@ fn read_retrying(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// block (with its checksum when the descriptor announces block checksums), the 4-byte
 /// end marker and, when announced, the 4-byte content checksum. The checksums themselves
 /// are verified by the decoder.
+#[cfg(feature = "lz4")]
 fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
     let short = |what: &str| invalid_data(format!("truncated lz4 frame: {what} missing"));
     if data.len() < 4 {
@@ -246,11 +265,13 @@ fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
 /// Smallest zstd window cap (2^24 bytes = 16 MiB): above every window a producer's zstd
 /// levels 1–19 choose (at most 2^23), so a small limit never rejects a valid batch for
 /// its window.
+#[cfg(feature = "zstd")]
 const ZSTD_MIN_WINDOW_LOG: u32 = 24;
 
 /// Zstd decoder whose window is capped by `limit` (a window larger than the whole output
 /// is of no use to a valid frame), but never below [`ZSTD_MIN_WINDOW_LOG`] nor above
 /// [`ZSTD_MAX_WINDOW_LOG`].
+#[cfg(feature = "zstd")]
 fn zstd_decoder(data: &[u8], limit: usize) -> io::Result<impl Read + '_> {
     let mut d = zstd::stream::read::Decoder::new(data)?;
     let needed = usize::BITS - limit.max(1).saturating_sub(1).leading_zeros();
@@ -262,6 +283,28 @@ fn invalid_data(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
+/// The error for a codec whose Cargo feature is off.
+#[cfg_attr(
+    all(
+        feature = "gzip",
+        feature = "snappy",
+        feature = "lz4",
+        feature = "zstd"
+    ),
+    allow(dead_code)
+)]
+fn disabled(codec: CompressionType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{} support is not compiled in (enable the `{}` feature of the segment crate)",
+            codec.name(),
+            codec.name()
+        ),
+    )
+}
+
+#[cfg(feature = "snappy")]
 fn snappy_raw(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), DecompressError> {
     let len = snap::raw::decompress_len(block).map_err(|e| invalid_data(e.to_string()))?;
     // A snappy element of n input bytes expands to at most 64 output bytes (n >= 2), so a
@@ -283,6 +326,7 @@ fn snappy_raw(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), Decom
     Ok(())
 }
 
+#[cfg(feature = "snappy")]
 fn snappy_decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, DecompressError> {
     let mut out = Vec::new();
     if data.len() >= 16 && data[..8] == XERIAL_SNAPPY_MAGIC {
@@ -326,12 +370,18 @@ pub(crate) fn decompress_bounded(
             }
             Ok(data.to_vec())
         }
+        #[cfg(feature = "gzip")]
         CompressionType::Gzip => read_bounded(flate2::read::MultiGzDecoder::new(data), limit),
+        #[cfg(feature = "snappy")]
         CompressionType::Snappy => snappy_decompress(data, limit),
+        #[cfg(feature = "lz4")]
         CompressionType::Lz4 => {
             read_bounded(lz4_flex::frame::FrameDecoder::new(lz4_frame(data)?), limit)
         }
+        #[cfg(feature = "zstd")]
         CompressionType::Zstd => read_bounded(zstd_decoder(data, limit)?, limit),
+        #[allow(unreachable_patterns)]
+        other => Err(disabled(other).into()),
     }
 }
 
@@ -350,7 +400,8 @@ pub fn decompress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
 ///
 /// # Errors
 /// An [`io::Error`] of kind `InvalidData` for malformed input (including an LZ4 frame
-/// without its end marker), and also when the output would exceed `limit`.
+/// without its end marker), and also when the output would exceed `limit`; of kind
+/// `Unsupported` when the codec's Cargo feature is off.
 pub fn decompress_with_limit(
     codec: CompressionType,
     data: &[u8],
@@ -370,15 +421,19 @@ pub fn decompress_with_limit(
 /// independent 64 KiB blocks, zstd frame (level 3). `None` returns a copy.
 ///
 /// # Errors
-/// Only if the underlying encoder fails (it does not for in-memory output in practice).
+/// Of kind `Unsupported` when the codec's Cargo feature is off; otherwise only if the
+/// underlying encoder fails (it does not for in-memory output in practice).
 pub fn compress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
     match codec {
         CompressionType::None => Ok(data.to_vec()),
+        #[cfg(feature = "gzip")]
         CompressionType::Gzip => {
+            use std::io::Write;
             let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
             enc.write_all(data)?;
             enc.finish()
         }
+        #[cfg(feature = "snappy")]
         CompressionType::Snappy => {
             let mut out = Vec::with_capacity(16 + data.len());
             out.extend_from_slice(&XERIAL_SNAPPY_MAGIC);
@@ -396,7 +451,9 @@ pub fn compress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
             }
             Ok(out)
         }
+        #[cfg(feature = "lz4")]
         CompressionType::Lz4 => {
+            use std::io::Write;
             let info = lz4_flex::frame::FrameInfo::new()
                 .block_size(lz4_flex::frame::BlockSize::Max64KB)
                 .block_mode(lz4_flex::frame::BlockMode::Independent);
@@ -404,11 +461,20 @@ pub fn compress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
             enc.write_all(data)?;
             enc.finish().map_err(io::Error::other)
         }
+        #[cfg(feature = "zstd")]
         CompressionType::Zstd => zstd::stream::encode_all(data, 3),
+        #[allow(unreachable_patterns)]
+        other => Err(disabled(other)),
     }
 }
 
-#[cfg(test)]
+#[cfg(all(
+    test,
+    feature = "gzip",
+    feature = "snappy",
+    feature = "lz4",
+    feature = "zstd"
+))]
 mod tests {
     use super::*;
 

@@ -1,4 +1,4 @@
-//! The record fixtures of the acceptance cases (`kafka-index-cases.md`, "Record fixtures"),
+//! The record fixtures of the acceptance cases ("Record fixtures"),
 //! for tests of this crate and of crates that embed it.
 
 use super::builder::{BatchBuilder, LegacyMessage};
@@ -22,7 +22,7 @@ pub fn v1(offset: i64, values: &[&str]) -> Vec<u8> {
 
 /// `V2(o, ts)`: one magic v2 batch at base offset `o` with partition leader epoch 0 and one
 /// record (null key, value `"hello"`, no headers, timestamp `ts`) — 73 bytes; with
-/// `o = 0, ts = 1000` it is the vector of case 42.
+/// `o = 0, ts = 1000` it is the vector of acceptance case 42.
 pub fn v2(offset: i64, timestamp: i64) -> Vec<u8> {
     BatchBuilder::new(offset)
         .partition_leader_epoch(0)

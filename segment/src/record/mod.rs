@@ -1,4 +1,4 @@
-//! Kafka record formats as stored in `.log` files (spec §7, §8).
+//! Kafka record formats as stored in `.log` files (kafka-behaviour §7, kafka-behaviour §8).
 //!
 //! * [`RecordBatch`] — zero-copy view of a magic v2 batch over `&[u8]`, with its 61-byte
 //!   header as the Pod struct [`RawBatchHeader`], CRC-32C validation, attribute decoding
@@ -11,7 +11,7 @@
 //!   [`largest_timestamp_after`].
 //! * [`ControlRecordType`] / [`EndTransactionMarker`] — control records.
 //! * [`BatchBuilder`], [`control_batch`], [`LegacyMessage`], [`legacy_wrapper`] —
-//!   encoders for uncompressed batches, and [`fixtures`] for the spec's test shapes.
+//!   encoders for uncompressed batches, and [`fixtures`] for the acceptance cases' test shapes.
 //!
 //! Conventions: all multi-byte integers on disk are big-endian (read through
 //! [`index_core::codec`] types, never by hand); offsets are Kafka log offsets (`i64`);

@@ -1,5 +1,5 @@
 //! Records inside a batch: [`Record`], [`Header`], [`TimestampType`] and the [`Records`]
-//! iterator shared by v2 batches and legacy message sets (spec §7.2, §7.4).
+//! iterator shared by v2 batches and legacy message sets (kafka-behaviour §7.2, kafka-behaviour §7.4).
 
 use std::borrow::Cow;
 
