@@ -52,6 +52,7 @@ pub mod codec;
 pub mod directory;
 mod error;
 mod file;
+pub mod pio;
 pub mod readers;
 pub mod search;
 mod sync;

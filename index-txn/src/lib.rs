@@ -84,7 +84,7 @@
 mod entry;
 mod error;
 mod index;
-mod pio;
+use index_core::pio;
 
 pub use entry::{AbortedTxn, RawAbortedTxn};
 pub use error::{Result, TxnIndexError};

@@ -118,7 +118,7 @@ pub mod lock;
 pub mod log;
 pub mod log_file;
 pub mod names;
-mod pio;
+use index_core::pio;
 pub mod producer;
 pub mod scan;
 pub mod segment;

@@ -1,12 +1,14 @@
 //! Positioned file I/O and file-type checks that work on every platform `memmap2`
 //! supports: on Unix the standard `FileExt`/`FileTypeExt` traits, elsewhere (Windows)
-//! equivalents built on `seek_read`/`seek_write`. Modules import `FileExt` from here.
+//! equivalents built on `seek_read`/`seek_write` (and file-type checks that are all
+//! `false`). The index crates and `segment` import `FileExt` and `FileTypeExt` from here,
+//! so the platform split is written once.
 
 #[cfg(unix)]
-pub(crate) use std::os::unix::fs::{FileExt, FileTypeExt};
+pub use std::os::unix::fs::{FileExt, FileTypeExt};
 
 #[cfg(not(unix))]
-pub(crate) use portable::{FileExt, FileTypeExt};
+pub use portable::{FileExt, FileTypeExt};
 
 #[cfg(not(unix))]
 mod portable {
@@ -14,8 +16,11 @@ mod portable {
     use std::io;
 
     /// `read_exact_at` / `write_all_at` as on Unix.
-    pub(crate) trait FileExt {
+    pub trait FileExt {
+        /// Reads exactly `buf.len()` bytes at byte `offset` (`UnexpectedEof` if the file
+        /// is shorter), retrying on `Interrupted`.
         fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+        /// Writes all of `buf` at byte `offset`, retrying on `Interrupted`.
         fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     }
 
@@ -65,16 +70,20 @@ mod portable {
     }
 
     /// Unix's special file types do not exist here: every check is `false`.
-    pub(crate) trait FileTypeExt {
+    pub trait FileTypeExt {
+        /// Whether this is a FIFO: never, on this platform.
         fn is_fifo(&self) -> bool {
             false
         }
+        /// Whether this is a socket: never, on this platform.
         fn is_socket(&self) -> bool {
             false
         }
+        /// Whether this is a block device: never, on this platform.
         fn is_block_device(&self) -> bool {
             false
         }
+        /// Whether this is a character device: never, on this platform.
         fn is_char_device(&self) -> bool {
             false
         }
