@@ -124,8 +124,12 @@ pub fn discover(dir: &Path) -> Result<Vec<IndexFileInfo>, BenchError> {
 pub struct RealReplay {
     /// The file.
     pub file: IndexFileInfo,
-    /// Entries read from the file.
+    /// Entries read from the file (its slots up to the last one that is not all zeros).
     pub entries: usize,
+    /// All-zero slots after the last entry: the preallocated tail of an index that was
+    /// never trimmed because its broker crashed (Kafka's `sanityCheck` rejects such a file
+    /// and recovery rebuilds it). They are not replayed; 0 on cleanly closed files.
+    pub zero_tail_slots: usize,
     /// Pages (of the configured size) the file occupies.
     pub pages: usize,
     /// Entries the replayed index did not take (a time-index timestamp that does not
@@ -172,23 +176,40 @@ pub fn replay_file(
     match file.kind {
         IndexKind::Offset => {
             let real = OffsetIndex::open_read_only(&file.path, file.base_offset)?;
-            let kv = key_values(&real)?;
+            let mut kv = key_values(&real)?;
+            let zero_tail = strip_zero_tail(&mut kv, (file.base_offset, 0));
             let sim =
                 OffsetIndex::open(&scratch_path, file.base_offset, size)?.with_search_strategy(pd);
-            let out = replay_entries(&sim, file, &kv, cfg, &strategies);
+            let out = replay_entries(&sim, file, &kv, zero_tail, cfg, &strategies);
             sim.delete_if_exists()?;
             out
         }
         IndexKind::Time => {
             let real = TimeIndex::open_read_only(&file.path, file.base_offset)?;
-            let kv = key_values(&real)?;
+            let mut kv = key_values(&real)?;
+            let zero_tail = strip_zero_tail(&mut kv, (0, file.base_offset));
             let sim =
                 TimeIndex::open(&scratch_path, file.base_offset, size)?.with_search_strategy(pd);
-            let out = replay_entries(&sim, file, &kv, cfg, &strategies);
+            let out = replay_entries(&sim, file, &kv, zero_tail, cfg, &strategies);
             sim.delete_if_exists()?;
             out
         }
     }
+}
+
+/// Removes the run of all-zero slots after the last entry (slot 0 always stays: a real
+/// first entry can decode like a zero slot) and returns how many there were. `zero` is
+/// what an all-zero slot decodes to: `(base offset, 0)` for the offset index, `(0, base
+/// offset)` for the time index.
+fn strip_zero_tail(kv: &mut Vec<(i64, i64)>, zero: (i64, i64)) -> usize {
+    let keep = kv
+        .iter()
+        .rposition(|&e| e != zero)
+        .map_or(1, |last| last + 1)
+        .min(kv.len());
+    let tail = kv.len() - keep;
+    kv.truncate(keep);
+    tail
 }
 
 fn key_values<I: ReplayIndex>(index: &I) -> Result<Vec<(i64, i64)>, BenchError> {
@@ -205,6 +226,7 @@ fn replay_entries<I: ReplayIndex>(
     sim: &I,
     file: &IndexFileInfo,
     kv: &[(i64, i64)],
+    zero_tail_slots: usize,
     cfg: &RealReplayConfig,
     strategies: &[SearchStrategy],
 ) -> Result<RealReplay, BenchError> {
@@ -246,6 +268,7 @@ fn replay_entries<I: ReplayIndex>(
     Ok(RealReplay {
         file: file.clone(),
         entries: kv.len(),
+        zero_tail_slots,
         pages: (file.bytes as usize).div_ceil(page_size),
         skipped_appends: skipped,
         stats,

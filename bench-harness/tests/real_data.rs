@@ -72,13 +72,27 @@ fn replay(dir: &Path) -> RealDataOutcome {
         o.replays.len(),
         o.files.iter().filter(|f| f.bytes > 0).count()
     );
-    assert!(o.max_file_pages(4096) <= 2);
+    // Real indexes are small: cleanly closed ones are trimmed to one or two pages; the
+    // kill -9 copies keep the broker's 64 KiB preallocation (16 pages).
+    assert!(o.max_file_pages(4096) <= 16);
     let mut lookups = 0;
     for r in &o.replays {
         let size = r.file.kind.entry_size() as u64;
-        assert_eq!(r.entries as u64, r.file.bytes / size, "{}", r.file.name);
+        assert_eq!(
+            (r.entries + r.zero_tail_slots) as u64,
+            r.file.bytes / size,
+            "{}",
+            r.file.name
+        );
+        // Only the copies taken after a kill -9 have an untrimmed, zero-filled tail.
+        assert!(
+            r.zero_tail_slots == 0 || r.file.name.contains("crash"),
+            "{}: {} zero slots",
+            r.file.name,
+            r.zero_tail_slots
+        );
         assert_eq!(r.skipped_appends, 0, "{}", r.file.name);
-        assert!(r.pages <= 2);
+        assert!(r.pages <= 2 || r.zero_tail_slots > 0, "{}", r.file.name);
         assert_eq!(r.stats.answer_mismatches, 0, "{}", r.file.name);
         assert_eq!(r.stats.oracle_mismatches, 0, "{}", r.file.name);
         assert_eq!(r.stats.api_mismatches, 0, "{}", r.file.name);
