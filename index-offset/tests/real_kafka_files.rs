@@ -256,3 +256,34 @@ fn reopen_grow_append_close_extends_kafka_file() {
     expected.extend_from_slice(&encode_index(&[(890, 66204)]));
     assert_eq!(fs::read(&path).unwrap(), expected);
 }
+
+/// The kill -9 copies keep the broker's preallocated, untrimmed index of each active
+/// segment: its entries followed by zero-filled slots. As in Kafka, such a file opens (every
+/// slot counts as an entry) and even passes `sanity_check`, which only checks the length and
+/// that the last offset is not below the base (a zero slot decodes to the base offset).
+/// The entries do not increase, so the segment loader's load-time check rebuilds it.
+#[test]
+fn untrimmed_indexes_of_killed_brokers_pass_kafkas_weak_sanity_check() {
+    const ENTRY: u64 = 8;
+    let files = in_repo_untrimmed_files(".index");
+    assert!(
+        !files.is_empty(),
+        "the crash fixtures have untrimmed .index files"
+    );
+    for path in files {
+        let base = base_offset_of(&path);
+        let index = OffsetIndex::open_read_only(&path, base).unwrap();
+        assert_eq!(
+            index.entries() as u64,
+            fs::metadata(&path).unwrap().len() / ENTRY
+        );
+        index.sanity_check().unwrap();
+        let decoded = decode_index_bytes(&fs::read(&path).unwrap(), base);
+        assert!(
+            decoded.windows(2).any(|w| w[0].0 >= w[1].0),
+            "{}: the zero-filled tail does not increase",
+            path.display()
+        );
+        assert_eq!(decoded.last(), Some(&(base, 0)), "{}", path.display());
+    }
+}

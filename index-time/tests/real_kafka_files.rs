@@ -168,3 +168,36 @@ fn round_trip_is_byte_identical_to_kafka() {
         assert_eq!(fs::read(&out).unwrap(), kafka, "{}", path.display());
     }
 }
+
+/// The kill -9 copies keep the broker's preallocated, untrimmed index of each active
+/// segment: its entries followed by zero-filled slots. As in Kafka, such a file opens (every
+/// slot counts as an entry). Kafka's `sanityCheck` compares the last timestamp with the
+/// first: a file with real entries before its zero tail fails it, and a file that is all
+/// zeros (the active segment had no time-index entry yet, as in these copies) passes, with
+/// every slot decoding to `(0, base offset)`. The segment loader recovers either.
+#[test]
+fn untrimmed_indexes_of_killed_brokers_get_kafkas_sanity_check() {
+    const ENTRY: u64 = 12;
+    let files = in_repo_untrimmed_files(".timeindex");
+    assert!(
+        !files.is_empty(),
+        "the crash fixtures have untrimmed .timeindex files"
+    );
+    for path in files {
+        let base = base_offset_of(&path);
+        let index = TimeIndex::open_read_only(&path, base).unwrap();
+        assert_eq!(
+            index.entries() as u64,
+            fs::metadata(&path).unwrap().len() / ENTRY
+        );
+        let bytes = fs::read(&path).unwrap();
+        if bytes.iter().all(|&b| b == 0) {
+            index.sanity_check().unwrap();
+        } else {
+            match index.sanity_check() {
+                Err(index_time::IndexError::CorruptIndex { .. }) => {}
+                other => panic!("{}: expected CorruptIndex, got {other:?}", path.display()),
+            }
+        }
+    }
+}
