@@ -108,7 +108,7 @@ pub fn in_repo_files(ext: &str) -> Vec<PathBuf> {
 /// active segments of the copies taken after the broker was killed (`crash/`).
 pub fn in_repo_untrimmed_files(ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in field_data::in_repo_partitions() {
+    for dir in field_data::in_repo_crash_partitions() {
         out.extend(
             field_data::files_with_suffix(&dir, ext)
                 .into_iter()

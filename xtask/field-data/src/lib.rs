@@ -80,10 +80,36 @@ pub fn in_repo_root() -> PathBuf {
     workspace_root().join("segment/tests/data")
 }
 
-/// Every in-repository partition directory (a directory under `segment/tests/data` that
-/// holds a `.log` file, e.g. `kafka-4.4.0/clean/codecs-0` or `generated/orders-0`), sorted.
+/// Every in-repository partition directory as a broker or our writer left it after a clean
+/// shutdown (a directory under `segment/tests/data` that holds a `.log` file, e.g.
+/// `kafka-4.4.0/clean/codecs-0` or `generated/orders-0`), sorted. The copies taken after a
+/// kill -9 (under a `crash` directory: torn tails, untrimmed preallocated indexes) are left
+/// out; [`in_repo_crash_partitions`] lists them for the tests of recovery.
 /// Panics if there are none: the repository always ships some.
 pub fn in_repo_partitions() -> Vec<PathBuf> {
+    all_in_repo_partitions()
+        .into_iter()
+        .filter(|p| !is_crash_copy(p))
+        .collect()
+}
+
+/// The in-repository partition directories copied after the broker was killed with
+/// SIGKILL (every directory below a `crash` directory that holds a `.log`), sorted.
+pub fn in_repo_crash_partitions() -> Vec<PathBuf> {
+    all_in_repo_partitions()
+        .into_iter()
+        .filter(|p| is_crash_copy(p))
+        .collect()
+}
+
+fn is_crash_copy(p: &Path) -> bool {
+    p.strip_prefix(in_repo_root())
+        .unwrap_or(p)
+        .components()
+        .any(|c| c.as_os_str() == "crash")
+}
+
+fn all_in_repo_partitions() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let entries = read_dir_sorted(dir);
         if entries
