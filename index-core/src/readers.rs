@@ -15,7 +15,7 @@
 //!   mapping.
 //!
 //! The writer, after installing a new mapping (a `Release` store of the pointer), calls
-//! [`synchronize`]: a `SeqCst` fence, then for every slot whose sequence number is odd,
+//! `synchronize`: a `SeqCst` fence, then for every slot whose sequence number is odd,
 //! a wait until it changes. When `synchronize` returns, no thread can still read a
 //! mapping that was replaced before the call, so it may be unmapped, and the file cut.
 //!
@@ -29,7 +29,7 @@
 //!
 //! A lookup thus costs one fence and two plain stores to a cache line no other thread
 //! writes: no lock, no `Arc` clone, no shared counter. Appends never call
-//! [`synchronize`]; only remaps do (grow, shrink, unmap, installing a page directory),
+//! `synchronize`; only remaps do (grow, shrink, unmap, installing a page directory),
 //! and they wait at most for the lookups in flight at that moment.
 //!
 //! Nested lookups on one thread (a [`crate::Probe`] that looks something up) enter only
