@@ -20,6 +20,26 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn default_dir() -> PathBuf {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    // The first directory (depth first, by name) that holds a `.log` file, below a
+    // `kafka-*` set and not among the copies taken after a kill -9 (`crash/`).
+    fn first_partition(dir: &Path) -> Option<PathBuf> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        if entries
+            .iter()
+            .any(|p| p.is_file() && p.extension().is_some_and(|e| e == "log"))
+        {
+            return Some(dir.to_path_buf());
+        }
+        entries
+            .into_iter()
+            .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "crash"))
+            .find_map(|p| first_partition(&p))
+    }
     let mut sets: Vec<PathBuf> = std::fs::read_dir(&data)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -30,16 +50,7 @@ fn default_dir() -> PathBuf {
             s.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("kafka-"))
         })
-        .find_map(|set| {
-            let mut parts: Vec<PathBuf> = std::fs::read_dir(set)
-                .ok()?
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            parts.sort();
-            parts.into_iter().next()
-        });
+        .find_map(|set| first_partition(set));
     broker_written.unwrap_or_else(|| data.join("generated/orders-0"))
 }
 
