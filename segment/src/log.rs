@@ -1271,6 +1271,14 @@ impl<F: BatchFormat> Log<F> {
         active.truncate_to(offset)?;
         self.active_ready.store(true, Ordering::Release);
         let leo = active.read_next_offset()?;
+        let start = self.log_start_offset();
+        if leo < start {
+            // What is left ends below the log start (the segments had a gap there): no
+            // offset at or above the start exists any more, so the log is empty from its
+            // start on and restarts there; the log end never goes below the log start.
+            self.restart_at_locked(start, start)?;
+            return Ok(true);
+        }
         self.log_end_offset.store(leo, Ordering::Release);
         if self.recovery_point() > leo {
             self.recovery_point.store(leo, Ordering::Release);
