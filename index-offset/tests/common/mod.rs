@@ -89,49 +89,15 @@ impl Rng {
     }
 }
 
-/// Every `ext` file of the in-repository partitions (`segment/tests/data/*/*`), sorted:
-/// the real-data checks always run on these.
+/// Every `ext` file of the cleanly shut down in-repository partitions
+/// (`segment/tests/data`), sorted: the real-data checks always run on these.
 pub fn in_repo_files(ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in field_data::in_repo_partitions() {
-        out.extend(
-            field_data::files_with_suffix(&dir, ext)
-                .into_iter()
-                .filter(|p| !is_untrimmed(p)),
-        );
-    }
-    assert!(!out.is_empty(), "no in-repository {ext} fixtures");
-    out
+    field_data::in_repo_index_files(ext, 8)
 }
 
-/// The in-repository index files that were never trimmed (see [`is_untrimmed`]): the
-/// active segments of the copies taken after the broker was killed (`crash/`).
+/// The untrimmed `ext` files of the kill -9 copies (see `field_data::is_untrimmed`).
 pub fn in_repo_untrimmed_files(ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in field_data::in_repo_crash_partitions() {
-        out.extend(
-            field_data::files_with_suffix(&dir, ext)
-                .into_iter()
-                .filter(|p| is_untrimmed(p)),
-        );
-    }
-    for p in &out {
-        assert!(
-            p.components().any(|c| c.as_os_str() == "crash"),
-            "{}: an untrimmed index outside the kill -9 fixtures",
-            p.display()
-        );
-    }
-    out
-}
-
-/// Whether an index file ends in all-zero slots after its first slot: the preallocated
-/// file of an active segment whose broker was killed before it could trim it. Kafka's
-/// `sanityCheck` rejects such a file and recovery rebuilds it (the `segment` tests cover
-/// that), so the checks of trimmed Kafka indexes leave it out.
-pub fn is_untrimmed(path: &Path) -> bool {
-    let bytes = std::fs::read(path).unwrap();
-    bytes.len() >= 2 * 8 && bytes[bytes.len() - 8..].iter().all(|&b| b == 0)
+    field_data::in_repo_untrimmed_index_files(ext, 8)
 }
 
 /// Every `ext` file of the optional field data (all subdirectories), sorted; `None` when
