@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use index_core::search::{Bound, SearchField, SearchStrategy};
 use index_core::sys::{self, Mapping};
-use index_core::{IndexEntry, PageProbe, Probe, Snapshot};
+use index_core::{IndexEntry, PageProbe, Snapshot};
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
 use serde::Serialize;
@@ -449,7 +449,6 @@ impl Lookups {
         if !strategy_is_native(snap, strategy) {
             self.fallbacks += m as u64;
         }
-        let slots = snap.slots();
         let base = snap.base_offset();
         for _ in 0..m {
             let Some((_, target)) = self.generator.next_target(view) else {
@@ -463,9 +462,8 @@ impl Lookups {
                 Bound::LargestLowerBound,
                 &mut self.probe,
             );
-            if let Some(i) = slot {
-                self.probe.touch(i * E::SIZE, E::SIZE);
-                black_box((slots[i].key(base), slots[i].value(base)));
+            if let Some(e) = slot.and_then(|i| snap.answer_with(strategy, i, &mut self.probe)) {
+                black_box((e.key(base), e.value(base)));
             }
             self.touched.extend(self.probe.pages().iter().copied());
             self.made += 1;

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use index_core::search::{Bound, SearchField, SearchStrategy};
-use index_core::{PageProbe, Probe};
+use index_core::PageProbe;
 use index_offset::OffsetIndex;
 use serde::Serialize;
 
@@ -84,7 +84,7 @@ fn tail_pages(
     );
     if let Some(i) = slot {
         // The caller reads the answer entry next.
-        probe.touch(i * index_offset::ENTRY_SIZE, index_offset::ENTRY_SIZE);
+        snap.answer_with(strategy, i, &mut probe);
     }
     let mut pages = probe.pages().to_vec();
     pages.sort_unstable();

@@ -30,23 +30,32 @@
 //!   every three page boundaries one entry straddles the boundary (it starts 4 or 8 bytes
 //!   before it). The straddling entry is the fence slot `c(p)` of the *later* page, so the
 //!   search itself still reads only slots wholly inside page `p` (at most one page). The
-//!   answer is the straddling slot exactly when every other slot of the range is `> t`;
-//!   then reading the answer entry touches pages `p - 1` and `p` (two pages, the only
-//!   case with more than one). For uniformly spread targets this happens for about one
-//!   lookup in 340.
+//!   answer is the straddling slot exactly when every other slot of the range is `> t`
+//!   (about one lookup in 340 for uniformly spread targets); reading it from the mapping
+//!   would touch pages `p - 1` and `p`. The directory therefore also keeps **each fence
+//!   slot's whole entry** in memory ([`Directory::fence_entry`]), and a lookup whose answer
+//!   is a fence slot takes the entry from there: a lookup touches **exactly one page**
+//!   with 12-byte entries too.
 //! * Targets below the first key are answered from the directory alone (no page read).
 //!
 //! # Concurrency
 //!
-//! The fences are preallocated atomics, one per page of the mapping, living next to the
-//! mapping in the same `Arc` (so a reader gets both with one clone). The single writer
-//! stores a page's fence (`Relaxed`) when it writes the page's fence slot, **before** it
+//! The fences (and the fence entries) are preallocated atomics, one set per page of the
+//! mapping, living next to the mapping in the same `Arc`. The single writer stores a
+//! page's fence and fence entry (`Relaxed`) when it writes the page's fence slot, **before** it
 //! publishes the new entry count with `Release`; readers load the count with `Acquire` and
 //! read only the fences of the `pages(n)` pages below it, so they see every fence they
 //! use. A truncation only lowers the count; fences of dropped pages are rewritten when
 //! their slots are appended again. A reader that loaded a count from before a truncation
 //! may see a newer fence for a re-filled page and return a stale, in-bounds answer, the
-//! same exposure as the slots themselves (see [`crate::sys`], invariant 3).
+//! same exposure as the slots themselves (see [`crate::sys`], invariant 3); a fence entry
+//! is two words, so such a reader may also see one word of each (the same exposure as a
+//! slot of the mapping rewritten under it).
+//!
+//! # Memory
+//!
+//! 24 bytes per page of the mapping (an 8-byte fence and a 16-byte fence entry): 6 KiB per
+//! MiB of index with 4 KiB pages (0.6 %).
 
 use crate::codec::IndexEntry;
 use crate::sync::{AtomicI64, Ordering};
@@ -54,6 +63,10 @@ use crate::sync::{AtomicI64, Ordering};
 /// Pages at the tail of the directory searched on their own first (see
 /// [`Directory::page_range`]).
 const TAIL_PAGES: usize = 8;
+
+/// The largest entry size (bytes) whose fence entries the directory keeps in memory (the
+/// offset index's 8 and the time index's 12 fit; larger entries keep fences only).
+pub const MAX_FENCE_ENTRY_BYTES: usize = 16;
 
 /// Fence pointers of one mapping of an index file: the key of the first slot overlapping
 /// each page of `page_size()` bytes.
@@ -63,6 +76,9 @@ pub struct Directory {
     page_shift: u32,
     /// One fence per page of the mapping; only the first `pages(n)` are meaningful.
     fences: Box<[AtomicI64]>,
+    /// The raw bytes of each page's fence slot (zero-padded to 16 bytes, as two
+    /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`].
+    fence_entries: Box<[[AtomicI64; 2]]>,
 }
 
 /// Normalises a requested page size (bytes) to a power of two >= 1 (rounding up; a size
@@ -83,7 +99,48 @@ impl Directory {
         Directory {
             page_shift: page_size.trailing_zeros(),
             fences: (0..pages).map(|_| AtomicI64::new(0)).collect(),
+            fence_entries: (0..pages)
+                .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
+                .collect(),
         }
+    }
+
+    /// Stores `entry` as the fence entry of `page` (nothing for entries larger than
+    /// [`MAX_FENCE_ENTRY_BYTES`]).
+    #[inline]
+    fn store_entry<E: IndexEntry>(&self, page: usize, entry: &E) {
+        if E::SIZE > MAX_FENCE_ENTRY_BYTES {
+            return;
+        }
+        let mut buf = [0u8; MAX_FENCE_ENTRY_BYTES];
+        buf[..E::SIZE].copy_from_slice(bytemuck::bytes_of(entry));
+        let [lo, hi] = &self.fence_entries[page];
+        lo.store(word(&buf[..8]), Ordering::Relaxed);
+        hi.store(word(&buf[8..]), Ordering::Relaxed);
+    }
+
+    /// The entry in slot `slot` of an index with `entries` used slots, from memory, when
+    /// that slot is the fence slot of a fenced page (else `None`: read it from the
+    /// mapping). A lookup whose answer is a fence slot (with 12-byte entries, the only
+    /// answers that straddle a page boundary) thus reads no page for its answer.
+    /// Meaningful only for a count `entries` loaded with `Acquire`.
+    #[inline]
+    pub fn fence_entry<E: IndexEntry>(&self, slot: usize, entries: usize) -> Option<E> {
+        if E::SIZE > MAX_FENCE_ENTRY_BYTES || slot >= entries {
+            return None;
+        }
+        // The first page starting at or after the slot's first byte; the slot is its
+        // fence slot when that page starts inside the slot.
+        let start = slot * E::SIZE;
+        let page = (start + self.page_size() - 1) >> self.page_shift;
+        if page >= self.pages::<E>(entries) || (page << self.page_shift) >= start + E::SIZE {
+            return None;
+        }
+        let [lo, hi] = &self.fence_entries[page];
+        let mut buf = [0u8; MAX_FENCE_ENTRY_BYTES];
+        buf[..8].copy_from_slice(&lo.load(Ordering::Relaxed).to_ne_bytes());
+        buf[8..].copy_from_slice(&hi.load(Ordering::Relaxed).to_ne_bytes());
+        Some(bytemuck::pod_read_unaligned(&buf[..E::SIZE]))
     }
 
     /// A directory for a mapping of `mapped_bytes` bytes whose used slots are `slots`,
@@ -97,8 +154,9 @@ impl Directory {
         let dir = Self::new(page_size, mapped_bytes);
         let pages = dir.pages::<E>(slots.len());
         for p in 0..pages {
-            let key = slots[dir.fence_slot::<E>(p)].key(base_offset);
-            dir.fences[p].store(key, Ordering::Relaxed);
+            let entry = &slots[dir.fence_slot::<E>(p)];
+            dir.fences[p].store(entry.key(base_offset), Ordering::Relaxed);
+            dir.store_entry(p, entry);
         }
         dir
     }
@@ -138,15 +196,17 @@ impl Directory {
         self.fences.get(page).map(|f| f.load(Ordering::Relaxed))
     }
 
-    /// Records that slot `slot` now holds an entry with key `key`: stores the fence of
-    /// every page whose first byte lies in that slot (zero or one page when the page size
-    /// is at least `E::SIZE`). Called by the writer *before* publishing `slot + 1`.
+    /// Records that slot `slot` now holds `entry` (whose key is `key`): stores the fence
+    /// and fence entry of every page whose first byte lies in that slot (zero or one page
+    /// when the page size is at least `E::SIZE`). Called by the writer *before* publishing
+    /// `slot + 1`.
     #[inline]
-    pub(crate) fn record<E: IndexEntry>(&self, slot: usize, key: i64) {
+    pub(crate) fn record<E: IndexEntry>(&self, slot: usize, key: i64, entry: &E) {
         let first = self.pages::<E>(slot);
         let end = self.pages::<E>(slot + 1);
-        for f in &self.fences[first..end] {
-            f.store(key, Ordering::Relaxed);
+        for p in first..end {
+            self.fences[p].store(key, Ordering::Relaxed);
+            self.store_entry(p, entry);
         }
     }
 
@@ -155,6 +215,12 @@ impl Directory {
         debug_assert_eq!(self.page_shift, other.page_shift);
         for (dst, src) in self.fences.iter().zip(other.fences.iter()).take(pages) {
             dst.store(src.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        let entries = self.fence_entries.iter().zip(other.fence_entries.iter());
+        for (dst, src) in entries.take(pages) {
+            for (d, s) in dst.iter().zip(src) {
+                d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
         }
     }
 
@@ -211,6 +277,14 @@ impl Directory {
         };
         Some((first, last.max(first)))
     }
+}
+
+/// The native-endian word of 8 bytes.
+#[inline(always)]
+fn word(bytes: &[u8]) -> i64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(bytes);
+    i64::from_ne_bytes(w)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -332,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn lookup_with_12_byte_entries_reads_one_page_except_straddling_answers() {
+    fn lookup_with_12_byte_entries_reads_exactly_one_page_straddling_answers_included() {
         let dir = tempfile::tempdir().unwrap();
         let index = IndexFile::<E12>::open(
             dir.path().join("0.timeindex"),
@@ -365,13 +439,78 @@ mod tests {
                 .unwrap();
             assert_eq!(slot, (target / 10).min(n as i64 - 1) as usize);
             assert!(probe.distinct_pages() <= 1, "search of {target}");
-            probe.touch(slot * 12, 12);
-            let straddling = (slot * 12) / 4096 != (slot * 12 + 11) / 4096;
-            assert_eq!(probe.distinct_pages(), 1 + usize::from(straddling));
-            straddles += usize::from(straddling);
+            let entry = snap.answer(slot, &mut probe).unwrap();
+            assert_eq!(
+                (entry.k.get(), entry.v.get()),
+                (10 * slot as i64, slot as i32)
+            );
+            assert_eq!(probe.distinct_pages(), 1, "lookup of {target}");
+            // The lookup through the file returns the same entry.
+            let (s, e) = index
+                .search(
+                    target,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut crate::NoProbe,
+                )
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (s, e.k.get(), e.v.get()),
+                (slot, entry.k.get(), entry.v.get())
+            );
+            straddles += usize::from((slot * 12) / 4096 != (slot * 12 + 11) / 4096);
         }
-        // Slots 341, 682 (no: 682 * 12 = 8184, ends at 8196), ... straddle.
+        // Slots 341, 1023, 1365, ... straddle a page boundary; their answers come from
+        // the directory's fence entries.
         assert!(straddles > 0);
+        assert_eq!(snap.answer(n, &mut crate::NoProbe).map(|e| e.v.get()), None);
+    }
+
+    /// Every fence entry equals the slot it copies, through appends, truncation and
+    /// re-appends over the truncated pages, resize, trim and a reopen (built from the file).
+    #[test]
+    fn fence_entries_equal_their_slots() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.timeindex");
+        let index = IndexFile::<E12>::open(&path, 0, Some(12 * 1200), OpenMode::ReadWrite)
+            .unwrap()
+            .with_search_strategy(SearchStrategy::PageDirectory { page_size: 64 });
+        let check = |index: &IndexFile<E12>| {
+            let snap = index.snapshot().unwrap();
+            let d = snap.directory().unwrap();
+            let mut in_memory = 0;
+            for (slot, e) in snap.slots().iter().enumerate() {
+                if let Some(f) = d.fence_entry::<E12>(slot, snap.len()) {
+                    assert_eq!(bytemuck::bytes_of(&f), bytemuck::bytes_of(e), "slot {slot}");
+                    in_memory += 1;
+                }
+            }
+            assert_eq!(in_memory, d.pages::<E12>(snap.len()));
+            assert!(d.fence_entry::<E12>(snap.len(), snap.len()).is_none());
+        };
+        for i in 0..1000 {
+            index.append(&e12(5 * i, i)).unwrap();
+        }
+        check(&index);
+        index.truncate_to_entries(333).unwrap();
+        check(&index);
+        for i in 333..1100 {
+            index.append(&e12(7 * i, 2 * i)).unwrap();
+        }
+        check(&index);
+        index.resize(12 * 3000).unwrap();
+        for i in 1100..2500 {
+            index.append(&e12(7 * i, 2 * i)).unwrap();
+        }
+        check(&index);
+        index.trim_to_valid_size().unwrap();
+        check(&index);
+        drop(index);
+        let reopened = IndexFile::<E12>::open(&path, 0, None, OpenMode::ReadOnly)
+            .unwrap()
+            .with_search_strategy(SearchStrategy::PageDirectory { page_size: 64 });
+        check(&reopened);
     }
 
     #[test]

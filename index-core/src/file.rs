@@ -276,6 +276,41 @@ impl<E: IndexEntry> Snapshot<E> {
             probe,
         )
     }
+    /// The entry in `slot` (an answer of [`IndexSnapshot::search`]), as a lookup with the
+    /// view's strategy reads it: see [`IndexSnapshot::answer_with`].
+    #[inline]
+    pub fn answer<P: Probe>(&self, slot: usize, probe: &mut P) -> Option<E> {
+        self.answer_with(self.strategy, slot, probe)
+    }
+    /// The entry in `slot` (an answer of [`IndexSnapshot::search_with`] with `strategy`),
+    /// as a lookup with `strategy` reads it. With the page directory (the strategy and the
+    /// view's directory agree on the page size) a fence slot comes from the directory's
+    /// memory (see [`Directory::fence_entry`]); any other slot, or any other strategy,
+    /// reads the mapping and reports those `E::SIZE` bytes to `probe`. With the page
+    /// directory a lookup (search plus answer) therefore touches exactly one page, for 8-
+    /// and 12-byte entries alike. `None` when `slot >= self.len()` (a slot no search of
+    /// this view returns).
+    #[inline]
+    pub fn answer_with<P: Probe>(
+        &self,
+        strategy: SearchStrategy,
+        slot: usize,
+        probe: &mut P,
+    ) -> Option<E> {
+        let slots = self.slots();
+        if let (SearchStrategy::PageDirectory { page_size }, Some(d)) =
+            (strategy, self.mapping.dir.as_ref())
+        {
+            if d.page_size() == crate::directory::normalize_page_size(page_size) {
+                if let Some(e) = d.fence_entry(slot, slots.len()) {
+                    return Some(e);
+                }
+            }
+        }
+        let e = *slots.get(slot)?;
+        probe.touch(slot * E::SIZE, E::SIZE);
+        Some(e)
+    }
     /// The underlying mapping (for residency measurements).
     pub fn mapping(&self) -> &Mapping {
         &self.mapping.map
@@ -587,7 +622,15 @@ impl<E: IndexEntry> IndexFile<E> {
             self.strategy,
             probe,
         );
-        found.map(|slot| (slot, slots[slot]))
+        // An answer that is a fence slot comes from the directory's memory (with 12-byte
+        // entries it may straddle two pages of the mapping).
+        found.map(|slot| {
+            let entry = mapping
+                .dir
+                .as_ref()
+                .and_then(|d| d.fence_entry(slot, entries));
+            (slot, entry.unwrap_or(slots[slot]))
+        })
     }
 
     /// Takes the writer lock. Index types use the guard to check their rules and append
@@ -850,7 +893,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
         // The fence (if slot n begins a page) before the count: readers that see the new
         // count see the fence too.
         if let Some(dir) = &mapping.dir {
-            dir.record::<E>(n, entry.key(self.index.base_offset));
+            dir.record::<E>(n, entry.key(self.index.base_offset), entry);
         }
         self.index.entries.store(n + 1, PUBLISH);
         Ok(())
