@@ -179,6 +179,16 @@ pub enum SegmentError {
         /// The segment base offset.
         base_offset: i64,
     },
+    /// The `.log` file's data was removed: its segment left the log and its files were
+    /// deleted (after `file.delete.delay.ms`), which also closed the file handle. A reader
+    /// that held the segment past that point gets this error instead of the data (Kafka's
+    /// reader gets a `ClosedChannelException`); [`Log::read`](crate::Log::read) answers it
+    /// with [`SegmentError::OffsetOutOfRange`] or the data of the segments still there.
+    #[error("{path} was deleted and its file handle closed")]
+    SegmentDeleted {
+        /// The `.log` file's last path (usually with the `.deleted` suffix).
+        path: PathBuf,
+    },
 }
 
 /// Result alias for this crate.

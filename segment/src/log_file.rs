@@ -25,10 +25,16 @@ pub const MAX_LOG_FILE_SIZE: u64 = i32::MAX as u64;
 /// Batch-level searches (`search_for_offset_with_size`, `search_for_timestamp`, ...) are
 /// provided by [`LogSegment`](crate::LogSegment) through its
 /// [`BatchFormat`](crate::format::BatchFormat); this type only moves bytes.
+///
+/// Deleting the file ([`delete_if_exists`](Self::delete_if_exists)) also closes its handle,
+/// so an unlinked file's disk space is freed even while `Arc`s of its segment live on
+/// (readers, deferred reclamation of the segment map); later reads and appends get
+/// [`SegmentError::SegmentDeleted`].
 #[derive(Debug)]
 pub struct LogFile {
     path: RwLock<PathBuf>,
-    file: File,
+    /// The open handle; `None` once the file was deleted.
+    file: RwLock<Option<File>>,
     size: AtomicU64,
     mutable: bool,
     closed: AtomicBool,
@@ -111,7 +117,7 @@ impl LogFile {
         let size = if preallocated { 0 } else { len };
         Ok(LogFile {
             path: RwLock::new(path),
-            file,
+            file: RwLock::new(Some(file)),
             size: AtomicU64::new(size),
             mutable,
             closed: AtomicBool::new(false),
@@ -125,6 +131,15 @@ impl LogFile {
         self.path.read().clone()
     }
 
+    /// Runs `op` on the open handle; [`SegmentError::SegmentDeleted`] once the file was
+    /// deleted.
+    fn with_file<T>(&self, op: impl FnOnce(&File) -> Result<T>) -> Result<T> {
+        match self.file.read().as_ref() {
+            Some(f) => op(f),
+            None => Err(SegmentError::SegmentDeleted { path: self.path() }),
+        }
+    }
+
     /// The logical size in bytes (Kafka's `sizeInBytes`).
     pub fn size_in_bytes(&self) -> u64 {
         self.size.load(Ordering::Acquire)
@@ -135,11 +150,11 @@ impl LogFile {
     /// # Errors
     /// [`SegmentError::Io`] if the file cannot be stat'ed.
     pub fn file_length(&self) -> Result<u64> {
-        Ok(self
-            .file
-            .metadata()
-            .map_err(|e| SegmentError::io("stat", self.path(), e))?
-            .len())
+        self.with_file(|f| {
+            Ok(f.metadata()
+                .map_err(|e| SegmentError::io("stat", self.path(), e))?
+                .len())
+        })
     }
 
     /// Appends `bytes` at the logical end; returns the number of bytes written.
@@ -165,12 +180,12 @@ impl LogFile {
                 self.path().display()
             )));
         }
-        {
+        self.with_file(|f| {
             let path = self.path.read();
             self.fs
-                .write_all_at(&path, &self.file, bytes, pos)
-                .map_err(|e| SegmentError::io("write", &*path, e))?;
-        }
+                .write_all_at(&path, f, bytes, pos)
+                .map_err(|e| SegmentError::io("write", &*path, e))
+        })?;
         self.size.store(new_size, Ordering::Release);
         Ok(bytes.len() as u64)
     }
@@ -199,9 +214,10 @@ impl LogFile {
     /// # Errors
     /// [`SegmentError::Io`] (including `UnexpectedEof` when the file is shorter).
     pub fn read_exact_at(&self, buf: &mut [u8], position: u64) -> Result<()> {
-        self.file
-            .read_exact_at(buf, position)
-            .map_err(|e| SegmentError::io("read", self.path(), e))
+        self.with_file(|f| {
+            f.read_exact_at(buf, position)
+                .map_err(|e| SegmentError::io("read", self.path(), e))
+        })
     }
 
     /// Truncates the logical size to `target_size` bytes (Kafka's `truncateTo`); the file
@@ -222,10 +238,12 @@ impl LogFile {
             )));
         }
         if target_size < self.file_length()? {
-            let path = self.path.read();
-            self.fs
-                .set_len(&path, &self.file, target_size)
-                .map_err(|e| SegmentError::io("truncate", &*path, e))?;
+            self.with_file(|f| {
+                let path = self.path.read();
+                self.fs
+                    .set_len(&path, f, target_size)
+                    .map_err(|e| SegmentError::io("truncate", &*path, e))
+            })?;
         }
         self.size.store(target_size, Ordering::Release);
         Ok(size - target_size)
@@ -250,10 +268,12 @@ impl LogFile {
         if !self.mutable {
             return Ok(());
         }
-        let path = self.path.read();
-        self.fs
-            .sync_data(&path, &self.file)
-            .map_err(|e| SegmentError::io("fsync", &*path, e))
+        self.with_file(|f| {
+            let path = self.path.read();
+            self.fs
+                .sync_data(&path, f)
+                .map_err(|e| SegmentError::io("fsync", &*path, e))
+        })
     }
 
     /// Flushes and trims (Kafka's `close`); later appends fail. Reads keep working.
@@ -289,13 +309,18 @@ impl LogFile {
         }
     }
 
-    /// Deletes the file if it exists; whether it was deleted.
+    /// Deletes the file if it exists, then closes the handle (so the file's disk space is
+    /// freed at once); whether it was deleted. Later reads, appends, flushes and
+    /// truncations get [`SegmentError::SegmentDeleted`].
     ///
     /// # Errors
-    /// [`SegmentError::Io`] for failures other than "not found".
+    /// [`SegmentError::Io`] for failures other than "not found" (the handle then stays
+    /// open, and a retry can delete the file).
     pub fn delete_if_exists(&self) -> Result<bool> {
         self.closed.store(true, Ordering::Release);
-        crate::fs::remove_if_exists_with(&*self.fs, &self.path())
+        let deleted = crate::fs::remove_if_exists_with(&*self.fs, &self.path())?;
+        *self.file.write() = None;
+        Ok(deleted)
     }
 
     /// The file-system seam this file writes through.

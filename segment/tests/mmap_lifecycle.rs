@@ -194,7 +194,10 @@ fn b17d_lookups_racing_trim_resize_unload_and_delete() {
                             assert_eq!(found, Some(o), "lookup of {o}");
                             ok.fetch_add(1, Ordering::Relaxed);
                         }
-                        Err(SegmentError::Index(IndexError::Closed { .. })) => {
+                        // After the deletion: the indexes are closed, and the `.log`'s
+                        // handle too (its disk space is freed at once).
+                        Err(SegmentError::Index(IndexError::Closed { .. }))
+                        | Err(SegmentError::SegmentDeleted { .. }) => {
                             gone.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => panic!("lookup of {o}: unexpected error {e}"),
