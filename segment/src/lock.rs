@@ -38,9 +38,15 @@ impl DirLock {
     /// # Errors
     /// [`SegmentError::DirLocked`] if another open file description holds the lock (another
     /// process, or another [`Log`](crate::Log) in this one), with the holder's pid when the
-    /// file records one; [`SegmentError::Io`] if the file cannot be created or locked.
+    /// file records one; [`SegmentError::NotARegularFile`] if `dir/.lock` is a directory,
+    /// FIFO, socket, device or dangling symlink; [`SegmentError::Io`] if the file cannot be
+    /// created or locked.
     pub fn acquire(dir: &Path) -> Result<Self> {
         let path = dir.join(LOCK_FILE);
+        // A `.lock` that is a FIFO would block the holder's-pid read below forever, and a
+        // directory or device is no lock file: refuse them before opening (a symlink to a
+        // regular file is followed).
+        crate::validate::check_regular_file(&path)?;
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
