@@ -205,7 +205,8 @@ pub struct RealFaultOutcome {
     /// Index file size in bytes.
     pub index_bytes: usize,
     /// Per index kind: OS pages brought in by opening the full index with the page
-    /// directory after evicting it (building the fences reads one slot per page).
+    /// directory after evicting it (0: the fences start unknown and the lookups fill
+    /// them in).
     pub directory_build_page_ins: Vec<(IndexKind, u64)>,
     /// Every run, in order: per kind, static then growing; per readahead setting; per
     /// strategy (the growing phase's baseline first).
@@ -672,7 +673,7 @@ fn directory_build_page_ins<I: ReplayIndex>(
     path: &Path,
     cfg: &RealFaultConfig,
 ) -> Result<u64, String> {
-    // A plain mapping watches residency; the index opened afterwards builds its fences.
+    // A plain mapping watches residency while the index is opened with the directory.
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let len = file.metadata().map_err(|e| e.to_string())?.len() as usize;
     let watch = Mapping::map(&file, len, false).map_err(|e| format!("mmap failed: {e}"))?;

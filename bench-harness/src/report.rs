@@ -627,8 +627,8 @@ pub fn render_real_faults(o: &RealFaultOutcome) -> String {
     for (kind, n) in &o.directory_build_page_ins {
         let _ = writeln!(
             out,
-            "   {} index: opening the full file with the page directory (building the fences reads one slot per\n   \
-             page) brought in {n} pages after eviction; the runs above evict again after opening.",
+            "   {} index: opening the full file with the page directory (its fences start unknown; lookups\n   \
+             fill in the ones they need) brought in {n} pages after eviction; the runs above evict again after opening.",
             kind.name()
         );
     }

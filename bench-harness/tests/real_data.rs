@@ -6,6 +6,7 @@ use std::path::Path;
 
 use bench_harness::real_data::{default_data_dir, replay_dir, RealDataOutcome, RealReplayConfig};
 use bench_harness::replay::IndexKind;
+use index_core::search::SearchStrategy;
 
 #[test]
 fn in_repo_index_files_replay_and_strategies_agree() {
@@ -105,7 +106,12 @@ fn replay(dir: &Path) -> RealDataOutcome {
                 s.max_pages,
                 r.pages
             );
-            assert!(s.max_pages >= 1);
+            // Every strategy but the page directory reads a slot for each answer; the page
+            // directory answers a lookup whose answer is a fence slot from memory, so on a
+            // file whose answers all are (a one-entry index) it reads no page at all.
+            if !matches!(s.strategy, SearchStrategy::PageDirectory { .. }) {
+                assert!(s.max_pages >= 1, "{}: {:?}", r.file.name, s.strategy);
+            }
             lookups += s.lookups;
         }
     }

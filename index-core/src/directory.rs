@@ -1,9 +1,9 @@
 //! The page directory: fence pointers that let a lookup read exactly one index page.
 //!
 //! For every page of the mapped index file the directory keeps, in memory, the key of the
-//! **first slot that overlaps the page** (8 bytes per page: 0.2% of a 4 KiB page). A
-//! key lookup first bisects these fences in memory to find the one page that can hold the
-//! answer, then bisects only the slots of that page
+//! **first slot that overlaps the page** (its fence). A key lookup first bisects these
+//! fences in memory to find the one page that can hold the answer, then bisects only the
+//! slots of that page
 //! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory)).
 //!
 //! # Geometry
@@ -15,8 +15,9 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound), found in memory by a branch-free bisection of the last
-//! 8 fences when the first of them qualifies (tail lookups read 3 fences), else of the
+//! or `< t` (smallest upper bound). It is found by checking the last page's fence first
+//! (a hot-tail target usually lands there: one fence read), then a branch-free bisection
+//! of the last 8 fences when the first of them qualifies (3 fence reads), else of the
 //! fences before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
@@ -38,27 +39,51 @@
 //!   with 12-byte entries too.
 //! * Targets below the first key are answered from the directory alone (no page read).
 //!
+//! # Lazy fences
+//!
+//! Opening an existing index reads **no** page to build the directory: every page's fence
+//! starts unknown, and the writer knows the fences of the pages it fills from then on.
+//! A search that needs an unknown fence reads the fence slot from the mapping (a page that
+//! Kafka's own bisection would read too), and stores it for the next lookups. So a cold
+//! open costs no page-in beyond the ones the lookups themselves need, and once the fences
+//! a workload uses are known, each lookup reads exactly one page as above. A hot-tail
+//! workload knows its fences after its first lookup (the last page's fence, then at most
+//! 4 more while the tail pages fill in).
+//!
 //! # Concurrency
 //!
-//! The fences (and the fence entries) are preallocated atomics, one set per page of the
-//! mapping, living next to the mapping in the same `Arc`. The single writer stores a
-//! page's fence and fence entry (`Relaxed`) when it writes the page's fence slot, **before** it
-//! publishes the new entry count with `Release`; readers load the count with `Acquire` and
-//! read only the fences of the `pages(n)` pages below it, so they see every fence they
-//! use. A truncation only lowers the count; fences of dropped pages are rewritten when
-//! their slots are appended again. A reader that loaded a count from before a truncation
-//! may see a newer fence for a re-filled page and return a stale, in-bounds answer, the
-//! same exposure as the slots themselves (see [`crate::sys`], invariant 3); a fence entry
-//! is two words, so such a reader may also see one word of each (the same exposure as a
-//! slot of the mapping rewritten under it).
+//! The fences and fence entries are preallocated atomics, one set per page of the mapping,
+//! living next to the mapping in the same `Arc`, with a per-page `known` flag. A fence is
+//! stored (`Relaxed`) before its flag (`Release`), and read (`Relaxed`) after it
+//! (`Acquire`), so whoever sees the flag sees the fence (the loom models check it, and
+//! fail with these orderings weakened, see `tests/loom.rs`).
+//!
+//! * The single writer stores a page's fence when it writes the page's fence slot,
+//!   **before** it publishes the new entry count with `Release`; readers load the count
+//!   with `Acquire` and use only the fences of the `pages(n)` pages below it.
+//! * A reader that read an unknown fence from the mapping stores it only if it gets the
+//!   directory's fill lock **without waiting** (`try_lock`) and the flag is still unset;
+//!   the writer takes the same lock for its (once per page) fence stores. So a fill
+//!   never overwrites the writer's fence, and a fill that lost a race (it read a slot
+//!   from before a truncation) is overwritten by the writer's store when the writer
+//!   appends that slot again, before the page is fenced again. Lookups never wait and,
+//!   once the fences they use are known, do no atomic read-modify-write at all: the lock
+//!   is taken at most once per page by readers.
+//! * A truncation only lowers the count; fences of dropped pages are rewritten when
+//!   their slots are appended again. A reader that loaded a count from before a
+//!   truncation may see a newer fence for a re-filled page and return a stale, in-bounds
+//!   answer, the same exposure as the slots themselves (see [`crate::sys`], invariant 3);
+//!   a fence entry is two words, so such a reader may also see one word of each (the same
+//!   exposure as a slot of the mapping rewritten under it).
 //!
 //! # Memory
 //!
-//! 24 bytes per page of the mapping (an 8-byte fence and a 16-byte fence entry): 6 KiB per
-//! MiB of index with 4 KiB pages (0.6 %).
+//! 25 bytes per page of the mapping (an 8-byte fence, a 16-byte fence entry and the
+//! flag): 6.25 KiB per MiB of index with 4 KiB pages (0.6 %).
 
 use crate::codec::IndexEntry;
-use crate::sync::{AtomicI64, Ordering};
+use crate::search::Probe;
+use crate::sync::{AtomicBool, AtomicI64, Lock, Ordering, OBSERVE, PUBLISH};
 
 /// Pages at the tail of the directory searched on their own first (see
 /// [`Directory::page_range`]).
@@ -69,16 +94,22 @@ const TAIL_PAGES: usize = 8;
 pub const MAX_FENCE_ENTRY_BYTES: usize = 16;
 
 /// Fence pointers of one mapping of an index file: the key of the first slot overlapping
-/// each page of `page_size()` bytes.
+/// each page of `page_size()` bytes, filled in lazily (see the [module docs](self)).
 #[derive(Debug)]
 pub struct Directory {
     /// `log2(page size in bytes)`.
     page_shift: u32,
-    /// One fence per page of the mapping; only the first `pages(n)` are meaningful.
+    /// One fence per page of the mapping; meaningful where `known` is set, and only for
+    /// the first `pages(n)` pages.
     fences: Box<[AtomicI64]>,
     /// The raw bytes of each page's fence slot (zero-padded to 16 bytes, as two
     /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`].
     fence_entries: Box<[[AtomicI64; 2]]>,
+    /// Whether the page's fence (and fence entry) is stored.
+    known: Box<[AtomicBool]>,
+    /// Serialises fence stores between the writer and filling readers (readers only
+    /// `try_lock` it).
+    fill: Lock<()>,
 }
 
 /// Normalises a requested page size (bytes) to a power of two >= 1 (rounding up; a size
@@ -91,8 +122,9 @@ pub fn normalize_page_size(page_size: usize) -> usize {
 }
 
 impl Directory {
-    /// An empty directory for a mapping of `mapped_bytes` bytes with pages of `page_size`
-    /// bytes (rounded up to a power of two).
+    /// A directory for a mapping of `mapped_bytes` bytes with pages of `page_size` bytes
+    /// (rounded up to a power of two), every fence unknown. Reads nothing: the fences of
+    /// pages already in the file are filled in by the searches that need them.
     pub(crate) fn new(page_size: usize, mapped_bytes: usize) -> Self {
         let page_size = normalize_page_size(page_size);
         let pages = mapped_bytes.div_ceil(page_size);
@@ -102,6 +134,8 @@ impl Directory {
             fence_entries: (0..pages)
                 .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
                 .collect(),
+            known: (0..pages).map(|_| AtomicBool::new(false)).collect(),
+            fill: Lock::new(()),
         }
     }
 
@@ -119,11 +153,20 @@ impl Directory {
         hi.store(word(&buf[8..]), Ordering::Relaxed);
     }
 
+    /// Stores the fence and fence entry of `page` and sets its flag. The caller holds
+    /// `self.fill`.
+    #[inline]
+    fn store_fence<E: IndexEntry>(&self, page: usize, key: i64, entry: &E) {
+        self.fences[page].store(key, Ordering::Relaxed);
+        self.store_entry(page, entry);
+        self.known[page].store(true, PUBLISH);
+    }
+
     /// The entry in slot `slot` of an index with `entries` used slots, from memory, when
-    /// that slot is the fence slot of a fenced page (else `None`: read it from the
-    /// mapping). A lookup whose answer is a fence slot (with 12-byte entries, the only
-    /// answers that straddle a page boundary) thus reads no page for its answer.
-    /// Meaningful only for a count `entries` loaded with `Acquire`.
+    /// that slot is the fence slot of a fenced page whose fence is known (else `None`:
+    /// read it from the mapping). A lookup whose answer is a fence slot (with 12-byte
+    /// entries, the only answers that straddle a page boundary) thus reads no page for its
+    /// answer. Meaningful only for a count `entries` loaded with `Acquire`.
     #[inline]
     pub fn fence_entry<E: IndexEntry>(&self, slot: usize, entries: usize) -> Option<E> {
         if E::SIZE > MAX_FENCE_ENTRY_BYTES || slot >= entries {
@@ -133,7 +176,10 @@ impl Directory {
         // fence slot when that page starts inside the slot.
         let start = slot * E::SIZE;
         let page = (start + self.page_size() - 1) >> self.page_shift;
-        if page >= self.pages::<E>(entries) || (page << self.page_shift) >= start + E::SIZE {
+        if page >= self.pages::<E>(entries)
+            || (page << self.page_shift) >= start + E::SIZE
+            || !self.known[page].load(OBSERVE)
+        {
             return None;
         }
         let [lo, hi] = &self.fence_entries[page];
@@ -141,24 +187,6 @@ impl Directory {
         buf[..8].copy_from_slice(&lo.load(Ordering::Relaxed).to_ne_bytes());
         buf[8..].copy_from_slice(&hi.load(Ordering::Relaxed).to_ne_bytes());
         Some(bytemuck::pod_read_unaligned(&buf[..E::SIZE]))
-    }
-
-    /// A directory for a mapping of `mapped_bytes` bytes whose used slots are `slots`,
-    /// built by reading each page's fence slot (one slot read per used page).
-    pub(crate) fn build<E: IndexEntry>(
-        page_size: usize,
-        mapped_bytes: usize,
-        slots: &[E],
-        base_offset: i64,
-    ) -> Self {
-        let dir = Self::new(page_size, mapped_bytes);
-        let pages = dir.pages::<E>(slots.len());
-        for p in 0..pages {
-            let entry = &slots[dir.fence_slot::<E>(p)];
-            dir.fences[p].store(entry.key(base_offset), Ordering::Relaxed);
-            dir.store_entry(p, entry);
-        }
-        dir
     }
 
     /// Page size in bytes (a power of two).
@@ -189,57 +217,116 @@ impl Directory {
         (page << self.page_shift) / E::SIZE
     }
 
-    /// The fence (key of the fence slot) of page `p`, if `p` is within the capacity.
-    /// Meaningful only for `p < pages(entries)` of a count loaded with `Acquire`.
+    /// The fence (key of the fence slot) of page `p`, if `p` is within the capacity and
+    /// its fence is known (stored by the writer or by a search that read it). Meaningful
+    /// only for `p < pages(entries)` of a count loaded with `Acquire`.
     #[inline]
     pub fn fence(&self, page: usize) -> Option<i64> {
-        self.fences.get(page).map(|f| f.load(Ordering::Relaxed))
+        if !self.known.get(page)?.load(OBSERVE) {
+            return None;
+        }
+        Some(self.fences[page].load(Ordering::Relaxed))
+    }
+
+    /// Number of the first `pages` pages whose fence is known (for tests and reports).
+    pub fn known_fences(&self, pages: usize) -> usize {
+        self.known
+            .iter()
+            .take(pages)
+            .filter(|k| k.load(OBSERVE))
+            .count()
+    }
+
+    /// The fence of page `page < pages(slots.len())`: from memory when known, else read
+    /// from the fence slot in `slots` (reported to `probe`) and stored for later lookups.
+    #[inline(always)]
+    pub(crate) fn fence_key<E: IndexEntry, P: Probe>(
+        &self,
+        page: usize,
+        slots: &[E],
+        base_offset: i64,
+        probe: &mut P,
+    ) -> i64 {
+        if self.known[page].load(OBSERVE) {
+            return self.fences[page].load(Ordering::Relaxed);
+        }
+        self.fill_fence(page, slots, base_offset, probe)
+    }
+
+    /// The cold path of [`fence_key`](Self::fence_key): reads the fence slot from the
+    /// mapping and stores it if the fill lock is free and nobody stored it meanwhile.
+    #[cold]
+    #[inline(never)]
+    fn fill_fence<E: IndexEntry, P: Probe>(
+        &self,
+        page: usize,
+        slots: &[E],
+        base_offset: i64,
+        probe: &mut P,
+    ) -> i64 {
+        let slot = self.fence_slot::<E>(page);
+        probe.touch(slot * E::SIZE, E::SIZE);
+        let entry = slots[slot];
+        let key = entry.key(base_offset);
+        if let Some(_g) = self.fill.try_lock() {
+            if !self.known[page].load(Ordering::Relaxed) {
+                self.store_fence(page, key, &entry);
+            }
+        }
+        key
     }
 
     /// Records that slot `slot` now holds `entry` (whose key is `key`): stores the fence
     /// and fence entry of every page whose first byte lies in that slot (zero or one page
-    /// when the page size is at least `E::SIZE`). Called by the writer *before* publishing
-    /// `slot + 1`.
+    /// when the page size is at least `E::SIZE`), under the fill lock. Called by the
+    /// writer *before* publishing `slot + 1`.
     #[inline]
     pub(crate) fn record<E: IndexEntry>(&self, slot: usize, key: i64, entry: &E) {
         let first = self.pages::<E>(slot);
         let end = self.pages::<E>(slot + 1);
         for p in first..end {
-            self.fences[p].store(key, Ordering::Relaxed);
-            self.store_entry(p, entry);
+            let _g = self.fill.lock();
+            self.store_fence(p, key, entry);
         }
     }
 
-    /// Copies the fences of the first `pages` pages from `other` (used when remapping).
+    /// Copies the known fences of the first `pages` pages from `other` (used when
+    /// remapping; the writer holds its lock, so only filling readers race with it, and a
+    /// fill it misses just stays unknown here).
     pub(crate) fn copy_from(&self, other: &Directory, pages: usize) {
         debug_assert_eq!(self.page_shift, other.page_shift);
-        for (dst, src) in self.fences.iter().zip(other.fences.iter()).take(pages) {
-            dst.store(src.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        let entries = self.fence_entries.iter().zip(other.fence_entries.iter());
-        for (dst, src) in entries.take(pages) {
-            for (d, s) in dst.iter().zip(src) {
+        let _g = self.fill.lock();
+        for p in 0..pages.min(self.capacity()).min(other.capacity()) {
+            if !other.known[p].load(OBSERVE) {
+                continue;
+            }
+            self.fences[p].store(other.fences[p].load(Ordering::Relaxed), Ordering::Relaxed);
+            for (d, s) in self.fence_entries[p].iter().zip(&other.fence_entries[p]) {
                 d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
             }
+            self.known[p].store(true, PUBLISH);
         }
     }
 
     /// The inclusive slot range `[lo, hi]` of the page that holds the answer for `target`
-    /// in an index with `entries` used slots: the last fenced page whose fence is `<=
-    /// target` (`strict = false`) or `< target` (`strict = true`). `None` when no fence
-    /// qualifies (for `strict = false`: every key is `> target`). The key of slot `lo` is
-    /// that page's fence. Reads fences only (memory), no slot.
+    /// among `slots` (the used slots): the last fenced page whose fence is `<= target`
+    /// (`strict = false`) or `< target` (`strict = true`). `None` when no fence qualifies
+    /// (for `strict = false`: every key is `> target`). The key of slot `lo` is that
+    /// page's fence. Reads known fences from memory, and reads (reporting them to `probe`)
+    /// and stores the unknown ones it needs.
     #[inline]
-    pub fn page_range<E: IndexEntry>(
+    pub fn page_range<E: IndexEntry, P: Probe>(
         &self,
-        entries: usize,
+        slots: &[E],
+        base_offset: i64,
         target: i64,
         strict: bool,
+        probe: &mut P,
     ) -> Option<(usize, usize)> {
+        let entries = slots.len();
         let pages = self.pages::<E>(entries);
-        let fences = &self.fences[..pages];
-        let qualifies = |page: usize| {
-            let f = fences[page].load(Ordering::Relaxed);
+        let mut qualifies = |page: usize| {
+            let f = self.fence_key(page, slots, base_offset, probe);
             if strict {
                 f < target
             } else {
@@ -250,25 +337,31 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section: if the first of the last `TAIL_PAGES` fences
-        // qualifies (a predictable branch for tail lookups) the page is among them, else
-        // among the pages before it. Either way a branch-free halving (a fixed number of
-        // steps for the range, conditional moves) finds it: 3 fence reads for a tail
-        // lookup, `log2(pages)` for any other; none of them touches the mapping.
-        let tail = pages.saturating_sub(TAIL_PAGES);
-        let (mut page, mut size) = if qualifies(tail) {
-            (tail, pages - tail)
-        } else if tail > 0 && qualifies(0) {
-            (0, tail)
+        // tail like Kafka's warm section: the last page first (where a hot-tail target
+        // usually lands), then, if the first of the last `TAIL_PAGES` fences qualifies (a
+        // predictable branch for tail lookups), among them, else among the pages before.
+        // Either way a branch-free halving (a fixed number of steps for the range,
+        // conditional moves) finds it: 1 fence read for a target on the last page, 4 for
+        // another tail lookup, `log2(pages)` for any other.
+        let page = if qualifies(pages - 1) {
+            pages - 1
         } else {
-            return None;
+            let tail = pages.saturating_sub(TAIL_PAGES);
+            let (mut page, mut size) = if qualifies(tail) {
+                (tail, pages - 1 - tail)
+            } else if tail > 0 && qualifies(0) {
+                (0, tail)
+            } else {
+                return None;
+            };
+            while size > 1 {
+                let half = size / 2;
+                let mid = page + half;
+                page = if qualifies(mid) { mid } else { page };
+                size -= half;
+            }
+            page
         };
-        while size > 1 {
-            let half = size / 2;
-            let mid = page + half;
-            page = if qualifies(mid) { mid } else { page };
-            size -= half;
-        }
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)
@@ -468,15 +561,17 @@ mod tests {
     }
 
     /// Every fence entry equals the slot it copies, through appends, truncation and
-    /// re-appends over the truncated pages, resize, trim and a reopen (built from the file).
+    /// re-appends over the truncated pages, resize, trim and a reopen (where the fences
+    /// start unknown and searches fill them in).
     #[test]
     fn fence_entries_equal_their_slots() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("0.timeindex");
+        let pd64 = SearchStrategy::PageDirectory { page_size: 64 };
         let index = IndexFile::<E12>::open(&path, 0, Some(12 * 1200), OpenMode::ReadWrite)
             .unwrap()
-            .with_search_strategy(SearchStrategy::PageDirectory { page_size: 64 });
-        let check = |index: &IndexFile<E12>| {
+            .with_search_strategy(pd64);
+        let check = |index: &IndexFile<E12>, all_known: bool| {
             let snap = index.snapshot().unwrap();
             let d = snap.directory().unwrap();
             let mut in_memory = 0;
@@ -486,31 +581,99 @@ mod tests {
                     in_memory += 1;
                 }
             }
-            assert_eq!(in_memory, d.pages::<E12>(snap.len()));
+            let pages = d.pages::<E12>(snap.len());
+            assert_eq!(in_memory, d.known_fences(pages));
+            if all_known {
+                assert_eq!(in_memory, pages);
+            }
             assert!(d.fence_entry::<E12>(snap.len(), snap.len()).is_none());
         };
         for i in 0..1000 {
             index.append(&e12(5 * i, i)).unwrap();
         }
-        check(&index);
+        check(&index, true);
         index.truncate_to_entries(333).unwrap();
-        check(&index);
+        check(&index, true);
         for i in 333..1100 {
             index.append(&e12(7 * i, 2 * i)).unwrap();
         }
-        check(&index);
+        check(&index, true);
         index.resize(12 * 3000).unwrap();
         for i in 1100..2500 {
             index.append(&e12(7 * i, 2 * i)).unwrap();
         }
-        check(&index);
+        check(&index, true);
         index.trim_to_valid_size().unwrap();
-        check(&index);
+        check(&index, true);
         drop(index);
         let reopened = IndexFile::<E12>::open(&path, 0, None, OpenMode::ReadOnly)
             .unwrap()
-            .with_search_strategy(SearchStrategy::PageDirectory { page_size: 64 });
-        check(&reopened);
+            .with_search_strategy(pd64);
+        let snap = reopened.snapshot().unwrap();
+        assert_eq!(snap.directory().unwrap().known_fences(usize::MAX), 0);
+        check(&reopened, false);
+        // Searching every key fills in every fence.
+        for e in snap.slots() {
+            let t = e.key(0);
+            snap.search(
+                t,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                &mut crate::NoProbe,
+            );
+        }
+        check(&reopened, true);
+    }
+
+    /// Opening an existing index with the page directory reads no page; the first hot-tail
+    /// lookup reads the last page only (its fence and its answer), and every later one
+    /// exactly one page; a cold uniform lookup reads no more pages than a binary search.
+    #[test]
+    fn a_cold_open_reads_no_page_and_lookups_fill_the_fences_they_need() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.index");
+        let pages = 64;
+        let n = pages * 512;
+        {
+            let index = IndexFile::<E8>::open(&path, 0, Some(n * 8), OpenMode::ReadWrite).unwrap();
+            for i in 0..n {
+                index.append(&e8(2 * i as i64, i as i64)).unwrap();
+            }
+        }
+        let index = IndexFile::<E8>::open(&path, 0, None, OpenMode::ReadOnly)
+            .unwrap()
+            .with_search_strategy(PD);
+        let snap = index.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert_eq!(d.known_fences(pages), 0, "opening read fences");
+        let lookup = |t: i64| {
+            let mut probe = PageProbe::new(4096);
+            let slot = snap
+                .search(t, SearchField::Key, Bound::LargestLowerBound, &mut probe)
+                .unwrap();
+            snap.answer(slot, &mut probe).unwrap();
+            assert_eq!(slot, (t / 2) as usize);
+            probe.distinct_pages()
+        };
+        let last = 2 * (n as i64 - 1);
+        assert_eq!(lookup(last), 1, "the first tail lookup reads the last page");
+        assert_eq!(d.known_fences(pages), 1);
+        // The hot tail (the last 2000 slots, 4 pages): a first lookup on another tail
+        // page reads at most 4 fences (the first of the last 8 pages, then 3 halvings);
+        // once they are known, every lookup reads exactly one page.
+        let tail = last - 4000..=last;
+        for t in tail.clone().rev() {
+            assert!(lookup(t) <= 5, "target {t}");
+        }
+        assert!(d.known_fences(pages) <= 8, "{}", d.known_fences(pages));
+        for t in tail {
+            assert_eq!(lookup(t), 1, "target {t}");
+        }
+        // A cold lookup elsewhere reads at most log2(pages) + 2 pages, then one.
+        let binary_pages = (pages as f64).log2() as usize + 2;
+        assert!(lookup(1001) <= binary_pages);
+        assert_eq!(lookup(1001), 1);
+        assert_eq!(lookup(1003), 1);
     }
 
     #[test]

@@ -416,10 +416,10 @@ impl<E: IndexEntry> IndexFile<E> {
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
     /// (default: Kafka's warm/cold with an 8192-byte warm section).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (8 bytes
-    /// of memory per page of the mapped file): it is built here from the used slots,
-    /// reading one slot per used page, and maintained by every append, truncation and
-    /// resize. Any other strategy drops the directory. The directory is installed with a
+    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (25 bytes
+    /// of memory per page of the mapped file): installed here without reading any page
+    /// (its fences start unknown and are filled in by the searches that need them), and
+    /// maintained by every append, truncation and resize. Any other strategy drops the directory. The directory is installed with a
     /// fresh mapping of the same file; if that `mmap` fails the index keeps its mapping
     /// without a directory and page-directory searches fall back to warm/cold (same
     /// results).
@@ -446,11 +446,9 @@ impl<E: IndexEntry> IndexFile<E> {
             return;
         };
         let slots = map.len() / E::SIZE;
-        let entries = self.entries.load(Ordering::Relaxed).min(slots);
-        let dir = page_size.map(|p| {
-            let used: &[E] = bytemuck::cast_slice(map.bytes(entries * E::SIZE));
-            Directory::build(p, map.len(), used, self.base_offset)
-        });
+        // Every fence starts unknown: installing the directory reads no page (the searches
+        // fill in the fences they need, see `crate::directory`).
+        let dir = page_size.map(|p| Directory::new(p, map.len()));
         // A snapshot taken before this call may still hold the old mapping, and a lookup
         // may still read it: it is retired only after `synchronize`.
         let new = Arc::new(Mapped::new(map, dir, slots));

@@ -381,7 +381,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
     match bound {
         Bound::LargestLowerBound => {
             // No fence <= target: slot 0's key (fence 0) is > target.
-            let (lo, hi) = dir.page_range::<E>(n, target, false)?;
+            let (lo, hi) = dir.page_range(slots, base_offset, target, false, probe)?;
             Some(last_qualifying(
                 slots,
                 base_offset,
@@ -393,27 +393,32 @@ fn search_paged<E: IndexEntry, P: Probe>(
                 probe,
             ))
         }
-        Bound::SmallestUpperBound => match dir.page_range::<E>(n, target, true) {
-            // Slot lo's key is < target: the answer is the slot after the last one < target.
-            Some((lo, hi)) => {
-                let last_below = last_qualifying(
-                    slots,
-                    base_offset,
-                    target,
-                    SearchField::Key,
-                    true,
-                    lo,
-                    hi,
-                    probe,
-                );
-                (last_below + 1 < n).then_some(last_below + 1)
+        Bound::SmallestUpperBound => {
+            match dir.page_range(slots, base_offset, target, true, probe) {
+                // Slot lo's key is < target: the answer is the slot after the last one < target.
+                Some((lo, hi)) => {
+                    let last_below = last_qualifying(
+                        slots,
+                        base_offset,
+                        target,
+                        SearchField::Key,
+                        true,
+                        lo,
+                        hi,
+                        probe,
+                    );
+                    (last_below + 1 < n).then_some(last_below + 1)
+                }
+                // target <= slot 0's key: slot 0, or Kafka's quirk on equality (slot 1).
+                None => {
+                    if dir.fence_key(0, slots, base_offset, probe) > target {
+                        Some(0)
+                    } else {
+                        (n > 1).then_some(1)
+                    }
+                }
             }
-            // target <= slot 0's key: slot 0, or Kafka's quirk on equality (slot 1).
-            None => match dir.fence(0) {
-                Some(first) if first > target => Some(0),
-                _ => (n > 1).then_some(1),
-            },
-        },
+        }
     }
 }
 

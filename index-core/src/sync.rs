@@ -58,6 +58,15 @@ impl<T> Lock<T> {
     pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
         self.0.lock().unwrap()
     }
+    /// The lock if it is free now, else `None` (never waits).
+    #[cfg(not(loom))]
+    pub(crate) fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, T>> {
+        self.0.try_lock()
+    }
+    #[cfg(loom)]
+    pub(crate) fn try_lock(&self) -> Option<loom::sync::MutexGuard<'_, T>> {
+        self.0.try_lock().ok()
+    }
 }
 
 /// A reader-writer lock (parking_lot's, or loom's under loom). Readers hold it only long

@@ -227,3 +227,35 @@ fn trim_vs_lookup() {
         assert_eq!(len, 2 * E8::SIZE as u64);
     });
 }
+
+/// Lazy fences: an index whose slots were written before the page directory was
+/// installed starts with every fence unknown. Two readers fill page 0's fence from the
+/// mapping (each only if it gets the fill lock without waiting) while the appender
+/// appends slots 2 and 3 and stores page 1's fence: every answer is right, and afterwards
+/// every fence is known and equals its slot's key.
+#[test]
+fn lazy_fence_fill_vs_append() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(&dir, 4, SearchStrategy::default());
+        index.append(&entry(0)).unwrap();
+        index.append(&entry(1)).unwrap();
+        let index = Arc::new(index.with_search_strategy(PD));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let index = index.clone();
+                thread::spawn(move || check_reader(&index, 2, 4))
+            })
+            .collect();
+        index.append(&entry(2)).unwrap();
+        index.append(&entry(3)).unwrap();
+        for r in readers {
+            r.join().unwrap();
+        }
+        check_reader(&index, 4, 4);
+        let snap = index.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert_eq!(d.fence(0), Some(entry(0).key(0)));
+        assert_eq!(d.fence(1), Some(entry(2).key(0)));
+    });
+}
