@@ -277,6 +277,14 @@ fn print(kind: &str, rows: &[Row], rounds: usize, json: &mut Vec<String>) {
         .map(|c| format!("{:.1}", c.denominator_ns))
         .collect();
     println!("partition_point itself (ns, median): {}", pp.join(" / "));
+    println!(
+        "lookups announce themselves with {}",
+        if index_core::readers::asymmetric_fences() {
+            "a compiler fence (membarrier asymmetric fences)"
+        } else {
+            "a SeqCst fence (no membarrier)"
+        }
+    );
 }
 
 fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {

@@ -87,7 +87,9 @@ fn without_readahead_page_ins_equal_the_probed_pages() {
 
 /// The static cold start, no readahead, 256-page index: binary search walks slot 0 and
 /// the bisection path (log2(256) + 1 = 9 pages), warm/cold the last 3 pages at most, the
-/// page directory one page.
+/// page directory (lazy fences: opening read nothing) the pages whose fences the hot-tail
+/// lookups need (2 of the offset index, 3 of the time index: 1024 slots span 3 pages of
+/// 12-byte entries), never more than warm/cold.
 #[test]
 fn static_cold_start_page_ins_per_strategy() {
     let o = outcome();
@@ -100,7 +102,12 @@ fn static_cold_start_page_ins_per_strategy() {
             "{kind:?} wc {}",
             w.page_ins
         );
-        assert_eq!(p.page_ins, 1, "{kind:?}");
+        assert!(
+            (1..=3).contains(&p.page_ins) && p.page_ins <= w.page_ins,
+            "{kind:?} page directory {} vs warm/cold {}",
+            p.page_ins,
+            w.page_ins
+        );
         assert!(b.major_faults >= b.page_ins);
     }
 }

@@ -15,10 +15,9 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound). It is found by checking the last page's fence first
-//! (a hot-tail target usually lands there: one fence read), then a branch-free bisection
-//! of the last 8 fences when the first of them qualifies (3 fence reads), else of the
-//! fences before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! or `< t` (smallest upper bound): one of the last two pages when the second-to-last
+//! fence qualifies (tail lookups read 2 fences), else found by a branch-free bisection of
+//! the fences before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
 //! bisection never compares its `begin` slot). Every other slot of the range starts at
@@ -47,16 +46,18 @@
 //! Kafka's own bisection would read too), and stores it for the next lookups. So a cold
 //! open costs no page-in beyond the ones the lookups themselves need, and once the fences
 //! a workload uses are known, each lookup reads exactly one page as above. A hot-tail
-//! workload knows its fences after its first lookup (the last page's fence, then at most
-//! 4 more while the tail pages fill in).
+//! workload (the last two pages, Kafka's 8 KiB warm section) reads exactly those two
+//! pages to learn its fences: a cold start costs it 2 page-ins (warm/cold: up to 3).
 //!
 //! # Concurrency
 //!
 //! The fences and fence entries are preallocated atomics, one set per page of the mapping,
-//! living next to the mapping in the same `Arc`, with a per-page `known` flag. A fence is
-//! stored (`Relaxed`) before its flag (`Release`), and read (`Relaxed`) after it
-//! (`Acquire`), so whoever sees the flag sees the fence (the loom models check it, and
-//! fail with these orderings weakened, see `tests/loom.rs`).
+//! living next to the mapping in the same `Arc`. An unknown fence holds the sentinel
+//! [`UNKNOWN_FENCE`] (`i64::MIN`; a slot whose key really is `i64::MIN` is then never
+//! cached, only read from the mapping each time: slower, never wrong). A fence entry is
+//! stored (`Relaxed`) before its fence (`Release`), and read (`Relaxed`) after it
+//! (`Acquire`), so whoever sees a fence sees its entry (the loom models check the
+//! protocol, and fail with these orderings weakened, see `tests/loom.rs`).
 //!
 //! * The single writer stores a page's fence when it writes the page's fence slot,
 //!   **before** it publishes the new entry count with `Release`; readers load the count
@@ -78,20 +79,19 @@
 //!
 //! # Memory
 //!
-//! 25 bytes per page of the mapping (an 8-byte fence, a 16-byte fence entry and the
-//! flag): 6.25 KiB per MiB of index with 4 KiB pages (0.6 %).
+//! 24 bytes per page of the mapping (an 8-byte fence and a 16-byte fence entry): 6 KiB per
+//! MiB of index with 4 KiB pages (0.6 %).
 
 use crate::codec::IndexEntry;
 use crate::search::Probe;
-use crate::sync::{AtomicBool, AtomicI64, Lock, Ordering, OBSERVE, PUBLISH};
-
-/// Pages at the tail of the directory searched on their own first (see
-/// [`Directory::page_range`]).
-const TAIL_PAGES: usize = 8;
+use crate::sync::{AtomicI64, Lock, Ordering, OBSERVE, PUBLISH};
 
 /// The largest entry size (bytes) whose fence entries the directory keeps in memory (the
 /// offset index's 8 and the time index's 12 fit; larger entries keep fences only).
 pub const MAX_FENCE_ENTRY_BYTES: usize = 16;
+
+/// The value of a fence that is not known yet (see the [module docs](self)).
+pub const UNKNOWN_FENCE: i64 = i64::MIN;
 
 /// Fence pointers of one mapping of an index file: the key of the first slot overlapping
 /// each page of `page_size()` bytes, filled in lazily (see the [module docs](self)).
@@ -99,14 +99,12 @@ pub const MAX_FENCE_ENTRY_BYTES: usize = 16;
 pub struct Directory {
     /// `log2(page size in bytes)`.
     page_shift: u32,
-    /// One fence per page of the mapping; meaningful where `known` is set, and only for
-    /// the first `pages(n)` pages.
+    /// One fence per page of the mapping ([`UNKNOWN_FENCE`] until known); meaningful only
+    /// for the first `pages(n)` pages.
     fences: Box<[AtomicI64]>,
     /// The raw bytes of each page's fence slot (zero-padded to 16 bytes, as two
     /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`].
     fence_entries: Box<[[AtomicI64; 2]]>,
-    /// Whether the page's fence (and fence entry) is stored.
-    known: Box<[AtomicBool]>,
     /// Serialises fence stores between the writer and filling readers (readers only
     /// `try_lock` it).
     fill: Lock<()>,
@@ -130,11 +128,10 @@ impl Directory {
         let pages = mapped_bytes.div_ceil(page_size);
         Directory {
             page_shift: page_size.trailing_zeros(),
-            fences: (0..pages).map(|_| AtomicI64::new(0)).collect(),
+            fences: (0..pages).map(|_| AtomicI64::new(UNKNOWN_FENCE)).collect(),
             fence_entries: (0..pages)
                 .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
                 .collect(),
-            known: (0..pages).map(|_| AtomicBool::new(false)).collect(),
             fill: Lock::new(()),
         }
     }
@@ -153,13 +150,11 @@ impl Directory {
         hi.store(word(&buf[8..]), Ordering::Relaxed);
     }
 
-    /// Stores the fence and fence entry of `page` and sets its flag. The caller holds
-    /// `self.fill`.
+    /// Stores the fence entry, then the fence, of `page`. The caller holds `self.fill`.
     #[inline]
     fn store_fence<E: IndexEntry>(&self, page: usize, key: i64, entry: &E) {
-        self.fences[page].store(key, Ordering::Relaxed);
         self.store_entry(page, entry);
-        self.known[page].store(true, PUBLISH);
+        self.fences[page].store(key, PUBLISH);
     }
 
     /// The entry in slot `slot` of an index with `entries` used slots, from memory, when
@@ -178,7 +173,7 @@ impl Directory {
         let page = (start + self.page_size() - 1) >> self.page_shift;
         if page >= self.pages::<E>(entries)
             || (page << self.page_shift) >= start + E::SIZE
-            || !self.known[page].load(OBSERVE)
+            || self.fences[page].load(OBSERVE) == UNKNOWN_FENCE
         {
             return None;
         }
@@ -222,18 +217,16 @@ impl Directory {
     /// only for `p < pages(entries)` of a count loaded with `Acquire`.
     #[inline]
     pub fn fence(&self, page: usize) -> Option<i64> {
-        if !self.known.get(page)?.load(OBSERVE) {
-            return None;
-        }
-        Some(self.fences[page].load(Ordering::Relaxed))
+        let f = self.fences.get(page)?.load(OBSERVE);
+        (f != UNKNOWN_FENCE).then_some(f)
     }
 
     /// Number of the first `pages` pages whose fence is known (for tests and reports).
     pub fn known_fences(&self, pages: usize) -> usize {
-        self.known
+        self.fences
             .iter()
             .take(pages)
-            .filter(|k| k.load(OBSERVE))
+            .filter(|f| f.load(OBSERVE) != UNKNOWN_FENCE)
             .count()
     }
 
@@ -247,8 +240,9 @@ impl Directory {
         base_offset: i64,
         probe: &mut P,
     ) -> i64 {
-        if self.known[page].load(OBSERVE) {
-            return self.fences[page].load(Ordering::Relaxed);
+        let f = self.fences[page].load(OBSERVE);
+        if f != UNKNOWN_FENCE {
+            return f;
         }
         self.fill_fence(page, slots, base_offset, probe)
     }
@@ -269,7 +263,7 @@ impl Directory {
         let entry = slots[slot];
         let key = entry.key(base_offset);
         if let Some(_g) = self.fill.try_lock() {
-            if !self.known[page].load(Ordering::Relaxed) {
+            if self.fences[page].load(Ordering::Relaxed) == UNKNOWN_FENCE {
                 self.store_fence(page, key, &entry);
             }
         }
@@ -297,14 +291,14 @@ impl Directory {
         debug_assert_eq!(self.page_shift, other.page_shift);
         let _g = self.fill.lock();
         for p in 0..pages.min(self.capacity()).min(other.capacity()) {
-            if !other.known[p].load(OBSERVE) {
+            let f = other.fences[p].load(OBSERVE);
+            if f == UNKNOWN_FENCE {
                 continue;
             }
-            self.fences[p].store(other.fences[p].load(Ordering::Relaxed), Ordering::Relaxed);
             for (d, s) in self.fence_entries[p].iter().zip(&other.fence_entries[p]) {
                 d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
             }
-            self.known[p].store(true, PUBLISH);
+            self.fences[p].store(f, PUBLISH);
         }
     }
 
@@ -337,27 +331,24 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section: the last page first (where a hot-tail target
-        // usually lands), then, if the first of the last `TAIL_PAGES` fences qualifies (a
-        // predictable branch for tail lookups), among them, else among the pages before.
-        // Either way a branch-free halving (a fixed number of steps for the range,
-        // conditional moves) finds it: 1 fence read for a target on the last page, 4 for
-        // another tail lookup, `log2(pages)` for any other.
-        let page = if qualifies(pages - 1) {
-            pages - 1
+        // tail like Kafka's warm section: if the second-to-last page's fence qualifies (a
+        // predictable branch for tail lookups), the page is one of the last two (a
+        // conditional move picks it): 2 fence reads, and on a cold open exactly the two
+        // pages a hot tail lives in. Else a branch-free halving (a fixed number of steps
+        // for the range, conditional moves) over the pages before them: `log2(pages)`
+        // fence reads.
+        let page = if pages >= 2 && qualifies(pages - 2) {
+            std::hint::select_unpredictable(qualifies(pages - 1), pages - 1, pages - 2)
         } else {
-            let tail = pages.saturating_sub(TAIL_PAGES);
-            let (mut page, mut size) = if qualifies(tail) {
-                (tail, pages - 1 - tail)
-            } else if tail > 0 && qualifies(0) {
-                (0, tail)
-            } else {
+            let before = if pages == 1 { 1 } else { pages - 2 };
+            if before == 0 || !qualifies(0) {
                 return None;
-            };
+            }
+            let (mut page, mut size) = (0, before);
             while size > 1 {
                 let half = size / 2;
                 let mid = page + half;
-                page = if qualifies(mid) { mid } else { page };
+                page = std::hint::select_unpredictable(qualifies(mid), mid, page);
                 size -= half;
             }
             page
@@ -626,8 +617,7 @@ mod tests {
     }
 
     /// Opening an existing index with the page directory reads no page; the first hot-tail
-    /// lookup reads the last page only (its fence and its answer), and every later one
-    /// exactly one page; a cold uniform lookup reads no more pages than a binary search.
+    /// lookup reads the last two pages' fences, and every later one exactly one page; a cold uniform lookup reads no more pages than a binary search.
     #[test]
     fn a_cold_open_reads_no_page_and_lookups_fill_the_fences_they_need() {
         let dir = tempfile::tempdir().unwrap();
@@ -656,17 +646,23 @@ mod tests {
             probe.distinct_pages()
         };
         let last = 2 * (n as i64 - 1);
-        assert_eq!(lookup(last), 1, "the first tail lookup reads the last page");
-        assert_eq!(d.known_fences(pages), 1);
-        // The hot tail (the last 2000 slots, 4 pages): a first lookup on another tail
-        // page reads at most 4 fences (the first of the last 8 pages, then 3 halvings);
-        // once they are known, every lookup reads exactly one page.
-        let tail = last - 4000..=last;
-        for t in tail.clone().rev() {
-            assert!(lookup(t) <= 5, "target {t}");
+        // The first tail lookup reads the fences of the last two pages (one of which is
+        // the answer's page) and keeps them.
+        assert_eq!(lookup(last), 2, "the first tail lookup");
+        assert_eq!(d.known_fences(pages), 2);
+        assert_eq!(lookup(last), 1, "the second one");
+        // The hot tail (the last 1024 slots, 2 pages): every lookup reads one page now.
+        for t in (last - 2046..=last).rev() {
+            assert_eq!(lookup(t), 1, "target {t}");
         }
-        assert!(d.known_fences(pages) <= 8, "{}", d.known_fences(pages));
-        for t in tail {
+        assert_eq!(d.known_fences(pages), 2);
+        // Two pages further back: a first lookup bisects the other pages' fences (at most
+        // log2(pages) + 1 pages), later ones read one page.
+        let lagging = last - 4000..=last - 2048;
+        for t in lagging.clone() {
+            assert!(lookup(t) <= 8, "target {t}");
+        }
+        for t in lagging {
             assert_eq!(lookup(t), 1, "target {t}");
         }
         // A cold lookup elsewhere reads at most log2(pages) + 2 pages, then one.

@@ -393,6 +393,8 @@ impl<E: IndexEntry> IndexFile<E> {
         let mapping = Mapping::map(&file, length, writable).map_err(io_err(&path))?;
         let entries = if newly_created { 0 } else { length / E::SIZE };
         let mapped = Arc::new(Mapped::new(mapping, None, length / E::SIZE));
+        // Before any lookup or remap of this index can run (see `readers`).
+        readers::init();
         Ok(IndexFile {
             base_offset,
             strategy: SearchStrategy::default(),

@@ -28,7 +28,21 @@
 //! fence for that later entry is after the writer's) and therefore loads the new pointer.
 //!
 //! A lookup thus costs one fence and two plain stores to a cache line no other thread
-//! writes: no lock, no `Arc` clone, no shared counter. Appends never call
+//! writes: no lock, no `Arc` clone, no shared counter.
+//!
+//! # Asymmetric fences (Linux)
+//!
+//! On Linux the reader's fence is only a compiler fence: the first [`crate::IndexFile`]
+//! of the process registers it for `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, and
+//! `synchronize` calls it after its own fence (see [`crate::sys::membarrier`]). That call
+//! returns only after every running thread of the process executed a full barrier, which
+//! is what the reader's `SeqCst` fence provided (the technique of userspace RCU's
+//! `membarrier` flavour): either the barrier falls after the reader's announcement (the
+//! scan sees it) or before it (then the reader's load of the pointer comes after the
+//! writer's store). A lookup then issues no fence instruction, so back-to-back lookups
+//! overlap in the processor. Where `membarrier` is missing (another OS, an old kernel, a
+//! sandbox that filters it) both sides use `SeqCst` fences as above; the loom models check
+//! that symmetric protocol. Appends never call
 //! `synchronize`; only remaps do (grow, shrink, unmap, installing a page directory),
 //! and they wait at most for the lookups in flight at that moment.
 //!
@@ -47,6 +61,57 @@
 use std::cell::Cell;
 
 use crate::sync::{fence, yield_now, AtomicBool, AtomicUsize, CachePadded, Ordering, ANNOUNCE};
+
+/// Whether the asymmetric fences are in use (decided once, by [`init`]).
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+static ASYMMETRIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Decides, once per process, whether lookups use the asymmetric fences (registering
+/// for `membarrier` if so). Called by every [`crate::IndexFile`] open, so it has run
+/// before any lookup or remap of any index.
+pub(crate) fn init() {
+    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let ok = crate::sys::membarrier::register();
+            ASYMMETRIC.store(ok, Ordering::Release);
+        });
+    }
+}
+
+/// The reader's fence between its announcement and its load of the mapping pointer.
+#[inline(always)]
+fn reader_fence() {
+    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        return;
+    }
+    fence(ANNOUNCE);
+}
+
+/// The writer's fence between installing a mapping and scanning the reader slots.
+fn writer_fence() {
+    fence(ANNOUNCE);
+    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+    if ASYMMETRIC.load(Ordering::Acquire) && !crate::sys::membarrier::heavy() {
+        // Readers rely on this barrier: without it an old mapping could be unmapped under
+        // a lookup. The kernel accepted the registration, so this cannot happen short of a
+        // kernel fault; stop rather than risk reading unmapped memory.
+        eprintln!("index-core: membarrier failed after registration; aborting");
+        std::process::abort();
+    }
+}
+
+/// Whether lookups of this process announce themselves without a fence instruction
+/// (Linux `membarrier`, see the module docs).
+pub fn asymmetric_fences() -> bool {
+    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+    return ASYMMETRIC.load(Ordering::Relaxed);
+    #[cfg(not(all(not(loom), any(target_os = "linux", target_os = "android"))))]
+    return false;
+}
 
 /// Number of reader slots of the process (threads that can look up at once on the
 /// fence-only path; more fall back to the lock and `Arc` path).
@@ -178,7 +243,7 @@ pub(crate) fn read<C, R>(
         if outermost {
             let v = slot.seq.load(Ordering::Relaxed);
             slot.seq.store(v.wrapping_add(1), Ordering::Relaxed);
-            fence(ANNOUNCE);
+            reader_fence();
         }
         h.depth.set(depth + 1);
         let _exit = Exit {
@@ -206,7 +271,7 @@ pub(crate) fn read<C, R>(
 /// module docs). Called by the writer after installing a new mapping and before
 /// unmapping the old one or cutting the file.
 pub(crate) fn synchronize() {
-    fence(ANNOUNCE);
+    writer_fence();
     for slot in registry().slots.iter() {
         let v = slot.0.seq.load(Ordering::Acquire);
         if v & 1 == 1 {

@@ -454,6 +454,10 @@ fn last_qualifying<E: IndexEntry, P: Probe>(
     }
 }
 
+/// Distance (bytes) between the two slots the next halving step may read above which
+/// [`halve`] prefetches both.
+const PREFETCH_MIN_BYTES: usize = 4096;
+
 /// The halving loop of [`last_qualifying`]: the last slot of `[lo, hi]` for which
 /// `qualifies` holds, slot `lo` assumed to (and never read).
 #[inline(always)]
@@ -470,9 +474,21 @@ fn halve<E: IndexEntry, P: Probe>(
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
+        // With the comparison a conditional move nothing is fetched speculatively: on a
+        // range wider than a few cache lines, prefetch both slots the next step may read
+        // (a wide range is where the cache misses are; a narrow one is already cached).
+        let next = (size - half) / 2;
+        if next * E::SIZE >= PREFETCH_MIN_BYTES {
+            if let (Some(a), Some(b)) = (slots.get(base + next), slots.get(mid + next)) {
+                crate::sys::prefetch(a);
+                crate::sys::prefetch(b);
+            }
+        }
         probe.touch(mid * E::SIZE, E::SIZE);
-        // `mid <= hi` always; the bounds check is against `hi + 1` and predictable.
-        base = if qualifies(&slots[mid]) { mid } else { base };
+        // `mid <= hi` always; the bounds check is against `hi + 1` and predictable. The
+        // comparison is not: `select_unpredictable` makes it a conditional move (a branch
+        // here mispredicts about every other step on spread targets).
+        base = std::hint::select_unpredictable(qualifies(&slots[mid]), mid, base);
         size -= half;
     }
     base

@@ -4,7 +4,8 @@
 //! pointer through which lookups find the current mapping (`Published`, see
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
-//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`).
+//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), and Linux's `membarrier`, which
+//! lets lookups announce themselves without a fence instruction ([`membarrier`]).
 //!
 //! # Platforms
 //!
@@ -44,6 +45,50 @@ use std::fs::File;
 use std::io;
 
 use memmap2::{MmapOptions, MmapRaw};
+
+/// Linux's `membarrier(2)`: the writer's side of the asymmetric fences of
+/// [`crate::readers`]. `MEMBARRIER_CMD_PRIVATE_EXPEDITED` makes every running thread of
+/// this process execute a full memory barrier before the call returns, so a reader may
+/// replace its `SeqCst` fence with a compiler fence.
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+pub(crate) mod membarrier {
+    const CMD_QUERY: libc::c_int = 0;
+    const CMD_GLOBAL: libc::c_int = 1;
+    const CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    const CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+    fn call(cmd: libc::c_int) -> libc::c_long {
+        // SAFETY: `membarrier(cmd, flags = 0, cpu_id = 0)` takes no pointer and touches no
+        // memory of this process; an unsupported command only returns -1 (EINVAL, ENOSYS
+        // or EPERM).
+        unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                cmd,
+                0 as libc::c_uint,
+                0 as libc::c_int,
+            )
+        }
+    }
+
+    /// Registers this process for private expedited barriers; whether they are
+    /// available (kernel 4.14 and later, and not filtered by a sandbox).
+    pub(crate) fn register() -> bool {
+        let supported = call(CMD_QUERY);
+        supported >= 0
+            && supported & libc::c_long::from(CMD_PRIVATE_EXPEDITED) != 0
+            && call(CMD_REGISTER_PRIVATE_EXPEDITED) == 0
+    }
+
+    /// A full memory barrier on every running thread of this process. Re-registers once
+    /// if the registration was lost (a forked child), then falls back to the global
+    /// (slow) barrier; whether one of them succeeded.
+    pub(crate) fn heavy() -> bool {
+        call(CMD_PRIVATE_EXPEDITED) == 0
+            || (call(CMD_REGISTER_PRIVATE_EXPEDITED) == 0 && call(CMD_PRIVATE_EXPEDITED) == 0)
+            || call(CMD_GLOBAL) == 0
+    }
+}
 
 /// A shared memory mapping of the first `len` bytes of an index file, or of nothing.
 #[derive(Debug)]
