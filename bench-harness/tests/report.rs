@@ -67,11 +67,13 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
     assert_eq!(points.len(), 2 * 3);
     for p in points {
         if p["strategy"] == "page-directory" {
-            // One page per lookup on the 8-byte offset index; only the first hot-tail
-            // lookups of the fill target keys below the first entry, which take no page.
+            // At most one page per lookup on the 8-byte offset index; none for the first
+            // hot-tail lookups of the fill (targets below the first entry) and for answers
+            // that are a page's first slot (the fence entry, kept in memory).
             let hot = p["hot_tail_mean_pages"].as_f64().unwrap();
             assert!(hot <= 1.0 && hot > 0.98, "{p}");
-            assert_eq!(p["uniform_mean_pages"].as_f64().unwrap(), 1.0, "{p}");
+            let uniform = p["uniform_mean_pages"].as_f64().unwrap();
+            assert!(uniform <= 1.0 && uniform > 0.99, "{p}");
         } else {
             assert!(p["hot_tail_mean_pages"].as_f64().unwrap() > 1.5, "{p}");
         }
