@@ -276,13 +276,13 @@ impl<E: IndexEntry> Snapshot<E> {
             probe,
         )
     }
-    /// The entry in `slot` (an answer of [`IndexSnapshot::search`]), as a lookup with the
-    /// view's strategy reads it: see [`IndexSnapshot::answer_with`].
+    /// The entry in `slot` (an answer of [`Snapshot::search`]), as a lookup with the
+    /// view's strategy reads it: see [`Snapshot::answer_with`].
     #[inline]
     pub fn answer<P: Probe>(&self, slot: usize, probe: &mut P) -> Option<E> {
         self.answer_with(self.strategy, slot, probe)
     }
-    /// The entry in `slot` (an answer of [`IndexSnapshot::search_with`] with `strategy`),
+    /// The entry in `slot` (an answer of [`Snapshot::search_with`] with `strategy`),
     /// as a lookup with `strategy` reads it. With the page directory (the strategy and the
     /// view's directory agree on the page size) a fence slot comes from the directory's
     /// memory (see [`Directory::fence_entry`]); any other slot, or any other strategy,

@@ -34,7 +34,7 @@
 //!
 //! On Linux the reader's fence is only a compiler fence: the first [`crate::IndexFile`]
 //! of the process registers it for `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, and
-//! `synchronize` calls it after its own fence (see [`crate::sys::membarrier`]). That call
+//! `synchronize` calls it after its own fence (`sys::membarrier`). That call
 //! returns only after every running thread of the process executed a full barrier, which
 //! is what the reader's `SeqCst` fence provided (the technique of userspace RCU's
 //! `membarrier` flavour): either the barrier falls after the reader's announcement (the

@@ -5,7 +5,7 @@
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
 //! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), and Linux's `membarrier`, which
-//! lets lookups announce themselves without a fence instruction ([`membarrier`]).
+//! lets lookups announce themselves without a fence instruction (`membarrier`).
 //!
 //! # Platforms
 //!
