@@ -1,12 +1,17 @@
 //! Opening each index type (offset, time, txn) from arbitrary bytes and looking things
 //! up: every call returns a value or a typed error, never a panic or a hang.
 //!
-//! Input: byte 0 picks the index kind and the base offset, bytes 1..9 are a lookup
-//! target, the rest is the file's content.
+//! Input: byte 0 picks the index kind, the base offset and the page directory's page
+//! size, bytes 1..9 are a lookup target, the rest is the file's content.
+//!
+//! Checked beyond "no panic": the page directory (lazy fences, fence entries) answers
+//! every lookup exactly as the default warm/cold search does whenever the keys are
+//! strictly increasing (a valid index), also after an append on the writable path.
 #![no_main]
 
 use std::sync::OnceLock;
 
+use index_core::search::SearchStrategy;
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
 use index_txn::TransactionIndex;
@@ -36,6 +41,9 @@ fuzz_target!(|data: &[u8]| {
         _ => -1,
     };
     let target = i64::from_be_bytes(data[1..9].try_into().unwrap());
+    let pd = SearchStrategy::PageDirectory {
+        page_size: [16, 64, 4096, 24][usize::from(data[0] >> 6)],
+    };
     let body = &data[9..];
     let dir = scratch().path();
     match kind {
@@ -57,12 +65,35 @@ fuzz_target!(|data: &[u8]| {
                 let _ = idx.entry(n.saturating_sub(1));
                 let _ = idx.entry(n);
                 let _ = idx.last_entry();
+                let keys: Vec<i64> = idx
+                    .all_entries()
+                    .map(|e| e.iter().map(|p| p.offset).collect())
+                    .unwrap_or_default();
+                let valid = keys.windows(2).all(|w| w[0] < w[1]);
+                let idx = idx.with_search_strategy(pd);
+                let mut targets = vec![target, base, target.wrapping_add(1)];
+                targets.extend(
+                    keys.iter()
+                        .take(64)
+                        .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+                );
+                for t in targets {
+                    let got = idx.lookup(t).ok();
+                    if valid {
+                        let want = OffsetIndex::open_read_only(&path, base)
+                            .ok()
+                            .and_then(|d| d.lookup(t).ok());
+                        assert_eq!(got, want, "page directory vs warm/cold, target {t}");
+                    }
+                }
             }
             // The writable open path (what a segment does) on the same bytes.
             if let Ok(idx) = OffsetIndex::open(&path, base, 1 << 16) {
                 let _ = idx.sanity_check();
+                let idx = idx.with_search_strategy(pd);
                 let _ = idx.lookup(target);
                 let _ = idx.append(target, (target as u64 >> 40) as u32);
+                let _ = idx.lookup(target);
                 let _ = idx.truncate_to(target);
                 let _ = idx.close();
             }
@@ -77,11 +108,34 @@ fuzz_target!(|data: &[u8]| {
                 let _ = idx.entry(n.saturating_sub(1));
                 let _ = idx.entry(n);
                 let _ = idx.last_entry();
+                let keys: Vec<i64> = idx
+                    .all_entries()
+                    .map(|e| e.iter().map(|p| p.timestamp).collect())
+                    .unwrap_or_default();
+                let valid = keys.windows(2).all(|w| w[0] < w[1]);
+                let idx = idx.with_search_strategy(pd);
+                let mut targets = vec![target, base, target.wrapping_add(1)];
+                targets.extend(
+                    keys.iter()
+                        .take(64)
+                        .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+                );
+                for t in targets {
+                    let got = idx.lookup(t).ok();
+                    if valid {
+                        let want = TimeIndex::open_read_only(&path, base)
+                            .ok()
+                            .and_then(|d| d.lookup(t).ok());
+                        assert_eq!(got, want, "page directory vs warm/cold, target {t}");
+                    }
+                }
             }
             if let Ok(idx) = TimeIndex::open(&path, base, 1 << 16) {
                 let _ = idx.sanity_check();
+                let idx = idx.with_search_strategy(pd);
                 let _ = idx.lookup(target);
                 let _ = idx.maybe_append(target, base.wrapping_add(5), false);
+                let _ = idx.lookup(target);
                 let _ = idx.truncate_to(target);
                 let _ = idx.close();
             }
