@@ -29,6 +29,30 @@ fn scratch() -> &'static tempfile::TempDir {
     })
 }
 
+/// Looks up `seeds` and every key in `keys` (and its neighbours) with the page
+/// directory (`pd`) and with warm/cold (`default`); when the keys are strictly increasing
+/// (a valid index) the answers must be equal.
+fn differential<T: PartialEq + std::fmt::Debug>(
+    keys: &[i64],
+    seeds: [i64; 2],
+    pd: impl Fn(i64) -> Option<T>,
+    default: impl Fn(i64) -> Option<T>,
+) {
+    let valid = keys.windows(2).all(|w| w[0] < w[1]);
+    let mut targets = vec![seeds[0], seeds[1], seeds[0].wrapping_add(1)];
+    targets.extend(
+        keys.iter()
+            .take(64)
+            .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+    );
+    for t in targets {
+        let got = pd(t);
+        if valid {
+            assert_eq!(got, default(t), "page directory vs warm/cold, target {t}");
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     if data.len() < 9 {
         return;
@@ -69,23 +93,14 @@ fuzz_target!(|data: &[u8]| {
                     .all_entries()
                     .map(|e| e.iter().map(|p| p.offset).collect())
                     .unwrap_or_default();
-                let valid = keys.windows(2).all(|w| w[0] < w[1]);
                 let idx = idx.with_search_strategy(pd);
-                let mut targets = vec![target, base, target.wrapping_add(1)];
-                targets.extend(
-                    keys.iter()
-                        .take(64)
-                        .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+                let default = OffsetIndex::open_read_only(&path, base).ok();
+                differential(
+                    &keys,
+                    [target, base],
+                    |t| idx.lookup(t).ok(),
+                    |t| default.as_ref().and_then(|d| d.lookup(t).ok()),
                 );
-                for t in targets {
-                    let got = idx.lookup(t).ok();
-                    if valid {
-                        let want = OffsetIndex::open_read_only(&path, base)
-                            .ok()
-                            .and_then(|d| d.lookup(t).ok());
-                        assert_eq!(got, want, "page directory vs warm/cold, target {t}");
-                    }
-                }
             }
             // The writable open path (what a segment does) on the same bytes.
             if let Ok(idx) = OffsetIndex::open(&path, base, 1 << 16) {
@@ -112,23 +127,14 @@ fuzz_target!(|data: &[u8]| {
                     .all_entries()
                     .map(|e| e.iter().map(|p| p.timestamp).collect())
                     .unwrap_or_default();
-                let valid = keys.windows(2).all(|w| w[0] < w[1]);
                 let idx = idx.with_search_strategy(pd);
-                let mut targets = vec![target, base, target.wrapping_add(1)];
-                targets.extend(
-                    keys.iter()
-                        .take(64)
-                        .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+                let default = TimeIndex::open_read_only(&path, base).ok();
+                differential(
+                    &keys,
+                    [target, base],
+                    |t| idx.lookup(t).ok(),
+                    |t| default.as_ref().and_then(|d| d.lookup(t).ok()),
                 );
-                for t in targets {
-                    let got = idx.lookup(t).ok();
-                    if valid {
-                        let want = TimeIndex::open_read_only(&path, base)
-                            .ok()
-                            .and_then(|d| d.lookup(t).ok());
-                        assert_eq!(got, want, "page directory vs warm/cold, target {t}");
-                    }
-                }
             }
             if let Ok(idx) = TimeIndex::open(&path, base, 1 << 16) {
                 let _ = idx.sanity_check();
