@@ -63,7 +63,8 @@
 //!   **before** it publishes the new entry count with `Release`; readers load the count
 //!   with `Acquire` and use only the fences of the `pages(n)` pages below it.
 //! * A reader that read an unknown fence from the mapping stores it only if it gets the
-//!   directory's fill lock **without waiting** (`try_lock`) and the flag is still unset;
+//!   directory's fill lock **without waiting** (`try_lock`) and the fence is still
+//!   unknown;
 //!   the writer takes the same lock for its (once per page) fence stores. So a fill
 //!   never overwrites the writer's fence, and a fill that lost a race (it read a slot
 //!   from before a truncation) is overwritten by the writer's store when the writer
@@ -340,6 +341,7 @@ impl Directory {
         let page = if pages >= 2 && qualifies(pages - 2) {
             std::hint::select_unpredictable(qualifies(pages - 1), pages - 1, pages - 2)
         } else {
+            // The pages before the last two (or the only page).
             let before = if pages == 1 { 1 } else { pages - 2 };
             if before == 0 || !qualifies(0) {
                 return None;

@@ -119,6 +119,27 @@ impl Mapped {
             alive: loom::cell::UnsafeCell::new(()),
         }
     }
+
+    /// The entry in `slot` (of `entries` used slots) from the page directory's memory, for
+    /// a lookup with `strategy`: only with the page directory (the strategy and this
+    /// mapping's directory agreeing on the page size) and only when the slot is a fence
+    /// slot whose fence is known (see [`Directory::fence_entry`]); else `None` (read it
+    /// from the mapping).
+    #[inline]
+    fn fence_answer<E: IndexEntry>(
+        &self,
+        strategy: SearchStrategy,
+        slot: usize,
+        entries: usize,
+    ) -> Option<E> {
+        let (SearchStrategy::PageDirectory { page_size }, Some(d)) = (strategy, &self.dir) else {
+            return None;
+        };
+        if d.page_size() != crate::directory::normalize_page_size(page_size) {
+            return None;
+        }
+        d.fence_entry(slot, entries)
+    }
 }
 
 impl std::ops::Deref for Mapped {
@@ -298,14 +319,8 @@ impl<E: IndexEntry> Snapshot<E> {
         probe: &mut P,
     ) -> Option<E> {
         let slots = self.slots();
-        if let (SearchStrategy::PageDirectory { page_size }, Some(d)) =
-            (strategy, self.mapping.dir.as_ref())
-        {
-            if d.page_size() == crate::directory::normalize_page_size(page_size) {
-                if let Some(e) = d.fence_entry(slot, slots.len()) {
-                    return Some(e);
-                }
-            }
+        if let Some(e) = self.mapping.fence_answer(strategy, slot, slots.len()) {
+            return Some(e);
         }
         let e = *slots.get(slot)?;
         probe.touch(slot * E::SIZE, E::SIZE);
@@ -418,11 +433,11 @@ impl<E: IndexEntry> IndexFile<E> {
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
     /// (default: Kafka's warm/cold with an 8192-byte warm section).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (25 bytes
+    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (24 bytes
     /// of memory per page of the mapped file): installed here without reading any page
     /// (its fences start unknown and are filled in by the searches that need them), and
-    /// maintained by every append, truncation and resize. Any other strategy drops the directory. The directory is installed with a
-    /// fresh mapping of the same file; if that `mmap` fails the index keeps its mapping
+    /// maintained by every append, truncation and resize. Any other strategy drops the
+    /// directory. The directory is installed with a fresh mapping of the same file; if that `mmap` fails the index keeps its mapping
     /// without a directory and page-directory searches fall back to warm/cold (same
     /// results).
     pub fn with_search_strategy(mut self, strategy: SearchStrategy) -> Self {
@@ -625,10 +640,7 @@ impl<E: IndexEntry> IndexFile<E> {
         // An answer that is a fence slot comes from the directory's memory (with 12-byte
         // entries it may straddle two pages of the mapping).
         found.map(|slot| {
-            let entry = mapping
-                .dir
-                .as_ref()
-                .and_then(|d| d.fence_entry(slot, entries));
+            let entry = mapping.fence_answer(self.strategy, slot, entries);
             (slot, entry.unwrap_or(slots[slot]))
         })
     }

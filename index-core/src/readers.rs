@@ -28,7 +28,9 @@
 //! fence for that later entry is after the writer's) and therefore loads the new pointer.
 //!
 //! A lookup thus costs one fence and two plain stores to a cache line no other thread
-//! writes: no lock, no `Arc` clone, no shared counter.
+//! writes: no lock, no `Arc` clone, no shared counter. Appends never call
+//! `synchronize`; only remaps do (grow, shrink, unmap, installing a page directory),
+//! and they wait at most for the lookups in flight at that moment.
 //!
 //! # Asymmetric fences (Linux)
 //!
@@ -42,9 +44,7 @@
 //! writer's store). A lookup then issues no fence instruction, so back-to-back lookups
 //! overlap in the processor. Where `membarrier` is missing (another OS, an old kernel, a
 //! sandbox that filters it) both sides use `SeqCst` fences as above; the loom models check
-//! that symmetric protocol. Appends never call
-//! `synchronize`; only remaps do (grow, shrink, unmap, installing a page directory),
-//! and they wait at most for the lookups in flight at that moment.
+//! that symmetric protocol.
 //!
 //! Nested lookups on one thread (a [`crate::Probe`] that looks something up) enter only
 //! once (a thread-local depth). A thread that finds no free slot (more than [`SLOTS`]
@@ -62,39 +62,31 @@ use std::cell::Cell;
 
 use crate::sync::{fence, yield_now, AtomicBool, AtomicUsize, CachePadded, Ordering, ANNOUNCE};
 
-/// Whether the asymmetric fences are in use (decided once, by [`init`]).
-#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+/// Whether the asymmetric fences are in use (decided once, by [`init`]; always `false`
+/// without `membarrier`, see [`crate::sys::membarrier`]).
 static ASYMMETRIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Decides, once per process, whether lookups use the asymmetric fences (registering
 /// for `membarrier` if so). Called by every [`crate::IndexFile`] open, so it has run
 /// before any lookup or remap of any index.
 pub(crate) fn init() {
-    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            let ok = crate::sys::membarrier::register();
-            ASYMMETRIC.store(ok, Ordering::Release);
-        });
-    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| ASYMMETRIC.store(crate::sys::membarrier::register(), Ordering::Release));
 }
 
 /// The reader's fence between its announcement and its load of the mapping pointer.
 #[inline(always)]
 fn reader_fence() {
-    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
     if ASYMMETRIC.load(Ordering::Relaxed) {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        return;
+    } else {
+        fence(ANNOUNCE);
     }
-    fence(ANNOUNCE);
 }
 
 /// The writer's fence between installing a mapping and scanning the reader slots.
 fn writer_fence() {
     fence(ANNOUNCE);
-    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
     if ASYMMETRIC.load(Ordering::Acquire) && !crate::sys::membarrier::heavy() {
         // Readers rely on this barrier: without it an old mapping could be unmapped under
         // a lookup. The kernel accepted the registration, so this cannot happen short of a
@@ -107,10 +99,7 @@ fn writer_fence() {
 /// Whether lookups of this process announce themselves without a fence instruction
 /// (Linux `membarrier`, see the module docs).
 pub fn asymmetric_fences() -> bool {
-    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
-    return ASYMMETRIC.load(Ordering::Relaxed);
-    #[cfg(not(all(not(loom), any(target_os = "linux", target_os = "android"))))]
-    return false;
+    ASYMMETRIC.load(Ordering::Relaxed)
 }
 
 /// Number of reader slots of the process (threads that can look up at once on the

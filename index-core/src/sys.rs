@@ -5,7 +5,7 @@
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
 //! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), and Linux's `membarrier`, which
-//! lets lookups announce themselves without a fence instruction (`membarrier`).
+//! lets lookups announce themselves without a fence instruction.
 //!
 //! # Platforms
 //!
@@ -87,6 +87,21 @@ pub(crate) mod membarrier {
         call(CMD_PRIVATE_EXPEDITED) == 0
             || (call(CMD_REGISTER_PRIVATE_EXPEDITED) == 0 && call(CMD_PRIVATE_EXPEDITED) == 0)
             || call(CMD_GLOBAL) == 0
+    }
+}
+
+/// Without Linux's `membarrier` (another OS, or the loom models): never available, so
+/// [`crate::readers`] keeps its symmetric `SeqCst` fences.
+#[cfg(not(all(not(loom), any(target_os = "linux", target_os = "android"))))]
+pub(crate) mod membarrier {
+    /// Always `false`.
+    pub(crate) fn register() -> bool {
+        false
+    }
+
+    /// Never called (registration never succeeds); `false`.
+    pub(crate) fn heavy() -> bool {
+        false
     }
 }
 
