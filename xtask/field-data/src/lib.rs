@@ -186,41 +186,35 @@ pub fn in_repo_index_interval_bytes(partition: &Path) -> u64 {
 }
 
 /// Every `ext` index file (entries of `entry_size` bytes) of the cleanly shut down
-/// in-repository partitions, sorted, without the untrimmed ones (see [`is_untrimmed`]).
-/// Panics if there are none.
+/// in-repository partitions, sorted. Panics if there are none, or if one of them is
+/// untrimmed (see [`is_untrimmed`]): only the kill -9 copies may hold untrimmed indexes.
 pub fn in_repo_index_files(ext: &str, entry_size: usize) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in in_repo_partitions() {
-        out.extend(
-            files_with_suffix(&dir, ext)
-                .into_iter()
-                .filter(|p| !is_untrimmed(p, entry_size)),
-        );
-    }
+    let out = index_files(&in_repo_partitions(), ext);
     assert!(!out.is_empty(), "no in-repository {ext} fixtures");
-    out
-}
-
-/// The `ext` index files of the kill -9 copies that were never trimmed (see
-/// [`is_untrimmed`]): the active segments' preallocated files. Panics if an untrimmed
-/// index turns up outside a `crash` directory.
-pub fn in_repo_untrimmed_index_files(ext: &str, entry_size: usize) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in in_repo_crash_partitions() {
-        out.extend(
-            files_with_suffix(&dir, ext)
-                .into_iter()
-                .filter(|p| is_untrimmed(p, entry_size)),
-        );
-    }
     for p in &out {
         assert!(
-            p.components().any(|c| c.as_os_str() == "crash"),
+            !is_untrimmed(p, entry_size),
             "{}: an untrimmed index outside the kill -9 fixtures",
             p.display()
         );
     }
     out
+}
+
+/// The `ext` index files of the kill -9 copies that were never trimmed (see
+/// [`is_untrimmed`]): the active segments' preallocated files.
+pub fn in_repo_untrimmed_index_files(ext: &str, entry_size: usize) -> Vec<PathBuf> {
+    let mut out = index_files(&in_repo_crash_partitions(), ext);
+    out.retain(|p| is_untrimmed(p, entry_size));
+    out
+}
+
+/// The `ext` files of `partitions`, in order.
+fn index_files(partitions: &[PathBuf], ext: &str) -> Vec<PathBuf> {
+    partitions
+        .iter()
+        .flat_map(|dir| files_with_suffix(dir, ext))
+        .collect()
 }
 
 /// Whether an index file of `entry_size`-byte entries ends in an all-zero slot after its
