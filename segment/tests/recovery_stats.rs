@@ -73,3 +73,29 @@ fn a_clean_recovery_reports_no_truncated_offsets() {
     assert_eq!(log.stats().truncated_offsets(), None);
     assert_eq!(log.log_end_offset(), 20);
 }
+
+#[test]
+fn a_torn_header_removes_bytes_but_reports_no_offsets() {
+    // The torn tail is shorter than a batch header: recovery removes its bytes, but
+    // they tell no offsets, so no range is reported (not an empty or inverted one).
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 5, 1000); // 0..20
+    let seg = log.segments().active_segment().unwrap().log_path();
+    drop(log);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&seg).unwrap();
+    f.write_all(&[0u8, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0]).unwrap(); // 11 bytes of a header
+    drop(f);
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    let stats = log.stats();
+    assert_eq!(log.log_end_offset(), 20);
+    assert_eq!(
+        stats
+            .bytes_truncated
+            .load(std::sync::atomic::Ordering::Relaxed),
+        11
+    );
+    assert_eq!(stats.first_truncated_offset.load(std::sync::atomic::Ordering::Relaxed), 20);
+    assert_eq!(stats.truncated_offsets(), None);
+}
