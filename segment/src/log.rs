@@ -239,10 +239,6 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     removals: AtomicU64,
 }
 
-/// Most legacy segments split per open (a guard against a split that cannot make
-/// progress).
-const MAX_SPLITS: usize = 1024;
-
 impl<F: BatchFormat> Log<F> {
     /// Opens (creating if needed) the log in `dir` — Kafka's loader (kafka-behaviour §10):
     ///
@@ -351,18 +347,33 @@ impl<F: BatchFormat> Log<F> {
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
         let mut flagged = log.load_segments()?;
-        let mut splits = 0;
+        // Segments split so far. A segment that would be split a second time made no
+        // progress: its overflow is an error, never a loop. There is no count limit, so a
+        // directory of any number of overflowed legacy segments opens.
+        let mut split_bases = std::collections::HashSet::new();
+        // After a split, recovery resumes at the split segment: the segments below it
+        // were recovered already (recovering them again made an open of N overflowed
+        // segments cost O(N^2) segment recoveries).
+        let mut resume_from = i64::MIN;
         loop {
-            match log.recover_log(clean, rp_checkpoint, ls_checkpoint, flagged.clone()) {
+            flagged.sort_unstable();
+            flagged.dedup();
+            match log.recover_log(
+                clean,
+                rp_checkpoint,
+                ls_checkpoint,
+                flagged.clone(),
+                resume_from,
+            ) {
                 Err(SegmentError::OffsetOverflow {
                     path,
                     base_offset,
                     offset,
-                }) if splits < MAX_SPLITS => {
+                }) => {
                     let seg = log
                         .segments
                         .get(base_offset)
-                        .filter(|s| s.log_path() == path);
+                        .filter(|s| s.log_path() == path && split_bases.insert(base_offset));
                     let Some(seg) = seg else {
                         return Err(SegmentError::OffsetOverflow {
                             path,
@@ -370,9 +381,10 @@ impl<F: BatchFormat> Log<F> {
                             offset,
                         });
                     };
-                    splits += 1;
                     let recheck = log.split_overflowed_segment(&seg)?;
+                    flagged.retain(|&b| b >= base_offset);
                     flagged.extend(recheck);
+                    resume_from = base_offset;
                 }
                 r => {
                     r?;
@@ -723,11 +735,13 @@ impl<F: BatchFormat> Log<F> {
         rp_checkpoint: i64,
         ls_checkpoint: i64,
         flagged: Vec<i64>,
+        resume_from: i64,
     ) -> Result<()> {
         let unflushed = if clean {
             Vec::new()
         } else {
-            self.segments.values_range(rp_checkpoint, i64::MAX)?
+            self.segments
+                .values_range(rp_checkpoint.max(resume_from), i64::MAX)?
         };
         let first_unflushed = unflushed.first().map_or(i64::MAX, |s| s.base_offset());
         // Segments below the recovery point whose indexes cannot be trusted: rebuild them

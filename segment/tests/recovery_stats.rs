@@ -96,6 +96,11 @@ fn a_torn_header_removes_bytes_but_reports_no_offsets() {
             .load(std::sync::atomic::Ordering::Relaxed),
         11
     );
-    assert_eq!(stats.first_truncated_offset.load(std::sync::atomic::Ordering::Relaxed), 20);
+    assert_eq!(
+        stats
+            .first_truncated_offset
+            .load(std::sync::atomic::Ordering::Relaxed),
+        20
+    );
     assert_eq!(stats.truncated_offsets(), None);
 }
