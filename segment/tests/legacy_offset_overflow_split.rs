@@ -286,3 +286,55 @@ fn complete_swap_files_replace_the_old_segment() {
     let log = open_log(dir.path(), cfg, clock);
     assert_split(dir.path(), &bytes, &log);
 }
+
+#[test]
+fn an_unfinished_splits_swap_files_are_durably_gone_before_its_cleaned_files() {
+    // Rolling back an unfinished split deletes its `.swap` files, syncs the directory,
+    // and only then deletes the `.cleaned` files: a crash in between must never leave
+    // `.swap` files without `.cleaned` ones, which the next open would take for a
+    // complete split. So the first directory sync after the `.swap` file is gone must
+    // find the old `.cleaned` file still there (told apart from a new split's piece by
+    // its content: a quarter of the bytes, where a new piece holds half).
+    let bytes = legacy_v1_bytes();
+    let partial = &bytes[..bytes.len() / 4];
+    let mut checked = false;
+    for k in 0..100 {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        write_legacy_segment(dir.path(), &bytes);
+        let cleaned = dir.path().join(format!("{BASE0}.log.cleaned"));
+        let swap = dir.path().join(format!("{BASE_HIGH}.log.swap"));
+        std::fs::write(&cleaned, partial).unwrap();
+        std::fs::write(&swap, &bytes[bytes.len() / 2..]).unwrap();
+        let fs = Arc::new(FaultyFs::new());
+        fs.inject(Fault::new(FsOp::SyncDir, EIO).after(k).times(1));
+        let first = Log::<segment::KafkaBatchFormat>::open_with_fs(
+            dir.path(),
+            config(1, 4096),
+            clock.clone(),
+            fs.clone(),
+        );
+        assert_eq!(fs.injected(), 1, "directory sync #{k} never came");
+        assert!(
+            matches!(first, Err(segment::SegmentError::Io { .. })),
+            "a failed directory sync fails the open"
+        );
+        if !swap.exists() {
+            assert_eq!(
+                std::fs::read(&cleaned).ok().as_deref(),
+                Some(partial),
+                "directory sync #{k}: the old .cleaned file must outlive the sync that makes the .swap deletion durable"
+            );
+            checked = true;
+        }
+        let log = open_log(dir.path(), config(1, 4096), clock);
+        assert_split(dir.path(), &bytes, &log);
+        if checked {
+            break;
+        }
+    }
+    assert!(
+        checked,
+        "no directory sync came after the .swap file's deletion"
+    );
+}

@@ -104,3 +104,31 @@ fn a_torn_header_removes_bytes_but_reports_no_offsets() {
     );
     assert_eq!(stats.truncated_offsets(), None);
 }
+
+#[test]
+fn two_truncations_report_the_range_from_the_first_one() {
+    // A flushed segment with a missing index is rebuilt and loses everything (its first
+    // batch is corrupt: it is truncated to offset 0); then the unflushed segment after it
+    // is truncated at 50. The range starts at the first truncation, offset 0.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 5, 1000); // 0..20
+    log.roll(None).unwrap();
+    fill(&log, 20, 4, 5, 1000); // 20..40
+    log.flush().unwrap(); // recovery point 40
+    fill(&log, 40, 4, 5, 1000); // 40..60, same segment, not flushed
+    let first = log.segments().first_segment().unwrap();
+    let first_log = first.log_path();
+    let first_index = first_log.with_extension("index");
+    drop(first);
+    let active = log.segments().active_segment().unwrap().log_path();
+    drop(log);
+    corrupt_at(&first_log, 0);
+    std::fs::remove_file(first_index).unwrap();
+    corrupt_at(&active, position_of(50) - position_of(20));
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!(log.segments().base_offsets(), vec![0, 20]);
+    assert_eq!(log.log_end_offset(), 50);
+    assert_eq!(log.stats().truncated_offsets(), Some(0..60));
+}
