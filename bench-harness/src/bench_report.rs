@@ -781,7 +781,7 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
         .iter()
         .map(|i| {
             format!(
-                "{} index {:.0} bytes of log per entry ({} to {} entries)",
+                "{} index: {:.0} bytes of log per entry, {} to {} entries",
                 i.kind.name(),
                 i.log_bytes_per_entry,
                 i.entries_before,
@@ -796,7 +796,7 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
         .collect();
     let _ = writeln!(
         md,
-        "Kafka keeps the last 8192 bytes of an index as its warm section: small enough that a warm lookup \
+        "Kafka picked a warm section of 8192 bytes for two reasons: small enough that a warm lookup \
          touches at most 3 pages, large enough that in-sync lookups land in it. The main job measures both sides: \
          warm/cold with warm sections of {} against consumer lag in bytes of log behind the log end ({}), at \
          Kafka's default index.interval.bytes {} ({}), {} lookups per point while a {} segment grows from half \
