@@ -7,9 +7,14 @@
 //! * `page-faults.svg`: simulated LRU faults per 1000 lookups (mixed workload) and real
 //!   page-ins per 1000 hot-tail lookups (growing index, readahead off) versus index size;
 //! * `latency.svg`: ns per lookup versus index size, per strategy and for the in-memory
-//!   `partition_point` limit.
+//!   `partition_point` limit;
+//! * `warm-section.svg` (when the main job ran the warm section sweep,
+//!   [`crate::warm_sweep`]): the share of lookups served by the warm section, pages per
+//!   lookup and real page-ins versus the warm section size (4 to 64 KiB, Kafka's 8 KiB
+//!   marked), one line per consumer-lag distribution, the page directory as a reference.
 //!
-//! `sweep.json` holds the sweep's numbers. If `<report dir>/../criterion` exists (criterion
+//! `sweep.json` holds the sweep's numbers (and the warm section sweep's, under
+//! `warm_section`). If `<report dir>/../criterion` exists (criterion
 //! results under `target/`), `report.md` also lists their mean times.
 
 use std::fmt::Write as _;
@@ -22,8 +27,12 @@ use crate::cli::{Cli, ProgressFn, RunOutcome};
 use crate::latency::{self, IN_MEMORY};
 use crate::real_faults::{self, Phase, Readahead};
 use crate::replay::{self, compared_strategies, IndexKind, ReplayConfig};
+use crate::warm_sweep::{self, WarmSweepOutcome, WarmSweepPoint};
 use crate::workload::Workload;
 use crate::BenchError;
+
+/// File name of the warm section plot in the report directory.
+pub const WARM_SECTION_SVG: &str = "warm-section.svg";
 
 /// Lookups per workload of each sweep replay (lookups).
 pub const SWEEP_LOOKUPS: usize = 20_000;
@@ -69,6 +78,9 @@ pub struct Sweep {
     pub in_memory: Vec<(usize, f64, f64)>,
     /// Why real page-ins are missing, if they are.
     pub real_faults_note: Option<String>,
+    /// The main job's warm section sweep, if it ran (its points are not re-measured for
+    /// the report).
+    pub warm_section: Option<WarmSweepOutcome>,
 }
 
 /// Runs the sweep over `cli.report_sizes` (offset index only).
@@ -172,6 +184,7 @@ pub fn sweep(
         points,
         in_memory,
         real_faults_note: note,
+        warm_section: None,
     })
 }
 
@@ -235,6 +248,20 @@ impl plotters::coord::ranged1d::Ranged for SizeAxis {
     }
 }
 
+/// How [`draw_chart_with`] draws a chart.
+struct ChartSpec<'a> {
+    /// Caption.
+    title: &'a str,
+    /// Description of the x axis.
+    x_desc: &'a str,
+    /// Description of the y axis.
+    y_desc: &'a str,
+    /// A dashed vertical marker at this x (bytes) with this label.
+    mark_x: Option<(f64, &'a str)>,
+    /// Whether to draw the series legend (upper left); the warm section plot has its own.
+    legend: bool,
+}
+
 /// Draws one line chart with a logarithmic x axis (index size) into `area`. The x
 /// coordinate is `log2(bytes)`; the x axis is labelled at exactly the plotted sizes (16
 /// KiB, 64 KiB, ..., 10 MiB), so the labels cover the whole plotted range.
@@ -242,6 +269,23 @@ fn draw_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     y_label: &str,
+    series: &[Series],
+) -> Result<(), String> {
+    let spec = ChartSpec {
+        title,
+        x_desc: "index size (bytes, log scale)",
+        y_desc: y_label,
+        mark_x: None,
+        legend: true,
+    };
+    draw_chart_with(area, &spec, series)
+}
+
+/// Draws one line chart with a logarithmic x axis (bytes) into `area`, as `spec` says:
+/// the x coordinate is `log2(bytes)`, labelled at exactly the plotted x values.
+fn draw_chart_with<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    spec: &ChartSpec<'_>,
     series: &[Series],
 ) -> Result<(), String> {
     let xs = series.iter().flat_map(|s| s.3.iter().map(|p| p.0.log2()));
@@ -262,8 +306,9 @@ fn draw_chart<DB: DrawingBackend>(
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
     let ticks = sizes.len();
+    let ytop = (ymax * 1.12).max(1.0);
     let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
+        .caption(spec.title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -272,19 +317,38 @@ fn draw_chart<DB: DrawingBackend>(
                 range: xmin..xmax,
                 keys: sizes,
             },
-            0.0..(ymax * 1.12).max(1.0),
+            0.0..ytop,
         )
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc("index size (bytes, log scale)")
-        .y_desc(y_label)
+        .x_desc(spec.x_desc)
+        .y_desc(spec.y_desc)
         .x_labels(ticks.max(2))
         .x_label_formatter(&|x| human_bytes(x.exp2()))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 15))
         .draw()
         .map_err(|e| e.to_string())?;
+    if let Some((x, label)) = spec.mark_x {
+        let x = x.log2();
+        let grey = RGBColor(110, 110, 110);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x, 0.0), (x, ytop)],
+                5,
+                5,
+                grey.stroke_width(1),
+            ))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.to_string(),
+                (x + 0.06, ytop * 0.97),
+                ("sans-serif", 13).into_font().color(&grey),
+            )))
+            .map_err(|e| e.to_string())?;
+    }
     for (name, c, dashed, pts) in series {
         let style = ShapeStyle {
             color: c.to_rgba(),
@@ -324,14 +388,16 @@ fn draw_chart<DB: DrawingBackend>(
             )
             .map_err(|e| e.to_string())?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    if spec.legend {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -481,6 +547,179 @@ pub fn write_plots(sweep: &Sweep, dir: &Path) -> Result<Vec<PathBuf>, BenchError
     Ok(files)
 }
 
+/// The color of the `i`-th lag distribution in `warm-section.svg`.
+fn lag_color(i: usize) -> RGBColor {
+    const PALETTE: [RGBColor; 6] = [
+        RGBColor(44, 160, 44),
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(255, 127, 14),
+        RGBColor(140, 86, 75),
+    ];
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The page directory's figure `f` at every warm section size of `kind` (a horizontal
+/// reference line per distribution), or one black line for every distribution when they
+/// all agree to two decimals.
+fn page_directory_refs(
+    o: &WarmSweepOutcome,
+    kind: IndexKind,
+    what: &str,
+    f: impl Fn(&WarmSweepPoint) -> Option<f64>,
+) -> Vec<Series> {
+    let xs: Vec<f64> = o.warm_sizes.iter().map(|&w| w as f64).collect();
+    let line = |y: f64| xs.iter().map(|&x| (x, y)).collect::<Vec<_>>();
+    let values: Vec<(usize, &str, f64)> = o
+        .distributions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, d.name.as_str(), f(o.page_directory(kind, &d.name)?)?)))
+        .collect();
+    let same = values
+        .windows(2)
+        .all(|w| (w[0].2 * 100.0).round() == (w[1].2 * 100.0).round());
+    match values.first() {
+        Some(&(_, _, y)) if same => vec![(
+            format!("page-directory, every lag: {y:.2} {what}"),
+            RGBColor(0, 0, 0),
+            true,
+            line(y),
+        )],
+        _ => values
+            .iter()
+            .map(|&(i, name, y)| {
+                (
+                    format!("page-directory, {name}: {y:.2} {what}"),
+                    lag_color(i),
+                    true,
+                    line(y),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Writes `warm-section.svg`: per index kind (rows), against the warm section size (x,
+/// log2 axis): the share of lookups served by the warm section, the mean distinct pages
+/// per lookup, and the real page-ins, one solid line per lag distribution, Kafka's 8 KiB
+/// marked; the page directory (which has no warm section) as dashed horizontal
+/// references in the pages and page-ins panels.
+///
+/// # Errors
+/// Drawing or writing errors.
+pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), BenchError> {
+    let kinds: Vec<IndexKind> = o.indexes.iter().map(|i| i.kind).collect();
+    let rows = kinds.len().max(1);
+    let head_px = 96;
+    let root = SVGBackend::new(path, (1650, head_px + 470 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let (head, body) = root.split_vertically(head_px);
+    let font = ("sans-serif", 14);
+    head.draw(&Text::new(
+        format!(
+            "Why 8192: warm section size vs consumer lag in bytes of log (index.interval.bytes {}, {} lookups per point, \
+             lookups while a {} segment grows from half full to full)",
+            o.index_interval_bytes,
+            o.lookups,
+            warm_sweep::bytes_text(o.segment_bytes)
+        ),
+        (16, 10),
+        ("sans-serif", 19),
+    ))
+    .map_err(plot_err(path))?;
+    let mut x = 16;
+    for (i, d) in o.distributions.iter().enumerate() {
+        let c = lag_color(i);
+        head.draw(&PathElement::new(
+            vec![(x, 50), (x + 28, 50)],
+            c.stroke_width(3),
+        ))
+        .map_err(plot_err(path))?;
+        let label = format!("{} {}", d.name, d.describe());
+        head.draw(&Text::new(label.clone(), (x + 34, 43), font))
+            .map_err(plot_err(path))?;
+        x += 48 + 7 * label.chars().count() as i32;
+    }
+    head.draw(&Text::new(
+        "solid: warm/cold with that warm section; dashed: the page directory at the same lag (no warm section; \
+         black: equal for every lag); grey line: Kafka's 8 KiB",
+        (16, 70),
+        font,
+    ))
+    .map_err(plot_err(path))?;
+    let panels = body.split_evenly((rows, 3));
+    let x_desc = "warm section (bytes of index, log scale)";
+    let mark = (warm_sweep::KAFKA_WARM_SECTION_BYTES as f64, "Kafka: 8 KiB");
+    for (r, &kind) in kinds.iter().enumerate() {
+        let warm_series = |f: &dyn Fn(&WarmSweepPoint) -> Option<f64>| -> Vec<Series> {
+            o.distributions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let pts = o
+                        .warm_sizes
+                        .iter()
+                        .filter_map(|&w| {
+                            let p = o.warm(kind, &d.name, w)?;
+                            Some((w as f64, f(p)?))
+                        })
+                        .collect();
+                    (d.name.clone(), lag_color(i), false, pts)
+                })
+                .collect()
+        };
+        let share = warm_series(&|p| p.warm_share.map(|s| 100.0 * s));
+        let title = format!("{} index: lookups served by the warm section", kind.name());
+        let spec = ChartSpec {
+            title: &title,
+            x_desc,
+            y_desc: "% of lookups",
+            mark_x: Some(mark),
+            legend: false,
+        };
+        draw_chart_with(&panels[r * 3], &spec, &share).map_err(plot_err(path))?;
+
+        let mut pages = warm_series(&|p| Some(p.mean_pages));
+        pages.extend(page_directory_refs(o, kind, "pages", |p| {
+            Some(p.mean_pages)
+        }));
+        let title = format!("{} index: distinct pages per lookup (mean)", kind.name());
+        let y_desc = format!("pages per lookup ({} B pages)", o.page_size);
+        let spec = ChartSpec {
+            title: &title,
+            x_desc,
+            y_desc: &y_desc,
+            mark_x: Some(mark),
+            legend: false,
+        };
+        draw_chart_with(&panels[r * 3 + 1], &spec, &pages).map_err(plot_err(path))?;
+
+        let mut ins = warm_series(&|p| p.page_ins.map(|n| n as f64));
+        ins.extend(page_directory_refs(o, kind, "page-ins", |p| {
+            p.page_ins.map(|n| n as f64)
+        }));
+        let measured = ins.iter().any(|s| !s.3.is_empty());
+        let title = if measured {
+            format!("{} index: real page-ins, evicted, growing", kind.name())
+        } else {
+            format!("{} index: real page-ins not measured", kind.name())
+        };
+        let y_desc = format!("page-ins per {} lookups (readahead off)", o.lookups);
+        let spec = ChartSpec {
+            title: &title,
+            x_desc,
+            y_desc: &y_desc,
+            mark_x: Some(mark),
+            legend: false,
+        };
+        draw_chart_with(&panels[r * 3 + 2], &spec, &ins).map_err(plot_err(path))?;
+    }
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}
+
 /// Criterion mean estimates found under `dir` (`<group>/<bench>/new/estimates.json`):
 /// `(benchmark id, mean ns)`, sorted by id.
 pub fn criterion_estimates(dir: &Path) -> Vec<(String, f64)> {
@@ -529,6 +768,121 @@ fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".to_string(), |v| format!("{v:.digits$}"))
 }
 
+/// The `report.md` section of the warm section sweep: the plot, the measured answer
+/// and the table behind it.
+pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "## Why 8192: the warm section size\n\n![warm section size vs consumer lag]({WARM_SECTION_SVG})\n"
+    );
+    let per_entry: Vec<String> = o
+        .indexes
+        .iter()
+        .map(|i| {
+            format!(
+                "{} index: {:.0} bytes of log per entry, {} to {} entries",
+                i.kind.name(),
+                i.log_bytes_per_entry,
+                i.entries_before,
+                i.entries_after
+            )
+        })
+        .collect();
+    let lags: Vec<String> = o
+        .distributions
+        .iter()
+        .map(|d| format!("`{}` {}", d.name, d.describe()))
+        .collect();
+    let _ = writeln!(
+        md,
+        "Kafka picked a warm section of 8192 bytes for two reasons: small enough that a warm lookup \
+         touches at most 3 pages, large enough that in-sync lookups land in it. The main job measures both sides: \
+         warm/cold with warm sections of {} against consumer lag in bytes of log behind the log end ({}), at \
+         Kafka's default index.interval.bytes {} ({}), {} lookups per point while a {} segment grows from half \
+         full to full, seed {}. The page directory, which has no warm section, is the reference. Page-ins are \
+         real: {}.\n",
+        o.warm_sizes
+            .iter()
+            .map(|&w| warm_sweep::warm_size_text(w))
+            .collect::<Vec<_>>()
+            .join(", "),
+        lags.join("; "),
+        o.index_interval_bytes,
+        per_entry.join("; "),
+        o.lookups,
+        warm_sweep::bytes_text(o.segment_bytes),
+        o.seed,
+        match &o.page_ins.absent {
+            Some(why) => format!("not measured ({why})"),
+            None => format!(
+                "OS pages written before the run and read back from disk while the evicted index grows \
+                 (readahead off), minus an appends-only baseline ({})",
+                o.page_ins
+                    .baselines
+                    .iter()
+                    .map(|(k, n)| format!("{} {n}", k.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    );
+    let _ = writeln!(md, "**The measured answer.**\n");
+    for line in warm_sweep::answer(o) {
+        let _ = writeln!(md, "* {line}");
+    }
+    md.push('\n');
+    let mut header = "| index | lag | figure |".to_string();
+    let mut rule = "|---|---|---|".to_string();
+    for &w in &o.warm_sizes {
+        let mut h = warm_sweep::warm_size_text(w);
+        if w == warm_sweep::KAFKA_WARM_SECTION_BYTES {
+            h = format!("**{h}** (Kafka)");
+        }
+        let _ = write!(header, " {h} |");
+        rule.push_str("---:|");
+    }
+    header.push_str(" page-directory |");
+    rule.push_str("---:|");
+    let _ = writeln!(md, "{header}\n{rule}");
+    for i in &o.indexes {
+        for d in &o.distributions {
+            let points: Vec<Option<&WarmSweepPoint>> = o
+                .warm_sizes
+                .iter()
+                .map(|&w| o.warm(i.kind, &d.name, w))
+                .chain(std::iter::once(o.page_directory(i.kind, &d.name)))
+                .collect();
+            let cells = |f: &dyn Fn(&WarmSweepPoint) -> Option<String>| -> String {
+                points
+                    .iter()
+                    .map(|p| p.and_then(f).unwrap_or_else(|| "-".to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | warm share | {} |",
+                i.kind.name(),
+                d.name,
+                cells(&|p| p.warm_share.map(|s| format!("{:.1}%", 100.0 * s)))
+            );
+            let _ = writeln!(
+                md,
+                "| | | pages mean / max | {} |",
+                cells(&|p| Some(format!("{:.2} / {}", p.mean_pages, p.max_pages)))
+            );
+            let _ = writeln!(
+                md,
+                "| | | page-ins | {} |",
+                cells(&|p| p.page_ins.map(|n| n.to_string()))
+            );
+        }
+    }
+    md.push('\n');
+    md
+}
+
 /// Renders `report.md`.
 pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir: &Path) -> String {
     let mut md = String::new();
@@ -553,6 +907,16 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
         let _ = writeln!(md, "Real page-ins: {n}\n");
     }
     let _ = writeln!(md, "## Latency\n\n![latency](latency.svg)\n");
+    match (&sweep.warm_section, &run.warm_sweep_skipped) {
+        (Some(w), _) => md.push_str(&warm_section_markdown(w)),
+        (None, Some(why)) => {
+            let _ = writeln!(
+                md,
+                "## Why 8192: the warm section size\n\nNot measured: {why}.\n"
+            );
+        }
+        (None, None) => {}
+    }
     let _ = writeln!(
         md,
         "## Size sweep (offset index)\n\n{SWEEP_LOOKUPS} lookups per workload; LRU cache of {} pages; real page-ins: \
@@ -652,8 +1016,14 @@ pub fn write_report(
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let scratch = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
-    let sweep = sweep(cli, scratch.path(), progress)?;
+    let mut sweep = sweep(cli, scratch.path(), progress)?;
+    sweep.warm_section = run.warm_sweep.clone();
     let mut files = write_plots(&sweep, dir)?;
+    if let Some(w) = &sweep.warm_section {
+        let path = dir.join(WARM_SECTION_SVG);
+        write_warm_section_plot(w, &path)?;
+        files.push(path);
+    }
     let json = dir.join("sweep.json");
     let text = serde_json::to_string_pretty(&sweep).map_err(std::io::Error::other);
     text.and_then(|t| std::fs::write(&json, t + "\n"))

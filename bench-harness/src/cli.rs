@@ -14,6 +14,7 @@ use crate::real_faults::{self, Readahead, RealFaultConfig, RealFaultOutcome};
 use crate::replay::{self, IndexKind, ReplayConfig, ReplayOutcome};
 use crate::report::{self, ResultRow};
 use crate::scenario::{self, ScenarioResult};
+use crate::warm_sweep::{self, PageIns, WarmSweepConfig, WarmSweepOutcome};
 use crate::workload::{Workload, WorkloadConfig};
 use crate::BenchError;
 use index_core::SearchStrategy;
@@ -26,9 +27,11 @@ use index_core::SearchStrategy;
 /// 14 pages), (2) a hot-tail replay on a 10 MiB offset index and a 10 MiB time index with
 /// hot-tail, lagging, uniform and mixed lookups, (3) the same replay over every real
 /// `.index`/`.timeindex` file under the data directory, (4) real page-ins of hot-tail
-/// lookups on evicted 10 MiB index files, and (5) lookup latency against an in-memory
-/// `partition_point`. With --report-dir it also sweeps index sizes and writes a Markdown
-/// report with SVG plots.
+/// lookups on evicted 10 MiB index files, (5) lookup latency against an in-memory
+/// `partition_point`, and (6) the warm section sweep ("why 8192": warm section sizes of
+/// 4-64 KiB against consumer lag in bytes of log, at Kafka's index.interval.bytes 4096).
+/// With --report-dir it also sweeps index sizes and writes a Markdown report with SVG
+/// plots.
 #[derive(Clone, Debug, Parser)]
 #[command(name = "bench-harness", version, about, long_about)]
 pub struct Cli {
@@ -92,6 +95,7 @@ pub struct Cli {
     /// Kafka's index.interval.bytes for the producer model (bytes of log between index
     /// entries). Kafka's default is 4096, but then a 10 MiB offset index cannot fill before
     /// the 2 GiB segment limit; page touches depend only on the entries, not the interval.
+    /// The warm section sweep, whose lags are bytes of log, always uses Kafka's 4096.
     #[arg(long, default_value_t = 512, value_name = "BYTES")]
     pub index_interval_bytes: u32,
 
@@ -123,6 +127,25 @@ pub struct Cli {
     #[arg(long, default_value_t = 100_000, value_name = "N")]
     pub latency_lookups: usize,
 
+    /// Lookups per point of the warm section sweep (each warm section size and the page
+    /// directory, per lag distribution and index kind; 0 skips the sweep).
+    #[arg(long, default_value_t = warm_sweep::DEFAULT_LOOKUPS, value_name = "N")]
+    pub warm_sweep_lookups: usize,
+
+    /// Warm section sizes of the warm section sweep, in bytes (comma-separated).
+    #[arg(
+        long,
+        value_name = "BYTES,...",
+        value_delimiter = ',',
+        default_value = "4096,8192,16384,32768,65536"
+    )]
+    pub warm_sweep_sizes: Vec<usize>,
+
+    /// Segment size of the warm section sweep, in bytes of log (Kafka's segment.bytes,
+    /// default 1 GiB): its lookups are made while the segment grows from half full to full.
+    #[arg(long, default_value_t = warm_sweep::KAFKA_SEGMENT_BYTES, value_name = "BYTES")]
+    pub warm_sweep_segment_bytes: u64,
+
     /// Also sweep index sizes and write report.md with SVG plots (pages per lookup, page
     /// faults and latency versus index size) into this directory.
     #[arg(long, value_name = "DIR")]
@@ -148,7 +171,8 @@ pub struct Cli {
     pub quiet: bool,
 
     /// After the summary, print every table: the KAFKA-6432 scenario, every workload on both
-    /// indexes, the real index files, each page-fault run and the latency rows.
+    /// indexes, the real index files, each page-fault run, the latency rows and the warm
+    /// section sweep.
     #[arg(long)]
     pub details: bool,
 }
@@ -229,6 +253,36 @@ impl Cli {
         }
     }
 
+    /// The warm section sweep configuration these options describe: the producer model
+    /// with Kafka's index.interval.bytes (4096, whatever --index-interval-bytes says), a
+    /// segment of --warm-sweep-segment-bytes, index files of 10 MiB, the page-ins measured
+    /// unless --skip-real-faults.
+    pub fn warm_sweep_config(&self) -> WarmSweepConfig {
+        let cfg = self.replay_config();
+        WarmSweepConfig {
+            warm_sizes: self.warm_sweep_sizes.clone(),
+            page_size: self.page_size,
+            lookups: self.warm_sweep_lookups,
+            lookups_per_round: self.lookups_per_round,
+            seed: self.seed,
+            producer: ProducerConfig {
+                index_interval_bytes: warm_sweep::KAFKA_INDEX_INTERVAL_BYTES,
+                ..cfg.producer
+            },
+            segment_bytes: self.warm_sweep_segment_bytes,
+            page_ins: if self.skip_real_faults {
+                PageIns::Skip {
+                    reason: "skipped (--skip-real-faults)".to_string(),
+                }
+            } else {
+                PageIns::Measure {
+                    dir: self.real_faults_dir.clone(),
+                }
+            },
+            ..WarmSweepConfig::default()
+        }
+    }
+
     /// The real-data replay configuration these options describe.
     pub fn real_config(&self) -> RealReplayConfig {
         RealReplayConfig {
@@ -276,6 +330,14 @@ impl Cli {
                 self.report_sizes
             ));
         }
+        if self.warm_sweep_lookups > 0 {
+            self.warm_sweep_config().validate().map_err(|e| match e {
+                BenchError::Config(m) => BenchError::Config(format!(
+                    "--warm-sweep-sizes / --warm-sweep-segment-bytes: {m}"
+                )),
+                other => other,
+            })?;
+        }
         Ok(())
     }
 
@@ -307,6 +369,10 @@ pub struct RunOutcome {
     pub real_faults_skipped: Option<String>,
     /// Lookup latency rows (empty when skipped).
     pub latency: Vec<LatencyRow>,
+    /// The warm section sweep, unless skipped (`--warm-sweep-lookups 0`).
+    pub warm_sweep: Option<WarmSweepOutcome>,
+    /// Why the warm section sweep did not run, if it did not.
+    pub warm_sweep_skipped: Option<String>,
     /// Files written into --report-dir.
     pub report_files: Vec<PathBuf>,
 }
@@ -325,6 +391,9 @@ impl RunOutcome {
             rows.extend(report::real_fault_rows(r));
         }
         rows.extend(report::latency_rows(&self.latency));
+        if let Some(w) = &self.warm_sweep {
+            rows.extend(report::warm_sweep_rows(w));
+        }
         rows
     }
 
@@ -342,7 +411,8 @@ impl RunOutcome {
     /// [`SUMMARY_MAX_COLUMNS`] columns): what was compared, one verdict line per strategy
     /// on the hot-tail offset index (distinct pages per lookup, page-ins from the real page
     /// cache, ns per lookup and its ratio to the in-memory limit), the uniform-lookup
-    /// caveat, and where the details are.
+    /// caveat, the warm section sweep's answer ([`warm_sweep::summary_sentence`]), and
+    /// where the details are.
     pub fn render_summary(&self, cli: &Cli) -> String {
         use std::fmt::Write as _;
         let cfg = cli.replay_config();
@@ -468,6 +538,15 @@ impl RunOutcome {
                 let _ = writeln!(out, "{line}");
             }
         }
+        if let Some(text) = self
+            .warm_sweep
+            .as_ref()
+            .and_then(warm_sweep::summary_sentence)
+        {
+            for line in wrap(&text, SUMMARY_MAX_COLUMNS) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         out.push('\n');
         match &cli.report_dir {
             Some(dir) => {
@@ -577,22 +656,48 @@ impl RunOutcome {
             ));
             out.push_str(&report::render_latency(&self.latency, LATENCY_REPEATS));
         }
+        match (&self.warm_sweep, &self.warm_sweep_skipped) {
+            (Some(w), _) => {
+                out.push('\n');
+                out.push_str(&report::render_warm_sweep(w));
+            }
+            (None, Some(why)) => {
+                out.push_str(&format!("\n6. Warm section sweep: skipped ({why}).\n"));
+            }
+            (None, None) => {}
+        }
         out
     }
 }
 
-/// Splits `text` at spaces into lines of at most `width` columns (a longer word stays whole).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
+/// Splits `text` at spaces into lines of at most `width` columns (a longer word stays
+/// whole). A byte unit (`B`, `KiB`, `MiB`, `GiB`, also followed by punctuation, as in
+/// `MiB,` or `MiB-behind`) stays on the line of the number before it.
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
+        let unit = ["B", "KiB", "MiB", "GiB"].iter().any(|u| {
+            word.strip_prefix(u)
+                .is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+        });
+        match words.last_mut() {
+            Some(last) if unit => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    let mut lines = vec![String::new()];
+    for word in words {
         let last = lines.last_mut().expect("at least one line");
         if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_string());
+            lines.push(word);
         } else {
             if !last.is_empty() {
                 last.push(' ');
             }
-            last.push_str(word);
+            last.push_str(&word);
         }
     }
     lines
@@ -663,6 +768,14 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         progress("latency", 1, 1);
         rows
     };
+    let (warm_sweep, warm_sweep_skipped) = if cli.warm_sweep_lookups == 0 {
+        (None, Some("--warm-sweep-lookups 0".to_string()))
+    } else {
+        let o = warm_sweep::run(&cli.warm_sweep_config(), scratch.path(), &mut |d, t| {
+            progress("warm section sweep", d, t)
+        })?;
+        (Some(o), None)
+    };
     let mut outcome = RunOutcome {
         scenario,
         synthetic,
@@ -671,10 +784,28 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         real_faults,
         real_faults_skipped,
         latency,
+        warm_sweep,
+        warm_sweep_skipped,
         report_files: Vec::new(),
     };
     if let Some(dir) = &cli.report_dir {
         outcome.report_files = bench_report::write_report(cli, &outcome, dir, progress)?;
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_keeps_byte_units_with_their_numbers() {
+        assert_eq!(
+            wrap("spans 4.4 MiB of log, 2-8 MiB-behind lookups", 12),
+            ["spans", "4.4 MiB of", "log,", "2-8 MiB-behind", "lookups"]
+        );
+        // Only whole units are glued.
+        assert_eq!(wrap("8 Bytes", 3), ["8", "Bytes"]);
+        assert_eq!(wrap("1 GiB, 2 KiB.", 5), ["1 GiB,", "2 KiB."]);
+    }
 }

@@ -14,6 +14,7 @@
 //! * [`real_data`]: the same replay over real `.index`/`.timeindex` files.
 //! * [`real_faults`]: real page-ins (`mincore`) and major faults on evicted index files.
 //! * [`latency`]: ns per lookup against an in-memory `partition_point`.
+//! * [`warm_sweep`]: "why 8192": warm section sizes against consumer lag in bytes of log.
 //! * [`report`]: result rows (JSON) and aligned text tables.
 //! * [`bench_report`]: the `--report-dir` size sweep, Markdown report and SVG plots.
 //! * [`cli`]: command-line options and the full run.
@@ -35,6 +36,7 @@ pub mod real_faults;
 pub mod replay;
 pub mod report;
 pub mod scenario;
+pub mod warm_sweep;
 pub mod workload;
 
 pub use cli::{run, Cli, RunOutcome};

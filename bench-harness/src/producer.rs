@@ -94,9 +94,20 @@ pub struct IndexPoint {
     pub offset_of_max_timestamp: i64,
 }
 
+/// A batch remembered by [`SegmentModel`] to translate consumer positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RecentBatch {
+    base_offset: i64,
+    last_offset: i64,
+    position: u64,
+    max_timestamp: i64,
+}
+
 /// The producer and the segment's indexing rule, plus a window of recent batches used to
-/// translate consumer offsets into timestamps.
-#[derive(Debug)]
+/// translate consumer offsets into timestamps and byte positions of the log into offsets.
+///
+/// Cloning a model clones its random stream: the clone produces the same batches.
+#[derive(Clone, Debug)]
 pub struct SegmentModel {
     cfg: ProducerConfig,
     rng: StdRng,
@@ -106,8 +117,9 @@ pub struct SegmentModel {
     bytes_since_last_entry: u64,
     max_timestamp_so_far: i64,
     offset_of_max_timestamp: i64,
-    recent: VecDeque<(i64, i64)>,
+    recent: VecDeque<RecentBatch>,
     recent_capacity: usize,
+    history_bytes: u64,
 }
 
 impl SegmentModel {
@@ -117,6 +129,15 @@ impl SegmentModel {
 
     /// A segment model driven by a `StdRng` seeded with `seed`.
     pub fn new(cfg: ProducerConfig, seed: u64) -> Self {
+        Self::with_history_bytes(cfg, seed, 0)
+    }
+
+    /// A segment model that also remembers every batch of the last `history_bytes` bytes
+    /// of log (besides the last [`SegmentModel::RECENT_BATCHES`] batches), so that
+    /// [`SegmentModel::offset_at_position`] and [`SegmentModel::timestamp_of`] are exact
+    /// for consumers up to `history_bytes` bytes behind the log end. The batches produced
+    /// are the same as with [`SegmentModel::new`].
+    pub fn with_history_bytes(cfg: ProducerConfig, seed: u64, history_bytes: u64) -> Self {
         SegmentModel {
             next_offset: cfg.base_offset,
             timestamp: cfg.start_timestamp_ms,
@@ -127,6 +148,7 @@ impl SegmentModel {
             offset_of_max_timestamp: cfg.base_offset,
             recent: VecDeque::with_capacity(Self::RECENT_BATCHES),
             recent_capacity: Self::RECENT_BATCHES,
+            history_bytes,
             cfg,
         }
     }
@@ -201,23 +223,49 @@ impl SegmentModel {
         self.bytes_since_last_entry += batch.size_bytes as u64;
         self.position += batch.size_bytes as u64;
         self.next_offset = batch.last_offset + 1;
-        if self.recent.len() == self.recent_capacity {
+        self.recent.push_back(RecentBatch {
+            base_offset: batch.base_offset,
+            last_offset: batch.last_offset,
+            position: batch.position,
+            max_timestamp: batch.max_timestamp,
+        });
+        // Forget the oldest batch once more than the window's batches are kept and the
+        // batch after it still starts at least `history_bytes` before the log end.
+        let keep_from = self.position.saturating_sub(self.history_bytes);
+        while self.recent.len() > self.recent_capacity
+            && self.recent.get(1).is_some_and(|b| b.position <= keep_from)
+        {
             self.recent.pop_front();
         }
-        self.recent
-            .push_back((batch.last_offset, batch.max_timestamp));
         point
     }
 
     /// The timestamp (ms since epoch) of the batch holding `offset`, looked up among the
-    /// last [`SegmentModel::RECENT_BATCHES`] batches; offsets older than that window map to
-    /// the oldest remembered batch, offsets past the end to the newest. `None` before the
-    /// first batch.
+    /// remembered batches (the last [`SegmentModel::RECENT_BATCHES`], or the last
+    /// `history_bytes` bytes of log, whichever is more); offsets older than that window map
+    /// to the oldest remembered batch, offsets past the end to the newest. `None` before
+    /// the first batch.
     pub fn timestamp_of(&self, offset: i64) -> Option<i64> {
-        let i = self.recent.partition_point(|&(last, _)| last < offset);
+        let i = self.recent.partition_point(|b| b.last_offset < offset);
         self.recent
             .get(i.min(self.recent.len().checked_sub(1)?))
-            .map(|&(_, ts)| ts)
+            .map(|b| b.max_timestamp)
+    }
+
+    /// The offset a consumer reading at byte `position` of the log fetches: the base
+    /// offset of the batch holding that byte; the log end offset for a position at or past
+    /// the end of the segment. Positions older than the remembered batches (see
+    /// [`SegmentModel::with_history_bytes`]) map to the oldest remembered batch. `None`
+    /// before the first batch.
+    pub fn offset_at_position(&self, position: u64) -> Option<i64> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        if position >= self.position {
+            return Some(self.next_offset);
+        }
+        let i = self.recent.partition_point(|b| b.position <= position);
+        self.recent.get(i.saturating_sub(1)).map(|b| b.base_offset)
     }
 }
 
@@ -245,5 +293,46 @@ mod tests {
         let l = last.unwrap();
         assert!(a.log_end_offset() > l.offset);
         assert_eq!(a.timestamp_of(l.offset), Some(l.max_timestamp));
+    }
+
+    #[test]
+    fn positions_translate_to_the_batch_holding_them() {
+        let cfg = ProducerConfig {
+            index_interval_bytes: 4096,
+            ..ProducerConfig::default()
+        };
+        // 64 MiB of history: more than RECENT_BATCHES batches of ~600 bytes.
+        let mut m = SegmentModel::with_history_bytes(cfg.clone(), 3, 64 << 20);
+        let mut plain = SegmentModel::new(cfg, 3);
+        let mut points = Vec::new();
+        while m.segment_bytes() < 100 << 20 {
+            let p = m.next_index_point().unwrap();
+            assert_eq!(Some(p), plain.next_index_point(), "same batches");
+            points.push(p);
+        }
+        let end = m.segment_bytes();
+        assert_eq!(m.offset_at_position(end), Some(m.log_end_offset()));
+        assert_eq!(m.offset_at_position(end + 5), Some(m.log_end_offset()));
+        // Every index point within the history: its batch starts at its position.
+        let mut checked = 0;
+        for p in points
+            .iter()
+            .filter(|p| u64::from(p.position) + (64 << 20) >= end)
+        {
+            let o = m.offset_at_position(u64::from(p.position)).unwrap();
+            // The batch holding the point's position ends at the point's offset.
+            assert!(o <= p.offset, "{o} > {}", p.offset);
+            assert_eq!(m.offset_at_position(u64::from(p.position) + 1), Some(o));
+            assert!(m.offset_at_position(u64::from(p.position).saturating_sub(1)) < Some(o));
+            checked += 1;
+        }
+        assert!(checked > 10_000, "{checked}");
+        // Offsets grow with positions.
+        let mut last = 0;
+        for back in (0..(60u64 << 20)).rev().step_by(997) {
+            let o = m.offset_at_position(end - back).unwrap();
+            assert!(o >= last);
+            last = o;
+        }
     }
 }

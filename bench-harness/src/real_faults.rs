@@ -481,13 +481,16 @@ fn key_of_offset_fn<'a>(kind: IndexKind, model: &'a SegmentModel) -> impl Fn(i64
 }
 
 /// Residency and fault counters at the start of a run.
-struct Start {
+pub(crate) struct Start {
     resident: Vec<bool>,
     resident_counted: usize,
     major: u64,
 }
 
-fn start_run(
+/// Sets the readahead of `mapping`, evicts the file at `path` and records residency and
+/// major faults; fails when more than [`MAX_RESIDENT_AFTER_EVICT`] of the `counted` pages
+/// stay resident.
+pub(crate) fn start_run(
     mapping: &Mapping,
     path: &Path,
     readahead: Readahead,
@@ -516,7 +519,7 @@ fn start_run(
 }
 
 /// `(new page-ins among counted pages, major faults)` since `start`.
-fn finish_run(
+pub(crate) fn finish_run(
     mapping: &Mapping,
     start: &Start,
     counted: std::ops::Range<usize>,

@@ -9,15 +9,18 @@ use crate::real_data::RealDataOutcome;
 use crate::real_faults::{Phase, Readahead, RealFaultOutcome, Rejected};
 use crate::replay::{IndexKind, ReplayOutcome, StrategyStats, WorkloadStats};
 use crate::scenario::ScenarioResult;
+use crate::warm_sweep::{self, WarmSweepOutcome};
 
 /// One result row: one strategy on one workload over one index.
 ///
 /// `real-faults` rows (real page-ins, see [`crate::real_faults`]) and `latency` rows
 /// (ns per lookup, see [`crate::latency`]) fill only the fields that apply: their
-/// page-probe and LRU fields (`mean_pages` ... `append_faults`) are 0.
+/// page-probe and LRU fields (`mean_pages` ... `append_faults`) are 0. `warm-sweep` rows
+/// (see [`crate::warm_sweep`]) have the lag distribution as `workload`, the warm section
+/// in `warm_section_bytes`, no LRU figures, and the page-in fields when measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultRow {
-    /// `kafka-6432`, `synthetic`, `real`, `real-faults` or `latency`.
+    /// `kafka-6432`, `synthetic`, `real`, `real-faults`, `latency` or `warm-sweep`.
     pub section: String,
     /// `offset`/`time` for synthetic runs, the file path relative to the data directory
     /// for real files.
@@ -90,6 +93,10 @@ pub struct ResultRow {
     /// must be brought in without readahead).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probed_pages: Option<u64>,
+    /// Warm-sweep only: the warm section of this warm/cold row (bytes; absent for the
+    /// page directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_section_bytes: Option<u64>,
     /// Latency only: fastest loop's time per lookup (ns).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ns_per_lookup: Option<f64>,
@@ -130,6 +137,7 @@ impl ResultRow {
             major_faults: None,
             page_ins_per_1000: None,
             probed_pages: None,
+            warm_section_bytes: None,
             ns_per_lookup: None,
             ratio_to_in_memory: None,
         }
@@ -174,6 +182,40 @@ pub fn latency_rows(rows: &[LatencyRow]) -> Vec<ResultRow> {
             ns_per_lookup: Some(r.ns_per_lookup),
             ratio_to_in_memory: Some(r.ratio_to_in_memory),
             ..ResultRow::empty("latency")
+        })
+        .collect()
+}
+
+/// Rows of the warm section sweep: one per index kind, lag distribution and strategy.
+pub fn warm_sweep_rows(o: &WarmSweepOutcome) -> Vec<ResultRow> {
+    o.points
+        .iter()
+        .map(|p| {
+            let measured = p.page_ins.is_some();
+            ResultRow {
+                index: p.kind.name().to_string(),
+                index_bytes: o.index_bytes as u64,
+                entries: o.index(p.kind).map_or(0, |i| i.entries_after as u64),
+                workload: p.lag.clone(),
+                strategy: p.strategy.clone(),
+                lookups: p.lookups,
+                mean_pages: p.mean_pages,
+                max_pages: p.max_pages as u64,
+                warm_section_lookups: p.warm_section_lookups,
+                warm_section_mean_pages: p.warm_section_mean_pages,
+                warm_section_max_pages: p.warm_section_max_pages as u64,
+                page_size: o.page_size as u64,
+                answer_mismatches: p.answer_mismatches,
+                directory_fallbacks: Some(p.directory_fallbacks),
+                phase: measured.then(|| "growing".to_string()),
+                readahead: measured.then(|| "off".to_string()),
+                page_ins: p.page_ins,
+                major_faults: p.major_faults,
+                page_ins_per_1000: p.page_ins_per_1000,
+                probed_pages: p.probed_pages,
+                warm_section_bytes: p.warm_section_bytes.map(|b| b as u64),
+                ..ResultRow::empty("warm-sweep")
+            }
         })
         .collect()
 }
@@ -738,4 +780,220 @@ pub fn render_latency(rows: &[LatencyRow], repeats: usize) -> String {
          in a Vec<i64>: the limit for a search that does no decoding and no paging."
     );
     out
+}
+
+/// `42.3%`.
+fn percent(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+/// Renders the warm section sweep (section 6 of `--details`): per index kind and lag
+/// distribution, the share served by the warm section, pages per lookup and real page-ins
+/// of every warm section size and of the page directory, then the measured answer.
+pub fn render_warm_sweep(o: &WarmSweepOutcome) -> String {
+    let mut out = String::new();
+    let sizes = warm_sweep::bytes_range_text(
+        o.warm_sizes.iter().copied().min().unwrap_or(0) as u64,
+        o.warm_sizes.iter().copied().max().unwrap_or(0) as u64,
+    );
+    let _ = writeln!(
+        out,
+        "6. Warm section sweep (why 8192): warm/cold with warm sections of {sizes} of index against"
+    );
+    push_wrapped(
+        &mut out,
+        &format!(
+            "consumer lag in bytes of log behind the log end, at index.interval.bytes {} (Kafka's default; \
+             the replays above use {}); lookups while a {} segment grows from half full to full, {} lookups \
+             per point, seed {}.",
+            o.index_interval_bytes,
+            crate::producer::ProducerConfig::default().index_interval_bytes,
+            warm_sweep::bytes_text(o.segment_bytes),
+            o.lookups,
+            o.seed
+        ),
+    );
+    for i in &o.indexes {
+        let warm: Vec<String> = o
+            .points
+            .iter()
+            .filter(|p| {
+                p.kind == i.kind
+                    && Some(p.lag.as_str()) == o.distributions.first().map(|d| d.name.as_str())
+            })
+            .filter_map(|p| {
+                Some(format!(
+                    "{} = {} entries = {}",
+                    warm_sweep::warm_size_text(p.warm_section_bytes?),
+                    p.warm_section_entries?,
+                    crate::bench_report::human_bytes(p.warm_section_log_bytes?)
+                ))
+            })
+            .collect();
+        let text =
+            format!(
+            "{} index: {} -> {} entries, {:.0} bytes of log per entry{}; warm sections: {} of log.",
+            i.kind.name(),
+            i.entries_before,
+            i.entries_after,
+            i.log_bytes_per_entry,
+            if i.index_full { " (the index filled up first)" } else { "" },
+            warm.join(", ")
+        );
+        push_wrapped(&mut out, &text);
+    }
+    let lags: Vec<String> = o
+        .distributions
+        .iter()
+        .map(|d| format!("{} {}", d.name, d.describe()))
+        .collect();
+    push_wrapped(
+        &mut out,
+        &format!("Lags (uniform within each range): {}.", lags.join("; ")),
+    );
+    let mut headers: Vec<(String, Align)> = vec![
+        ("index".to_string(), Align::Left),
+        ("lag".to_string(), Align::Left),
+        ("figure".to_string(), Align::Left),
+    ];
+    for &w in &o.warm_sizes {
+        let mut h = warm_sweep::warm_size_text(w);
+        if w == warm_sweep::KAFKA_WARM_SECTION_BYTES {
+            h.push_str(" (Kafka)");
+        }
+        headers.push((h, Align::Right));
+    }
+    headers.push(("page-directory".to_string(), Align::Right));
+    let hdr: Vec<(&str, Align)> = headers.iter().map(|(h, a)| (h.as_str(), *a)).collect();
+    let mut t = Table::new(&hdr);
+    let mut first = true;
+    for i in &o.indexes {
+        for d in &o.distributions {
+            if !first {
+                t.separator();
+            }
+            first = false;
+            let warm = |w: usize| o.warm(i.kind, &d.name, w);
+            let pd = o.page_directory(i.kind, &d.name);
+            let mut share = vec![
+                i.kind.name().to_string(),
+                d.name.clone(),
+                "warm share".to_string(),
+            ];
+            let mut pages = vec![String::new(), String::new(), "pages mean / max".to_string()];
+            let mut ins = vec![String::new(), String::new(), "page-ins".to_string()];
+            let points = o
+                .warm_sizes
+                .iter()
+                .map(|&w| warm(w))
+                .chain(std::iter::once(pd));
+            for p in points {
+                share.push(
+                    p.and_then(|p| p.warm_share)
+                        .map_or("-".to_string(), percent),
+                );
+                pages.push(p.map_or("-".to_string(), |p| {
+                    format!("{:.2} / {}", p.mean_pages, p.max_pages)
+                }));
+                ins.push(
+                    p.and_then(|p| p.page_ins)
+                        .map_or("-".to_string(), |n| n.to_string()),
+                );
+            }
+            t.row(share);
+            t.row(pages);
+            t.row(ins);
+        }
+    }
+    out.push_str(&t.render());
+    let _ = writeln!(
+        out,
+        "   warm share = lookups served by the warm section (index_core::search::lands_in_warm_section with that\n   \
+         size). pages = distinct {}-byte pages per lookup (the search's reads plus the answer entry).",
+        o.page_size
+    );
+    for i in &o.indexes {
+        let maxes: Vec<String> = o
+            .warm_sizes
+            .iter()
+            .map(|&w| {
+                let pts = o
+                    .points
+                    .iter()
+                    .filter(|p| p.kind == i.kind && p.warm_section_bytes == Some(w));
+                let (max, bound) = pts.fold((0, 0), |(m, b), p| {
+                    (
+                        m.max(p.warm_section_max_pages),
+                        b.max(p.warm_section_page_bound.unwrap_or(0)),
+                    )
+                });
+                format!("{} {max} (bound {bound})", warm_sweep::warm_size_text(w))
+            })
+            .collect();
+        let text = format!(
+            "{} index: most pages one warm lookup read: {}.",
+            i.kind.name(),
+            maxes.join(", ")
+        );
+        push_wrapped(&mut out, &text);
+    }
+    let pi = &o.page_ins;
+    match (&pi.absent, &pi.location) {
+        (Some(why), _) => {
+            let _ = writeln!(out, "   page-ins: not measured: {why}.");
+        }
+        (None, Some(loc)) => {
+            let base: Vec<String> = pi
+                .baselines
+                .iter()
+                .map(|(k, n)| format!("{} {n}", k.name()))
+                .collect();
+            let _ = writeln!(
+                out,
+                "   page-ins = OS pages ({} bytes) written before the run and read back from disk by its {} lookups\n   \
+                 while the evicted index grows from half to full (readahead off, mincore), minus the appends-only\n   \
+                 baseline ({}); files on {} ({}).",
+                pi.os_page_size,
+                o.lookups,
+                base.join(", "),
+                loc.dir.display(),
+                loc.fs_type
+            );
+        }
+        (None, None) => {}
+    }
+    for r in &pi.rejected {
+        let _ = writeln!(
+            out,
+            "   not used: {} ({}): {}",
+            r.dir.display(),
+            r.fs_type,
+            r.reason
+        );
+    }
+    for u in &pi.unmeasured {
+        let _ = writeln!(out, "   not measured: {u}");
+    }
+    let mismatches: u64 = o.points.iter().map(|p| p.answer_mismatches).sum();
+    let fallbacks: u64 = o.points.iter().map(|p| p.directory_fallbacks).sum();
+    let _ = writeln!(
+        out,
+        "   Answers differing from a partition_point oracle: {mismatches}; page-directory lookups answered without\n   \
+         the directory: {fallbacks}."
+    );
+    for line in warm_sweep::answer(o) {
+        push_wrapped(&mut out, &line);
+    }
+    out
+}
+
+/// Width of the wrapped note lines under the tables (columns, indentation included).
+const NOTE_COLUMNS: usize = 110;
+
+/// Appends `text` wrapped at [`NOTE_COLUMNS`] columns, every line indented by three
+/// spaces.
+fn push_wrapped(out: &mut String, text: &str) {
+    for line in crate::cli::wrap(text, NOTE_COLUMNS - 3) {
+        let _ = writeln!(out, "   {line}");
+    }
 }

@@ -25,6 +25,9 @@ fn help_documents_every_option() {
         "--latency-lookups",
         "--report-dir",
         "--report-sizes",
+        "--warm-sweep-lookups",
+        "--warm-sweep-sizes",
+        "--warm-sweep-segment-bytes",
     ] {
         assert!(help.contains(opt), "--help lacks {opt}");
     }
@@ -57,6 +60,24 @@ fn defaults_match_kafka() {
     );
     assert_eq!(cli.real_fault_lookups, 100_000);
     assert!(!cli.skip_real_faults);
+    // The warm section sweep: 4-64 KiB against Kafka's segment.bytes, at Kafka's
+    // index.interval.bytes whatever --index-interval-bytes says.
+    assert_eq!(cli.warm_sweep_sizes, [4096, 8192, 16384, 32768, 65536]);
+    assert_eq!(cli.warm_sweep_segment_bytes, 1 << 30);
+    assert_eq!(cli.warm_sweep_lookups, 20_000);
+    assert_eq!(cli.index_interval_bytes, 512);
+    assert_eq!(cli.warm_sweep_config().producer.index_interval_bytes, 4096);
+    // Lookups start when the segment is half full: it must hold twice the largest lag.
+    assert!(
+        Cli::parse_from(["bench-harness", "--warm-sweep-segment-bytes", "100000000"])
+            .validate()
+            .is_err()
+    );
+    assert!(
+        Cli::parse_from(["bench-harness", "--warm-sweep-sizes", "8192,0"])
+            .validate()
+            .is_err()
+    );
 }
 
 #[test]
@@ -70,6 +91,8 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
         "--skip-real",
         "--skip-real-faults",
         "--latency-lookups",
+        "0",
+        "--warm-sweep-lookups",
         "0",
         "--quiet",
     ]);
@@ -119,6 +142,8 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
     let text = out.render(&details);
     assert!(text.contains("hot-tail") && text.contains("skipped"));
     assert!(text.contains("page-directory") && text.contains("--skip-real-faults"));
+    assert!(text.contains("6. Warm section sweep: skipped (--warm-sweep-lookups 0)"));
+    assert!(out.warm_sweep.is_none());
     assert!(!text.contains("goal"), "no internal goal lines: {text}");
     assert!(out.latency.is_empty() && out.real_faults.is_none());
 }

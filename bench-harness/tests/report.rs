@@ -21,6 +21,10 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
         "2000",
         "--report-sizes",
         "16384,65536",
+        "--warm-sweep-lookups",
+        "2000",
+        "--warm-sweep-segment-bytes",
+        "134217728",
         "--quiet",
         "--report-dir",
         report.to_str().unwrap(),
@@ -37,6 +41,7 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
             "pages-per-lookup.svg",
             "page-faults.svg",
             "latency.svg",
+            "warm-section.svg",
             "sweep.json",
             "report.md"
         ]
@@ -79,6 +84,21 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
         }
         assert!(p["hot_tail_ns"].as_f64().unwrap() > 0.0);
     }
+    // The main run's warm section sweep: 2 kinds x 4 lag distributions x (5 warm sections
+    // + the page directory), with Kafka's index.interval.bytes.
+    let warm = &sweep["warm_section"];
+    assert_eq!(warm["index_interval_bytes"], 4096);
+    assert_eq!(warm["points"].as_array().unwrap().len(), 2 * 4 * 6);
+    let svg = std::fs::read_to_string(report.join("warm-section.svg")).unwrap();
+    for text in [
+        "warm section (bytes of index, log scale)",
+        "% of lookups",
+        "Kafka: 8 KiB",
+        "in-sync 0-1 MiB",
+        "dashed: the page directory at the same lag",
+    ] {
+        assert!(svg.contains(text), "warm-section.svg lacks {text:?}");
+    }
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     for text in [
         "![pages per lookup](pages-per-lookup.svg)",
@@ -87,6 +107,10 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
         "| 64 KiB | 8192 | binary |",
         "## Main run",
         "4. Real page faults",
+        "## Why 8192: the warm section size",
+        "![warm section size vs consumer lag](warm-section.svg)",
+        "**The measured answer.**",
+        "6. Warm section sweep (why 8192)",
     ] {
         assert!(md.contains(text), "report.md lacks {text:?}");
     }
