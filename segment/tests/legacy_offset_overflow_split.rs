@@ -340,42 +340,41 @@ fn an_unfinished_splits_swap_files_are_durably_gone_before_its_cleaned_files() {
 }
 
 #[test]
-fn completing_a_swap_deletes_the_replaced_segment_and_nothing_else() {
-    // The old segment is named 0 but its first batch is at 5, so its pieces (5 and HIGH)
-    // do not overwrite its files when renamed: completing the swap must delete the old
-    // `0.log` and `0.index` (else offsets 5.. would be served twice), and must leave
-    // alone a file in the replaced range that is not a segment file.
-    let bytes: Vec<u8> = (5..10)
-        .chain(HIGH..HIGH + 10)
-        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
-        .collect();
+fn completing_a_swap_deletes_the_replaced_segments_and_nothing_else() {
+    // A crash after the pieces 0 and HIGH became `.swap` files, before the segments they
+    // replace were deleted: besides the split segment 0 (its files are overwritten by the
+    // renames), an older segment 5 lies in the replaced range [0, HIGH + 10). Completing
+    // the swap must delete it (else offsets 5..10 would be served twice), and must leave
+    // alone a file in that range that is not a segment file.
+    let bytes = legacy_v1_bytes();
     let (_t, clock) = mock();
     let cfg = config(1, 4096);
     let tmp = tmpdir();
     write_legacy_segment(tmp.path(), &bytes);
     open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
     let dir = tmpdir();
-    let piece5 = "00000000000000000005";
     for f in names_in(tmp.path()) {
-        if f.starts_with(piece5) || f.starts_with(BASE_HIGH) {
+        if f.starts_with(BASE0) || f.starts_with(BASE_HIGH) {
             std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}.swap"))).unwrap();
         }
     }
     write_legacy_segment(dir.path(), &bytes);
-    std::fs::write(dir.path().join(format!("{BASE0}.index")), vec![0u8; 4096]).unwrap();
-    let foreign = dir.path().join(format!("{piece5}.keep"));
+    let old5: Vec<u8> = (5..10)
+        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
+        .collect();
+    let base5 = "00000000000000000005";
+    std::fs::write(dir.path().join(format!("{base5}.log")), old5).unwrap();
+    let foreign = dir.path().join(format!("{base5}.keep"));
     std::fs::write(&foreign, b"not ours").unwrap();
     let log = open_log(dir.path(), cfg, clock);
-    assert_eq!(log.segments().base_offsets(), vec![5, HIGH]);
+    assert_eq!(log.segments().base_offsets(), vec![0, HIGH]);
     let files = names_in(dir.path());
     assert!(
-        !files.iter().any(|f| f.starts_with(BASE0)),
+        !files
+            .iter()
+            .any(|f| f.starts_with(base5) && !f.ends_with(".keep")),
         "the replaced segment's files remain: {files:?}"
     );
     assert_eq!(std::fs::read(&foreign).unwrap(), b"not ours");
-    let offsets = all_offsets(&log);
-    assert_eq!(
-        offsets,
-        (5..10).chain(HIGH..HIGH + 10).collect::<Vec<i64>>()
-    );
+    assert_eq!(all_offsets(&log), expected_offsets());
 }
