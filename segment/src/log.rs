@@ -699,7 +699,15 @@ impl<F: BatchFormat> Log<F> {
                 }
                 Err(e) => return Err(e),
             };
-            if needs_recovery {
+            // Kafka leaves a missing `.timeindex` empty (sanityCheck resizes it to 0), which
+            // hides the segment from lookups by timestamp: its largest timestamp reads as
+            // unknown. Here a non-empty segment without one is recovered, which rebuilds it.
+            let time_index_lost = !time_index_existed && seg.size() > 0;
+            if time_index_lost && !needs_recovery {
+                tracing::warn!(segment = %p.display(), "time index missing; rebuilding the indexes from the log");
+                self.stats.indexes_rebuilt.fetch_add(1, Ordering::Relaxed);
+            }
+            if needs_recovery || time_index_lost {
                 flagged.push(base);
             }
             self.segments.add(Arc::new(seg));

@@ -366,8 +366,15 @@ fn completing_a_swap_deletes_the_replaced_segments_and_nothing_else() {
     std::fs::write(dir.path().join(format!("{base5}.log")), old5).unwrap();
     let foreign = dir.path().join(format!("{base5}.keep"));
     std::fs::write(&foreign, b"not ours").unwrap();
+    // the segment right after the replaced range starts at its end, HIGH + 10: it stays
+    let later: Vec<u8> = (HIGH + 10..HIGH + 13)
+        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
+        .collect();
+    let later_name = format!("{:020}.log", HIGH + 10);
+    std::fs::write(dir.path().join(&later_name), &later).unwrap();
     let log = open_log(dir.path(), cfg, clock);
-    assert_eq!(log.segments().base_offsets(), vec![0, HIGH]);
+    assert_eq!(log.segments().base_offsets(), vec![0, HIGH, HIGH + 10]);
+    assert_eq!(std::fs::read(dir.path().join(&later_name)).unwrap(), later);
     let files = names_in(dir.path());
     assert!(
         !files
@@ -376,5 +383,7 @@ fn completing_a_swap_deletes_the_replaced_segments_and_nothing_else() {
         "the replaced segment's files remain: {files:?}"
     );
     assert_eq!(std::fs::read(&foreign).unwrap(), b"not ours");
-    assert_eq!(all_offsets(&log), expected_offsets());
+    let mut expected = expected_offsets();
+    expected.extend(HIGH + 10..HIGH + 13);
+    assert_eq!(all_offsets(&log), expected);
 }
