@@ -679,7 +679,7 @@ impl<F: BatchFormat> Log<F> {
             let base = names::canonical_offset_from_file(p)?;
             let time_index_existed = names::time_index_file(&self.dir, base, "").exists();
             let seg = self.open_segment(base, true, "")?;
-            let needs_recovery = match seg.sanity_check(!time_index_existed && seg.size() > 0) {
+            let needs_recovery = match seg.sanity_check(!time_index_existed) {
                 Ok(()) => match seg.quick_index_check() {
                     Ok(()) => false,
                     Err(reason) => {

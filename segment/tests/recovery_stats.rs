@@ -71,6 +71,14 @@ fn a_clean_recovery_reports_no_truncated_offsets() {
     let log = open_log(dir.path(), config(4096, 1 << 20), clock);
     assert_eq!(log.stats().scanned_segments(), 1);
     assert_eq!(log.stats().truncated_offsets(), None);
+    let stats = log.stats();
+    assert_eq!(
+        stats
+            .first_truncated_offset
+            .load(std::sync::atomic::Ordering::Relaxed),
+        -1,
+        "a recovery that removed nothing notes no truncation"
+    );
     assert_eq!(log.log_end_offset(), 20);
 }
 
