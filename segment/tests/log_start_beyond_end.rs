@@ -104,3 +104,23 @@ fn a_log_restarted_beyond_its_end_refuses_offsets_below_the_restart() {
     log.append(&batch(100, 5, 1000)).unwrap();
     assert_eq!(read_all(&log, 100), (100..105).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_log_start_checkpoint_exactly_at_the_end_keeps_the_segments() {
+    // Kafka deletes every segment only when the log end is *below* the checkpoint: at
+    // equality the segments stay (their records are below the log start, so unreadable),
+    // and the log goes on at its end.
+    let dir = tmpdir();
+    let log = reopen(dir.path());
+    fill(&log, 0, 2, 5, 1000); // 0..10
+    let size = log.size();
+    log.close().unwrap();
+    std::fs::write(dir.path().join("log-start-offset"), "0\n10\n").unwrap();
+    let log = reopen(dir.path());
+    assert_eq!(log.segments().base_offsets(), vec![0]);
+    assert_eq!(log.size(), size);
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (10, 10));
+    assert_refused(&log, 5, 5);
+    log.append(&batch(10, 5, 1000)).unwrap();
+    assert_eq!(read_all(&log, 10), (10..15).collect::<Vec<_>>());
+}
