@@ -173,3 +173,31 @@ fn retention_writes_the_checkpoints_a_reopen_after_a_crash_honours() {
     assert_eq!((log.log_start_offset(), log.log_end_offset()), (30, 30));
     assert_eq!(log.recovery_point(), 30);
 }
+
+#[test]
+fn delete_expired_segment_files_alone_removes_what_is_due_and_counts_it() {
+    // Without any other maintenance call: a timer calling `delete_expired_segment_files`
+    // removes the files once `file.delete.delay.ms` has passed, and says how many
+    // segments' files it removed.
+    let dir = tmpdir();
+    let (t, clock) = mock();
+    let cfg = LogConfig {
+        retention_ms: 1_000,
+        ..config(4096, 1 << 20)
+    };
+    let log = open_log(dir.path(), cfg.clone(), clock);
+    assert_eq!(log.config(), &cfg);
+    fill(&log, 0, 2, 5, 0); // 0..10
+    log.roll(None).unwrap();
+    fill(&log, 10, 2, 5, 0);
+    log.roll(None).unwrap();
+    fill(&log, 20, 2, 5, 1_000_000_000);
+    log.delete_old_segments().unwrap();
+    assert_eq!(log.segments().base_offsets(), vec![20]);
+    assert_eq!(log.pending_segment_deletions(), 2);
+    t.sleep(cfg.file_delete_delay_ms);
+    assert_eq!(log.delete_expired_segment_files().unwrap(), 2);
+    assert!(deleted(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    assert_eq!(log.pending_segment_deletions(), 0);
+    assert_eq!(log.delete_expired_segment_files().unwrap(), 0);
+}
