@@ -339,7 +339,8 @@ impl StrategyStats {
     }
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
+/// `a / b`, 0 when `b` is 0.
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
     } else {

@@ -68,7 +68,7 @@ use serde::Serialize;
 
 use crate::producer::{IndexPoint, ProducerConfig, SegmentModel, MAX_SEGMENT_BYTES};
 use crate::real_faults::{self, Location, Readahead, Rejected};
-use crate::replay::{strategy_is_native, IndexKind, ReplayIndex};
+use crate::replay::{ratio, strategy_is_native, IndexKind, ReplayIndex};
 use crate::BenchError;
 
 /// One mebibyte (bytes).
@@ -225,16 +225,10 @@ impl LagDistribution {
         if self.ranges.len() == 1 {
             return self.ranges[0].describe();
         }
-        let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
-        self.ranges
+        self.weight_percents()
             .iter()
-            .map(|r| {
-                format!(
-                    "{}% {}",
-                    trim(100.0 * f64::from(r.weight) / total.max(1) as f64),
-                    r.describe()
-                )
-            })
+            .zip(&self.ranges)
+            .map(|(w, r)| format!("{w}% {}", r.describe()))
             .collect::<Vec<_>>()
             .join(" + ")
     }
@@ -245,14 +239,17 @@ impl LagDistribution {
         if self.ranges.len() == 1 {
             format!("{} ({})", self.name, self.describe())
         } else {
-            let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
-            let parts: Vec<String> = self
-                .ranges
-                .iter()
-                .map(|r| trim(100.0 * f64::from(r.weight) / total.max(1) as f64))
-                .collect();
-            format!("{} ({})", self.name, parts.join("/"))
+            format!("{} ({})", self.name, self.weight_percents().join("/"))
         }
+    }
+
+    /// Each range's share of the total weight, in percent without the sign: `80`, `10`.
+    fn weight_percents(&self) -> Vec<String> {
+        let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
+        self.ranges
+            .iter()
+            .map(|r| trim(100.0 * f64::from(r.weight) / total.max(1) as f64))
+            .collect()
     }
 
     /// The seed of this distribution's lag stream, derived from the run seed and the
@@ -386,6 +383,15 @@ impl WarmSweepConfig {
             .collect()
     }
 
+    /// The largest lag any distribution can draw (bytes of log; 0 without distributions).
+    pub fn max_lag_bytes(&self) -> u64 {
+        self.distributions
+            .iter()
+            .map(LagDistribution::max_lag_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors
@@ -410,12 +416,7 @@ impl WarmSweepConfig {
                 self.segment_bytes
             ));
         }
-        let max_lag = self
-            .distributions
-            .iter()
-            .map(LagDistribution::max_lag_bytes)
-            .max()
-            .unwrap_or(0);
+        let max_lag = self.max_lag_bytes();
         if self.segment_bytes / 2 < max_lag {
             return bad(format!(
                 "the warm section sweep's segment of {} bytes must be at least twice the largest lag ({max_lag} bytes): \
@@ -579,6 +580,16 @@ impl WarmSweepOutcome {
             .find(|p| p.kind == kind && p.lag == lag && p.warm_section_bytes.is_none())
     }
 
+    /// The first of the swept warm sections (in sweep order) that serves at least
+    /// [`SERVES_SHARE`] of the lookups of `kind` and distribution `lag`.
+    pub fn smallest_serving(&self, kind: IndexKind, lag: &str) -> Option<usize> {
+        self.warm_sizes.iter().copied().find(|&w| {
+            self.warm(kind, lag, w)
+                .and_then(|p| p.warm_share)
+                .is_some_and(|s| s >= SERVES_SHARE)
+        })
+    }
+
     /// What the index of `kind` held.
     pub fn index(&self, kind: IndexKind) -> Option<&SweepIndex> {
         self.indexes.iter().find(|i| i.kind == kind)
@@ -599,14 +610,8 @@ struct Prefix {
 
 impl Prefix {
     fn new(cfg: &WarmSweepConfig) -> Self {
-        let max_lag = cfg
-            .distributions
-            .iter()
-            .map(LagDistribution::max_lag_bytes)
-            .max()
-            .unwrap_or(0);
-        let mut model =
-            SegmentModel::with_history_bytes(cfg.producer.clone(), cfg.seed, max_lag + MIB);
+        let history = cfg.max_lag_bytes() + MIB;
+        let mut model = SegmentModel::with_history_bytes(cfg.producer.clone(), cfg.seed, history);
         let mut points = Vec::new();
         while model.segment_bytes() < cfg.segment_bytes / 2 {
             match model.next_index_point() {
@@ -740,14 +745,6 @@ struct Acc {
     fallbacks: u64,
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 / b as f64
-    }
-}
-
 /// The simulated pass of one kind and distribution: every strategy on the same
 /// snapshots; returns one point per strategy and what the index held.
 fn simulate<I: ReplayIndex>(
@@ -824,10 +821,7 @@ fn simulate<I: ReplayIndex>(
     let points = accs
         .iter()
         .map(|a| {
-            let warm_bytes = match a.strategy {
-                SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
-                _ => None,
-            };
+            let warm_bytes = warm_section_of(a.strategy);
             let warm_entries = warm_bytes.map(|w| w / entry_size);
             WarmSweepPoint {
                 kind: I::KIND,
@@ -980,10 +974,7 @@ fn page_ins_of_kind<I: ReplayIndex>(
     info.baselines.push((kind, baseline.raw_page_ins));
     for dist in &cfg.distributions {
         for strategy in cfg.strategies() {
-            let warm = match strategy {
-                SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
-                _ => None,
-            };
+            let warm = warm_section_of(strategy);
             match page_in_run::<I>(&path, cfg, prefix, dist, Some(strategy)) {
                 Ok(r) => {
                     if let Some(p) = points.iter_mut().find(|p| {
@@ -1010,13 +1001,19 @@ fn page_ins_of_kind<I: ReplayIndex>(
     }
 }
 
+/// The warm section of a warm/cold strategy (bytes); `None` for any other strategy.
+fn warm_section_of(s: SearchStrategy) -> Option<usize> {
+    match s {
+        SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
+        _ => None,
+    }
+}
+
 /// `warm-cold 8 KiB` or `page-directory`.
 pub fn strategy_label(s: SearchStrategy) -> String {
-    match s {
-        SearchStrategy::WarmCold { warm_section_bytes } => {
-            format!("warm-cold {}", bytes_text(warm_section_bytes as u64))
-        }
-        other => other.name().to_string(),
+    match warm_section_of(s) {
+        Some(w) => format!("warm-cold {}", warm_size_text(w)),
+        None => s.name().to_string(),
     }
 }
 
@@ -1053,11 +1050,12 @@ pub fn run(
     let mut points = Vec::new();
     let mut indexes = Vec::new();
     for &kind in &cfg.kinds {
+        let simulate_kind = match kind {
+            IndexKind::Offset => simulate::<OffsetIndex>,
+            IndexKind::Time => simulate::<TimeIndex>,
+        };
         for dist in &cfg.distributions {
-            let (p, held) = match kind {
-                IndexKind::Offset => simulate::<OffsetIndex>(scratch, cfg, &prefix, dist)?,
-                IndexKind::Time => simulate::<TimeIndex>(scratch, cfg, &prefix, dist)?,
-            };
+            let (p, held) = simulate_kind(scratch, cfg, &prefix, dist)?;
             points.extend(p);
             if !indexes.iter().any(|i: &SweepIndex| i.kind == kind) {
                 indexes.push(held);
@@ -1103,24 +1101,11 @@ pub fn run(
                     progress(done, total);
                 };
                 for &kind in &cfg.kinds {
-                    match kind {
-                        IndexKind::Offset => page_ins_of_kind::<OffsetIndex>(
-                            tmp.path(),
-                            cfg,
-                            &prefix,
-                            &mut points,
-                            &mut info,
-                            &mut tick,
-                        ),
-                        IndexKind::Time => page_ins_of_kind::<TimeIndex>(
-                            tmp.path(),
-                            cfg,
-                            &prefix,
-                            &mut points,
-                            &mut info,
-                            &mut tick,
-                        ),
-                    }
+                    let page_ins = match kind {
+                        IndexKind::Offset => page_ins_of_kind::<OffsetIndex>,
+                        IndexKind::Time => page_ins_of_kind::<TimeIndex>,
+                    };
+                    page_ins(tmp.path(), cfg, &prefix, &mut points, &mut info, &mut tick);
                 }
             }
         },
@@ -1198,35 +1183,28 @@ pub fn answer(o: &WarmSweepOutcome) -> Vec<String> {
         let smallest: Vec<String> = o
             .distributions
             .iter()
-            .map(|d| {
-                let serving = o.warm_sizes.iter().copied().find(|&w| {
-                    o.warm(kind, &d.name, w)
+            .map(|d| match o.smallest_serving(kind, &d.name) {
+                Some(w) => {
+                    let p = o.warm(kind, &d.name, w);
+                    format!(
+                        "{} {} (warm lookups <= {} pages)",
+                        d.name,
+                        warm_size_text(w),
+                        p.map_or(0, |p| p.warm_section_max_pages)
+                    )
+                }
+                None => {
+                    let largest = o.warm_sizes.iter().copied().max().unwrap_or(0);
+                    let share = o
+                        .warm(kind, &d.name, largest)
                         .and_then(|p| p.warm_share)
-                        .is_some_and(|s| s >= SERVES_SHARE)
-                });
-                match serving {
-                    Some(w) => {
-                        let p = o.warm(kind, &d.name, w);
-                        format!(
-                            "{} {} (warm lookups <= {} pages)",
-                            d.name,
-                            warm_size_text(w),
-                            p.map_or(0, |p| p.warm_section_max_pages)
-                        )
-                    }
-                    None => {
-                        let largest = o.warm_sizes.iter().copied().max().unwrap_or(0);
-                        let share = o
-                            .warm(kind, &d.name, largest)
-                            .and_then(|p| p.warm_share)
-                            .unwrap_or(0.0);
-                        format!(
-                            "{} none up to {} ({} served)",
-                            d.name,
-                            warm_size_text(largest),
-                            pct(share)
-                        )
-                    }
+                        .unwrap_or(0.0);
+                    format!(
+                        "{} none up to {} ({} served)",
+                        d.name,
+                        warm_size_text(largest),
+                        pct(share)
+                    )
                 }
             })
             .collect();
@@ -1291,12 +1269,10 @@ pub fn summary_sentence(o: &WarmSweepOutcome) -> Option<String> {
         far.describe(),
         max_pages
     );
-    let serving = o.warm_sizes.iter().copied().find(|&w| {
-        o.warm(kind, &far.name, w)
-            .and_then(|p| p.warm_share)
-            .is_some_and(|s| s >= SERVES_SHARE)
-    });
-    match serving.and_then(|w| Some((w, o.warm(kind, &far.name, w)?))) {
+    match o
+        .smallest_serving(kind, &far.name)
+        .and_then(|w| Some((w, o.warm(kind, &far.name, w)?)))
+    {
         Some((w, p)) if w != kafka => text.push_str(&format!(
             " ({}: {} in <= {}).",
             warm_size_text(w),
