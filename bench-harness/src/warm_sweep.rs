@@ -637,11 +637,7 @@ fn target_key(kind: IndexKind, model: &SegmentModel, lag: u64) -> i64 {
 }
 
 fn index_path(dir: &Path, cfg: &WarmSweepConfig, kind: IndexKind) -> PathBuf {
-    dir.join(format!(
-        "{:020}.{}",
-        cfg.producer.base_offset,
-        kind.extension()
-    ))
+    dir.join(kind.file_name(cfg.producer.base_offset))
 }
 
 /// A fresh index at `path` holding the prefix's entries.
@@ -651,13 +647,11 @@ fn fill_prefix<I: ReplayIndex>(
     prefix: &Prefix,
 ) -> Result<I, IndexError> {
     let _ = std::fs::remove_file(path);
-    let index = I::create(
+    let index = real_faults::create_index::<I>(
         path,
         cfg.producer.base_offset,
         cfg.index_bytes,
-        SearchStrategy::PageDirectory {
-            page_size: cfg.page_size,
-        },
+        cfg.page_size,
     )?;
     let capacity = index.capacity(false);
     for p in &prefix.points {
@@ -881,18 +875,8 @@ fn page_in_run<I: ReplayIndex>(
     dist: &LagDistribution,
     strategy: Option<SearchStrategy>,
 ) -> Result<PageInRun, String> {
-    let result = page_in_run_inner::<I>(path, cfg, prefix, dist, strategy);
-    let _ = std::fs::remove_file(path);
-    result
-}
-
-fn page_in_run_inner<I: ReplayIndex>(
-    path: &Path,
-    cfg: &WarmSweepConfig,
-    prefix: &Prefix,
-    dist: &LagDistribution,
-    strategy: Option<SearchStrategy>,
-) -> Result<PageInRun, String> {
+    // Declared first, so dropped last: after the index is unmapped.
+    let _remove = real_faults::RemoveOnDrop(path);
     let index = fill_prefix::<I>(path, cfg, prefix).map_err(|e| e.to_string())?;
     index.flush_index().map_err(|e| e.to_string())?;
     let os_page = sys::page_size();
@@ -1088,13 +1072,7 @@ pub fn run(
             }
             Ok((location, rejected)) => {
                 info.rejected = rejected;
-                let tmp = tempfile::Builder::new()
-                    .prefix("bench-harness-warm-sweep")
-                    .tempdir_in(&location.dir)
-                    .map_err(|e| BenchError::Io {
-                        path: location.dir.clone(),
-                        source: e,
-                    })?;
+                let tmp = real_faults::scratch_dir(&location, "bench-harness-warm-sweep")?;
                 info.location = Some(location);
                 let mut tick = || {
                     done += 1;
