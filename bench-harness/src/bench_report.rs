@@ -125,11 +125,7 @@ pub fn sweep(
                 Err(rejected) => {
                     note = Some(format!(
                         "no directory evicts: {}",
-                        rejected
-                            .iter()
-                            .map(|r| format!("{} ({}): {}", r.dir.display(), r.fs_type, r.reason))
-                            .collect::<Vec<_>>()
-                            .join("; ")
+                        real_faults::describe_rejected(&rejected)
                     ));
                     None
                 }
@@ -818,12 +814,7 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
             None => format!(
                 "OS pages written before the run and read back from disk while the evicted index grows \
                  (readahead off), minus an appends-only baseline ({})",
-                o.page_ins
-                    .baselines
-                    .iter()
-                    .map(|(k, n)| format!("{} {n}", k.name()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                o.page_ins.baselines_text()
             ),
         }
     );
@@ -865,7 +856,7 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
                 "| {} | {} | warm share | {} |",
                 i.kind.name(),
                 d.name,
-                cells(&|p| p.warm_share.map(|s| format!("{:.1}%", 100.0 * s)))
+                cells(&|p| p.warm_share.map(warm_sweep::pct))
             );
             let _ = writeln!(
                 md,

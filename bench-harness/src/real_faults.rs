@@ -193,6 +193,28 @@ pub struct Rejected {
     pub reason: String,
 }
 
+impl std::fmt::Display for Rejected {
+    /// `/dev/shm (tmpfs): why`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.dir.display(),
+            self.fs_type,
+            self.reason
+        )
+    }
+}
+
+/// The rejected directories with their reasons, `; `-separated.
+pub fn describe_rejected(rejected: &[Rejected]) -> String {
+    rejected
+        .iter()
+        .map(Rejected::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Everything the real-fault measurement produced.
 #[derive(Clone, Debug, Serialize)]
 pub struct RealFaultOutcome {

@@ -536,6 +536,17 @@ pub struct PageInsInfo {
     pub os_page_size: usize,
 }
 
+impl PageInsInfo {
+    /// The appends-only baselines per index kind: `offset 3, time 2`.
+    pub fn baselines_text(&self) -> String {
+        self.baselines
+            .iter()
+            .map(|(k, n)| format!("{} {n}", k.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Everything the sweep measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct WarmSweepOutcome {
@@ -1062,11 +1073,7 @@ pub fn run(
             Err(rejected) => {
                 info.absent = Some(format!(
                     "no directory where the kernel evicts a file's pages on request: {}",
-                    rejected
-                        .iter()
-                        .map(|r| format!("{} ({}): {}", r.dir.display(), r.fs_type, r.reason))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    real_faults::describe_rejected(&rejected)
                 ));
                 info.rejected = rejected;
             }
@@ -1106,7 +1113,7 @@ pub fn run(
 }
 
 /// The share `x` (fraction) as `42.3%`.
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
