@@ -667,50 +667,46 @@ pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), 
                 .collect()
         };
         let share = warm_series(&|p| p.warm_share.map(|s| 100.0 * s));
-        let title = format!("{} index: lookups served by the warm section", kind.name());
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: "% of lookups",
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3], &spec, &share).map_err(plot_err(path))?;
-
-        let mut pages = warm_series(&|p| Some(p.mean_pages));
-        pages.extend(page_directory_refs(o, kind, "pages", |p| {
-            Some(p.mean_pages)
-        }));
-        let title = format!("{} index: distinct pages per lookup (mean)", kind.name());
-        let y_desc = format!("pages per lookup ({} B pages)", o.page_size);
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: &y_desc,
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3 + 1], &spec, &pages).map_err(plot_err(path))?;
-
-        let mut ins = warm_series(&|p| p.page_ins.map(|n| n as f64));
-        ins.extend(page_directory_refs(o, kind, "page-ins", |p| {
-            p.page_ins.map(|n| n as f64)
-        }));
-        let measured = ins.iter().any(|s| !s.3.is_empty());
-        let title = if measured {
-            format!("{} index: real page-ins, evicted, growing", kind.name())
+        let mean_pages = |p: &WarmSweepPoint| Some(p.mean_pages);
+        let mut pages = warm_series(&mean_pages);
+        pages.extend(page_directory_refs(o, kind, "pages", mean_pages));
+        let page_ins = |p: &WarmSweepPoint| p.page_ins.map(|n| n as f64);
+        let mut ins = warm_series(&page_ins);
+        ins.extend(page_directory_refs(o, kind, "page-ins", page_ins));
+        let ins_title = if ins.iter().any(|s| !s.3.is_empty()) {
+            "real page-ins, evicted, growing"
         } else {
-            format!("{} index: real page-ins not measured", kind.name())
+            "real page-ins not measured"
         };
-        let y_desc = format!("page-ins per {} lookups (readahead off)", o.lookups);
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: &y_desc,
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3 + 2], &spec, &ins).map_err(plot_err(path))?;
+        // The row's three panels, left to right: title after the index kind, y axis, series.
+        let row = [
+            (
+                "lookups served by the warm section",
+                "% of lookups".to_string(),
+                share,
+            ),
+            (
+                "distinct pages per lookup (mean)",
+                format!("pages per lookup ({} B pages)", o.page_size),
+                pages,
+            ),
+            (
+                ins_title,
+                format!("page-ins per {} lookups (readahead off)", o.lookups),
+                ins,
+            ),
+        ];
+        for (c, (what, y_desc, series)) in row.iter().enumerate() {
+            let title = format!("{} index: {what}", kind.name());
+            let spec = ChartSpec {
+                title: &title,
+                x_desc,
+                y_desc,
+                mark_x: Some(mark),
+                legend: false,
+            };
+            draw_chart_with(&panels[r * 3 + c], &spec, series).map_err(plot_err(path))?;
+        }
     }
     root.present().map_err(plot_err(path))?;
     Ok(())
