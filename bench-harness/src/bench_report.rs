@@ -834,36 +834,14 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
     let _ = writeln!(md, "{header}\n{rule}");
     for i in &o.indexes {
         for d in &o.distributions {
-            let points: Vec<Option<&WarmSweepPoint>> = o
-                .warm_sizes
-                .iter()
-                .map(|&w| o.warm(i.kind, &d.name, w))
-                .chain(std::iter::once(o.page_directory(i.kind, &d.name)))
-                .collect();
-            let cells = |f: &dyn Fn(&WarmSweepPoint) -> Option<String>| -> String {
-                points
-                    .iter()
-                    .map(|p| p.and_then(f).unwrap_or_else(|| "-".to_string()))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | warm share | {} |",
-                i.kind.name(),
-                d.name,
-                cells(&|p| p.warm_share.map(warm_sweep::pct))
-            );
-            let _ = writeln!(
-                md,
-                "| | | pages mean / max | {} |",
-                cells(&|p| Some(format!("{:.2} / {}", p.mean_pages, p.max_pages)))
-            );
-            let _ = writeln!(
-                md,
-                "| | | page-ins | {} |",
-                cells(&|p| p.page_ins.map(|n| n.to_string()))
-            );
+            for (k, (label, cells)) in o.table_lines(i.kind, &d.name).into_iter().enumerate() {
+                let lead = if k == 0 {
+                    format!("| {} | {} |", i.kind.name(), d.name)
+                } else {
+                    "| | |".to_string()
+                };
+                let _ = writeln!(md, "{lead} {label} | {} |", cells.join(" | "));
+            }
         }
     }
     md.push('\n');

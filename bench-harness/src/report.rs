@@ -868,36 +868,16 @@ pub fn render_warm_sweep(o: &WarmSweepOutcome) -> String {
                 t.separator();
             }
             first = false;
-            let warm = |w: usize| o.warm(i.kind, &d.name, w);
-            let pd = o.page_directory(i.kind, &d.name);
-            let mut share = vec![
-                i.kind.name().to_string(),
-                d.name.clone(),
-                "warm share".to_string(),
-            ];
-            let mut pages = vec![String::new(), String::new(), "pages mean / max".to_string()];
-            let mut ins = vec![String::new(), String::new(), "page-ins".to_string()];
-            let points = o
-                .warm_sizes
-                .iter()
-                .map(|&w| warm(w))
-                .chain(std::iter::once(pd));
-            for p in points {
-                share.push(
-                    p.and_then(|p| p.warm_share)
-                        .map_or("-".to_string(), warm_sweep::pct),
-                );
-                pages.push(p.map_or("-".to_string(), |p| {
-                    format!("{:.2} / {}", p.mean_pages, p.max_pages)
-                }));
-                ins.push(
-                    p.and_then(|p| p.page_ins)
-                        .map_or("-".to_string(), |n| n.to_string()),
-                );
+            for (k, (label, cells)) in o.table_lines(i.kind, &d.name).into_iter().enumerate() {
+                let mut row = if k == 0 {
+                    vec![i.kind.name().to_string(), d.name.clone()]
+                } else {
+                    vec![String::new(), String::new()]
+                };
+                row.push(label.to_string());
+                row.extend(cells);
+                t.row(row);
             }
-            t.row(share);
-            t.row(pages);
-            t.row(ins);
         }
     }
     out.push_str(&t.render());

@@ -518,6 +518,16 @@ pub struct WarmSweepPoint {
     pub page_ins_per_1000: Option<f64>,
 }
 
+/// The figures of the sweep's tables (the `--details` text and `report.md`), one line each
+/// per index kind and lag distribution: the label and a point's cell (`None`: no figure).
+pub const TABLE_FIGURES: [(&str, fn(&WarmSweepPoint) -> Option<String>); 3] = [
+    ("warm share", |p| p.warm_share.map(pct)),
+    ("pages mean / max", |p| {
+        Some(format!("{:.2} / {}", p.mean_pages, p.max_pages))
+    }),
+    ("page-ins", |p| p.page_ins.map(|n| n.to_string())),
+];
+
 /// Where the page-in runs were made, or why they were not.
 #[derive(Clone, Debug, Serialize)]
 pub struct PageInsInfo {
@@ -599,6 +609,28 @@ impl WarmSweepOutcome {
                 .and_then(|p| p.warm_share)
                 .is_some_and(|s| s >= SERVES_SHARE)
         })
+    }
+
+    /// The lines of the sweep's tables (the `--details` text and `report.md`) for `kind`
+    /// and distribution `lag`: per figure of [`TABLE_FIGURES`], its label and its cells, for
+    /// every swept warm section and then the page directory (`-` where there is no figure).
+    pub fn table_lines(&self, kind: IndexKind, lag: &str) -> Vec<(&'static str, Vec<String>)> {
+        let points: Vec<Option<&WarmSweepPoint>> = self
+            .warm_sizes
+            .iter()
+            .map(|&w| self.warm(kind, lag, w))
+            .chain(std::iter::once(self.page_directory(kind, lag)))
+            .collect();
+        TABLE_FIGURES
+            .iter()
+            .map(|&(label, cell)| {
+                let cells = points
+                    .iter()
+                    .map(|p| p.and_then(cell).unwrap_or_else(|| "-".to_string()))
+                    .collect();
+                (label, cells)
+            })
+            .collect()
     }
 
     /// What the index of `kind` held.
