@@ -518,9 +518,12 @@ pub struct WarmSweepPoint {
     pub page_ins_per_1000: Option<f64>,
 }
 
+/// A point's cell in a line of the sweep's tables (`None`: no figure).
+pub type TableCell = fn(&WarmSweepPoint) -> Option<String>;
+
 /// The figures of the sweep's tables (the `--details` text and `report.md`), one line each
 /// per index kind and lag distribution: the label and a point's cell (`None`: no figure).
-pub const TABLE_FIGURES: [(&str, fn(&WarmSweepPoint) -> Option<String>); 3] = [
+pub const TABLE_FIGURES: [(&str, TableCell); 3] = [
     ("warm share", |p| p.warm_share.map(pct)),
     ("pages mean / max", |p| {
         Some(format!("{:.2} / {}", p.mean_pages, p.max_pages))
