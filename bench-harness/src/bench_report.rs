@@ -125,11 +125,7 @@ pub fn sweep(
                 Err(rejected) => {
                     note = Some(format!(
                         "no directory evicts: {}",
-                        rejected
-                            .iter()
-                            .map(|r| format!("{} ({}): {}", r.dir.display(), r.fs_type, r.reason))
-                            .collect::<Vec<_>>()
-                            .join("; ")
+                        real_faults::describe_rejected(&rejected)
                     ));
                     None
                 }
@@ -671,50 +667,46 @@ pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), 
                 .collect()
         };
         let share = warm_series(&|p| p.warm_share.map(|s| 100.0 * s));
-        let title = format!("{} index: lookups served by the warm section", kind.name());
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: "% of lookups",
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3], &spec, &share).map_err(plot_err(path))?;
-
-        let mut pages = warm_series(&|p| Some(p.mean_pages));
-        pages.extend(page_directory_refs(o, kind, "pages", |p| {
-            Some(p.mean_pages)
-        }));
-        let title = format!("{} index: distinct pages per lookup (mean)", kind.name());
-        let y_desc = format!("pages per lookup ({} B pages)", o.page_size);
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: &y_desc,
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3 + 1], &spec, &pages).map_err(plot_err(path))?;
-
-        let mut ins = warm_series(&|p| p.page_ins.map(|n| n as f64));
-        ins.extend(page_directory_refs(o, kind, "page-ins", |p| {
-            p.page_ins.map(|n| n as f64)
-        }));
-        let measured = ins.iter().any(|s| !s.3.is_empty());
-        let title = if measured {
-            format!("{} index: real page-ins, evicted, growing", kind.name())
+        let mean_pages = |p: &WarmSweepPoint| Some(p.mean_pages);
+        let mut pages = warm_series(&mean_pages);
+        pages.extend(page_directory_refs(o, kind, "pages", mean_pages));
+        let page_ins = |p: &WarmSweepPoint| p.page_ins.map(|n| n as f64);
+        let mut ins = warm_series(&page_ins);
+        ins.extend(page_directory_refs(o, kind, "page-ins", page_ins));
+        let ins_title = if ins.iter().any(|s| !s.3.is_empty()) {
+            "real page-ins, evicted, growing"
         } else {
-            format!("{} index: real page-ins not measured", kind.name())
+            "real page-ins not measured"
         };
-        let y_desc = format!("page-ins per {} lookups (readahead off)", o.lookups);
-        let spec = ChartSpec {
-            title: &title,
-            x_desc,
-            y_desc: &y_desc,
-            mark_x: Some(mark),
-            legend: false,
-        };
-        draw_chart_with(&panels[r * 3 + 2], &spec, &ins).map_err(plot_err(path))?;
+        // The row's three panels, left to right: title after the index kind, y axis, series.
+        let row = [
+            (
+                "lookups served by the warm section",
+                "% of lookups".to_string(),
+                share,
+            ),
+            (
+                "distinct pages per lookup (mean)",
+                format!("pages per lookup ({} B pages)", o.page_size),
+                pages,
+            ),
+            (
+                ins_title,
+                format!("page-ins per {} lookups (readahead off)", o.lookups),
+                ins,
+            ),
+        ];
+        for (c, (what, y_desc, series)) in row.iter().enumerate() {
+            let title = format!("{} index: {what}", kind.name());
+            let spec = ChartSpec {
+                title: &title,
+                x_desc,
+                y_desc,
+                mark_x: Some(mark),
+                legend: false,
+            };
+            draw_chart_with(&panels[r * 3 + c], &spec, series).map_err(plot_err(path))?;
+        }
     }
     root.present().map_err(plot_err(path))?;
     Ok(())
@@ -818,12 +810,7 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
             None => format!(
                 "OS pages written before the run and read back from disk while the evicted index grows \
                  (readahead off), minus an appends-only baseline ({})",
-                o.page_ins
-                    .baselines
-                    .iter()
-                    .map(|(k, n)| format!("{} {n}", k.name()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                o.page_ins.baselines_text()
             ),
         }
     );
@@ -847,36 +834,14 @@ pub fn warm_section_markdown(o: &WarmSweepOutcome) -> String {
     let _ = writeln!(md, "{header}\n{rule}");
     for i in &o.indexes {
         for d in &o.distributions {
-            let points: Vec<Option<&WarmSweepPoint>> = o
-                .warm_sizes
-                .iter()
-                .map(|&w| o.warm(i.kind, &d.name, w))
-                .chain(std::iter::once(o.page_directory(i.kind, &d.name)))
-                .collect();
-            let cells = |f: &dyn Fn(&WarmSweepPoint) -> Option<String>| -> String {
-                points
-                    .iter()
-                    .map(|p| p.and_then(f).unwrap_or_else(|| "-".to_string()))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | warm share | {} |",
-                i.kind.name(),
-                d.name,
-                cells(&|p| p.warm_share.map(|s| format!("{:.1}%", 100.0 * s)))
-            );
-            let _ = writeln!(
-                md,
-                "| | | pages mean / max | {} |",
-                cells(&|p| Some(format!("{:.2} / {}", p.mean_pages, p.max_pages)))
-            );
-            let _ = writeln!(
-                md,
-                "| | | page-ins | {} |",
-                cells(&|p| p.page_ins.map(|n| n.to_string()))
-            );
+            for (k, (label, cells)) in o.table_lines(i.kind, &d.name).into_iter().enumerate() {
+                let lead = if k == 0 {
+                    format!("| {} | {} |", i.kind.name(), d.name)
+                } else {
+                    "| | |".to_string()
+                };
+                let _ = writeln!(md, "{lead} {label} | {} |", cells.join(" | "));
+            }
         }
     }
     md.push('\n');

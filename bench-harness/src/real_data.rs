@@ -167,11 +167,7 @@ pub fn replay_file(
     let pd = SearchStrategy::PageDirectory {
         page_size: cfg.page_size,
     };
-    let scratch_path = scratch.join(format!(
-        "{:020}.{}",
-        file.base_offset,
-        file.kind.extension()
-    ));
+    let scratch_path = scratch.join(file.kind.file_name(file.base_offset));
     let size = (file.bytes as usize).max(file.kind.entry_size());
     match file.kind {
         IndexKind::Offset => {

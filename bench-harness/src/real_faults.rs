@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use index_core::search::{Bound, SearchField, SearchStrategy};
 use index_core::sys::{self, Mapping};
-use index_core::{IndexEntry, PageProbe, Snapshot};
+use index_core::{IndexEntry, IndexError, PageProbe, Snapshot};
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
 use serde::Serialize;
@@ -191,6 +191,28 @@ pub struct Rejected {
     pub fs_type: String,
     /// Why it was not used.
     pub reason: String,
+}
+
+impl std::fmt::Display for Rejected {
+    /// `/dev/shm (tmpfs): why`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.dir.display(),
+            self.fs_type,
+            self.reason
+        )
+    }
+}
+
+/// The rejected directories with their reasons, `; `-separated.
+pub fn describe_rejected(rejected: &[Rejected]) -> String {
+    rejected
+        .iter()
+        .map(Rejected::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Everything the real-fault measurement produced.
@@ -386,6 +408,46 @@ pub fn choose_location(dir: Option<&Path>) -> Result<(Location, Vec<Rejected>), 
     Err(rejected)
 }
 
+/// A temporary directory for the index files in `location`, named `prefix...`.
+pub(crate) fn scratch_dir(
+    location: &Location,
+    prefix: &str,
+) -> Result<tempfile::TempDir, BenchError> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&location.dir)
+        .map_err(|e| BenchError::Io {
+            path: location.dir.clone(),
+            source: e,
+        })
+}
+
+/// Creates an empty `I` index of `index_bytes` at `path` for the segment starting at
+/// `base_offset`, searched with the page directory of `page_size`.
+pub(crate) fn create_index<I: ReplayIndex>(
+    path: &Path,
+    base_offset: i64,
+    index_bytes: usize,
+    page_size: usize,
+) -> Result<I, IndexError> {
+    I::create(
+        path,
+        base_offset,
+        index_bytes,
+        SearchStrategy::PageDirectory { page_size },
+    )
+}
+
+/// Removes the file at its path when dropped, however the run using it ends (a run that
+/// succeeds has usually deleted it already).
+pub(crate) struct RemoveOnDrop<'a>(pub(crate) &'a Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
 /// Fills a fresh `I` index at `path` with the producer model up to `entries` entries (or
 /// until it is full), returning the index and the model (for targets).
 fn fill<I: ReplayIndex>(
@@ -393,13 +455,11 @@ fn fill<I: ReplayIndex>(
     cfg: &RealFaultConfig,
     entries: usize,
 ) -> Result<(I, SegmentModel, Option<i64>), BenchError> {
-    let index = I::create(
+    let index = create_index::<I>(
         path,
         cfg.producer.base_offset,
         cfg.index_bytes,
-        SearchStrategy::PageDirectory {
-            page_size: cfg.page_size,
-        },
+        cfg.page_size,
     )?;
     let mut model = SegmentModel::new(cfg.producer.clone(), cfg.seed);
     let mut first_key = None;
@@ -590,17 +650,8 @@ fn growing_run<I: ReplayIndex>(
     strategy: Option<SearchStrategy>,
     readahead: Readahead,
 ) -> Result<FaultRun, String> {
-    let result = growing_run_inner::<I>(path, cfg, strategy, readahead);
-    let _ = std::fs::remove_file(path);
-    result
-}
-
-fn growing_run_inner<I: ReplayIndex>(
-    path: &Path,
-    cfg: &RealFaultConfig,
-    strategy: Option<SearchStrategy>,
-    readahead: Readahead,
-) -> Result<FaultRun, String> {
+    // Declared first, so dropped last: after the index is unmapped.
+    let _remove = RemoveOnDrop(path);
     let _ = std::fs::remove_file(path);
     let capacity = cfg.index_bytes / I::Entry::SIZE;
     let (index, mut model, first_key) =
@@ -704,11 +755,7 @@ fn measure_kind<I: ReplayIndex>(
     total: u64,
 ) -> Result<(), BenchError> {
     let kind = I::KIND;
-    let path = dir.join(format!(
-        "{:020}.{}",
-        cfg.producer.base_offset,
-        kind.extension()
-    ));
+    let path = dir.join(kind.file_name(cfg.producer.base_offset));
     let strategies = compared_strategies(cfg.warm_section_bytes, cfg.page_size);
     // Static phase: one full file, reopened (fresh mapping) for every run.
     let (index, model, first_key) = fill::<I>(&path, cfg, usize::MAX)?;
@@ -791,13 +838,7 @@ pub fn measure(
         Ok(x) => x,
         Err(rejected) => return Ok(Err(rejected)),
     };
-    let scratch = tempfile::Builder::new()
-        .prefix("bench-harness-faults")
-        .tempdir_in(&location.dir)
-        .map_err(|e| BenchError::Io {
-            path: location.dir.clone(),
-            source: e,
-        })?;
+    let scratch = scratch_dir(&location, "bench-harness-faults")?;
     let mut out = RealFaultOutcome {
         location,
         rejected,

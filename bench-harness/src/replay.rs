@@ -66,6 +66,11 @@ impl IndexKind {
             IndexKind::Time => "timeindex",
         }
     }
+    /// Kafka's name for this kind's index file of the segment starting at `base_offset`:
+    /// `00000000000000000000.index`, `00000000000000000000.timeindex`.
+    pub fn file_name(self, base_offset: i64) -> String {
+        format!("{base_offset:020}.{}", self.extension())
+    }
 }
 
 /// The operations a replay needs from an index crate, implemented for [`OffsetIndex`]
@@ -339,7 +344,8 @@ impl StrategyStats {
     }
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
+/// `a / b`, 0 when `b` is 0.
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
     } else {
@@ -619,7 +625,7 @@ pub fn replay_synthetic(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ReplayOutcome, BenchError> {
     let base = cfg.producer.base_offset;
-    let path = dir.join(format!("{base:020}.{}", kind.extension()));
+    let path = dir.join(kind.file_name(base));
     match kind {
         IndexKind::Offset => {
             let index = OffsetIndex::open(&path, base, cfg.index_bytes)?

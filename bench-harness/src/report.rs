@@ -712,19 +712,19 @@ pub fn render_real_faults(o: &RealFaultOutcome) -> String {
             .readahead_kib
             .map_or("unknown".to_string(), |k| format!("{k} KiB"))
     );
-    for r in &o.rejected {
-        let _ = writeln!(
-            out,
-            "   not used: {} ({}): {}",
-            r.dir.display(),
-            r.fs_type,
-            r.reason
-        );
+    push_not_used(&mut out, &o.rejected, &o.unmeasured);
+    out
+}
+
+/// Appends a `not used:` line per rejected directory and a `not measured:` line per run
+/// that could not be measured.
+fn push_not_used(out: &mut String, rejected: &[Rejected], unmeasured: &[String]) {
+    for r in rejected {
+        let _ = writeln!(out, "   not used: {r}");
     }
-    for u in &o.unmeasured {
+    for u in unmeasured {
         let _ = writeln!(out, "   not measured: {u}");
     }
-    out
 }
 
 /// Explains why no real page fault could be measured.
@@ -734,7 +734,7 @@ pub fn render_real_faults_rejected(rejected: &[Rejected]) -> String {
          were not measured (the LRU simulation above still holds). Tried:\n",
     );
     for r in rejected {
-        let _ = writeln!(out, "   {} ({}): {}", r.dir.display(), r.fs_type, r.reason);
+        let _ = writeln!(out, "   {r}");
     }
     out.push_str(
         "   Give a directory on a disk filesystem (ext4, xfs, btrfs) with --real-faults-dir.\n",
@@ -780,11 +780,6 @@ pub fn render_latency(rows: &[LatencyRow], repeats: usize) -> String {
          in a Vec<i64>: the limit for a search that does no decoding and no paging."
     );
     out
-}
-
-/// `42.3%`.
-fn percent(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
 }
 
 /// Renders the warm section sweep (section 6 of `--details`): per index kind and lag
@@ -873,36 +868,16 @@ pub fn render_warm_sweep(o: &WarmSweepOutcome) -> String {
                 t.separator();
             }
             first = false;
-            let warm = |w: usize| o.warm(i.kind, &d.name, w);
-            let pd = o.page_directory(i.kind, &d.name);
-            let mut share = vec![
-                i.kind.name().to_string(),
-                d.name.clone(),
-                "warm share".to_string(),
-            ];
-            let mut pages = vec![String::new(), String::new(), "pages mean / max".to_string()];
-            let mut ins = vec![String::new(), String::new(), "page-ins".to_string()];
-            let points = o
-                .warm_sizes
-                .iter()
-                .map(|&w| warm(w))
-                .chain(std::iter::once(pd));
-            for p in points {
-                share.push(
-                    p.and_then(|p| p.warm_share)
-                        .map_or("-".to_string(), percent),
-                );
-                pages.push(p.map_or("-".to_string(), |p| {
-                    format!("{:.2} / {}", p.mean_pages, p.max_pages)
-                }));
-                ins.push(
-                    p.and_then(|p| p.page_ins)
-                        .map_or("-".to_string(), |n| n.to_string()),
-                );
+            for (k, (label, cells)) in o.table_lines(i.kind, &d.name).into_iter().enumerate() {
+                let mut row = if k == 0 {
+                    vec![i.kind.name().to_string(), d.name.clone()]
+                } else {
+                    vec![String::new(), String::new()]
+                };
+                row.push(label.to_string());
+                row.extend(cells);
+                t.row(row);
             }
-            t.row(share);
-            t.row(pages);
-            t.row(ins);
         }
     }
     out.push_str(&t.render());
@@ -943,11 +918,6 @@ pub fn render_warm_sweep(o: &WarmSweepOutcome) -> String {
             let _ = writeln!(out, "   page-ins: not measured: {why}.");
         }
         (None, Some(loc)) => {
-            let base: Vec<String> = pi
-                .baselines
-                .iter()
-                .map(|(k, n)| format!("{} {n}", k.name()))
-                .collect();
             let _ = writeln!(
                 out,
                 "   page-ins = OS pages ({} bytes) written before the run and read back from disk by its {} lookups\n   \
@@ -955,25 +925,14 @@ pub fn render_warm_sweep(o: &WarmSweepOutcome) -> String {
                  baseline ({}); files on {} ({}).",
                 pi.os_page_size,
                 o.lookups,
-                base.join(", "),
+                pi.baselines_text(),
                 loc.dir.display(),
                 loc.fs_type
             );
         }
         (None, None) => {}
     }
-    for r in &pi.rejected {
-        let _ = writeln!(
-            out,
-            "   not used: {} ({}): {}",
-            r.dir.display(),
-            r.fs_type,
-            r.reason
-        );
-    }
-    for u in &pi.unmeasured {
-        let _ = writeln!(out, "   not measured: {u}");
-    }
+    push_not_used(&mut out, &pi.rejected, &pi.unmeasured);
     let mismatches: u64 = o.points.iter().map(|p| p.answer_mismatches).sum();
     let fallbacks: u64 = o.points.iter().map(|p| p.directory_fallbacks).sum();
     let _ = writeln!(

@@ -68,7 +68,7 @@ use serde::Serialize;
 
 use crate::producer::{IndexPoint, ProducerConfig, SegmentModel, MAX_SEGMENT_BYTES};
 use crate::real_faults::{self, Location, Readahead, Rejected};
-use crate::replay::{strategy_is_native, IndexKind, ReplayIndex};
+use crate::replay::{ratio, strategy_is_native, IndexKind, ReplayIndex};
 use crate::BenchError;
 
 /// One mebibyte (bytes).
@@ -225,16 +225,10 @@ impl LagDistribution {
         if self.ranges.len() == 1 {
             return self.ranges[0].describe();
         }
-        let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
-        self.ranges
+        self.weight_percents()
             .iter()
-            .map(|r| {
-                format!(
-                    "{}% {}",
-                    trim(100.0 * f64::from(r.weight) / total.max(1) as f64),
-                    r.describe()
-                )
-            })
+            .zip(&self.ranges)
+            .map(|(w, r)| format!("{w}% {}", r.describe()))
             .collect::<Vec<_>>()
             .join(" + ")
     }
@@ -245,14 +239,17 @@ impl LagDistribution {
         if self.ranges.len() == 1 {
             format!("{} ({})", self.name, self.describe())
         } else {
-            let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
-            let parts: Vec<String> = self
-                .ranges
-                .iter()
-                .map(|r| trim(100.0 * f64::from(r.weight) / total.max(1) as f64))
-                .collect();
-            format!("{} ({})", self.name, parts.join("/"))
+            format!("{} ({})", self.name, self.weight_percents().join("/"))
         }
+    }
+
+    /// Each range's share of the total weight, in percent without the sign: `80`, `10`.
+    fn weight_percents(&self) -> Vec<String> {
+        let total: u64 = self.ranges.iter().map(|r| u64::from(r.weight)).sum();
+        self.ranges
+            .iter()
+            .map(|r| trim(100.0 * f64::from(r.weight) / total.max(1) as f64))
+            .collect()
     }
 
     /// The seed of this distribution's lag stream, derived from the run seed and the
@@ -386,6 +383,15 @@ impl WarmSweepConfig {
             .collect()
     }
 
+    /// The largest lag any distribution can draw (bytes of log; 0 without distributions).
+    pub fn max_lag_bytes(&self) -> u64 {
+        self.distributions
+            .iter()
+            .map(LagDistribution::max_lag_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors
@@ -410,12 +416,7 @@ impl WarmSweepConfig {
                 self.segment_bytes
             ));
         }
-        let max_lag = self
-            .distributions
-            .iter()
-            .map(LagDistribution::max_lag_bytes)
-            .max()
-            .unwrap_or(0);
+        let max_lag = self.max_lag_bytes();
         if self.segment_bytes / 2 < max_lag {
             return bad(format!(
                 "the warm section sweep's segment of {} bytes must be at least twice the largest lag ({max_lag} bytes): \
@@ -517,6 +518,19 @@ pub struct WarmSweepPoint {
     pub page_ins_per_1000: Option<f64>,
 }
 
+/// A point's cell in a line of the sweep's tables (`None`: no figure).
+pub type TableCell = fn(&WarmSweepPoint) -> Option<String>;
+
+/// The figures of the sweep's tables (the `--details` text and `report.md`), one line each
+/// per index kind and lag distribution: the label and a point's cell (`None`: no figure).
+pub const TABLE_FIGURES: [(&str, TableCell); 3] = [
+    ("warm share", |p| p.warm_share.map(pct)),
+    ("pages mean / max", |p| {
+        Some(format!("{:.2} / {}", p.mean_pages, p.max_pages))
+    }),
+    ("page-ins", |p| p.page_ins.map(|n| n.to_string())),
+];
+
 /// Where the page-in runs were made, or why they were not.
 #[derive(Clone, Debug, Serialize)]
 pub struct PageInsInfo {
@@ -533,6 +547,17 @@ pub struct PageInsInfo {
     pub unmeasured: Vec<String>,
     /// OS page size (bytes).
     pub os_page_size: usize,
+}
+
+impl PageInsInfo {
+    /// The appends-only baselines per index kind: `offset 3, time 2`.
+    pub fn baselines_text(&self) -> String {
+        self.baselines
+            .iter()
+            .map(|(k, n)| format!("{} {n}", k.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Everything the sweep measured.
@@ -579,6 +604,38 @@ impl WarmSweepOutcome {
             .find(|p| p.kind == kind && p.lag == lag && p.warm_section_bytes.is_none())
     }
 
+    /// The first of the swept warm sections (in sweep order) that serves at least
+    /// [`SERVES_SHARE`] of the lookups of `kind` and distribution `lag`.
+    pub fn smallest_serving(&self, kind: IndexKind, lag: &str) -> Option<usize> {
+        self.warm_sizes.iter().copied().find(|&w| {
+            self.warm(kind, lag, w)
+                .and_then(|p| p.warm_share)
+                .is_some_and(|s| s >= SERVES_SHARE)
+        })
+    }
+
+    /// The lines of the sweep's tables (the `--details` text and `report.md`) for `kind`
+    /// and distribution `lag`: per figure of [`TABLE_FIGURES`], its label and its cells, for
+    /// every swept warm section and then the page directory (`-` where there is no figure).
+    pub fn table_lines(&self, kind: IndexKind, lag: &str) -> Vec<(&'static str, Vec<String>)> {
+        let points: Vec<Option<&WarmSweepPoint>> = self
+            .warm_sizes
+            .iter()
+            .map(|&w| self.warm(kind, lag, w))
+            .chain(std::iter::once(self.page_directory(kind, lag)))
+            .collect();
+        TABLE_FIGURES
+            .iter()
+            .map(|&(label, cell)| {
+                let cells = points
+                    .iter()
+                    .map(|p| p.and_then(cell).unwrap_or_else(|| "-".to_string()))
+                    .collect();
+                (label, cells)
+            })
+            .collect()
+    }
+
     /// What the index of `kind` held.
     pub fn index(&self, kind: IndexKind) -> Option<&SweepIndex> {
         self.indexes.iter().find(|i| i.kind == kind)
@@ -599,14 +656,8 @@ struct Prefix {
 
 impl Prefix {
     fn new(cfg: &WarmSweepConfig) -> Self {
-        let max_lag = cfg
-            .distributions
-            .iter()
-            .map(LagDistribution::max_lag_bytes)
-            .max()
-            .unwrap_or(0);
-        let mut model =
-            SegmentModel::with_history_bytes(cfg.producer.clone(), cfg.seed, max_lag + MIB);
+        let history = cfg.max_lag_bytes() + MIB;
+        let mut model = SegmentModel::with_history_bytes(cfg.producer.clone(), cfg.seed, history);
         let mut points = Vec::new();
         while model.segment_bytes() < cfg.segment_bytes / 2 {
             match model.next_index_point() {
@@ -632,11 +683,7 @@ fn target_key(kind: IndexKind, model: &SegmentModel, lag: u64) -> i64 {
 }
 
 fn index_path(dir: &Path, cfg: &WarmSweepConfig, kind: IndexKind) -> PathBuf {
-    dir.join(format!(
-        "{:020}.{}",
-        cfg.producer.base_offset,
-        kind.extension()
-    ))
+    dir.join(kind.file_name(cfg.producer.base_offset))
 }
 
 /// A fresh index at `path` holding the prefix's entries.
@@ -646,13 +693,11 @@ fn fill_prefix<I: ReplayIndex>(
     prefix: &Prefix,
 ) -> Result<I, IndexError> {
     let _ = std::fs::remove_file(path);
-    let index = I::create(
+    let index = real_faults::create_index::<I>(
         path,
         cfg.producer.base_offset,
         cfg.index_bytes,
-        SearchStrategy::PageDirectory {
-            page_size: cfg.page_size,
-        },
+        cfg.page_size,
     )?;
     let capacity = index.capacity(false);
     for p in &prefix.points {
@@ -740,14 +785,6 @@ struct Acc {
     fallbacks: u64,
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 / b as f64
-    }
-}
-
 /// The simulated pass of one kind and distribution: every strategy on the same
 /// snapshots; returns one point per strategy and what the index held.
 fn simulate<I: ReplayIndex>(
@@ -824,10 +861,7 @@ fn simulate<I: ReplayIndex>(
     let points = accs
         .iter()
         .map(|a| {
-            let warm_bytes = match a.strategy {
-                SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
-                _ => None,
-            };
+            let warm_bytes = warm_section_of(a.strategy);
             let warm_entries = warm_bytes.map(|w| w / entry_size);
             WarmSweepPoint {
                 kind: I::KIND,
@@ -887,18 +921,8 @@ fn page_in_run<I: ReplayIndex>(
     dist: &LagDistribution,
     strategy: Option<SearchStrategy>,
 ) -> Result<PageInRun, String> {
-    let result = page_in_run_inner::<I>(path, cfg, prefix, dist, strategy);
-    let _ = std::fs::remove_file(path);
-    result
-}
-
-fn page_in_run_inner<I: ReplayIndex>(
-    path: &Path,
-    cfg: &WarmSweepConfig,
-    prefix: &Prefix,
-    dist: &LagDistribution,
-    strategy: Option<SearchStrategy>,
-) -> Result<PageInRun, String> {
+    // Declared first, so dropped last: after the index is unmapped.
+    let _remove = real_faults::RemoveOnDrop(path);
     let index = fill_prefix::<I>(path, cfg, prefix).map_err(|e| e.to_string())?;
     index.flush_index().map_err(|e| e.to_string())?;
     let os_page = sys::page_size();
@@ -980,10 +1004,7 @@ fn page_ins_of_kind<I: ReplayIndex>(
     info.baselines.push((kind, baseline.raw_page_ins));
     for dist in &cfg.distributions {
         for strategy in cfg.strategies() {
-            let warm = match strategy {
-                SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
-                _ => None,
-            };
+            let warm = warm_section_of(strategy);
             match page_in_run::<I>(&path, cfg, prefix, dist, Some(strategy)) {
                 Ok(r) => {
                     if let Some(p) = points.iter_mut().find(|p| {
@@ -1010,13 +1031,19 @@ fn page_ins_of_kind<I: ReplayIndex>(
     }
 }
 
+/// The warm section of a warm/cold strategy (bytes); `None` for any other strategy.
+fn warm_section_of(s: SearchStrategy) -> Option<usize> {
+    match s {
+        SearchStrategy::WarmCold { warm_section_bytes } => Some(warm_section_bytes),
+        _ => None,
+    }
+}
+
 /// `warm-cold 8 KiB` or `page-directory`.
 pub fn strategy_label(s: SearchStrategy) -> String {
-    match s {
-        SearchStrategy::WarmCold { warm_section_bytes } => {
-            format!("warm-cold {}", bytes_text(warm_section_bytes as u64))
-        }
-        other => other.name().to_string(),
+    match warm_section_of(s) {
+        Some(w) => format!("warm-cold {}", warm_size_text(w)),
+        None => s.name().to_string(),
     }
 }
 
@@ -1053,11 +1080,12 @@ pub fn run(
     let mut points = Vec::new();
     let mut indexes = Vec::new();
     for &kind in &cfg.kinds {
+        let simulate_kind = match kind {
+            IndexKind::Offset => simulate::<OffsetIndex>,
+            IndexKind::Time => simulate::<TimeIndex>,
+        };
         for dist in &cfg.distributions {
-            let (p, held) = match kind {
-                IndexKind::Offset => simulate::<OffsetIndex>(scratch, cfg, &prefix, dist)?,
-                IndexKind::Time => simulate::<TimeIndex>(scratch, cfg, &prefix, dist)?,
-            };
+            let (p, held) = simulate_kind(scratch, cfg, &prefix, dist)?;
             points.extend(p);
             if !indexes.iter().any(|i: &SweepIndex| i.kind == kind) {
                 indexes.push(held);
@@ -1080,47 +1108,24 @@ pub fn run(
             Err(rejected) => {
                 info.absent = Some(format!(
                     "no directory where the kernel evicts a file's pages on request: {}",
-                    rejected
-                        .iter()
-                        .map(|r| format!("{} ({}): {}", r.dir.display(), r.fs_type, r.reason))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    real_faults::describe_rejected(&rejected)
                 ));
                 info.rejected = rejected;
             }
             Ok((location, rejected)) => {
                 info.rejected = rejected;
-                let tmp = tempfile::Builder::new()
-                    .prefix("bench-harness-warm-sweep")
-                    .tempdir_in(&location.dir)
-                    .map_err(|e| BenchError::Io {
-                        path: location.dir.clone(),
-                        source: e,
-                    })?;
+                let tmp = real_faults::scratch_dir(&location, "bench-harness-warm-sweep")?;
                 info.location = Some(location);
                 let mut tick = || {
                     done += 1;
                     progress(done, total);
                 };
                 for &kind in &cfg.kinds {
-                    match kind {
-                        IndexKind::Offset => page_ins_of_kind::<OffsetIndex>(
-                            tmp.path(),
-                            cfg,
-                            &prefix,
-                            &mut points,
-                            &mut info,
-                            &mut tick,
-                        ),
-                        IndexKind::Time => page_ins_of_kind::<TimeIndex>(
-                            tmp.path(),
-                            cfg,
-                            &prefix,
-                            &mut points,
-                            &mut info,
-                            &mut tick,
-                        ),
-                    }
+                    let page_ins = match kind {
+                        IndexKind::Offset => page_ins_of_kind::<OffsetIndex>,
+                        IndexKind::Time => page_ins_of_kind::<TimeIndex>,
+                    };
+                    page_ins(tmp.path(), cfg, &prefix, &mut points, &mut info, &mut tick);
                 }
             }
         },
@@ -1143,7 +1148,7 @@ pub fn run(
 }
 
 /// The share `x` (fraction) as `42.3%`.
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
@@ -1198,35 +1203,28 @@ pub fn answer(o: &WarmSweepOutcome) -> Vec<String> {
         let smallest: Vec<String> = o
             .distributions
             .iter()
-            .map(|d| {
-                let serving = o.warm_sizes.iter().copied().find(|&w| {
-                    o.warm(kind, &d.name, w)
+            .map(|d| match o.smallest_serving(kind, &d.name) {
+                Some(w) => {
+                    let p = o.warm(kind, &d.name, w);
+                    format!(
+                        "{} {} (warm lookups <= {} pages)",
+                        d.name,
+                        warm_size_text(w),
+                        p.map_or(0, |p| p.warm_section_max_pages)
+                    )
+                }
+                None => {
+                    let largest = o.warm_sizes.iter().copied().max().unwrap_or(0);
+                    let share = o
+                        .warm(kind, &d.name, largest)
                         .and_then(|p| p.warm_share)
-                        .is_some_and(|s| s >= SERVES_SHARE)
-                });
-                match serving {
-                    Some(w) => {
-                        let p = o.warm(kind, &d.name, w);
-                        format!(
-                            "{} {} (warm lookups <= {} pages)",
-                            d.name,
-                            warm_size_text(w),
-                            p.map_or(0, |p| p.warm_section_max_pages)
-                        )
-                    }
-                    None => {
-                        let largest = o.warm_sizes.iter().copied().max().unwrap_or(0);
-                        let share = o
-                            .warm(kind, &d.name, largest)
-                            .and_then(|p| p.warm_share)
-                            .unwrap_or(0.0);
-                        format!(
-                            "{} none up to {} ({} served)",
-                            d.name,
-                            warm_size_text(largest),
-                            pct(share)
-                        )
-                    }
+                        .unwrap_or(0.0);
+                    format!(
+                        "{} none up to {} ({} served)",
+                        d.name,
+                        warm_size_text(largest),
+                        pct(share)
+                    )
                 }
             })
             .collect();
@@ -1291,12 +1289,10 @@ pub fn summary_sentence(o: &WarmSweepOutcome) -> Option<String> {
         far.describe(),
         max_pages
     );
-    let serving = o.warm_sizes.iter().copied().find(|&w| {
-        o.warm(kind, &far.name, w)
-            .and_then(|p| p.warm_share)
-            .is_some_and(|s| s >= SERVES_SHARE)
-    });
-    match serving.and_then(|w| Some((w, o.warm(kind, &far.name, w)?))) {
+    match o
+        .smallest_serving(kind, &far.name)
+        .and_then(|w| Some((w, o.warm(kind, &far.name, w)?)))
+    {
         Some((w, p)) if w != kafka => text.push_str(&format!(
             " ({}: {} in <= {}).",
             warm_size_text(w),

@@ -1,5 +1,7 @@
 //! The command-line surface: options, help, the full run and the JSON rows.
 
+mod common;
+
 use bench_harness::{run, Cli};
 use clap::{CommandFactory, Parser};
 
@@ -82,19 +84,12 @@ fn defaults_match_kafka() {
 
 #[test]
 fn small_full_run_produces_rows_with_the_documented_fields() {
-    let cli = Cli::parse_from([
-        "bench-harness",
-        "--index-bytes",
-        "65536",
-        "--lookups",
-        "2000",
-        "--skip-real",
+    let cli = common::small_cli(&[
         "--skip-real-faults",
         "--latency-lookups",
         "0",
         "--warm-sweep-lookups",
         "0",
-        "--quiet",
     ]);
     let mut phases = Vec::new();
     let out = run(&cli, &mut |p, _, _| phases.push(p.to_string())).unwrap();

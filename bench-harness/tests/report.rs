@@ -1,34 +1,37 @@
 //! `--report-dir`: the size sweep, report.md and the SVG plots (with their axis labels as
 //! SVG text, drawn without any font library).
 
-use bench_harness::{run, Cli};
-use clap::Parser;
+mod common;
+
+use bench_harness::run;
+
+/// Fails naming the first of `needles` that `text` (the contents of `file`) lacks.
+fn assert_contains_all(file: &str, text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{file} lacks {needle:?}");
+    }
+}
 
 #[test]
 fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("bench-report");
-    let cli = Cli::parse_from([
-        "bench-harness",
-        "--index-bytes",
-        "65536",
-        "--lookups",
-        "2000",
-        "--skip-real",
-        "--real-fault-lookups",
-        "2000",
-        "--latency-lookups",
-        "2000",
-        "--report-sizes",
-        "16384,65536",
-        "--warm-sweep-lookups",
-        "2000",
-        "--warm-sweep-segment-bytes",
-        "134217728",
-        "--quiet",
-        "--report-dir",
-        report.to_str().unwrap(),
-    ]);
+    let cli = common::small_cli(
+        &[
+            &common::SMALL_WARM_SWEEP[..],
+            &[
+                "--real-fault-lookups",
+                "2000",
+                "--latency-lookups",
+                "2000",
+                "--report-sizes",
+                "16384,65536",
+                "--report-dir",
+                report.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
     let out = run(&cli, &mut |_, _, _| {}).unwrap();
     let names: Vec<String> = out
         .report_files
@@ -48,16 +51,18 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
     );
     let svg = std::fs::read_to_string(report.join("pages-per-lookup.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-    for text in [
-        "index size (bytes, log scale)",
-        "pages per lookup (4 KiB pages)",
-        "16 KiB",
-        "64 KiB",
-        "page-directory, hot-tail",
-        "binary, uniform",
-    ] {
-        assert!(svg.contains(text), "pages-per-lookup.svg lacks {text:?}");
-    }
+    assert_contains_all(
+        "pages-per-lookup.svg",
+        &svg,
+        &[
+            "index size (bytes, log scale)",
+            "pages per lookup (4 KiB pages)",
+            "16 KiB",
+            "64 KiB",
+            "page-directory, hot-tail",
+            "binary, uniform",
+        ],
+    );
     assert!(svg.matches("<text").count() >= 10);
     let faults = std::fs::read_to_string(report.join("page-faults.svg")).unwrap();
     assert!(
@@ -90,28 +95,32 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
     assert_eq!(warm["index_interval_bytes"], 4096);
     assert_eq!(warm["points"].as_array().unwrap().len(), 2 * 4 * 6);
     let svg = std::fs::read_to_string(report.join("warm-section.svg")).unwrap();
-    for text in [
-        "warm section (bytes of index, log scale)",
-        "% of lookups",
-        "Kafka: 8 KiB",
-        "in-sync 0-1 MiB",
-        "dashed: the page directory at the same lag",
-    ] {
-        assert!(svg.contains(text), "warm-section.svg lacks {text:?}");
-    }
+    assert_contains_all(
+        "warm-section.svg",
+        &svg,
+        &[
+            "warm section (bytes of index, log scale)",
+            "% of lookups",
+            "Kafka: 8 KiB",
+            "in-sync 0-1 MiB",
+            "dashed: the page directory at the same lag",
+        ],
+    );
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
-    for text in [
-        "![pages per lookup](pages-per-lookup.svg)",
-        "![latency](latency.svg)",
-        "| 16 KiB | 2048 | page-directory |",
-        "| 64 KiB | 8192 | binary |",
-        "## Main run",
-        "4. Real page faults",
-        "## Why 8192: the warm section size",
-        "![warm section size vs consumer lag](warm-section.svg)",
-        "**The measured answer.**",
-        "6. Warm section sweep (why 8192)",
-    ] {
-        assert!(md.contains(text), "report.md lacks {text:?}");
-    }
+    assert_contains_all(
+        "report.md",
+        &md,
+        &[
+            "![pages per lookup](pages-per-lookup.svg)",
+            "![latency](latency.svg)",
+            "| 16 KiB | 2048 | page-directory |",
+            "| 64 KiB | 8192 | binary |",
+            "## Main run",
+            "4. Real page faults",
+            "## Why 8192: the warm section size",
+            "![warm section size vs consumer lag](warm-section.svg)",
+            "**The measured answer.**",
+            "6. Warm section sweep (why 8192)",
+        ],
+    );
 }

@@ -8,6 +8,8 @@
 //! lookup lands in the warm section when at most `warm_section_bytes / entry size` entries
 //! have a key at or above its target.
 
+mod common;
+
 use std::sync::OnceLock;
 
 use bench_harness::bench_report;
@@ -16,7 +18,6 @@ use bench_harness::warm_sweep::{
     self, LagDistribution, PageIns, WarmSweepConfig, WarmSweepOutcome, MIB,
 };
 use bench_harness::{run, Cli};
-use clap::Parser;
 
 /// A 128 MiB segment: the lookups run from 64 MiB to 128 MiB of log, beyond every lag.
 const SEGMENT: u64 = 128 * MIB;
@@ -333,22 +334,13 @@ fn page_ins_are_measured_on_an_evicted_index_or_absent_with_the_reason() {
 /// result rows, and the report's section and plot.
 #[test]
 fn the_main_job_reports_the_sweep() {
-    let cli = Cli::parse_from([
-        "bench-harness",
-        "--index-bytes",
-        "65536",
-        "--lookups",
-        "2000",
-        "--skip-real",
-        "--skip-real-faults",
-        "--latency-lookups",
-        "0",
-        "--warm-sweep-lookups",
-        "2000",
-        "--warm-sweep-segment-bytes",
-        "134217728",
-        "--quiet",
-    ]);
+    let cli = common::small_cli(
+        &[
+            &common::SMALL_WARM_SWEEP[..],
+            &["--skip-real-faults", "--latency-lookups", "0"],
+        ]
+        .concat(),
+    );
     let out = run(&cli, &mut |_, _, _| {}).unwrap();
     let o = out.warm_sweep.as_ref().unwrap();
     assert_eq!(o.lookups, 2000);
