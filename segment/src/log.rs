@@ -1004,7 +1004,8 @@ impl<F: BatchFormat> Log<F> {
             let b = b.map_err(|source| SegmentError::InvalidInput { source })?;
             F::validate(b.bytes, b.info.position)
                 .map_err(|source| SegmentError::InvalidInput { source })?;
-            if batches > 0 && b.info.base_offset <= last {
+            // `last` starts at i64::MIN, so the first batch always passes.
+            if b.info.base_offset <= last {
                 return Err(SegmentError::NonMonotonicOffset {
                     path: self.dir.clone(),
                     expected_at_least: last + 1,
