@@ -50,3 +50,23 @@ fn a_timestamp_of_zero_is_the_largest_timestamp_and_indexed() {
         "timestamp 0"
     );
 }
+
+#[test]
+fn equal_largest_timestamps_keep_the_first_batchs_offset() {
+    // Two batches in one input with the same largest timestamp: the offset of the largest
+    // timestamp is the first batch's (Kafka compares with `>`), so a lookup of that
+    // timestamp answers the first record that has it, not a later one.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock);
+    log.append(&[batch(0, 5, 1_000), batch(5, 5, 1_000)].concat())
+        .unwrap();
+    let active = log.segments().active_segment().unwrap();
+    assert_eq!(active.max_timestamp_so_far().unwrap(), 1_000);
+    assert_eq!(active.shallow_offset_of_max_timestamp_so_far().unwrap(), 4);
+    drop(active);
+    assert_eq!(
+        log.offset_for_timestamp(1_000).unwrap().map(|t| t.offset),
+        Some(0)
+    );
+}
