@@ -64,3 +64,27 @@ fn b18c_empty_follower_restarts_at_batch_base() {
     assert_eq!(offsets_in(&r.records), (10..20).collect::<Vec<_>>());
     assert_eq!(log.log_end_offset(), 20);
 }
+
+#[test]
+fn truncating_below_the_log_start_restarts_the_log_at_the_target() {
+    // Kafka's truncateTo below the log start offset is truncateFullyAndStartAt(target):
+    // every segment goes, and the log restarts empty at the target, which becomes the
+    // log start offset too (a follower matching a leader whose log ends lower).
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 2, 5, 1_000); // 0..10
+    log.roll(None).unwrap();
+    fill(&log, 10, 3, 5, 1_000); // 10..25
+    log.increment_log_start_offset(12).unwrap();
+    assert!(log.truncate_to(5).unwrap());
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (5, 5));
+    assert_eq!(log.segments().base_offsets(), vec![5]);
+    assert_eq!(log.size(), 0);
+    log.append(&batch(5, 3, 2_000)).unwrap();
+    assert_eq!(read_all(&log, 5), vec![5, 6, 7]);
+    drop(log); // a crash: the checkpoints written by the truncation hold
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (5, 8));
+    assert_eq!(read_all(&log, 5), vec![5, 6, 7]);
+}

@@ -1,0 +1,39 @@
+//! `Log::offset_for_timestamp` never hides an error behind a later segment's answer: a
+//! segment whose time index cannot be read (here its `.timeindex` was replaced by a
+//! directory after it was unloaded) fails the lookup with a typed error, where skipping
+//! it would answer a later record and hide the earlier ones. Only a segment deleted by
+//! retention under the lookup is skipped (its offsets are below the log start by then).
+mod common;
+
+use common::*;
+
+#[test]
+fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock);
+    fill(&log, 0, 4, 5, 1_000); // 0..20, timestamps 1000..1015
+    log.roll(None).unwrap(); // segment 0 is inactive: its indexes are unloaded
+    fill(&log, 20, 4, 5, 1_000); // 20..40, timestamps 1020..1035
+    assert_eq!(
+        log.offset_for_timestamp(1_005).unwrap().map(|t| t.offset),
+        Some(5)
+    );
+    log.segments()
+        .first_segment()
+        .unwrap()
+        .unload_indexes()
+        .unwrap();
+    let ti = dir.path().join(format!("{:020}.timeindex", 0));
+    std::fs::remove_file(&ti).unwrap();
+    std::fs::create_dir(&ti).unwrap();
+    match log.offset_for_timestamp(1_005) {
+        Err(e) => assert!(e.to_string().contains("timeindex"), "names the file: {e}"),
+        Ok(found) => panic!("the unreadable segment was skipped: {found:?}"),
+    }
+    // the later segment still answers for its own timestamps
+    assert_eq!(
+        log.offset_for_timestamp(1_025).unwrap().map(|t| t.offset),
+        Some(25)
+    );
+}
