@@ -88,3 +88,43 @@ fn truncating_below_the_log_start_restarts_the_log_at_the_target() {
     assert_eq!((log.log_start_offset(), log.log_end_offset()), (5, 8));
     assert_eq!(read_all(&log, 5), vec![5, 6, 7]);
 }
+
+#[test]
+fn truncating_to_exactly_the_log_start_keeps_the_segment_that_holds_it() {
+    // At the log start itself (a batch boundary) truncate_to is an ordinary truncation:
+    // the segment keeps its bytes below the log start, the log end is the log start, and
+    // the log does not restart.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    fill(&log, 0, 2, 5, 1_000); // 0..10
+    log.roll(None).unwrap();
+    fill(&log, 10, 3, 5, 1_000); // 10..25, batches at 10, 15, 20
+    log.increment_log_start_offset(15).unwrap();
+    let kept = log.segments().active_segment().unwrap();
+    assert!(log.truncate_to(15).unwrap());
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (15, 15));
+    let active = log.segments().active_segment().unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(&kept, &active),
+        "the same segment, not a restart"
+    );
+    assert_eq!(active.base_offset(), 10);
+    assert_eq!(active.read_next_offset().unwrap(), 15);
+    log.append(&batch(15, 2, 2_000)).unwrap();
+    assert_eq!(read_all(&log, 15), vec![15, 16]);
+}
+
+#[test]
+fn truncation_below_the_recovery_point_lowers_it_and_its_checkpoint() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    fill(&log, 0, 5, 5, 1_000); // 0..25
+    log.flush().unwrap();
+    assert_eq!(log.recovery_point(), 25);
+    assert!(log.truncate_to(15).unwrap());
+    assert_eq!(log.recovery_point(), 15);
+    let checkpoint = std::fs::read_to_string(dir.path().join("recovery-point")).unwrap();
+    assert_eq!(checkpoint.lines().last(), Some("15"), "{checkpoint:?}");
+}

@@ -1,5 +1,6 @@
-//! Issue 11, finding 2 and deliverable 2: retention (time, size, log start offset) and
-//! `delete_records` running under concurrent readers. Every read answers with its data
+//! Issue 11, finding 2 and deliverable 2: retention (time, size, log start offset),
+//! `delete_records` and `truncate_fully_and_start_at` (which empties the log and moves
+//! both its start and its end) running under concurrent readers. Every read answers with its data
 //! (a batch holding the offset) or `OffsetOutOfRange` carrying a log start above the
 //! offset; never an empty fetch inside the log, never another error (such as
 //! `Index(Closed)` from a segment deleted under the reader). An observer checks that
@@ -21,6 +22,7 @@ enum Kind {
     Size,
     LogStart,
     DeleteRecords,
+    StartAt,
 }
 
 const BATCHES: i64 = 1500;
@@ -111,10 +113,13 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
         })
     };
     let mut deleted = 0;
-    for o in 0..BATCHES {
+    let mut next = 0; // the offset of the next batch
+    for i in 0..BATCHES {
+        let o = next;
         log.append(&batch(o, 1, t.milliseconds())).unwrap();
+        next += 1;
         t.sleep(1);
-        if o % 10 == 9 {
+        if i % 10 == 9 {
             deleted += match kind {
                 Kind::Time | Kind::Size => log.delete_old_segments().unwrap(),
                 Kind::LogStart => {
@@ -125,6 +130,13 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
                     log.delete_records(o - 30 + (o % 7)).unwrap();
                     0
                 }
+                Kind::StartAt if i % 50 == 49 => {
+                    let segments = log.segments().number_of_segments();
+                    next += 5;
+                    log.truncate_fully_and_start_at(next).unwrap();
+                    segments
+                }
+                Kind::StartAt => 0,
             };
         }
     }
@@ -146,11 +158,14 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
             "{kind:?}: retention deleted only {deleted} segments"
         );
     }
-    assert!(log.log_start_offset() > BATCHES - 100);
-    assert_eq!(
-        read_all(&log, log.log_start_offset()).last(),
-        Some(&(BATCHES - 1))
-    );
+    assert!(log.log_start_offset() > next - 100);
+    assert_eq!(log.log_end_offset(), next);
+    if !matches!(kind, Kind::StartAt) {
+        assert_eq!(
+            read_all(&log, log.log_start_offset()).last(),
+            Some(&(next - 1))
+        );
+    }
 }
 
 #[test]
@@ -175,4 +190,10 @@ fn log_start_retention_under_readers() {
 fn delete_records_under_readers() {
     stress(Kind::DeleteRecords, 0);
     stress(Kind::DeleteRecords, 60_000);
+}
+
+#[test]
+fn truncate_fully_and_start_at_under_readers() {
+    stress(Kind::StartAt, 0);
+    stress(Kind::StartAt, 60_000);
 }
