@@ -1,6 +1,7 @@
 //! Issue 11, finding 2 and deliverable 2: retention (time, size, log start offset),
-//! `delete_records` and `truncate_fully_and_start_at` (which empties the log and moves
-//! both its start and its end) running under concurrent readers. Every read answers with its data
+//! `delete_records`, `truncate_fully_and_start_at` and `truncate_to` below the log
+//! start (both empty the log and move its start and its end, up or down) running under
+//! concurrent readers. Every read answers with its data
 //! (a batch holding the offset) or `OffsetOutOfRange` carrying a log start above the
 //! offset; never an empty fetch inside the log, never another error (such as
 //! `Index(Closed)` from a segment deleted under the reader). An observer checks that
@@ -23,6 +24,7 @@ enum Kind {
     LogStart,
     DeleteRecords,
     StartAt,
+    TruncateBelowStart,
 }
 
 const BATCHES: i64 = 1500;
@@ -101,9 +103,12 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
             while !done.load(Ordering::Acquire) {
                 // First segment first, then the log start: published before removal, the
                 // log start is then at or above the first base offset seen.
+                // (Not for a truncation below the log start: it moves the log start down,
+                // after publishing a log end below it, so the range is empty while it
+                // deletes the segments; the readers check that case.)
                 let first = log.segments().first_segment_base_offset();
                 let start = log.log_start_offset();
-                if let Some(first) = first {
+                if let Some(first) = first.filter(|_| !matches!(kind, Kind::TruncateBelowStart)) {
                     assert!(
                         first <= start,
                         "{kind:?}: first segment {first} seen while the log start was {start}"
@@ -137,6 +142,14 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
                     segments
                 }
                 Kind::StartAt => 0,
+                Kind::TruncateBelowStart if i % 50 == 49 => {
+                    let segments = log.segments().number_of_segments();
+                    log.increment_log_start_offset(o - 5).unwrap();
+                    next = o - 20;
+                    assert!(log.truncate_to(next).unwrap());
+                    segments
+                }
+                Kind::TruncateBelowStart => 0,
             };
         }
     }
@@ -160,7 +173,7 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
     }
     assert!(log.log_start_offset() > next - 100);
     assert_eq!(log.log_end_offset(), next);
-    if !matches!(kind, Kind::StartAt) {
+    if !matches!(kind, Kind::StartAt | Kind::TruncateBelowStart) {
         assert_eq!(
             read_all(&log, log.log_start_offset()).last(),
             Some(&(next - 1))
@@ -196,4 +209,10 @@ fn delete_records_under_readers() {
 fn truncate_fully_and_start_at_under_readers() {
     stress(Kind::StartAt, 0);
     stress(Kind::StartAt, 60_000);
+}
+
+#[test]
+fn truncate_to_below_the_log_start_under_readers() {
+    stress(Kind::TruncateBelowStart, 0);
+    stress(Kind::TruncateBelowStart, 60_000);
 }
