@@ -72,7 +72,10 @@ fn deleted_segments_wait_for_the_delay_and_held_handles_keep_reading() {
         .unwrap();
     assert_eq!(offsets_in(&r.records), (0..10).collect::<Vec<_>>());
     held.flush().unwrap();
-    assert!(held.collect_aborted_txns(0, 100).is_ok(), "its .txnindex still reads");
+    assert!(
+        held.collect_aborted_txns(0, 100).is_ok(),
+        "its .txnindex still reads"
+    );
     // The log itself answers OffsetOutOfRange with the new start for the deleted offsets.
     assert!(matches!(
         log.read(3, 1 << 20),
@@ -92,8 +95,12 @@ fn deleted_segments_wait_for_the_delay_and_held_handles_keep_reading() {
     assert!(deleted(dir.path()).is_empty(), "{:?}", names(dir.path()));
     assert_eq!(log.pending_segment_deletions(), 0);
     held.flush().unwrap(); // still a no-op once the files are gone
-    // a missing .txnindex reads as no aborted transactions (as Kafka's TransactionIndex)
-    assert!(held.collect_aborted_txns(0, 100).unwrap().aborted_transactions.is_empty());
+                           // a missing .txnindex reads as no aborted transactions (as Kafka's TransactionIndex)
+    assert!(held
+        .collect_aborted_txns(0, 100)
+        .unwrap()
+        .aborted_transactions
+        .is_empty());
     assert_eq!(read_all(&log, 10), (10..30).collect::<Vec<_>>());
 }
 
