@@ -37,3 +37,27 @@ fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
         Some(25)
     );
 }
+
+#[test]
+fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
+    // The largest timestamp of an unloaded segment is peeked from its time index file
+    // without mapping it; a file that cannot be opened (here a symlink loop) must give
+    // the index's typed error, never "no timestamps" (which would make time retention
+    // use the mtime and offset_for_timestamp skip the segment).
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 5, 1_000);
+    log.roll(None).unwrap();
+    fill(&log, 20, 4, 5, 1_000);
+    log.close().unwrap();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock);
+    let ti = dir.path().join(format!("{:020}.timeindex", 0));
+    std::fs::remove_file(&ti).unwrap();
+    std::os::unix::fs::symlink(&ti, &ti).unwrap(); // ELOOP on open
+    let first = log.segments().first_segment().unwrap();
+    match first.max_timestamp_so_far() {
+        Err(_) => {}
+        Ok(ts) => panic!("an unopenable time index read as largest timestamp {ts}"),
+    }
+}
