@@ -70,3 +70,17 @@ fn equal_largest_timestamps_keep_the_first_batchs_offset() {
         Some(0)
     );
 }
+
+#[test]
+fn equal_largest_timestamps_across_appends_keep_the_first_offset() {
+    // The same across two appends: the segment keeps the first batch's offset for its
+    // largest timestamp (Kafka's LogSegment.append compares with `>`).
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock);
+    log.append(&batch(0, 5, 1_000)).unwrap();
+    log.append(&batch(5, 5, 1_000)).unwrap();
+    let active = log.segments().active_segment().unwrap();
+    assert_eq!(active.max_timestamp_so_far().unwrap(), 1_000);
+    assert_eq!(active.shallow_offset_of_max_timestamp_so_far().unwrap(), 4);
+}
