@@ -1,4 +1,7 @@
-//! `Log::offset_for_timestamp` never hides an error behind a later segment's answer: a
+//! The searches that walk the segments (`offset_for_timestamp`, `collect_aborted_txns`)
+//! never hide an error behind a later segment's answer.
+//!
+//! `Log::offset_for_timestamp`: a
 //! segment whose time index cannot be read (here its `.timeindex` was replaced by a
 //! directory after it was unloaded) fails the lookup with a typed error, where skipping
 //! it would answer a later record and hide the earlier ones. Only a segment deleted by
@@ -59,5 +62,27 @@ fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
     match first.max_timestamp_so_far() {
         Err(_) => {}
         Ok(ts) => panic!("an unopenable time index read as largest timestamp {ts}"),
+    }
+}
+
+#[test]
+fn an_unreadable_txn_index_fails_collect_aborted_txns() {
+    // A segment whose `.txnindex` cannot be opened (a symlink loop) fails the collection
+    // with its error; skipping it would serve a read_committed reader the records of
+    // transactions it aborted.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 5, 1_000);
+    log.roll(None).unwrap();
+    fill(&log, 20, 4, 5, 1_000);
+    log.close().unwrap();
+    let log = open_log(dir.path(), config(1, 1 << 20), clock);
+    let txn = dir.path().join(format!("{:020}.txnindex", 0));
+    let _ = std::fs::remove_file(&txn);
+    std::os::unix::fs::symlink(&txn, &txn).unwrap(); // ELOOP on open
+    match log.collect_aborted_txns(3, 30) {
+        Err(e) => assert!(e.to_string().contains("txnindex"), "names the file: {e}"),
+        Ok(found) => panic!("the unreadable transaction index was skipped: {found:?}"),
     }
 }
