@@ -85,3 +85,18 @@ fn copies_in_chunks_below_one_mib_and_skips_a_torn_tail() {
     // nothing to copy at the torn tail
     assert_eq!(seg.append_from_file(&src, copied).unwrap(), 0);
 }
+
+#[test]
+fn equal_largest_timestamps_in_a_chunk_keep_the_first_batchs_offset() {
+    // Kafka's appendChunkFromFile compares with `>`: of two batches with the same largest
+    // timestamp, the first one's last offset is the offset of the largest timestamp.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let src = LogFile::open(dir.path().join("src.log"), true, false, 0, false).unwrap();
+    src.append(&batch(0, 5, 1_000)).unwrap();
+    src.append(&batch(5, 5, 1_000)).unwrap();
+    let seg: LogSegment = new_segment(dir.path(), 0, &config(1, 1 << 20), clock);
+    seg.append_from_file(&src, 0).unwrap();
+    assert_eq!(seg.max_timestamp_so_far().unwrap(), 1_000);
+    assert_eq!(seg.shallow_offset_of_max_timestamp_so_far().unwrap(), 4);
+}
