@@ -41,12 +41,10 @@ fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
     );
 }
 
-#[test]
-fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
-    // The largest timestamp of an unloaded segment is peeked from its time index file
-    // without mapping it; a file that cannot be opened (here a symlink loop) must give
-    // the index's typed error, never "no timestamps" (which would make time retention
-    // use the mtime and offset_for_timestamp skip the segment).
+/// A cleanly closed log of segments 0 (0..20) and 20 (20..40), reopened (nothing of
+/// segment 0 loaded yet), whose segment-0 file with `suffix` is then made a symlink loop
+/// (opening it fails with ELOOP).
+fn reopened_with_a_looping_file_of_segment_0(suffix: &str) -> (tempfile::TempDir, segment::Log) {
     let dir = tmpdir();
     let (_t, clock) = mock();
     let log = open_log(dir.path(), config(1, 1 << 20), clock.clone());
@@ -55,9 +53,19 @@ fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
     fill(&log, 20, 4, 5, 1_000);
     log.close().unwrap();
     let log = open_log(dir.path(), config(1, 1 << 20), clock);
-    let ti = dir.path().join(format!("{:020}.timeindex", 0));
-    std::fs::remove_file(&ti).unwrap();
-    std::os::unix::fs::symlink(&ti, &ti).unwrap(); // ELOOP on open
+    let file = dir.path().join(format!("{:020}.{suffix}", 0));
+    let _ = std::fs::remove_file(&file);
+    std::os::unix::fs::symlink(&file, &file).unwrap();
+    (dir, log)
+}
+
+#[test]
+fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
+    // The largest timestamp of an unloaded segment is peeked from its time index file
+    // without mapping it; a file that cannot be opened (here a symlink loop) must give
+    // the index's typed error, never "no timestamps" (which would make time retention
+    // use the mtime and offset_for_timestamp skip the segment).
+    let (_dir, log) = reopened_with_a_looping_file_of_segment_0("timeindex");
     let first = log.segments().first_segment().unwrap();
     match first.max_timestamp_so_far() {
         Err(_) => {}
@@ -70,17 +78,7 @@ fn an_unreadable_txn_index_fails_collect_aborted_txns() {
     // A segment whose `.txnindex` cannot be opened (a symlink loop) fails the collection
     // with its error; skipping it would serve a read_committed reader the records of
     // transactions it aborted.
-    let dir = tmpdir();
-    let (_t, clock) = mock();
-    let log = open_log(dir.path(), config(1, 1 << 20), clock.clone());
-    fill(&log, 0, 4, 5, 1_000);
-    log.roll(None).unwrap();
-    fill(&log, 20, 4, 5, 1_000);
-    log.close().unwrap();
-    let log = open_log(dir.path(), config(1, 1 << 20), clock);
-    let txn = dir.path().join(format!("{:020}.txnindex", 0));
-    let _ = std::fs::remove_file(&txn);
-    std::os::unix::fs::symlink(&txn, &txn).unwrap(); // ELOOP on open
+    let (_dir, log) = reopened_with_a_looping_file_of_segment_0("txnindex");
     match log.collect_aborted_txns(3, 30) {
         Err(e) => assert!(e.to_string().contains("txnindex"), "names the file: {e}"),
         Ok(found) => panic!("the unreadable transaction index was skipped: {found:?}"),
