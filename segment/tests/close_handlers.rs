@@ -8,19 +8,6 @@ mod common;
 use common::*;
 use segment::SegmentError;
 
-/// Mappings of `dir`'s `.index` and `.timeindex` files in this process.
-fn index_mappings(dir: &std::path::Path) -> usize {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let dir = dir.to_string_lossy();
-    maps.lines()
-        .filter(|l| l.contains(dir.as_ref()))
-        .filter(|l| {
-            let l = l.trim_end().trim_end_matches(" (deleted)");
-            l.ends_with(".index") || l.ends_with(".timeindex")
-        })
-        .count()
-}
-
 #[test]
 fn close_handlers_unmaps_every_index_also_of_held_segments() {
     let dir = tmpdir();
@@ -31,12 +18,12 @@ fn close_handlers_unmaps_every_index_also_of_held_segments() {
     held.offset_index().unwrap().lookup(3).unwrap();
     held.time_index().unwrap();
     assert!(
-        index_mappings(dir.path()) >= 2,
+        index_mappings(dir.path()).0 >= 2,
         "the active indexes are mapped"
     );
     log.close_handlers();
     assert_eq!(
-        index_mappings(dir.path()),
+        index_mappings(dir.path()).0,
         0,
         "a held segment keeps no mapping"
     );

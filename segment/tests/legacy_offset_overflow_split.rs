@@ -112,6 +112,31 @@ fn write_legacy_segment(dir: &Path, bytes: &[u8]) {
     std::fs::write(dir.join(format!("{BASE0}.log")), bytes).unwrap();
 }
 
+/// Magic v1 messages at `offsets` (timestamp 1000, value `v`), back to back.
+fn legacy_messages(offsets: impl IntoIterator<Item = i64>) -> Vec<u8> {
+    offsets
+        .into_iter()
+        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
+        .collect()
+}
+
+/// The state after a crash once every piece of the split of `bytes` (segment 0) is a
+/// `.swap` file, before the old segment was deleted: real pieces, produced by a first
+/// open in another directory, copied in as `.swap` files beside the old `0.log`.
+fn pre_swap_dir(bytes: &[u8], cfg: &LogConfig, clock: &segment::Clock) -> tempfile::TempDir {
+    let tmp = tmpdir();
+    write_legacy_segment(tmp.path(), bytes);
+    open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
+    let dir = tmpdir();
+    for f in names_in(tmp.path()) {
+        if f.starts_with(BASE0) || f.starts_with(BASE_HIGH) {
+            std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}.swap"))).unwrap();
+        }
+    }
+    write_legacy_segment(dir.path(), bytes);
+    dir
+}
+
 #[test]
 fn b5d_legacy_v1_segment_is_split_on_load() {
     let dir = tmpdir();
@@ -268,20 +293,10 @@ fn leftover_cleaned_and_swap_files_of_an_unfinished_split_are_rolled_back() {
 fn complete_swap_files_replace_the_old_segment() {
     // the state after a crash once every piece is `.swap` and before the old segment was
     // deleted: the swap is completed (the old segment's files in [0, HIGH + 10) go)
-    let dir = tmpdir();
     let (_t, clock) = mock();
     let bytes = legacy_v1_bytes();
     let cfg = LogConfig { ..config(1, 4096) };
-    // produce real pieces with a first open, then recreate the pre-swap state
-    let tmp = tmpdir();
-    write_legacy_segment(tmp.path(), &bytes);
-    open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
-    for f in names_in(tmp.path()) {
-        if f.starts_with(BASE0) || f.starts_with(BASE_HIGH) {
-            std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}.swap"))).unwrap();
-        }
-    }
-    write_legacy_segment(dir.path(), &bytes);
+    let dir = pre_swap_dir(&bytes, &cfg, &clock);
     std::fs::write(dir.path().join(format!("{BASE0}.index")), vec![0u8; 4096]).unwrap();
     let log = open_log(dir.path(), cfg, clock);
     assert_split(dir.path(), &bytes, &log);
@@ -349,27 +364,14 @@ fn completing_a_swap_deletes_the_replaced_segments_and_nothing_else() {
     let bytes = legacy_v1_bytes();
     let (_t, clock) = mock();
     let cfg = config(1, 4096);
-    let tmp = tmpdir();
-    write_legacy_segment(tmp.path(), &bytes);
-    open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
-    let dir = tmpdir();
-    for f in names_in(tmp.path()) {
-        if f.starts_with(BASE0) || f.starts_with(BASE_HIGH) {
-            std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}.swap"))).unwrap();
-        }
-    }
-    write_legacy_segment(dir.path(), &bytes);
-    let old5: Vec<u8> = (5..10)
-        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
-        .collect();
+    let dir = pre_swap_dir(&bytes, &cfg, &clock);
+    let old5 = legacy_messages(5..10);
     let base5 = "00000000000000000005";
     std::fs::write(dir.path().join(format!("{base5}.log")), old5).unwrap();
     let foreign = dir.path().join(format!("{base5}.keep"));
     std::fs::write(&foreign, b"not ours").unwrap();
     // the segment right after the replaced range starts at its end, HIGH + 10: it stays
-    let later: Vec<u8> = (HIGH + 10..HIGH + 13)
-        .flat_map(|o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
-        .collect();
+    let later = legacy_messages(HIGH + 10..HIGH + 13);
     let later_name = format!("{:020}.log", HIGH + 10);
     std::fs::write(dir.path().join(&later_name), &later).unwrap();
     let log = open_log(dir.path(), cfg, clock);

@@ -7,34 +7,12 @@
 //! unloads and the deletion of their segment return a correct result or a typed "closed"
 //! error, never a crash.
 mod common;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::*;
 use index_core::IndexError;
 use segment::{LogConfig, LogSegment, SegmentError};
-
-/// Live mappings of `.index`/`.timeindex` files under `dir`: `(all, deleted)`.
-fn index_mappings(dir: &Path) -> (usize, usize) {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let dir = dir.to_string_lossy();
-    let mut all = 0;
-    let mut deleted = 0;
-    for line in maps.lines().filter(|l| l.contains(dir.as_ref())) {
-        let line = line.trim_end();
-        let (name, is_deleted) = match line.strip_suffix(" (deleted)") {
-            Some(n) => (n, true),
-            None => (line, false),
-        };
-        let name = name.split(".deleted").next().unwrap();
-        if name.ends_with(".index") || name.ends_with(".timeindex") {
-            all += 1;
-            deleted += usize::from(is_deleted);
-        }
-    }
-    (all, deleted)
-}
 
 const SLACK: usize = 2;
 
