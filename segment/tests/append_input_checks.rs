@@ -42,7 +42,7 @@ fn a_timestamp_of_zero_is_the_largest_timestamp_and_indexed() {
     );
     log.roll(None).unwrap();
     log.close().unwrap();
-    let ti = std::fs::read(dir.path().join(format!("{:020}.timeindex", 0))).unwrap();
+    let ti = std::fs::read(segment::names::time_index_file(dir.path(), 0, "")).unwrap();
     assert_eq!(ti.len(), 12, "one entry");
     assert_eq!(
         i64::from_be_bytes(ti[..8].try_into().unwrap()),

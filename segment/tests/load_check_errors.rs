@@ -25,7 +25,7 @@ fn closed_log() -> tempfile::TempDir {
 #[test]
 fn a_corrupt_txn_index_after_a_clean_shutdown_is_rebuilt() {
     let dir = closed_log();
-    let txn = dir.path().join(format!("{:020}.txnindex", 0));
+    let txn = segment::names::transaction_index_file(dir.path(), 0, "");
     std::fs::write(&txn, [0xAB; 10]).unwrap(); // not a whole 34-byte entry
     let (_t, clock) = mock();
     let log = open_log(dir.path(), config(1, 1 << 20), clock);
@@ -40,7 +40,7 @@ fn a_corrupt_txn_index_after_a_clean_shutdown_is_rebuilt() {
 fn an_io_error_in_the_load_check_fails_the_open() {
     let dir = closed_log();
     // a missing time index is created and resized by the check: make that resize fail
-    std::fs::remove_file(dir.path().join(format!("{:020}.timeindex", 0))).unwrap();
+    std::fs::remove_file(segment::names::time_index_file(dir.path(), 0, "")).unwrap();
     let fs = Arc::new(FaultyFs::new());
     fs.inject(Fault::new(FsOp::IndexResize, EIO).times(1));
     let (_t, clock) = mock();

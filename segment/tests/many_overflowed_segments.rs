@@ -28,7 +28,7 @@ fn overflowed_segments_are_each_split_and_recovered_a_bounded_number_of_times() 
         for o in [base, base + 1, base + HIGH, base + HIGH + 1] {
             bytes.extend(LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap());
         }
-        std::fs::write(dir.path().join(format!("{base:020}.log")), bytes).unwrap();
+        std::fs::write(segment::names::log_file(dir.path(), base, ""), bytes).unwrap();
     }
     let log = open_log(dir.path(), config(1, 4096), clock);
     let expected: Vec<i64> = (0..SEGMENTS)

@@ -13,8 +13,8 @@ use common::*;
 
 fn index_paths(dir: &std::path::Path, base: i64) -> [std::path::PathBuf; 2] {
     [
-        dir.join(format!("{base:020}.index")),
-        dir.join(format!("{base:020}.timeindex")),
+        segment::names::offset_index_file(dir, base, ""),
+        segment::names::time_index_file(dir, base, ""),
     ]
 }
 

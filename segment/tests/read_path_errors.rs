@@ -9,6 +9,7 @@
 mod common;
 
 use common::*;
+use segment::names::FileKind;
 
 #[test]
 fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
@@ -27,7 +28,7 @@ fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
         .unwrap()
         .unload_indexes()
         .unwrap();
-    let ti = dir.path().join(format!("{:020}.timeindex", 0));
+    let ti = segment::names::time_index_file(dir.path(), 0, "");
     std::fs::remove_file(&ti).unwrap();
     std::fs::create_dir(&ti).unwrap();
     match log.offset_for_timestamp(1_005) {
@@ -42,9 +43,9 @@ fn an_unreadable_time_index_fails_the_lookup_instead_of_skipping_the_segment() {
 }
 
 /// A cleanly closed log of segments 0 (0..20) and 20 (20..40), reopened (nothing of
-/// segment 0 loaded yet), whose segment-0 file with `suffix` is then made a symlink loop
+/// segment 0 loaded yet), whose segment-0 file of `kind` is then made a symlink loop
 /// (opening it fails with ELOOP).
-fn reopened_with_a_looping_file_of_segment_0(suffix: &str) -> (tempfile::TempDir, segment::Log) {
+fn reopened_with_a_looping_file_of_segment_0(kind: FileKind) -> (tempfile::TempDir, segment::Log) {
     let dir = tmpdir();
     let (_t, clock) = mock();
     let log = open_log(dir.path(), config(1, 1 << 20), clock.clone());
@@ -53,7 +54,7 @@ fn reopened_with_a_looping_file_of_segment_0(suffix: &str) -> (tempfile::TempDir
     fill(&log, 20, 4, 5, 1_000);
     log.close().unwrap();
     let log = open_log(dir.path(), config(1, 1 << 20), clock);
-    let file = dir.path().join(format!("{:020}.{suffix}", 0));
+    let file = segment::names::segment_file(dir.path(), 0, kind, "");
     let _ = std::fs::remove_file(&file);
     std::os::unix::fs::symlink(&file, &file).unwrap();
     (dir, log)
@@ -65,7 +66,7 @@ fn a_time_index_that_cannot_be_opened_is_an_error_not_no_timestamps() {
     // without mapping it; a file that cannot be opened (here a symlink loop) must give
     // the index's typed error, never "no timestamps" (which would make time retention
     // use the mtime and offset_for_timestamp skip the segment).
-    let (_dir, log) = reopened_with_a_looping_file_of_segment_0("timeindex");
+    let (_dir, log) = reopened_with_a_looping_file_of_segment_0(FileKind::TimeIndex);
     let first = log.segments().first_segment().unwrap();
     match first.max_timestamp_so_far() {
         Err(_) => {}
@@ -78,7 +79,7 @@ fn an_unreadable_txn_index_fails_collect_aborted_txns() {
     // A segment whose `.txnindex` cannot be opened (a symlink loop) fails the collection
     // with its error; skipping it would serve a read_committed reader the records of
     // transactions it aborted.
-    let (_dir, log) = reopened_with_a_looping_file_of_segment_0("txnindex");
+    let (_dir, log) = reopened_with_a_looping_file_of_segment_0(FileKind::TxnIndex);
     match log.collect_aborted_txns(3, 30) {
         Err(e) => assert!(e.to_string().contains("txnindex"), "names the file: {e}"),
         Ok(found) => panic!("the unreadable transaction index was skipped: {found:?}"),

@@ -26,7 +26,7 @@ fn segments_without_timestamps_are_retained_by_their_modification_time() {
         log.append(&batch(o, 5, -1)).unwrap();
     }
     log.close().unwrap();
-    let ti = dir.path().join(format!("{:020}.timeindex", 0));
+    let ti = segment::names::time_index_file(dir.path(), 0, "");
     assert_eq!(
         std::fs::metadata(&ti).unwrap().len(),
         0,
