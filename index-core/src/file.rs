@@ -437,9 +437,9 @@ impl<E: IndexEntry> IndexFile<E> {
     /// of memory per page of the mapped file): installed here without reading any page
     /// (its fences start unknown and are filled in by the searches that need them), and
     /// maintained by every append, truncation and resize. Any other strategy drops the
-    /// directory. The directory is installed with a fresh mapping of the same file; if that `mmap` fails the index keeps its mapping
-    /// without a directory and page-directory searches fall back to warm/cold (same
-    /// results).
+    /// directory. The directory is installed with a fresh mapping of the same file; if
+    /// that `mmap` fails the index keeps its mapping without a directory and
+    /// page-directory searches fall back to warm/cold (same results).
     pub fn with_search_strategy(mut self, strategy: SearchStrategy) -> Self {
         self.strategy = strategy;
         self.install_directory();
