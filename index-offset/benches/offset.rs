@@ -11,7 +11,9 @@
 //!   ([`Snapshot::search_with`](index_offset::Snapshot::search_with) on a snapshot taken
 //!   once), to separate the algorithm from the per-lookup snapshot cost.
 //! * `offset-append/<what>`: entries appended per second. `offset-index` is
-//!   [`OffsetIndex::append`] (Kafka's checks, then the write); `raw-index-file` is
+//!   [`OffsetIndex::append`] (Kafka's checks, then the write, one writer lock per
+//!   call); `appender` makes the same calls through one `appender()` per run (the lock
+//!   taken once); `raw-index-file` is
 //!   `IndexFile::<RawOffsetEntry>::append` of pre-encoded entries (writer lock and
 //!   publication, no Kafka checks); `plain-mmap-copy` copies the same 8 bytes into the
 //!   same kind of mapping (`index_core::sys::Mapping::write`: a bounds check and a
@@ -227,12 +229,14 @@ fn time_appends(
     total
 }
 
-/// The four appenders of the append benchmarks, each over its own 1 MiB target.
+/// The five appenders of the append benchmarks, each over its own 1 MiB target.
 struct Appenders {
     _dir: tempfile::TempDir,
     cap: usize,
     encoded: Vec<RawOffsetEntry>,
     index: OffsetIndex,
+    /// Appended through one `appender()` per run of entries.
+    batched: OffsetIndex,
     raw: IndexFile<RawOffsetEntry>,
     mapping: Mapping,
     vec: Vec<u8>,
@@ -243,6 +247,7 @@ impl Appenders {
         let cap = APPEND_BYTES / RawOffsetEntry::SIZE;
         let dir = tempfile::tempdir().unwrap();
         let index = OffsetIndex::open(dir.path().join("1.index"), 0, APPEND_BYTES).unwrap();
+        let batched = OffsetIndex::open(dir.path().join("4.index"), 0, APPEND_BYTES).unwrap();
         let raw = IndexFile::<RawOffsetEntry>::open(
             dir.path().join("2.index"),
             0,
@@ -266,6 +271,7 @@ impl Appenders {
                 .map(|i| RawOffsetEntry::new(key(i) as i32, position(i)))
                 .collect(),
             index,
+            batched,
             raw,
             mapping,
             vec: vec![0u8; APPEND_BYTES],
@@ -277,6 +283,17 @@ impl Appenders {
     }
     fn reset_index(&self) {
         self.index.truncate().unwrap()
+    }
+    /// Kafka's append of entries `range` through one appender (the writer lock taken
+    /// once for the run).
+    fn batched(&mut self, range: std::ops::Range<usize>) {
+        let mut w = self.batched.appender().unwrap();
+        for i in range {
+            w.append(key(i), position(i)).unwrap();
+        }
+    }
+    fn reset_batched(&self) {
+        self.batched.truncate().unwrap()
     }
     /// `IndexFile::append` of pre-encoded entry `i` (no Kafka checks).
     fn raw(&self, i: usize) {
@@ -307,6 +324,21 @@ fn appends(c: &mut Criterion) {
     let cap = a.cap;
     group.bench_function(format!("{KIND}-index"), |b| {
         b.iter_custom(|iters| time_appends(iters, cap, |i| a.index(i), || a.reset_index()))
+    });
+    group.bench_function("appender", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut left = iters as usize;
+            while left > 0 {
+                let chunk = left.min(cap);
+                let start = Instant::now();
+                a.batched(0..chunk);
+                total += start.elapsed();
+                a.reset_batched();
+                left -= chunk;
+            }
+            total
+        })
     });
     group.bench_function("raw-index-file", |b| {
         b.iter_custom(|iters| time_appends(iters, cap, |i| a.raw(i), || a.reset_raw()))
@@ -411,7 +443,7 @@ fn ratio_section() {
     let cap = a.borrow().cap;
     // Each racer appends `ops` entries per round from its own cursor, starting over
     // (after an O(1) truncation) when the next round would not fit.
-    let racer = |append: fn(&mut Appenders, usize), reset: fn(&Appenders)| {
+    let racer = |run: fn(&mut Appenders, std::ops::Range<usize>), reset: fn(&Appenders)| {
         let a = &a;
         let mut next = 0usize;
         Box::new(move |ops: usize| {
@@ -420,17 +452,16 @@ fn ratio_section() {
                 reset(&a);
                 next = 0;
             }
-            for i in next..next + ops {
-                append(&mut a, i);
-            }
+            run(&mut a, next..next + ops);
             next += ops;
         }) as ratios::Competitor
     };
     let mut racers = vec![
-        racer(|a, i| a.index(i), |a| a.reset_index()),
-        racer(|a, i| a.raw(i), |a| a.reset_raw()),
-        racer(|a, i| a.mmap_copy(i), |_| {}),
-        racer(|a, i| a.vec_copy(i), |_| {}),
+        racer(|a, r| r.for_each(|i| a.index(i)), |a| a.reset_index()),
+        racer(|a, r| r.for_each(|i| a.raw(i)), |a| a.reset_raw()),
+        racer(|a, r| r.for_each(|i| a.mmap_copy(i)), |_| {}),
+        racer(|a, r| r.for_each(|i| a.vec_copy(i)), |_| {}),
+        racer(|a, r| a.batched(r), |a| a.reset_batched()),
     ];
     let times = ratios::race(&mut racers, 8 * TARGETS);
     drop(racers);
@@ -455,6 +486,12 @@ fn ratio_section() {
         times[1],
         times[2],
         None,
+    );
+    report.add(
+        format!("{KIND} append: appender / plain-mmap-copy"),
+        times[4],
+        times[2],
+        Some(2.0),
     );
     report.finish(KIND);
 }

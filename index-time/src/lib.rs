@@ -221,47 +221,27 @@ impl TimeIndex {
     /// 5. offset not representable → [`IndexError::OffsetOverflow`] — checked **before**
     ///    anything is written (Kafka writes the timestamp first and corrupts its cursor);
     /// 6. no slot left even with `skip_full_check` → [`IndexError::IndexFull`].
+    ///
+    /// Each call takes and releases the writer lock; to append many entries in a row,
+    /// [`TimeIndex::appender`] takes it once.
     pub fn maybe_append(&self, timestamp: i64, offset: i64, skip_full_check: bool) -> Result<bool> {
-        let mut w = self.file.writer();
-        let n = w.entries();
-        if !skip_full_check && n >= w.max_entries().saturating_sub(1) {
-            return Err(IndexError::IndexFull {
-                path: self.path(),
-                kind: RawTimeEntry::KIND,
-                entries: n,
-            });
-        }
-        let base = self.base_offset();
-        let last = w.last_entry()?.map(|e| e.decode(base));
-        if let Some(last) = last {
-            if offset < last.offset {
-                return Err(IndexError::InvalidOffset {
-                    path: self.path(),
-                    offset,
-                    slot: n,
-                    last_offset: last.offset,
-                });
-            }
-            if timestamp < last.timestamp {
-                return Err(IndexError::InvalidTimestamp {
-                    path: self.path(),
-                    timestamp,
-                    slot: n,
-                    last_timestamp: last.timestamp,
-                });
-            }
-        }
-        let last_timestamp = last.map_or(NO_TIMESTAMP, |l| l.timestamp);
-        if timestamp <= last_timestamp {
-            return Ok(false);
-        }
-        let rel = relative_offset(base, offset).ok_or_else(|| IndexError::OffsetOverflow {
-            path: self.path(),
-            offset,
-            base_offset: base,
-        })?;
-        w.append(&RawTimeEntry::new(timestamp, rel))?;
-        Ok(true)
+        TimeAppender::new(&self.file)?.maybe_append(timestamp, offset, skip_full_check)
+    }
+
+    /// Takes the writer lock once for a run of appends (an index rebuild, a bulk load).
+    /// The returned [`TimeAppender`] applies [`TimeIndex::maybe_append`]'s checks, with
+    /// the same errors and the same skipped timestamps, and keeps the last entry in
+    /// registers instead of reading the last slot back on every call.
+    ///
+    /// The `&mut` borrow makes the run exclusive: until the appender drops, nothing else
+    /// reads or writes this index through this handle, so no other writer can wait on
+    /// the lock and this thread cannot deadlock on it. Every entry is published as it is
+    /// appended, so a run cut short (an error, a panic) leaves the entries before it.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] after the index was unmapped.
+    pub fn appender(&mut self) -> Result<TimeAppender<'_>> {
+        TimeAppender::new(&self.file)
     }
 
     /// The entry with the largest timestamp `<= target_timestamp` (Kafka's `lookup`), or
@@ -409,5 +389,103 @@ impl TimeIndex {
     /// Changes the stored parent directory (no I/O).
     pub fn update_parent_dir(&self, dir: &Path) {
         self.file.update_parent_dir(dir)
+    }
+}
+
+/// A run of appends to one [`TimeIndex`] under one hold of its writer lock (see
+/// [`TimeIndex::appender`]). Dropping it releases the lock.
+pub struct TimeAppender<'a> {
+    writer: index_core::IndexWriter<'a, RawTimeEntry>,
+    base_offset: i64,
+    /// The last used slot, decoded (`None` while the index is empty).
+    last: Option<TimestampOffset>,
+}
+
+impl<'a> TimeAppender<'a> {
+    fn new(file: &'a IndexFile<RawTimeEntry>) -> Result<Self> {
+        let writer = file.writer();
+        let base_offset = file.base_offset();
+        let last = writer.last_entry()?.map(|e| e.decode(base_offset));
+        Ok(TimeAppender {
+            writer,
+            base_offset,
+            last,
+        })
+    }
+
+    /// [`TimeIndex::maybe_append`]: appends `(timestamp, offset)` if `timestamp` is larger
+    /// than the last entry's, with the same checks in the same order and the same errors;
+    /// returns whether an entry was written. Nothing is written when an error is returned.
+    #[inline]
+    pub fn maybe_append(
+        &mut self,
+        timestamp: i64,
+        offset: i64,
+        skip_full_check: bool,
+    ) -> Result<bool> {
+        let n = self.writer.entries();
+        if !skip_full_check && n >= self.writer.max_entries().saturating_sub(1) {
+            return Err(IndexError::IndexFull {
+                path: self.writer.index().path(),
+                kind: RawTimeEntry::KIND,
+                entries: n,
+            });
+        }
+        if let Some(last) = self.last {
+            if offset < last.offset {
+                return Err(IndexError::InvalidOffset {
+                    path: self.writer.index().path(),
+                    offset,
+                    slot: n,
+                    last_offset: last.offset,
+                });
+            }
+            if timestamp < last.timestamp {
+                return Err(IndexError::InvalidTimestamp {
+                    path: self.writer.index().path(),
+                    timestamp,
+                    slot: n,
+                    last_timestamp: last.timestamp,
+                });
+            }
+        }
+        let last_timestamp = self.last.map_or(NO_TIMESTAMP, |l| l.timestamp);
+        if timestamp <= last_timestamp {
+            return Ok(false);
+        }
+        let base_offset = self.base_offset;
+        let rel =
+            relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
+                path: self.writer.index().path(),
+                offset,
+                base_offset,
+            })?;
+        self.writer.append(&RawTimeEntry::new(timestamp, rel))?;
+        self.last = Some(TimestampOffset { timestamp, offset });
+        Ok(true)
+    }
+
+    /// Number of entries, including the ones appended through this appender.
+    pub fn entries(&self) -> usize {
+        self.writer.entries()
+    }
+
+    /// The last entry, or `(-1, base_offset)` when the index is empty (Kafka's
+    /// `lastEntry`).
+    pub fn last_entry(&self) -> TimestampOffset {
+        self.last.unwrap_or(TimestampOffset {
+            timestamp: NO_TIMESTAMP,
+            offset: self.base_offset,
+        })
+    }
+}
+
+impl std::fmt::Debug for TimeAppender<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimeAppender")
+            .field("path", &self.writer.index().path())
+            .field("entries", &self.entries())
+            .field("last_entry", &self.last_entry())
+            .finish()
     }
 }
