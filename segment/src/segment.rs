@@ -955,7 +955,7 @@ impl<F: BatchFormat> LogSegment<F> {
             && self.time_waited_for_roll(p.now, p.max_timestamp_in_messages)?
                 > p.max_segment_ms.saturating_sub(self.roll_jitter_ms);
         Ok(size > p.max_segment_bytes.saturating_sub(p.messages_size)
-            || (size > 0 && reached_time)
+            || reached_time
             || self.offset_index()?.is_full()
             || self.time_index()?.is_full()
             || !self.can_convert_to_relative_offset(p.max_offset_in_messages))
@@ -1247,6 +1247,7 @@ impl<F: BatchFormat> LogSegment<F> {
             }
             let n = len / size;
             if n == 0 {
+                // Only non-empty files are checked below (`n >= 1` there).
                 return Ok(None);
             }
             let mut first = vec![0u8; size as usize];
@@ -1264,7 +1265,7 @@ impl<F: BatchFormat> LogSegment<F> {
         };
         let oi = self.offset_index.file();
         if let Some((n, first, last)) = read_entries(&oi, 8)? {
-            if n > 0 && (be32(&first) < 0 || be32(&last) < 0) {
+            if be32(&first) < 0 || be32(&last) < 0 {
                 return Err(format!("{}: negative relative offset", oi.display()));
             }
             if n >= 2 && be32(&last) <= be32(&first) {
@@ -1280,7 +1281,7 @@ impl<F: BatchFormat> LogSegment<F> {
         if let Some((n, first, last)) = read_entries(&ti, 12)? {
             let (t0, t1) = (be64(&first), be64(&last));
             let (o0, o1) = (be32(&first[8..]), be32(&last[8..]));
-            if n > 0 && (o0 < 0 || o1 < 0) {
+            if o0 < 0 || o1 < 0 {
                 return Err(format!("{}: negative relative offset", ti.display()));
             }
             if n >= 2 && (t1 <= t0 || o1 < o0) {
