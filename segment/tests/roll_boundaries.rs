@@ -252,3 +252,42 @@ fn roll_below_the_active_segments_base_is_refused() {
     assert_eq!(log.segments().base_offsets(), vec![0, 100]);
     assert_eq!(log.segments().active_segment().unwrap().base_offset(), 100);
 }
+
+/// After a reopen the segment's `segment.ms` clock is its first batch's timestamp again
+/// (Kafka's `loadFirstBatchTimestamp`, read lazily from the `.log`), not the time of the
+/// reopen.
+#[test]
+fn segment_ms_after_reopen_counts_from_the_first_batch() {
+    let dir = tmpdir();
+    let (t, clock) = at_t0();
+    let cfg = config(4096, 1 << 20);
+    let seg: LogSegment = LogSegment::create(dir.path(), 0, &cfg, clock.clone()).unwrap();
+    seg.append(0, T0 - 300, 0, &one(0, T0 - 300)).unwrap();
+    seg.append(1, T0 - 200, 1, &one(1, T0 - 200)).unwrap();
+    seg.flush().unwrap();
+    seg.close().unwrap();
+    t.sleep(10_000);
+    let seg: LogSegment = LogSegment::open(dir.path(), 0, &cfg, clock, true, 0, false, "").unwrap();
+    assert_eq!(seg.get_first_batch_timestamp().unwrap(), T0 - 300);
+    assert_eq!(
+        seg.time_waited_for_roll(T0 + 10_000, T0 + 500).unwrap(),
+        800
+    );
+}
+
+/// `get_first_batch_timestamp` is `i64::MAX` for an empty segment and for one whose first
+/// batch carries no timestamp (-1), as in Kafka.
+#[test]
+fn first_batch_timestamp_without_a_timestamp_is_i64_max() {
+    let dir = tmpdir();
+    let (_t, clock) = at_t0();
+    let cfg = config(4096, 1 << 20);
+    let seg: LogSegment = LogSegment::create(dir.path(), 0, &cfg, clock.clone()).unwrap();
+    assert_eq!(seg.get_first_batch_timestamp().unwrap(), i64::MAX);
+    seg.append(0, -1, 0, &one(0, -1)).unwrap();
+    assert_eq!(seg.get_first_batch_timestamp().unwrap(), i64::MAX);
+    let other = tmpdir();
+    let seg: LogSegment = LogSegment::create(other.path(), 0, &cfg, clock).unwrap();
+    seg.append(0, 5_000, 0, &one(0, 5_000)).unwrap();
+    assert_eq!(seg.get_first_batch_timestamp().unwrap(), 5_000);
+}

@@ -1,0 +1,53 @@
+//! A control batch that recovery cannot read for a reason other than corruption (here an
+//! undefined compression id, 5, with a valid CRC) fails `LogSegment::recover` with a typed
+//! error and truncates nothing, as Kafka's recovery fails on `CompressionType.forId`
+//! instead of truncating. Truncating there would drop the marker and every batch after
+//! it: acknowledged data.
+
+mod common;
+use common::*;
+use segment::record::{control_batch, ControlRecordType};
+use segment::{LogSegment, ProducerStateManager};
+
+/// `batch` with its compression id set to `codec` and its CRC recomputed.
+fn with_codec(mut batch: Vec<u8>, codec: u16) -> Vec<u8> {
+    let attributes = u16::from_be_bytes([batch[21], batch[22]]);
+    let attributes = (attributes & !0x7) | codec;
+    batch[21..23].copy_from_slice(&attributes.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[21..]);
+    batch[17..21].copy_from_slice(&crc.to_be_bytes());
+    batch
+}
+
+#[test]
+fn an_unreadable_control_batch_is_an_error_not_a_truncation() {
+    let dir = tmpdir();
+    let marker = control_batch(1, 7, 0, ControlRecordType::Abort, 0, 2_000).unwrap();
+    let marker = with_codec(marker, 5);
+    let mut log = batch(0, 1, 1_000);
+    log.extend_from_slice(&marker);
+    log.extend_from_slice(&batch(2, 3, 3_000));
+    let path = segment::names::log_file(dir.path(), 0, "");
+    std::fs::write(&path, &log).unwrap();
+    let (_t, clock) = mock();
+    let seg: LogSegment = LogSegment::open(
+        dir.path(),
+        0,
+        &config(4096, 4096),
+        clock,
+        true,
+        0,
+        false,
+        "",
+    )
+    .unwrap();
+    let err = seg
+        .recover(&mut ProducerStateManager::new(), None)
+        .unwrap_err();
+    assert!(!err.is_corruption(), "{err:?}");
+    assert!(
+        err.to_string().contains("compression"),
+        "the error names the cause: {err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), log, "nothing is truncated");
+}
