@@ -24,7 +24,15 @@
 //! (a `Vec<u64>` in BFS order: a reference for the limit). Every arm's answers are first
 //! checked against `partition_point`.
 //!
-//! The table is printed and written to `<criterion dir>/ratios/limit.json`.
+//! A last table (offset index, hot tail, throughput mode) races the same lookups **idle**
+//! and **next to an appender**: another thread appends entries past the readers' keys
+//! in a 64-slot window at the tail (appending, then truncating back, as fast as it
+//! can), switched on for exactly the slices of the "appending" arms. The readers'
+//! targets and warm section stay the same; what changes is that the entry count and the
+//! tail slots are written by the other core all the time. A count-only arm (`entries()`,
+//! no search) isolates the cost of reading that one shared cache line.
+//!
+//! The tables are printed and written to `<criterion dir>/ratios/limit.json`.
 
 use std::hint::black_box;
 
@@ -385,18 +393,127 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
     print("time", &rows, rounds, json);
 }
 
-/// `LIMIT_INDEX=offset|time` runs one table only.
+/// Slots the appender of [`appending_table`] appends past the readers' keys before it
+/// truncates back.
+const APPEND_WINDOW: usize = 64;
+
+/// Hot-tail lookups idle and next to an appender (see the module docs), per strategy.
+fn appending_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    let key = |i: usize| 3 * i as i64;
+    let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
+    let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
+    println!(
+        "\noffset index, hot tail, throughput: ns per lookup next to an appender / idle, median of {rounds} interleaved rounds [interquartile range]"
+    );
+    println!("| arm | appending / idle | idle ns | appending ns | entries appended by the other thread |");
+    println!("|---|---:|---:|---:|---:|");
+    for (k, (name, strategy)) in [
+        ("warm/cold (default)", STRATEGIES[0]),
+        ("page directory", STRATEGIES[1]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut index = OffsetIndex::open(
+            dir.join(format!("{:020}.index", 100 + k)),
+            0,
+            (ENTRIES + APPEND_WINDOW) * 8,
+        )
+        .unwrap()
+        .with_search_strategy(strategy);
+        {
+            let mut a = index.appender().unwrap();
+            for i in 0..ENTRIES {
+                a.append(key(i), (i as u32).wrapping_mul(4000)).unwrap();
+            }
+        }
+        let index = &index;
+        let (active, stop, appended) = (
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+            AtomicU64::new(0),
+        );
+        let stats = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut n = 0u64;
+                while !stop.load(Relaxed) {
+                    if !active.load(Relaxed) {
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    for i in ENTRIES..ENTRIES + APPEND_WINDOW {
+                        index.append(key(i), i as u32).unwrap();
+                    }
+                    index.truncate_to(key(ENTRIES)).unwrap();
+                    n += APPEND_WINDOW as u64;
+                }
+                appended.store(n, Relaxed);
+            });
+            let lookup = |t: i64| index.lookup(t).unwrap().offset as u64;
+            let count = |_: i64| index.entries() as u64;
+            let mut competitors: Vec<Competitor> = Vec::new();
+            for (f, appending) in [
+                (&lookup as &(dyn Fn(i64) -> u64 + Sync), false),
+                (&lookup, true),
+                (&count, false),
+                (&count, true),
+            ] {
+                let (hot, active) = (&hot, &active);
+                let mut at = 0;
+                competitors.push(Box::new(move |ops| {
+                    if appending {
+                        active.store(true, Relaxed);
+                    }
+                    for _ in 0..ops {
+                        black_box(f(black_box(hot[at])));
+                        at = if at + 1 == hot.len() { 0 } else { at + 1 };
+                    }
+                    if appending {
+                        active.store(false, Relaxed);
+                    }
+                }));
+            }
+            let per_round = race_rounds_sliced(&mut competitors, hot.len(), SLICE, rounds);
+            drop(competitors);
+            stop.store(true, Relaxed);
+            [
+                median_ratio(&per_round, 1, 0),
+                median_ratio(&per_round, 3, 2),
+            ]
+        });
+        let appended = appended.load(Relaxed);
+        for (stat, arm) in stats.iter().zip([
+            format!("`OffsetIndex::lookup`, {name}"),
+            format!("`OffsetIndex::entries` alone (the shared count), {name}"),
+        ]) {
+            println!(
+                "| {arm} | {:.2}x [{:.2}-{:.2}] | {:.1} | {:.1} | {appended} |",
+                stat.median, stat.q1, stat.q3, stat.denominator_ns, stat.numerator_ns
+            );
+            json.push(format!(
+                "  {{\"index\": \"offset\", \"arm\": \"{arm}\", \"targets\": \"hot-tail\", \"mode\": \"appending/idle\", \"ratio\": {:.4}, \"q1\": {:.4}, \"q3\": {:.4}, \"ns\": {:.3}, \"idle_ns\": {:.3}, \"appended\": {appended}}}",
+                stat.median, stat.q1, stat.q3, stat.numerator_ns, stat.denominator_ns
+            ));
+        }
+    }
+}
+
+/// `LIMIT_INDEX=offset|time|appending` runs one table only.
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported.
     let rounds = rounds();
     let dir = tempfile::tempdir().unwrap();
     let only = std::env::var("LIMIT_INDEX").ok();
     let mut json = Vec::new();
-    if only.as_deref() != Some("time") {
+    if only.is_none() || only.as_deref() == Some("offset") {
         offset_table(dir.path(), rounds, &mut json);
     }
-    if only.as_deref() != Some("offset") {
+    if only.is_none() || only.as_deref() == Some("time") {
         time_table(dir.path(), rounds, &mut json);
+    }
+    if only.is_none() || only.as_deref() == Some("appending") {
+        appending_table(dir.path(), rounds, &mut json);
     }
     bench_support::write_json("limit", &format!("[\n{}\n]\n", json.join(",\n")));
 }

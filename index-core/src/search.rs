@@ -316,8 +316,13 @@ pub fn search<E: IndexEntry, P: Probe>(
 }
 
 /// [`search`] with the index's page directory, if it has one (used by snapshots).
+///
+/// `#[inline(always)]`: at a lookup's call site the field and the bound are constants,
+/// so inlining folds the dispatch away; left to the compiler, the lookup path of
+/// `IndexFile::search` (nested in the reader-slot closure) called it out of line, which
+/// cost about a third of a hot-tail lookup (`cargo bench -p bench-harness --bench limit`).
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub(crate) fn search_in<E: IndexEntry, P: Probe>(
     slots: &[E],
     directory: Option<&Directory>,
