@@ -647,6 +647,7 @@ impl<E: IndexEntry> IndexFile<E> {
 
     /// Takes the writer lock. Index types use the guard to check their rules and append
     /// atomically with respect to other writers (readers are never blocked).
+    #[inline]
     pub fn writer(&self) -> IndexWriter<'_, E> {
         IndexWriter {
             index: self,
@@ -834,6 +835,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
         old
     }
 
+    #[inline]
     fn check_writable(&self) -> Result<()> {
         if self.index.writable {
             Ok(())
@@ -846,11 +848,13 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     }
 
     /// Used slots (only this writer changes it while the guard is held).
+    #[inline]
     pub fn entries(&self) -> usize {
         self.index.entries.load(Ordering::Relaxed)
     }
 
     /// Slots the file holds.
+    #[inline]
     pub fn max_entries(&self) -> usize {
         self.index.max_entries.load(Ordering::Relaxed)
     }
@@ -859,6 +863,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     ///
     /// # Errors
     /// [`IndexError::Closed`] after the index was unmapped.
+    #[inline]
     pub fn last_entry(&self) -> Result<Option<E>> {
         let Some(mapping) = self.guard.current.as_ref() else {
             return Err(IndexError::Closed { path: self.path() });
@@ -878,6 +883,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     /// # Errors
     /// [`IndexError::IndexFull`] when `entries >= max_entries` (nothing written);
     /// [`IndexError::InvalidArgument`] on a read-only index; [`IndexError::Closed`].
+    #[inline]
     pub fn append(&mut self, entry: &E) -> Result<()> {
         self.check_writable()?;
         let n = self.entries();

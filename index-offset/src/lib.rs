@@ -421,6 +421,7 @@ pub struct OffsetAppender<'a> {
 }
 
 impl<'a> OffsetAppender<'a> {
+    #[inline]
     fn new(file: &'a IndexFile<RawOffsetEntry>) -> Result<Self> {
         let writer = file.writer();
         let base_offset = file.base_offset();

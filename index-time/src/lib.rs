@@ -402,6 +402,7 @@ pub struct TimeAppender<'a> {
 }
 
 impl<'a> TimeAppender<'a> {
+    #[inline]
     fn new(file: &'a IndexFile<RawTimeEntry>) -> Result<Self> {
         let writer = file.writer();
         let base_offset = file.base_offset();
