@@ -24,6 +24,13 @@
 //! (a `Vec<u64>` in BFS order: a reference for the limit). Every arm's answers are first
 //! checked against `partition_point`.
 //!
+//! `LIMIT_PROBE=1` adds two arms to the offset table that split a warm/cold lookup's cost:
+//! `IndexFile::search` alone (reader slot, published mapping, entry count and search, no
+//! decode) and a snapshot's search, answer and decode (everything but the reader slot
+//! and the published mapping). They read the same mapping as the warm/cold lookup arm
+//! just before them in every slice, so their *uniform* columns run on lines that arm
+//! just cached and are not comparable; the hot-tail columns fit in the caches anyway.
+//!
 //! A last table (offset index, hot tail, throughput mode) races the same lookups **idle**
 //! and **next to an appender**: another thread appends entries past the readers' keys
 //! in a 64-slot window at the tail (appending, then truncating back), as fast as it can
@@ -323,6 +330,41 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
             (
                 format!("`OffsetIndex::lookup`, {name}"),
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
+            ),
+        );
+        decode.insert(
+            decode.len() - 3,
+            Box::new(|r: u64| Some(((r - 1) / 3) as usize).filter(|_| r > 0)),
+        );
+    }
+    if std::env::var_os("LIMIT_PROBE").is_some() {
+        let wc = &indexes[0];
+        arms.insert(
+            arms.len() - 3,
+            (
+                "`IndexFile::search` alone, warm/cold (LIMIT_PROBE)".into(),
+                Box::new(move |t| {
+                    wc.index_file()
+                        .search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                        .unwrap()
+                        .map_or(0, |(s, _)| s as u64 + 1)
+                }),
+            ),
+        );
+        decode.insert(
+            decode.len() - 3,
+            Box::new(|r: u64| r.checked_sub(1).map(|s| s as usize)),
+        );
+        let snap = &snaps[0];
+        arms.insert(
+            arms.len() - 3,
+            (
+                "snapshot search, answer and decode, warm/cold (LIMIT_PROBE)".into(),
+                Box::new(move |t| {
+                    snap.search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                        .and_then(|s| snap.answer(s, &mut NoProbe))
+                        .map_or(0, |e| e.decode(0).offset as u64 + 1)
+                }),
             ),
         );
         decode.insert(
