@@ -206,24 +206,23 @@ fn searches(c: &mut Criterion) {
 /// is truncated, untimed, and appending starts over.
 const APPEND_BYTES: usize = 1 << 20;
 
-/// Times `iters` calls of `append(i)` for `i` cycling through `0..cap`, calling `reset`
-/// (untimed) each time `cap` entries have been appended.
-fn time_appends(
+/// Times `iters` appends made by `run` over ranges `0..k` of at most `cap` entries, on
+/// the state `a`, calling `reset` (untimed) after each range.
+fn time_runs<A>(
     iters: u64,
     cap: usize,
-    mut append: impl FnMut(usize),
-    mut reset: impl FnMut(),
+    a: &mut A,
+    mut run: impl FnMut(&mut A, std::ops::Range<usize>),
+    mut reset: impl FnMut(&mut A),
 ) -> Duration {
     let mut total = Duration::ZERO;
     let mut left = iters as usize;
     while left > 0 {
         let chunk = left.min(cap);
         let start = Instant::now();
-        for i in 0..chunk {
-            append(i);
-        }
+        run(a, 0..chunk);
         total += start.elapsed();
-        reset();
+        reset(a);
         left -= chunk;
     }
     total
@@ -320,46 +319,37 @@ fn appends(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let mut a = Appenders::new();
     let cap = a.cap;
-    group.bench_function(format!("{KIND}-index"), |b| {
-        b.iter_custom(|iters| time_appends(iters, cap, |i| a.index(i), || a.reset_index()))
-    });
-    group.bench_function("appender", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut left = iters as usize;
-            while left > 0 {
-                let chunk = left.min(cap);
-                let start = Instant::now();
-                a.batched(0..chunk);
-                total += start.elapsed();
-                a.reset_batched();
-                left -= chunk;
-            }
-            total
-        })
-    });
-    group.bench_function("raw-index-file", |b| {
-        b.iter_custom(|iters| time_appends(iters, cap, |i| a.raw(i), || a.reset_raw()))
-    });
-    group.bench_function("plain-mmap-copy", |b| {
-        b.iter_custom(|iters| time_appends(iters, cap, |i| a.mmap_copy(i), || {}))
-    });
-    group.bench_function("vec-copy", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut left = iters as usize;
-            while left > 0 {
-                let chunk = left.min(cap);
-                let start = Instant::now();
-                for i in 0..chunk {
-                    a.vec_copy(i);
-                }
-                total += start.elapsed();
-                left -= chunk;
-            }
-            total
-        })
-    });
+    type Run = fn(&mut Appenders, std::ops::Range<usize>);
+    type Reset = fn(&mut Appenders);
+    let arms: [(&str, Run, Reset); 5] = [
+        (
+            "index",
+            |a, r| r.for_each(|i| a.index(i)),
+            |a| a.reset_index(),
+        ),
+        ("appender", |a, r| a.batched(r), |a| a.reset_batched()),
+        (
+            "raw-index-file",
+            |a, r| r.for_each(|i| a.raw(i)),
+            |a| a.reset_raw(),
+        ),
+        (
+            "plain-mmap-copy",
+            |a, r| r.for_each(|i| a.mmap_copy(i)),
+            |_| {},
+        ),
+        ("vec-copy", |a, r| r.for_each(|i| a.vec_copy(i)), |_| {}),
+    ];
+    for (name, run, reset) in arms {
+        let name = if name == "index" {
+            format!("{KIND}-index")
+        } else {
+            name.to_string()
+        };
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| time_runs(iters, cap, &mut a, run, reset))
+        });
+    }
     black_box(&a.vec);
     group.finish();
 }
