@@ -228,6 +228,10 @@ fn time_runs<A>(
     total
 }
 
+/// An append arm's timed run over a range of entries, and its untimed reset.
+type Run = fn(&mut Appenders, std::ops::Range<usize>);
+type Reset = fn(&mut Appenders);
+
 /// The five appenders of the append benchmarks, each over its own 1 MiB target.
 struct Appenders {
     _dir: tempfile::TempDir,
@@ -242,6 +246,40 @@ struct Appenders {
 }
 
 impl Appenders {
+    /// The append arms, in the order the criterion group and the ratios run them:
+    /// Kafka's append one call at a time, the same calls through one appender per run,
+    /// `IndexFile::append`, the plain copy into a mapping (the goal's baseline) and the
+    /// `Vec` copy.
+    fn arms() -> [(String, Run, Reset); 5] {
+        [
+            (
+                format!("{KIND}-index"),
+                |a, r| r.for_each(|i| a.index(i)),
+                |a| a.reset_index(),
+            ),
+            (
+                "appender".into(),
+                |a, r| a.batched(r),
+                |a| a.reset_batched(),
+            ),
+            (
+                "raw-index-file".into(),
+                |a, r| r.for_each(|i| a.raw(i)),
+                |a| a.reset_raw(),
+            ),
+            (
+                "plain-mmap-copy".into(),
+                |a, r| r.for_each(|i| a.mmap_copy(i)),
+                |_| {},
+            ),
+            (
+                "vec-copy".into(),
+                |a, r| r.for_each(|i| a.vec_copy(i)),
+                |_| {},
+            ),
+        ]
+    }
+
     fn new() -> Self {
         let cap = APPEND_BYTES / RawOffsetEntry::SIZE;
         let dir = tempfile::tempdir().unwrap();
@@ -321,33 +359,7 @@ fn appends(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let mut a = Appenders::new();
     let cap = a.cap;
-    type Run = fn(&mut Appenders, std::ops::Range<usize>);
-    type Reset = fn(&mut Appenders);
-    let arms: [(&str, Run, Reset); 5] = [
-        (
-            "index",
-            |a, r| r.for_each(|i| a.index(i)),
-            |a| a.reset_index(),
-        ),
-        ("appender", |a, r| a.batched(r), |a| a.reset_batched()),
-        (
-            "raw-index-file",
-            |a, r| r.for_each(|i| a.raw(i)),
-            |a| a.reset_raw(),
-        ),
-        (
-            "plain-mmap-copy",
-            |a, r| r.for_each(|i| a.mmap_copy(i)),
-            |_| {},
-        ),
-        ("vec-copy", |a, r| r.for_each(|i| a.vec_copy(i)), |_| {}),
-    ];
-    for (name, run, reset) in arms {
-        let name = if name == "index" {
-            format!("{KIND}-index")
-        } else {
-            name.to_string()
-        };
+    for (name, run, reset) in Appenders::arms() {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| time_runs(iters, cap, &mut a, run, reset))
         });
@@ -433,56 +445,42 @@ fn ratio_section() {
     let cap = a.borrow().cap;
     // Each racer appends `ops` entries per round from its own cursor, starting over
     // (after an O(1) truncation) when the next round would not fit.
-    let racer = |run: fn(&mut Appenders, std::ops::Range<usize>), reset: fn(&Appenders)| {
+    let racer = |run: Run, reset: Reset| {
         let a = &a;
         let mut next = 0usize;
         Box::new(move |ops: usize| {
             let mut a = a.borrow_mut();
             if next + ops > cap {
-                reset(&a);
+                reset(&mut a);
                 next = 0;
             }
             run(&mut a, next..next + ops);
             next += ops;
         }) as ratios::Competitor
     };
-    let mut racers = vec![
-        racer(|a, r| r.for_each(|i| a.index(i)), |a| a.reset_index()),
-        racer(|a, r| r.for_each(|i| a.raw(i)), |a| a.reset_raw()),
-        racer(|a, r| r.for_each(|i| a.mmap_copy(i)), |_| {}),
-        racer(|a, r| r.for_each(|i| a.vec_copy(i)), |_| {}),
-        racer(|a, r| a.batched(r), |a| a.reset_batched()),
-    ];
+    let arms = Appenders::arms();
+    let mut racers: Vec<_> = arms
+        .iter()
+        .map(|&(_, run, reset)| racer(run, reset))
+        .collect();
     let times = ratios::race(&mut racers, 8 * TARGETS);
     drop(racers);
-    let index = format!("{KIND}-index");
-    for (k, (base, goal)) in [
-        ("raw-index-file", None),
-        ("plain-mmap-copy", Some(2.0)),
-        ("vec-copy", None),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    // (numerator, denominator, goal) as indexes into `arms`.
+    let (index, appender, raw, mmap, vec) = (0, 1, 2, 3, 4);
+    for (num, den, goal) in [
+        (index, raw, None),
+        (index, mmap, Some(2.0)),
+        (index, vec, None),
+        (raw, mmap, None),
+        (appender, mmap, Some(2.0)),
+    ] {
         report.add(
-            format!("{KIND} append: {index} / {base}"),
-            times[0],
-            times[1 + k],
+            format!("{KIND} append: {} / {}", arms[num].0, arms[den].0),
+            times[num],
+            times[den],
             goal,
         );
     }
-    report.add(
-        format!("{KIND} append: raw-index-file / plain-mmap-copy"),
-        times[1],
-        times[2],
-        None,
-    );
-    report.add(
-        format!("{KIND} append: appender / plain-mmap-copy"),
-        times[4],
-        times[2],
-        Some(2.0),
-    );
     report.finish(KIND);
 }
 
