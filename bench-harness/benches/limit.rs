@@ -205,7 +205,7 @@ fn kernel_arms<'a, E: IndexEntry>(
     eytz: &'a Eytzinger,
     snaps: &'a [Snapshot<E>],
 ) -> (Vec<Arm<'a>>, Vec<Box<dyn Fn(u64) -> Option<usize> + 'a>>) {
-    let slot = |r: u64| r.checked_sub(1).map(|s| s as usize);
+    let slot = answer_slot;
     let mut arms: Vec<Arm<'a>> = vec![(
         "partition_point over Vec<u64>".into(),
         Box::new(move |t| keys.partition_point(|&k| k <= ordered(t)) as u64),
@@ -303,20 +303,46 @@ fn print(kind: &str, rows: &[Row], rounds: usize, json: &mut Vec<String>) {
     );
 }
 
+/// Offset of slot `i` in the offset indexes of this bench (every third offset).
+fn offset_key(i: usize) -> i64 {
+    3 * i as i64
+}
+
+/// The slot answering an offset-lookup arm's result (the offset found + 1, 0 for none).
+fn offset_slot(r: u64) -> Option<usize> {
+    r.checked_sub(1).map(|o| (o / 3) as usize)
+}
+
+/// The slot answering a kernel arm's result (the slot found + 1, 0 for none).
+fn answer_slot(r: u64) -> Option<usize> {
+    r.checked_sub(1).map(|s| s as usize)
+}
+
+/// An offset index of `bytes` at `path`, searched with `strategy`, filled with `ENTRIES`
+/// entries (slot `i`: [`offset_key`]`(i)`, position `4000 i`).
+fn filled_offset_index(
+    path: std::path::PathBuf,
+    bytes: usize,
+    strategy: SearchStrategy,
+) -> OffsetIndex {
+    let mut index = OffsetIndex::open(path, 0, bytes)
+        .unwrap()
+        .with_search_strategy(strategy);
+    let mut a = index.appender().unwrap();
+    for i in 0..ENTRIES {
+        a.append(offset_key(i), (i as u32).wrapping_mul(4000))
+            .unwrap();
+    }
+    drop(a);
+    index
+}
+
 fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
-    let key = |i: usize| 3 * i as i64;
+    let key = offset_key;
     let indexes: Vec<OffsetIndex> = STRATEGIES
         .iter()
         .enumerate()
-        .map(|(k, &s)| {
-            let index = OffsetIndex::open(dir.join(format!("{k:020}.index")), 0, 10 << 20)
-                .unwrap()
-                .with_search_strategy(s);
-            for i in 0..ENTRIES {
-                index.append(key(i), (i as u32).wrapping_mul(4000)).unwrap();
-            }
-            index
-        })
+        .map(|(k, &s)| filled_offset_index(dir.join(format!("{k:020}.index")), 10 << 20, s))
         .collect();
     let snaps: Vec<_> = indexes.iter().map(|i| i.snapshot().unwrap()).collect();
     let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
@@ -332,10 +358,7 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
             ),
         );
-        decode.insert(
-            decode.len() - 3,
-            Box::new(|r: u64| Some(((r - 1) / 3) as usize).filter(|_| r > 0)),
-        );
+        decode.insert(decode.len() - 3, Box::new(offset_slot));
     }
     if std::env::var_os("LIMIT_PROBE").is_some() {
         let wc = &indexes[0];
@@ -351,10 +374,7 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(
-            decode.len() - 3,
-            Box::new(|r: u64| r.checked_sub(1).map(|s| s as usize)),
-        );
+        decode.insert(decode.len() - 3, Box::new(answer_slot));
         let snap = &snaps[0];
         arms.insert(
             arms.len() - 3,
@@ -367,10 +387,7 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(
-            decode.len() - 3,
-            Box::new(|r: u64| Some(((r - 1) / 3) as usize).filter(|_| r > 0)),
-        );
+        decode.insert(decode.len() - 3, Box::new(offset_slot));
     }
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
     let uniform = targets(&keys, 0, 3);
@@ -450,7 +467,7 @@ fn appending_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>)
     const PACED: u8 = 2;
     /// Kafka's rate at 1 GB/s of log: one entry per `index.interval.bytes` (4096).
     const PACE: Duration = Duration::from_nanos(4096);
-    let key = |i: usize| 3 * i as i64;
+    let key = offset_key;
     let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
     println!(
@@ -465,19 +482,11 @@ fn appending_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>)
     .into_iter()
     .enumerate()
     {
-        let mut index = OffsetIndex::open(
+        let index = filled_offset_index(
             dir.join(format!("{:020}.index", 100 + k)),
-            0,
             (ENTRIES + APPEND_WINDOW) * 8,
-        )
-        .unwrap()
-        .with_search_strategy(strategy);
-        {
-            let mut a = index.appender().unwrap();
-            for i in 0..ENTRIES {
-                a.append(key(i), (i as u32).wrapping_mul(4000)).unwrap();
-            }
-        }
+            strategy,
+        );
         let index = &index;
         let (mode, stop) = (AtomicU8::new(OFF), AtomicBool::new(false));
         let appended = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
