@@ -76,17 +76,7 @@ fn case67_size_in_bytes_does_not_overflow() {
             .unwrap()
             .set_len(i32::MAX as u64)
             .unwrap();
-        let seg = LogSegment::open(
-            dir.path(),
-            b,
-            &config(10, 1000),
-            clock.clone(),
-            true,
-            0,
-            false,
-            "",
-        )
-        .unwrap();
+        let seg = reopen_segment(dir.path(), b, &config(10, 1000), clock.clone());
         m.add(Arc::new(seg));
     }
     assert_eq!(m.size_in_bytes(), 4294967294);

@@ -15,7 +15,7 @@ fn reopened(dir: &std::path::Path) -> LogSegment {
     seg.append(0, 1_000, 0, &v2(0, 1_000)).unwrap();
     seg.append(1, 1_001, 1, &v2(1, 1_001)).unwrap();
     seg.close().unwrap();
-    LogSegment::open(dir, 0, &cfg, clock, true, 0, false, "").unwrap()
+    reopen_segment(dir, 0, &cfg, clock)
 }
 
 fn offset_entry(rel: i32, pos: u32) -> Vec<u8> {

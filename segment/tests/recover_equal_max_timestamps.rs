@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use segment::{LogSegment, ProducerStateManager};
+use segment::ProducerStateManager;
 
 #[test]
 fn recovery_keeps_the_first_batch_reaching_the_largest_timestamp() {
@@ -23,17 +23,7 @@ fn recovery_keeps_the_first_batch_reaching_the_largest_timestamp() {
     seg.flush().unwrap();
     seg.close().unwrap();
 
-    let seg: LogSegment = LogSegment::open(
-        dir.path(),
-        0,
-        &config(4096, 4096),
-        clock,
-        true,
-        0,
-        false,
-        "",
-    )
-    .unwrap();
+    let seg = reopen_segment(dir.path(), 0, &config(4096, 4096), clock);
     assert_eq!(
         seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
         0

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use segment::{LogSegment, ProducerStateManager};
+use segment::ProducerStateManager;
 
 #[test]
 fn an_interval_of_exactly_one_batch_indexes_every_second_batch() {
@@ -33,7 +33,7 @@ fn an_interval_of_exactly_one_batch_indexes_every_second_batch() {
         std::fs::read(dir.path().join("00000000000000000000.timeindex")).unwrap(),
     );
 
-    let seg: LogSegment = LogSegment::open(dir.path(), 0, &cfg, clock, true, 0, false, "").unwrap();
+    let seg = reopen_segment(dir.path(), 0, &cfg, clock);
     assert_eq!(
         seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
         0

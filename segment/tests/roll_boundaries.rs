@@ -267,7 +267,7 @@ fn segment_ms_after_reopen_counts_from_the_first_batch() {
     seg.flush().unwrap();
     seg.close().unwrap();
     t.sleep(10_000);
-    let seg: LogSegment = LogSegment::open(dir.path(), 0, &cfg, clock, true, 0, false, "").unwrap();
+    let seg = reopen_segment(dir.path(), 0, &cfg, clock);
     assert_eq!(seg.get_first_batch_timestamp().unwrap(), T0 - 300);
     assert_eq!(
         seg.time_waited_for_roll(T0 + 10_000, T0 + 500).unwrap(),

@@ -16,7 +16,7 @@ fn segment_with(dir: &std::path::Path, base: i64, offsets: &[i64]) -> LogSegment
     }
     std::fs::write(segment::names::log_file(dir, base, ""), bytes).unwrap();
     let (_t, clock) = mock();
-    LogSegment::open(dir, base, &config(4096, 4096), clock, true, 0, false, "").unwrap()
+    reopen_segment(dir, base, &config(4096, 4096), clock)
 }
 
 #[test]

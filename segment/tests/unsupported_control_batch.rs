@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use segment::record::{control_batch, ControlRecordType};
-use segment::{LogSegment, ProducerStateManager};
+use segment::ProducerStateManager;
 
 /// `batch` with its compression id set to `codec` and its CRC recomputed.
 fn with_codec(mut batch: Vec<u8>, codec: u16) -> Vec<u8> {
@@ -30,17 +30,7 @@ fn an_unreadable_control_batch_is_an_error_not_a_truncation() {
     let path = segment::names::log_file(dir.path(), 0, "");
     std::fs::write(&path, &log).unwrap();
     let (_t, clock) = mock();
-    let seg: LogSegment = LogSegment::open(
-        dir.path(),
-        0,
-        &config(4096, 4096),
-        clock,
-        true,
-        0,
-        false,
-        "",
-    )
-    .unwrap();
+    let seg = reopen_segment(dir.path(), 0, &config(4096, 4096), clock);
     let err = seg
         .recover(&mut ProducerStateManager::new(), None)
         .unwrap_err();

@@ -22,6 +22,12 @@ pub fn new_segment(dir: &Path, base: i64, cfg: &LogConfig, clock: Clock) -> LogS
     LogSegment::create(dir, base, cfg, clock).unwrap()
 }
 
+/// The segment at `base` whose files are already in `dir`, opened again as the loader
+/// does (`file_already_exists`, no preallocation, no suffix); its indexes map lazily.
+pub fn reopen_segment(dir: &Path, base: i64, cfg: &LogConfig, clock: Clock) -> LogSegment {
+    LogSegment::open(dir, base, cfg, clock, true, 0, false, "").unwrap()
+}
+
 /// V2(o, ts): 73-byte one-record batch.
 pub fn v2(o: i64, ts: i64) -> Vec<u8> {
     fixtures::v2(o, ts)
