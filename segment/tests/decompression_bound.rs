@@ -6,6 +6,8 @@
 //! The memory check reads the process's peak RSS (`VmHWM` in `/proc/self/status`), so it
 //! is the only test of this file that decompresses a large stream.
 
+mod common;
+
 use segment::record::{
     compress, decompress, decompress_with_limit, BatchBuilder, CompressionType, RecordBatch,
     RecordError, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES,
@@ -45,15 +47,7 @@ fn batch_with_stream(stream: &[u8], codec: CompressionType) -> Vec<u8> {
         .record(1, None, Some(b"x"))
         .build()
         .unwrap();
-    let mut out = plain[..61].to_vec();
-    out.extend_from_slice(stream);
-    let len = (out.len() - 12) as i32;
-    out[8..12].copy_from_slice(&len.to_be_bytes());
-    let attrs = i16::from_be_bytes([out[21], out[22]]) & !0x07 | i16::from(codec.id());
-    out[21..23].copy_from_slice(&attrs.to_be_bytes());
-    let crc = crc32c::crc32c(&out[21..]);
-    out[17..21].copy_from_slice(&crc.to_be_bytes());
-    out
+    common::batch_with_stream(&plain, stream, codec.id())
 }
 
 #[test]

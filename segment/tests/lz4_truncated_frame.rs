@@ -2,23 +2,12 @@
 //! marker (or its announced content checksum) is rejected, as Kafka's
 //! `KafkaLZ4BlockInputStream` rejects it; it never decodes as a valid, shorter stream.
 
+mod common;
+
+use common::batch_with_stream;
 use segment::record::{
     compress, decompress, BatchBuilder, CompressionType, RecordBatch, RecordError,
 };
-
-/// A v2 batch whose record stream is `records` with codec `codec` (length, attributes
-/// and CRC-32C fixed up).
-fn batch_with_stream(plain: &[u8], stream: &[u8], codec: CompressionType) -> Vec<u8> {
-    let mut out = plain[..61].to_vec();
-    out.extend_from_slice(stream);
-    let len = (out.len() - 12) as i32;
-    out[8..12].copy_from_slice(&len.to_be_bytes());
-    let attrs = i16::from_be_bytes([out[21], out[22]]) & !0x07 | i16::from(codec.id());
-    out[21..23].copy_from_slice(&attrs.to_be_bytes());
-    let crc = crc32c::crc32c(&out[21..]);
-    out[17..21].copy_from_slice(&crc.to_be_bytes());
-    out
-}
 
 fn plain_batch() -> Vec<u8> {
     let mut b = BatchBuilder::new(0);
@@ -37,7 +26,7 @@ fn a_complete_lz4_frame_decodes() {
         &[0, 0, 0, 0],
         "the frame ends with its end mark"
     );
-    let batch = batch_with_stream(&plain, &frame, CompressionType::Lz4);
+    let batch = batch_with_stream(&plain, &frame, CompressionType::Lz4.id());
     let batch = RecordBatch::new(&batch).unwrap();
     batch.ensure_valid().unwrap();
     let n = batch.records().unwrap().filter(|r| r.is_ok()).count();
@@ -59,7 +48,7 @@ fn every_cut_of_the_end_marker_is_rejected() {
         assert!(err.to_string().contains("end marker"), "cut {cut}: {err}");
         // The same through a batch whose CRC matches the cut stream (so only the codec
         // can notice): a typed decompression error.
-        let batch = batch_with_stream(&plain, short, CompressionType::Lz4);
+        let batch = batch_with_stream(&plain, short, CompressionType::Lz4.id());
         let batch = RecordBatch::new(&batch).unwrap();
         batch.ensure_valid().unwrap();
         assert!(

@@ -1,6 +1,8 @@
 //! Acceptance case 46 (file iteration stop/error rules, kafka-behaviour §7.5) and the `FileRecords` searches of
 //! kafka-behaviour §8, over synthetic files mixing v2 batches and legacy messages.
 
+mod common;
+
 use segment::record::{
     batches_from, fixtures, largest_timestamp_after, peek_batch, search_for_offset_with_size,
     search_for_timestamp, BatchBuilder, BatchIter, CompressionType, FileBatch, OffsetPositionSize,
@@ -220,15 +222,7 @@ fn compressed_batch(base: i64, timestamps: &[i64], codec: CompressionType) -> Ve
 
 fn recompress(plain: &[u8], codec: CompressionType) -> Vec<u8> {
     let body = segment::record::compress(codec, &plain[61..]).unwrap();
-    let mut out = plain[..61].to_vec();
-    out.extend_from_slice(&body);
-    let len = (out.len() - 12) as i32;
-    out[8..12].copy_from_slice(&len.to_be_bytes());
-    let attrs = i16::from_be_bytes([out[21], out[22]]) | i16::from(codec.id());
-    out[21..23].copy_from_slice(&attrs.to_be_bytes());
-    let crc = crc32c::crc32c(&out[21..]);
-    out[17..21].copy_from_slice(&crc.to_be_bytes());
-    out
+    common::batch_with_stream(plain, &body, codec.id())
 }
 
 #[test]

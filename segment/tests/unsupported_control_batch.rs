@@ -9,21 +9,11 @@ use common::*;
 use segment::record::{control_batch, ControlRecordType};
 use segment::ProducerStateManager;
 
-/// `batch` with its compression id set to `codec` and its CRC recomputed.
-fn with_codec(mut batch: Vec<u8>, codec: u16) -> Vec<u8> {
-    let attributes = u16::from_be_bytes([batch[21], batch[22]]);
-    let attributes = (attributes & !0x7) | codec;
-    batch[21..23].copy_from_slice(&attributes.to_be_bytes());
-    let crc = crc32c::crc32c(&batch[21..]);
-    batch[17..21].copy_from_slice(&crc.to_be_bytes());
-    batch
-}
-
 #[test]
 fn an_unreadable_control_batch_is_an_error_not_a_truncation() {
     let dir = tmpdir();
-    let marker = control_batch(1, 7, 0, ControlRecordType::Abort, 0, 2_000).unwrap();
-    let marker = with_codec(marker, 5);
+    let mut marker = control_batch(1, 7, 0, ControlRecordType::Abort, 0, 2_000).unwrap();
+    set_codec(&mut marker, 5);
     let mut log = batch(0, 1, 1_000);
     log.extend_from_slice(&marker);
     log.extend_from_slice(&batch(2, 3, 3_000));

@@ -130,3 +130,24 @@ pub fn index_mappings(dir: &Path) -> (usize, usize) {
     }
     (all, deleted)
 }
+
+/// `plain` (an uncompressed v2 batch) with its records replaced by `stream` (them, or
+/// anything, in codec `codec_id`): the length, the compression bits and the CRC-32C
+/// fixed up, as a producer that wrote those bytes would have.
+pub fn batch_with_stream(plain: &[u8], stream: &[u8], codec_id: u8) -> Vec<u8> {
+    let mut out = plain[..61].to_vec();
+    out.extend_from_slice(stream);
+    let len = (out.len() - 12) as i32;
+    out[8..12].copy_from_slice(&len.to_be_bytes());
+    set_codec(&mut out, codec_id);
+    out
+}
+
+/// Sets the compression id (attribute bits 0-2) of the v2 batch `batch` to `codec_id`
+/// and recomputes its CRC-32C.
+pub fn set_codec(batch: &mut [u8], codec_id: u8) {
+    let attributes = i16::from_be_bytes([batch[21], batch[22]]) & !0x07 | i16::from(codec_id);
+    batch[21..23].copy_from_slice(&attributes.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[21..]);
+    batch[17..21].copy_from_slice(&crc.to_be_bytes());
+}
