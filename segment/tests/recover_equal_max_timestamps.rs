@@ -13,10 +13,9 @@ fn recovery_keeps_the_first_batch_reaching_the_largest_timestamp() {
     let (_t, clock) = mock();
     let seg = new_segment(dir.path(), 0, &config(4096, 4096), clock.clone());
     // Offsets 0..=1 and 2..=3, both at the largest timestamp 5000; 4 is older.
-    let batches = [batch(0, 2, 5_000), batch(2, 2, 5_000), batch(4, 1, 4_000)];
-    for (last, b) in [1, 3, 4].into_iter().zip(&batches) {
-        let ts = if last == 4 { 4_000 } else { 5_000 };
-        seg.append(last, ts, last, b).unwrap();
+    for (base, n, ts) in [(0, 2, 5_000), (2, 2, 5_000), (4, 1, 4_000)] {
+        let last = base + n as i64 - 1;
+        seg.append(last, ts, last, &batch(base, n, ts)).unwrap();
     }
     let appended = seg.time_index().unwrap().last_entry().unwrap();
     let appended_max = seg.max_timestamp_so_far().unwrap();
