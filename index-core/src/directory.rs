@@ -85,7 +85,7 @@
 
 use crate::codec::IndexEntry;
 use crate::search::Probe;
-use crate::sync::{AtomicI64, Lock, Ordering, OBSERVE, PUBLISH};
+use crate::sync::{AtomicI64, AtomicU32, AtomicUsize, Lock, Ordering, OBSERVE, PUBLISH};
 
 /// The largest entry size (bytes) whose fence entries the directory keeps in memory (the
 /// offset index's 8 and the time index's 12 fit; larger entries keep fences only).
@@ -93,6 +93,25 @@ pub const MAX_FENCE_ENTRY_BYTES: usize = 16;
 
 /// The value of a fence that is not known yet (see the [module docs](self)).
 pub const UNKNOWN_FENCE: i64 = i64::MIN;
+
+/// The most bytes of index one block key covers: a cache line. A block is the largest
+/// power-of-two number of slots that fits (8 offset-index entries, 4 time-index
+/// entries), and at most half a page.
+pub const BLOCK_BYTES: usize = 64;
+
+/// The known-block count of a page whose block keys cannot be kept (a key below the
+/// page's fence or more than `u32::MAX` above it, which only a corrupt index or a time
+/// index with a gap of over 49 days inside one page has): the page is searched without
+/// them.
+const BLOCKS_UNUSABLE: u32 = u32::MAX;
+
+/// Pages at the tail whose fences [`Directory::page_range`] tests first: the 1024 slots
+/// of a hot tail span up to 3 pages of 8-byte entries and 4 of 12-byte entries (and
+/// Kafka's 8 KiB warm section up to 3).
+const TAIL_PAGES: usize = 4;
+
+/// Block keys per cache line (16 keys of 4 bytes).
+const KEY_GROUP: usize = 16;
 
 /// Fence pointers of one mapping of an index file: the key of the first slot overlapping
 /// each page of `page_size()` bytes, filled in lazily (see the [module docs](self)).
@@ -106,8 +125,21 @@ pub struct Directory {
     /// The raw bytes of each page's fence slot (zero-padded to 16 bytes, as two
     /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`].
     fence_entries: Box<[[AtomicI64; 2]]>,
+    /// `log2(slots per block)`.
+    block_shift: u32,
+    /// Block keys kept per page (0: blocks off, for pages shorter than two entries).
+    blocks_per_page: usize,
+    /// `blocks_per_page` keys per page: key `j` of page `p` is the key of slot
+    /// `fence_slot(p) + j * block_slots` minus the page's fence (key 0 is always 0).
+    block_keys: Box<[AtomicU32]>,
+    /// Per page, how many leading block keys are stored ([`BLOCKS_UNUSABLE`]: none can
+    /// be).
+    known_blocks: Box<[AtomicU32]>,
+    /// The page the writer appends into (the page of slot `entries`): pages below it
+    /// change only after a truncation, which moves it down under `fill`.
+    writer_page: AtomicUsize,
     /// Serialises fence stores between the writer and filling readers (readers only
-    /// `try_lock` it).
+    /// `try_lock` it), and block fills by readers with truncations.
     fill: Lock<()>,
 }
 
@@ -121,20 +153,77 @@ pub fn normalize_page_size(page_size: usize) -> usize {
 }
 
 impl Directory {
-    /// A directory for a mapping of `mapped_bytes` bytes with pages of `page_size` bytes
-    /// (rounded up to a power of two), every fence unknown. Reads nothing: the fences of
-    /// pages already in the file are filled in by the searches that need them.
-    pub(crate) fn new(page_size: usize, mapped_bytes: usize) -> Self {
+    /// A directory for a mapping of `mapped_bytes` bytes of `E` entries with pages of
+    /// `page_size` bytes (rounded up to a power of two), every fence and block key
+    /// unknown, for an index of `entries` used slots. Reads nothing: the fences and block
+    /// keys of pages already in the file are filled in by the searches that need them.
+    pub(crate) fn new<E: IndexEntry>(
+        page_size: usize,
+        mapped_bytes: usize,
+        entries: usize,
+    ) -> Self {
         let page_size = normalize_page_size(page_size);
         let pages = mapped_bytes.div_ceil(page_size);
-        Directory {
+        // The largest power-of-two slot count within a cache line and half a page.
+        let block_bytes = BLOCK_BYTES.min(page_size / 2);
+        let block_slots = (block_bytes / E::SIZE).max(1);
+        let block_shift = usize::BITS - 1 - block_slots.leading_zeros();
+        // A page's slot range holds at most ceil(page_size / E::SIZE) slots.
+        let blocks_per_page = if page_size >= 2 * E::SIZE {
+            page_size.div_ceil(E::SIZE).div_ceil(1 << block_shift)
+        } else {
+            0
+        };
+        let d = Directory {
             page_shift: page_size.trailing_zeros(),
             fences: (0..pages).map(|_| AtomicI64::new(UNKNOWN_FENCE)).collect(),
             fence_entries: (0..pages)
                 .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
                 .collect(),
+            block_shift,
+            blocks_per_page,
+            block_keys: (0..pages * blocks_per_page)
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+            known_blocks: (0..pages).map(|_| AtomicU32::new(0)).collect(),
+            writer_page: AtomicUsize::new(0),
             fill: Lock::new(()),
-        }
+        };
+        d.writer_page
+            .store(d.page_of::<E>(entries), Ordering::Relaxed);
+        d
+    }
+
+    /// The page whose slot range holds slot `slot`: the last page whose fence slot is
+    /// `<= slot`, `floor(((slot + 1) * E::SIZE - 1) / page_size)`.
+    #[inline(always)]
+    fn page_of<E: IndexEntry>(&self, slot: usize) -> usize {
+        ((slot + 1) * E::SIZE - 1) >> self.page_shift
+    }
+
+    /// Slots per block (a power of two).
+    #[inline]
+    pub fn block_slots(&self) -> usize {
+        1 << self.block_shift
+    }
+
+    /// Block keys kept per page (0 when the pages are too small for blocks).
+    #[inline]
+    pub fn blocks_per_page(&self) -> usize {
+        self.blocks_per_page
+    }
+
+    /// Number of leading block keys known for `page` (`None` when the page's keys cannot
+    /// be kept, see [`BLOCK_BYTES`]); for tests and reports.
+    pub fn known_blocks(&self, page: usize) -> Option<usize> {
+        let k = self.known_blocks.get(page)?.load(OBSERVE);
+        (k != BLOCKS_UNUSABLE).then_some(k as usize)
+    }
+
+    /// Bytes of memory the directory keeps per page of the mapping: the fence, the fence
+    /// entry, the known-block count and the block keys.
+    pub fn bytes_per_page(&self) -> usize {
+        8 + 16 + 4 + 4 * self.blocks_per_page
     }
 
     /// Stores `entry` as the fence entry of `page` (nothing for entries larger than
@@ -275,14 +364,233 @@ impl Directory {
     /// and fence entry of every page whose first byte lies in that slot (zero or one page
     /// when the page size is at least `E::SIZE`), under the fill lock. Called by the
     /// writer *before* publishing `slot + 1`.
+    ///
+    /// When the slot begins a block it also stores the block's key (`slots` are the used
+    /// slots before it, read only when earlier block keys of the page are missing: a page
+    /// that was in the file before the directory existed).
     #[inline]
-    pub(crate) fn record<E: IndexEntry>(&self, slot: usize, key: i64, entry: &E) {
+    pub(crate) fn record<E: IndexEntry>(
+        &self,
+        slot: usize,
+        key: i64,
+        entry: &E,
+        slots: &[E],
+        base_offset: i64,
+    ) {
         let first = self.pages::<E>(slot);
         let end = self.pages::<E>(slot + 1);
         for p in first..end {
             let _g = self.fill.lock();
             self.store_fence(p, key, entry);
         }
+        if self.blocks_per_page == 0 {
+            return;
+        }
+        let page = self.page_of::<E>(slot);
+        let offset = slot - self.fence_slot::<E>(page);
+        if offset & (self.block_slots() - 1) == 0 {
+            self.record_block(page, offset >> self.block_shift, key, slots, base_offset);
+        }
+    }
+
+    /// Stores block key `j` of `page` (the writer appended its first slot, whose key is
+    /// `key`) and makes at least `j + 1` keys of the page known, filling missing earlier
+    /// ones from `slots`.
+    #[inline]
+    fn record_block<E: IndexEntry>(
+        &self,
+        page: usize,
+        j: usize,
+        key: i64,
+        slots: &[E],
+        base_offset: i64,
+    ) {
+        if j == 0 {
+            // The fence slot: the writer now appends into this page.
+            self.writer_page.store(page, PUBLISH);
+        }
+        let known = self.known_blocks[page].load(Ordering::Relaxed);
+        if known == BLOCKS_UNUSABLE {
+            return;
+        }
+        let fence = self.fences[page].load(Ordering::Relaxed);
+        match delta(key, fence) {
+            Some(d) if (known as usize) >= j && fence != UNKNOWN_FENCE => {
+                self.block_keys[page * self.blocks_per_page + j].store(d, Ordering::Relaxed);
+                if known as usize == j {
+                    self.known_blocks[page].store(j as u32 + 1, PUBLISH);
+                }
+            }
+            _ => self.fill_writer_blocks(page, j, key, slots, base_offset),
+        }
+    }
+
+    /// The cold path of [`record_block`](Self::record_block): the page's fence or its
+    /// earlier block keys are unknown (it was in the file before the directory), or the
+    /// key does not fit. Reads what is missing from `slots` (the writer's own, stable
+    /// slots) and stores keys `0..=j`, or marks the page's blocks unusable.
+    #[cold]
+    #[inline(never)]
+    fn fill_writer_blocks<E: IndexEntry>(
+        &self,
+        page: usize,
+        j: usize,
+        key: i64,
+        slots: &[E],
+        base_offset: i64,
+    ) {
+        let _g = self.fill.lock();
+        let first = self.fence_slot::<E>(page);
+        let mut fence = self.fences[page].load(Ordering::Relaxed);
+        if fence == UNKNOWN_FENCE {
+            let Some(entry) = slots.get(first) else {
+                return;
+            };
+            fence = entry.key(base_offset);
+            if fence == UNKNOWN_FENCE {
+                // A key of i64::MIN cannot be a known fence: no block keys for this page.
+                self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
+                return;
+            }
+            self.store_fence(page, fence, entry);
+        }
+        let known = self.known_blocks[page].load(Ordering::Relaxed);
+        if known == BLOCKS_UNUSABLE {
+            return;
+        }
+        let row = page * self.blocks_per_page;
+        for i in (known as usize).min(j)..=j {
+            let k = if i == j {
+                key
+            } else {
+                match slots.get(first + (i << self.block_shift)) {
+                    Some(e) => e.key(base_offset),
+                    None => return,
+                }
+            };
+            let Some(d) = delta(k, fence) else {
+                self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
+                return;
+            };
+            self.block_keys[row + i].store(d, Ordering::Relaxed);
+        }
+        if (known as usize) <= j {
+            self.known_blocks[page].store(j as u32 + 1, PUBLISH);
+        }
+    }
+
+    /// Records a truncation to `entries` used slots: runs `publish` (which stores the
+    /// new count) under the fill lock and moves the writer's page down, so that no
+    /// reader fills block keys from slots the writer may rewrite.
+    pub(crate) fn truncate<E: IndexEntry>(&self, entries: usize, publish: impl FnOnce()) {
+        let _g = self.fill.lock();
+        publish();
+        self.writer_page.store(self.page_of::<E>(entries), PUBLISH);
+    }
+
+    /// Narrows the slot range `[first, last]` of page `page` (whose fence is `fence`, and
+    /// qualifies) to the one block that holds the answer: the last block whose key is
+    /// `<= target` (`strict = false`) or `< target` (`strict = true`), found by a
+    /// branch-free halving over the page's block keys in memory. The block's first slot
+    /// qualifies (it is the range's `lo`, never read); the rest of the block lies in one
+    /// or two cache lines. Returns the range unchanged when the page's block keys are not
+    /// known and cannot be filled now.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn block_range<E: IndexEntry, P: Probe>(
+        &self,
+        page: usize,
+        fence: i64,
+        first: usize,
+        last: usize,
+        slots: &[E],
+        base_offset: i64,
+        target: i64,
+        strict: bool,
+        probe: &mut P,
+    ) -> (usize, usize) {
+        if self.blocks_per_page == 0 || last - first < self.block_slots() {
+            return (first, last);
+        }
+        let m = ((last - first) >> self.block_shift) + 1;
+        let known = self.known_blocks[page].load(OBSERVE);
+        if (known as usize) < m || known == BLOCKS_UNUSABLE {
+            // Cold: once per page that was in the file before the directory.
+            if !self.fill_blocks(page, m, slots, base_offset, probe) {
+                return (first, last);
+            }
+        }
+        // `fence` qualifies, so `target >= fence` and the difference fits in a u64.
+        let t = target.wrapping_sub(fence) as u64;
+        let row = &self.block_keys[page * self.blocks_per_page..][..m];
+        // The row's cache lines are fetched in parallel, then halved in L1: one miss,
+        // not one per halving step.
+        for line in row.iter().step_by(KEY_GROUP) {
+            crate::sys::prefetch(line);
+        }
+        let (mut j, mut size) = (0, m);
+        while size > 1 {
+            let half = size / 2;
+            let mid = j + half;
+            let d = u64::from(row[mid].load(Ordering::Relaxed));
+            let q = if strict { d < t } else { d <= t };
+            j = std::hint::select_unpredictable(q, mid, j);
+            size -= half;
+        }
+        let lo = first + (j << self.block_shift);
+        (lo, (lo + self.block_slots() - 1).min(last))
+    }
+
+    /// The cold path of [`block_range`](Self::block_range): a reader stores the first
+    /// `m` block keys of `page` from `slots` (its used slots; `m` blocks of the page lie
+    /// below them), if it gets the fill lock without waiting and the writer no longer
+    /// appends into the page. Returns whether the `m` keys are known now.
+    #[cold]
+    #[inline(never)]
+    fn fill_blocks<E: IndexEntry, P: Probe>(
+        &self,
+        page: usize,
+        m: usize,
+        slots: &[E],
+        base_offset: i64,
+        probe: &mut P,
+    ) -> bool {
+        let Some(_g) = self.fill.try_lock() else {
+            return false;
+        };
+        // Under the lock no truncation runs, and the writer appends only into
+        // `writer_page` and beyond: the slots of earlier pages are stable.
+        if page >= self.writer_page.load(OBSERVE) {
+            return false;
+        }
+        let known = self.known_blocks[page].load(Ordering::Relaxed);
+        if known == BLOCKS_UNUSABLE {
+            return false;
+        }
+        if known as usize >= m {
+            return true;
+        }
+        let fence = self.fences[page].load(Ordering::Relaxed);
+        if fence == UNKNOWN_FENCE {
+            return false;
+        }
+        let first = self.fence_slot::<E>(page);
+        let row = page * self.blocks_per_page;
+        for j in (known as usize).max(1)..m {
+            let slot = first + (j << self.block_shift);
+            let Some(e) = slots.get(slot) else {
+                return false;
+            };
+            probe.touch(slot * E::SIZE, E::SIZE);
+            let Some(d) = delta(e.key(base_offset), fence) else {
+                self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
+                return false;
+            };
+            self.block_keys[row + j].store(d, Ordering::Relaxed);
+        }
+        self.block_keys[row].store(0, Ordering::Relaxed);
+        self.known_blocks[page].store(m as u32, PUBLISH);
+        true
     }
 
     /// Copies the known fences of the first `pages` pages from `other` (used when
@@ -300,6 +608,20 @@ impl Directory {
                 d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
             }
             self.fences[p].store(f, PUBLISH);
+            if self.blocks_per_page != other.blocks_per_page || self.blocks_per_page == 0 {
+                continue;
+            }
+            let known = other.known_blocks[p].load(OBSERVE);
+            if known != BLOCKS_UNUSABLE {
+                let row = p * self.blocks_per_page;
+                for j in 0..(known as usize).min(self.blocks_per_page) {
+                    self.block_keys[row + j].store(
+                        other.block_keys[row + j].load(Ordering::Relaxed),
+                        Ordering::Relaxed,
+                    );
+                }
+            }
+            self.known_blocks[p].store(known, PUBLISH);
         }
     }
 
@@ -321,7 +643,7 @@ impl Directory {
         target: i64,
         strict: bool,
         probe: &mut P,
-    ) -> Option<(usize, usize)> {
+    ) -> Option<PageRange> {
         let entries = slots.len();
         let pages = self.pages::<E>(entries);
         let mut qualifies = |page: usize| {
@@ -336,17 +658,21 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section: if the second-to-last page's fence qualifies (a
-        // predictable branch for tail lookups), the page is one of the last two (a
-        // conditional move picks it): 2 fence reads, and on a cold open exactly the two
-        // pages a hot tail lives in. Else a branch-free halving (a fixed number of steps
-        // for the range, conditional moves) over the pages before them: `log2(pages)`
-        // fence reads.
-        let page = if pages >= 2 && qualifies(pages - 2) {
-            std::hint::select_unpredictable(qualifies(pages - 1), pages - 1, pages - 2)
+        // tail like Kafka's warm section: if the fence of the first of the last
+        // `TAIL_PAGES` pages qualifies (a predictable branch for tail lookups), the page
+        // is that one plus the number of the later tail fences that qualify (counted
+        // branch-free; the loads are independent): `TAIL_PAGES` fence reads, and on a
+        // cold open exactly the pages a hot tail lives in. Else a branch-free halving (a
+        // fixed number of steps for the range, conditional moves) over the pages before
+        // them: `log2(pages)` fence reads.
+        let tail = pages.min(TAIL_PAGES);
+        let page = if qualifies(pages - tail) {
+            (pages - tail + 1..pages)
+                .map(|p| usize::from(qualifies(p)))
+                .sum::<usize>()
+                + (pages - tail)
         } else {
-            // The pages before the last two (or the only page).
-            let before = if pages == 1 { 1 } else { pages - 2 };
+            let before = pages - tail;
             if before == 0 || !qualifies(0) {
                 return None;
             }
@@ -365,8 +691,32 @@ impl Directory {
         } else {
             entries - 1
         };
-        Some((first, last.max(first)))
+        Some(PageRange {
+            page,
+            fence: self.fence_key(page, slots, base_offset, probe),
+            first,
+            last: last.max(first),
+        })
     }
+}
+
+/// The page that holds a search's answer ([`Directory::page_range`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRange {
+    /// The page's number.
+    pub page: usize,
+    /// The page's fence (the key of slot `first`, which qualifies).
+    pub fence: i64,
+    /// The page's first slot (its fence slot).
+    pub first: usize,
+    /// The page's last used slot (inclusive).
+    pub last: usize,
+}
+
+/// `key - fence` as a block key, if it fits in a `u32`.
+#[inline(always)]
+fn delta(key: i64, fence: i64) -> Option<u32> {
+    key.checked_sub(fence).and_then(|d| u32::try_from(d).ok())
 }
 
 /// The native-endian word of 8 bytes.
@@ -425,7 +775,7 @@ mod tests {
 
     #[test]
     fn geometry_12_byte_entries() {
-        let d = Directory::new(4096, 12 * 1000);
+        let d = Directory::new::<E12>(4096, 12 * 1000, 0);
         assert_eq!(d.page_size(), 4096);
         assert_eq!(d.capacity(), 3);
         assert_eq!(d.pages::<E12>(0), 0);
@@ -623,7 +973,9 @@ mod tests {
     }
 
     /// Opening an existing index with the page directory reads no page; the first hot-tail
-    /// lookup reads the last two pages' fences, and every later one exactly one page; a cold uniform lookup reads no more pages than a binary search.
+    /// lookup reads the last four pages' fences (the tail pages of `TAIL_PAGES`), and
+    /// every later one exactly one page; a cold uniform lookup reads no more pages than a
+    /// binary search.
     #[test]
     fn a_cold_open_reads_no_page_and_lookups_fill_the_fences_they_need() {
         let dir = tempfile::tempdir().unwrap();
@@ -652,19 +1004,20 @@ mod tests {
             probe.distinct_pages()
         };
         let last = 2 * (n as i64 - 1);
-        // The first tail lookup reads the fences of the last two pages (one of which is
+        // The first tail lookup reads the fences of the last four pages (one of which is
         // the answer's page) and keeps them.
-        assert_eq!(lookup(last), 2, "the first tail lookup");
-        assert_eq!(d.known_fences(pages), 2);
+        assert_eq!(lookup(last), TAIL_PAGES, "the first tail lookup");
+        assert_eq!(d.known_fences(pages), TAIL_PAGES);
         assert_eq!(lookup(last), 1, "the second one");
-        // The hot tail (the last 1024 slots, 2 pages): every lookup reads one page now.
-        for t in (last - 2046..=last).rev() {
+        // The tail pages (2048 slots; a hot tail of 1024 slots spans at most 3): every
+        // lookup reads one page now.
+        for t in (last - 4094..=last).rev() {
             assert_eq!(lookup(t), 1, "target {t}");
         }
-        assert_eq!(d.known_fences(pages), 2);
+        assert_eq!(d.known_fences(pages), TAIL_PAGES);
         // Two pages further back: a first lookup bisects the other pages' fences (at most
         // log2(pages) + 1 pages), later ones read one page.
-        let lagging = last - 4000..=last - 2048;
+        let lagging = last - 6000..=last - 4096;
         for t in lagging.clone() {
             assert!(lookup(t) <= 8, "target {t}");
         }
@@ -735,6 +1088,25 @@ mod tests {
 
     /// Builds an index of `E8` or `E12` entries with the page directory and checks that
     /// every strategy agrees with the others on every kind of search.
+    /// How a test index is built: `split` entries are appended before the page directory
+    /// is installed (so their fences and block keys are filled lazily by searches, and by
+    /// the writer for the page it goes on appending into), the rest after; then, with
+    /// `cut`, the index is truncated to `cut` entries and the dropped ones re-appended
+    /// with keys and values raised by `raise` (rewriting the fences and block keys).
+    #[derive(Clone, Copy, Debug)]
+    struct Build {
+        split: usize,
+        cut: Option<usize>,
+        raise: i64,
+    }
+
+    const WRITER_ONLY: Build = Build {
+        split: 0,
+        cut: None,
+        raise: 0,
+    };
+
+    #[allow(clippy::too_many_arguments)]
     fn compare_strategies<E: IndexEntry>(
         make: impl Fn(i64, i64) -> E,
         keys: &[i64],
@@ -742,20 +1114,62 @@ mod tests {
         page_size: usize,
         strict: bool,
         extra_targets: &[i64],
+        build: Build,
     ) {
         let dir = tempfile::tempdir().unwrap();
         let n = keys.len();
+        let pd = SearchStrategy::PageDirectory { page_size };
         let index = IndexFile::<E>::open(
             dir.path().join("0.idx"),
             0,
             Some((n + 3) * E::SIZE),
             OpenMode::ReadWrite,
         )
-        .unwrap()
-        .with_search_strategy(SearchStrategy::PageDirectory { page_size });
-        for (&k, &v) in keys.iter().zip(values) {
+        .unwrap();
+        let split = build.split.min(n);
+        for (&k, &v) in keys.iter().zip(values).take(split) {
             index.append(&make(k, v)).unwrap();
         }
+        let index = index.with_search_strategy(pd);
+        {
+            // Lookups before the rest is appended fill fences and block keys lazily.
+            let snap = index.snapshot().unwrap();
+            for &k in keys.iter().take(split).step_by(3) {
+                snap.search_with(
+                    pd,
+                    k,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut crate::NoProbe,
+                );
+            }
+        }
+        for (&k, &v) in keys.iter().zip(values).skip(split) {
+            index.append(&make(k, v)).unwrap();
+        }
+        let (mut keys, mut values) = (keys.to_vec(), values.to_vec());
+        if let Some(cut) = build.cut {
+            let cut = cut.min(n);
+            {
+                let snap = index.snapshot().unwrap();
+                for &k in keys.iter().step_by(2) {
+                    snap.search_with(
+                        pd,
+                        k,
+                        SearchField::Key,
+                        Bound::LargestLowerBound,
+                        &mut crate::NoProbe,
+                    );
+                }
+            }
+            index.truncate_to_entries(cut).unwrap();
+            for i in cut..n {
+                keys[i] += build.raise;
+                values[i] += build.raise;
+                index.append(&make(keys[i], values[i])).unwrap();
+            }
+        }
+        let (keys, values) = (&keys[..], &values[..]);
         let snap = index.snapshot().unwrap();
         assert!(snap.directory().is_some());
         let strategies = [
@@ -830,13 +1244,38 @@ mod tests {
             start in -1000i64..1000,
             kd in proptest::collection::vec(1i64..40, 0..300),
             vd in proptest::collection::vec(1i64..9, 300),
-            page_size in proptest::sample::select(vec![8usize, 16, 32, 64, 128, 4096]),
+            page_size in proptest::sample::select(vec![8usize, 16, 32, 64, 128, 512, 4096]),
             extra in proptest::collection::vec(-2000i64..20000, 8),
+            split in 0usize..300,
+            cut in proptest::option::of(0usize..300),
         ) {
             let keys = running(start, &kd);
             let values = running(0, &vd[..keys.len()]);
-            compare_strategies(e8, &keys, &values, page_size, true, &extra);
-            compare_strategies(e12, &keys, &values, page_size, true, &extra);
+            // Raising the re-appended entries by the largest step keeps them increasing.
+            let build = Build { split, cut, raise: 40 };
+            for b in [WRITER_ONLY, build] {
+                compare_strategies(e8, &keys, &values, page_size, true, &extra, b);
+                compare_strategies(e12, &keys, &values, page_size, true, &extra, b);
+            }
+        }
+
+        #[test]
+        fn all_strategies_agree_with_gaps_block_keys_cannot_hold(
+            start in -1000i64..1000,
+            kd in proptest::collection::vec(
+                proptest::prop_oneof![1i64..40, (1i64 << 31)..(1i64 << 33)],
+                0..200,
+            ),
+            page_size in proptest::sample::select(vec![64usize, 512, 4096]),
+            split in 0usize..200,
+            cut in proptest::option::of(0usize..200),
+        ) {
+            let keys = running(start, &kd);
+            let values: Vec<i64> = (0..keys.len() as i64).collect();
+            let build = Build { split, cut, raise: 1 << 33 };
+            for b in [WRITER_ONLY, build] {
+                compare_strategies(e12, &keys, &values, page_size, true, &[], b);
+            }
         }
 
         #[test]
@@ -844,13 +1283,17 @@ mod tests {
             start in -1000i64..1000,
             kd in proptest::collection::vec(0i64..3, 0..300),
             vd in proptest::collection::vec(0i64..3, 300),
-            page_size in proptest::sample::select(vec![8usize, 16, 64, 4096]),
+            page_size in proptest::sample::select(vec![8usize, 16, 64, 512, 4096]),
             extra in proptest::collection::vec(-2000i64..2000, 8),
+            split in 0usize..300,
         ) {
             let keys = running(start, &kd);
             let values = running(0, &vd[..keys.len()]);
-            compare_strategies(e8, &keys, &values, page_size, false, &extra);
-            compare_strategies(e12, &keys, &values, page_size, false, &extra);
+            let build = Build { split, cut: None, raise: 0 };
+            for b in [WRITER_ONLY, build] {
+                compare_strategies(e8, &keys, &values, page_size, false, &extra, b);
+                compare_strategies(e12, &keys, &values, page_size, false, &extra, b);
+            }
         }
     }
 }

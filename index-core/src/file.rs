@@ -465,7 +465,7 @@ impl<E: IndexEntry> IndexFile<E> {
         let slots = map.len() / E::SIZE;
         // Every fence starts unknown: installing the directory reads no page (the searches
         // fill in the fences they need, see `crate::directory`).
-        let dir = page_size.map(|p| Directory::new(p, map.len()));
+        let dir = page_size.map(|p| Directory::new::<E>(p, map.len(), self.entries()));
         // A snapshot taken before this call may still hold the old mapping, and a lookup
         // may still read it: it is retired only after `synchronize`.
         let new = Arc::new(Mapped::new(map, dir, slots));
@@ -911,7 +911,9 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
         // The fence (if slot n begins a page) before the count: readers that see the new
         // count see the fence too.
         if let Some(dir) = &mapping.dir {
-            dir.record::<E>(n, entry.key(self.index.base_offset), entry);
+            let base = self.index.base_offset;
+            let slots: &[E] = bytemuck::cast_slice(mapping.bytes(n * E::SIZE));
+            dir.record::<E>(n, entry.key(base), entry, slots, base);
         }
         self.index.entries.store(n + 1, PUBLISH);
         Ok(())
@@ -930,7 +932,10 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
                 reason: format!("cannot truncate to {n} entries, the index has {current}"),
             });
         }
-        self.index.entries.store(n, PUBLISH);
+        match self.guard.current.as_ref().and_then(|m| m.dir.as_ref()) {
+            Some(dir) => dir.truncate::<E>(n, || self.index.entries.store(n, PUBLISH)),
+            None => self.index.entries.store(n, PUBLISH),
+        }
         Ok(())
     }
 
@@ -1014,7 +1019,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
     /// same bytes of the same file).
     fn remapped(&self, old: &Mapped, map: Mapping) -> Arc<Mapped> {
         let dir = old.dir.as_ref().map(|d| {
-            let new = Directory::new(d.page_size(), map.len());
+            let new = Directory::new::<E>(d.page_size(), map.len(), self.entries());
             new.copy_from(d, d.pages::<E>(self.entries()));
             new
         });

@@ -386,7 +386,18 @@ fn search_paged<E: IndexEntry, P: Probe>(
     match bound {
         Bound::LargestLowerBound => {
             // No fence <= target: slot 0's key (fence 0) is > target.
-            let (lo, hi) = dir.page_range(slots, base_offset, target, false, probe)?;
+            let r = dir.page_range(slots, base_offset, target, false, probe)?;
+            let (lo, hi) = dir.block_range(
+                r.page,
+                r.fence,
+                r.first,
+                r.last,
+                slots,
+                base_offset,
+                target,
+                false,
+                probe,
+            );
             Some(last_qualifying(
                 slots,
                 base_offset,
@@ -401,7 +412,18 @@ fn search_paged<E: IndexEntry, P: Probe>(
         Bound::SmallestUpperBound => {
             match dir.page_range(slots, base_offset, target, true, probe) {
                 // Slot lo's key is < target: the answer is the slot after the last one < target.
-                Some((lo, hi)) => {
+                Some(r) => {
+                    let (lo, hi) = dir.block_range(
+                        r.page,
+                        r.fence,
+                        r.first,
+                        r.last,
+                        slots,
+                        base_offset,
+                        target,
+                        true,
+                        probe,
+                    );
                     let last_below = last_qualifying(
                         slots,
                         base_offset,
