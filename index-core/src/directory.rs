@@ -1,9 +1,11 @@
-//! The page directory: fence pointers that let a lookup read exactly one index page.
+//! The page directory: fence pointers that let a lookup read exactly one index page, and
+//! block keys that let it read one cache line of it.
 //!
 //! For every page of the mapped index file the directory keeps, in memory, the key of the
-//! **first slot that overlaps the page** (its fence). A key lookup first bisects these
-//! fences in memory to find the one page that can hold the answer, then bisects only the
-//! slots of that page
+//! **first slot that overlaps the page** (its fence), and the keys of the first slot of
+//! every **block** of the page (a block key per cache line of index). A key lookup first
+//! finds, in memory, the one page that can hold the answer, then the one block of that
+//! page, and bisects only the slots of that block
 //! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory)).
 //!
 //! # Geometry
@@ -15,9 +17,12 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound): one of the last two pages when the second-to-last
-//! fence qualifies (tail lookups read 2 fences), else found by a branch-free bisection of
-//! the fences before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! or `< t` (smallest upper bound): one of the last three pages when their fences are
+//! known and the first of them qualifies (tail lookups read 3 fences and count the
+//! qualifying ones branch-free; the 1024 slots of a hot tail span up to 3 pages of
+//! 8-byte entries), or, until those fences are known, one of the last two pages when the
+//! second-to-last fence qualifies; else found by a branch-free bisection of the fences
+//! before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
 //! bisection never compares its `begin` slot). Every other slot of the range starts at
@@ -38,6 +43,28 @@
 //!   with 12-byte entries too.
 //! * Targets below the first key are answered from the directory alone (no page read).
 //!
+//! # Blocks
+//!
+//! A page's slot range `[c(p), c(p + 1) - 1]` is cut into **blocks** of `S` slots, `S`
+//! the largest power of two with `S * E <= 64` (one cache line) and at most half a page:
+//! 8 slots of the offset index, 4 of the time index. Block `j` starts at slot
+//! `c(p) + j * S`; its **block key** is that slot's key minus the page's fence, kept as a
+//! `u32` ([`Directory::blocks_per_page`] per page: 64 with 8-byte entries, 86 with 12-byte
+//! entries). Once the page is found, the last block whose key qualifies is found by a
+//! branch-free halving over the page's block keys (their cache lines prefetched together
+//! first), and Kafka's bisection runs over that block alone: its first slot qualifies and
+//! is never read (as above), the rest lie in one cache line of 8-byte entries (the
+//! mapping is page-aligned and `c(p)` starts a page), or two of 12-byte entries. So a
+//! uniform lookup reads one cache line of the index, not the 7 to 9 lines of a bisection
+//! over a page. The qualifying blocks are a prefix of the page's for non-decreasing keys,
+//! so the answer is the same slot as without blocks (and as Kafka's for strictly
+//! increasing keys); for keys that decrease inside a page (a corrupt index, which the
+//! segment layer rebuilds on load) it can be another in-bounds slot.
+//!
+//! A page whose block keys do not fit a `u32` (a key below its fence, or more than
+//! `u32::MAX` above it: a corrupt index, or a time index with a gap of over 49 days
+//! inside one page) is marked unusable and searched without blocks (the bisection over
+//! its page, one page as before).//!
 //! # Lazy fences
 //!
 //! Opening an existing index reads **no** page to build the directory: every page's fence
@@ -46,8 +73,15 @@
 //! Kafka's own bisection would read too), and stores it for the next lookups. So a cold
 //! open costs no page-in beyond the ones the lookups themselves need, and once the fences
 //! a workload uses are known, each lookup reads exactly one page as above. A hot-tail
-//! workload (the last two pages, Kafka's 8 KiB warm section) reads exactly those two
-//! pages to learn its fences: a cold start costs it 2 page-ins (warm/cold: up to 3).
+//! workload reads only the pages its answers lie in to learn their fences (the last two
+//! first): a cold start costs it 2 page-ins when its tail spans two pages (warm/cold: up
+//! to 3).
+//!
+//! Block keys are filled the same way: the writer stores the key of every block it
+//! starts (and, when it appends into a page that was in the file before the directory,
+//! reads the page's missing earlier block keys from its own slots). A search that needs
+//! the block keys of a page that was in the file before the directory reads them from
+//! that page (the page it is about to search anyway: no further page-in), once per page.
 //!
 //! # Concurrency
 //!
@@ -71,6 +105,17 @@
 //!   appends that slot again, before the page is fenced again. Lookups never wait and,
 //!   once the fences they use are known, do no atomic read-modify-write at all: the lock
 //!   is taken at most once per page by readers.
+//! * Block keys follow the same order as fences: the writer stores a block key
+//!   (`Relaxed`) and raises the page's known-block count (`Release`) before it publishes
+//!   the count; a reader uses only the block keys below both the known-block count it
+//!   loaded (`Acquire`) and its entry count. A reader fills the block keys of a page only
+//!   under the fill lock (`try_lock`) and only for a page below the **writer's page**
+//!   (the page the writer appends into, which it moves up with `Release` when it starts
+//!   a page): the writer changes slots below its page only after a truncation, and a
+//!   truncation stores the lowered count and moves the writer's page down **under the
+//!   fill lock**, so a fill reads only slots that stay put while it runs. Stale block keys
+//!   beyond a truncated count are rewritten by the writer as it appends their slots again,
+//!   before it publishes them.
 //! * A truncation only lowers the count; fences of dropped pages are rewritten when
 //!   their slots are appended again. A reader that loaded a count from before a
 //!   truncation may see a newer fence for a re-filled page and return a stale, in-bounds
@@ -80,8 +125,11 @@
 //!
 //! # Memory
 //!
-//! 24 bytes per page of the mapping (an 8-byte fence and a 16-byte fence entry): 6 KiB per
-//! MiB of index with 4 KiB pages (0.6 %).
+//! Per page of the mapping ([`Directory::bytes_per_page`]): an 8-byte fence, a 16-byte
+//! fence entry, a 4-byte known-block count and 4 bytes per block key. With 4 KiB pages:
+//! 8-byte entries 24 + 4 + 64 * 4 = **284 bytes per page, 71 KiB per MiB of index
+//! (6.9 %)**; 12-byte entries 24 + 4 + 86 * 4 = **372 bytes per page, 93 KiB per MiB
+//! (9.1 %)**. The fences alone (the part every lookup reads) are 2 KiB per MiB.
 
 use crate::codec::IndexEntry;
 use crate::search::Probe;
@@ -105,10 +153,10 @@ pub const BLOCK_BYTES: usize = 64;
 /// them.
 const BLOCKS_UNUSABLE: u32 = u32::MAX;
 
-/// Pages at the tail whose fences [`Directory::page_range`] tests first: the 1024 slots
-/// of a hot tail span up to 3 pages of 8-byte entries and 4 of 12-byte entries (and
+/// Pages at the tail whose fences [`Directory::page_range`] tests first once they are
+/// known: the 1024 slots of a hot tail span up to 3 pages of 8-byte entries (and
 /// Kafka's 8 KiB warm section up to 3).
-const TAIL_PAGES: usize = 4;
+const TAIL_PAGES: usize = 3;
 
 /// Block keys per cache line (16 keys of 4 bytes).
 const KEY_GROUP: usize = 16;
@@ -658,21 +706,27 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section: if the fence of the first of the last
-        // `TAIL_PAGES` pages qualifies (a predictable branch for tail lookups), the page
-        // is that one plus the number of the later tail fences that qualify (counted
-        // branch-free; the loads are independent): `TAIL_PAGES` fence reads, and on a
-        // cold open exactly the pages a hot tail lives in. Else a branch-free halving (a
-        // fixed number of steps for the range, conditional moves) over the pages before
-        // them: `log2(pages)` fence reads.
-        let tail = pages.min(TAIL_PAGES);
-        let page = if qualifies(pages - tail) {
-            (pages - tail + 1..pages)
+        // tail like Kafka's warm section. Once the fences of the last `TAIL_PAGES` pages
+        // are known (a predictable branch): if the first of them qualifies, the page is
+        // that one plus the number of the later ones that qualify (counted branch-free,
+        // independent loads). Before that (a cold open), only the second-to-last fence is
+        // read first, so that a cold hot tail reads just the pages its answers lie in:
+        // if it qualifies the page is one of the last two. Else a branch-free halving
+        // (a fixed number of steps for the range, conditional moves) over the pages
+        // before: `log2(pages)` fence reads.
+        let tail = TAIL_PAGES.min(pages);
+        let (in_tail, before) = if (pages - tail..pages).all(|p| self.fence(p).is_some()) {
+            (qualifies(pages - tail), pages - tail)
+        } else {
+            let tail = 2.min(pages);
+            (qualifies(pages - tail), pages - tail)
+        };
+        let page = if in_tail {
+            (before + 1..pages)
                 .map(|p| usize::from(qualifies(p)))
                 .sum::<usize>()
-                + (pages - tail)
+                + before
         } else {
-            let before = pages - tail;
             if before == 0 || !qualifies(0) {
                 return None;
             }
@@ -785,6 +839,14 @@ mod tests {
         assert_eq!(d.fence_slot::<E12>(1), 341);
         assert_eq!(d.fence_slot::<E12>(2), 682);
         assert_eq!(d.pages::<E12>(1000), 3);
+        // Blocks: 4 slots of 12 bytes (48 of a 64-byte line), 86 per page; the memory
+        // figures of the module docs.
+        assert_eq!(d.block_slots(), 4);
+        assert_eq!(d.blocks_per_page(), 86);
+        assert_eq!(d.bytes_per_page(), 372);
+        let d8 = Directory::new::<E8>(4096, 8 * 1000, 0);
+        assert_eq!((d8.block_slots(), d8.blocks_per_page()), (8, 64));
+        assert_eq!(d8.bytes_per_page(), 284);
         assert_eq!(normalize_page_size(3000), 4096);
         assert_eq!(normalize_page_size(0), 1);
     }
@@ -972,10 +1034,140 @@ mod tests {
         check(&reopened, true);
     }
 
+    /// Counts the distinct 64-byte cache lines of the index file a search reads.
+    #[derive(Default)]
+    struct LineProbe(std::collections::BTreeSet<usize>);
+
+    impl crate::search::Probe for LineProbe {
+        fn touch(&mut self, offset: usize, len: usize) {
+            self.0.extend(offset / 64..(offset + len).div_ceil(64));
+        }
+    }
+
+    /// The distinct cache lines each lookup of every target in `targets` reads (search
+    /// and answer entry), largest first.
+    fn lines_per_lookup<E: IndexEntry>(snap: &crate::Snapshot<E>, targets: &[i64]) -> Vec<usize> {
+        let mut lines: Vec<usize> = targets
+            .iter()
+            .map(|&t| {
+                let mut probe = LineProbe::default();
+                if let Some(slot) =
+                    snap.search(t, SearchField::Key, Bound::LargestLowerBound, &mut probe)
+                {
+                    snap.answer(slot, &mut probe).unwrap();
+                }
+                probe.0.len()
+            })
+            .collect();
+        lines.sort_unstable_by(|a, b| b.cmp(a));
+        lines
+    }
+
+    /// With its block keys known, a lookup reads one cache line of 8-byte entries, at
+    /// most two of 12-byte entries (a block of 4 entries, 48 bytes, may cross a line), and
+    /// the block keys of a page that was in the file before the directory are filled in
+    /// by the first lookup into that page (which reads that page only).
+    #[test]
+    fn a_lookup_reads_one_block_of_its_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 16 * 512;
+        // Appended with the directory: the writer stores every block key.
+        let written = IndexFile::<E8>::open(
+            dir.path().join("0.index"),
+            0,
+            Some(n * 8),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(PD);
+        for i in 0..n {
+            written.append(&e8(2 * i as i64, i as i64)).unwrap();
+        }
+        let targets: Vec<i64> = (0..2 * n as i64 + 2).collect();
+        let snap = written.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert!((0..16).all(|p| d.known_blocks(p) == Some(64)));
+        assert_eq!(lines_per_lookup(&snap, &targets)[0], 1);
+        drop(snap);
+        written.close().unwrap();
+
+        // Reopened: no block key is known; the first lookup into a page fills them.
+        let reopened =
+            IndexFile::<E8>::open(dir.path().join("0.index"), 0, None, OpenMode::ReadOnly)
+                .unwrap()
+                .with_search_strategy(PD);
+        let snap = reopened.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert!((0..16).all(|p| d.known_blocks(p) == Some(0)));
+        for p in 0..16 {
+            let known: Vec<bool> = (0..16).map(|q| d.fence(q).is_some()).collect();
+            let mut probe = LineProbe::default();
+            let t = 2 * (p * 512 + 100) as i64;
+            let slot = snap.search(t, SearchField::Key, Bound::LargestLowerBound, &mut probe);
+            assert_eq!(slot, Some(p * 512 + 100));
+            // Beyond the fence slots it learned (each in its own page), the lookup read
+            // only page p.
+            for page in probe.0.iter().map(|line| line / 64) {
+                assert!(
+                    page == p || (!known[page] && d.fence(page).is_some()),
+                    "the lookup into page {p} read page {page}"
+                );
+            }
+        }
+        assert!((0..16).all(|p| d.known_blocks(p) == Some(64)));
+        assert_eq!(lines_per_lookup(&snap, &targets)[0], 1);
+
+        // 12-byte entries: at most two lines.
+        let time = IndexFile::<E12>::open(
+            dir.path().join("0.timeindex"),
+            0,
+            Some(n * 12),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(PD);
+        for i in 0..n {
+            time.append(&e12(2 * i as i64, i as i64)).unwrap();
+        }
+        let snap = time.snapshot().unwrap();
+        assert_eq!(lines_per_lookup(&snap, &targets)[0], 2);
+    }
+
+    /// A page whose keys are more than `u32::MAX` apart keeps no block keys and is
+    /// searched over the whole page (same answers).
+    #[test]
+    fn a_page_with_a_wide_gap_is_searched_without_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = IndexFile::<E12>::open(
+            dir.path().join("0.timeindex"),
+            0,
+            Some(4096 * 3),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(PD);
+        let key = |i: i64| if i < 400 { i } else { i + (1 << 40) };
+        for i in 0..1000 {
+            index.append(&e12(key(i), i)).unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        // Page 1 (slots 341 to 682) holds the gap; pages 0 and 2 do not.
+        assert_eq!(d.known_blocks(1), None);
+        assert_eq!(d.known_blocks(0), Some(86));
+        for i in 0..1000 {
+            let found = snap.search(
+                key(i),
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                &mut crate::NoProbe,
+            );
+            assert_eq!(found, Some(i as usize));
+        }
+    }
+
     /// Opening an existing index with the page directory reads no page; the first hot-tail
-    /// lookup reads the last four pages' fences (the tail pages of `TAIL_PAGES`), and
-    /// every later one exactly one page; a cold uniform lookup reads no more pages than a
-    /// binary search.
+    /// lookup reads the last two pages' fences, and every later one exactly one page; a cold uniform lookup reads no more pages than a binary search.
     #[test]
     fn a_cold_open_reads_no_page_and_lookups_fill_the_fences_they_need() {
         let dir = tempfile::tempdir().unwrap();
@@ -1004,20 +1196,19 @@ mod tests {
             probe.distinct_pages()
         };
         let last = 2 * (n as i64 - 1);
-        // The first tail lookup reads the fences of the last four pages (one of which is
+        // The first tail lookup reads the fences of the last two pages (one of which is
         // the answer's page) and keeps them.
-        assert_eq!(lookup(last), TAIL_PAGES, "the first tail lookup");
-        assert_eq!(d.known_fences(pages), TAIL_PAGES);
+        assert_eq!(lookup(last), 2, "the first tail lookup");
+        assert_eq!(d.known_fences(pages), 2);
         assert_eq!(lookup(last), 1, "the second one");
-        // The tail pages (2048 slots; a hot tail of 1024 slots spans at most 3): every
-        // lookup reads one page now.
-        for t in (last - 4094..=last).rev() {
+        // The hot tail (the last 1024 slots, 2 pages): every lookup reads one page now.
+        for t in (last - 2046..=last).rev() {
             assert_eq!(lookup(t), 1, "target {t}");
         }
-        assert_eq!(d.known_fences(pages), TAIL_PAGES);
+        assert_eq!(d.known_fences(pages), 2);
         // Two pages further back: a first lookup bisects the other pages' fences (at most
         // log2(pages) + 1 pages), later ones read one page.
-        let lagging = last - 6000..=last - 4096;
+        let lagging = last - 4000..=last - 2048;
         for t in lagging.clone() {
             assert!(lookup(t) <= 8, "target {t}");
         }

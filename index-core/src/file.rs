@@ -433,9 +433,11 @@ impl<E: IndexEntry> IndexFile<E> {
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
     /// (default: Kafka's warm/cold with an 8192-byte warm section).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (24 bytes
-    /// of memory per page of the mapped file): installed here without reading any page
-    /// (its fences start unknown and are filled in by the searches that need them), and
+    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (284 bytes
+    /// of memory per 4 KiB page of the mapped file with 8-byte entries, 372 with 12-byte
+    /// entries, see [`Directory::bytes_per_page`]): installed here without reading any
+    /// page (its fences and block keys start unknown and are filled in by the searches
+    /// that need them), and
     /// maintained by every append, truncation and resize. Any other strategy drops the
     /// directory. The directory is installed with a fresh mapping of the same file; if
     /// that `mmap` fails the index keeps its mapping without a directory and

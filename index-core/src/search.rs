@@ -41,12 +41,13 @@ pub enum SearchStrategy {
         warm_section_bytes: usize,
     },
     /// Fence pointers: the index keeps in memory the key of the first slot overlapping
-    /// each page of `page_size` bytes (8 bytes per page, see [`crate::directory`]). A
-    /// **key** search bisects the fences in memory, then bisects only the slots of the one
-    /// page that holds the answer, so every lookup, hot or cold, reads at most one index
-    /// page (with 12-byte entries, reading an answer entry that straddles a page boundary
-    /// touches two; see [`crate::directory`] for exactly when). Targets below the first
-    /// key are answered without reading any page.
+    /// each page of `page_size` bytes, that slot's entry, and a block key per cache line
+    /// of the page (284 bytes per 4 KiB page of 8-byte entries, 372 of 12-byte entries,
+    /// see [`crate::directory`]). A **key** search finds the page and then the block in
+    /// memory, and bisects only the slots of that block (one cache line of 8-byte
+    /// entries, at most two of 12-byte entries), so every lookup, hot or cold, reads
+    /// exactly one index page, answer entry included (see [`crate::directory`]). Targets
+    /// below the first key are answered without reading any page.
     ///
     /// * **Value** searches (Kafka's `fetchUpperBoundOffset` by position, the time index's
     ///   `truncateTo` by offset) cannot use a directory of keys: they run Kafka's
