@@ -21,8 +21,11 @@
 //! (the default), the page directory and binary search; the search kernel alone over the
 //! same mapped bytes (a snapshot taken once); Kafka's kernel step by step (the oracle the
 //! fast kernels are checked against); and an Eytzinger layout with prefetch, key only
-//! (a `Vec<u64>` in BFS order: a reference for the limit). Every arm's answers are first
-//! checked against `partition_point`.
+//! (a `Vec<u64>` in BFS order: a reference for the limit); and the **floor**: the answer
+//! entry read from a mapping with its slot computed (no search at all), the part of any
+//! lookup that no index layout can avoid, on a file of its own (the arms take turns
+//! over the same targets, so reading another arm's mapping would warm the lines that arm
+//! reads next). Every arm's answers are first checked against `partition_point`.
 //!
 //! `LIMIT_PROBE=1` adds two arms to the offset table that split a warm/cold lookup's cost:
 //! `IndexFile::search` alone (reader slot, published mapping, entry count and search, no
