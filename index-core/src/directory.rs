@@ -536,27 +536,29 @@ impl Directory {
         self.writer_page.store(self.page_of::<E>(entries), PUBLISH);
     }
 
-    /// Narrows the slot range `[first, last]` of page `page` (whose fence is `fence`, and
-    /// qualifies) to the one block that holds the answer: the last block whose key is
+    /// Narrows the slot range `[first, last]` of `range` (its page's fence qualifies) to
+    /// the one block that holds the answer: the last block whose key is
     /// `<= target` (`strict = false`) or `< target` (`strict = true`), found by a
     /// branch-free halving over the page's block keys in memory. The block's first slot
     /// qualifies (it is the range's `lo`, never read); the rest of the block lies in one
     /// or two cache lines. Returns the range unchanged when the page's block keys are not
     /// known and cannot be filled now.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn block_range<E: IndexEntry, P: Probe>(
         &self,
-        page: usize,
-        fence: i64,
-        first: usize,
-        last: usize,
+        range: PageRange,
         slots: &[E],
         base_offset: i64,
         target: i64,
         strict: bool,
         probe: &mut P,
     ) -> (usize, usize) {
+        let PageRange {
+            page,
+            fence,
+            first,
+            last,
+        } = range;
         if self.blocks_per_page == 0 || last - first < self.block_slots() {
             return (first, last);
         }
@@ -910,14 +912,7 @@ mod tests {
     #[test]
     fn lookup_with_12_byte_entries_reads_exactly_one_page_straddling_answers_included() {
         let dir = tempfile::tempdir().unwrap();
-        let index = IndexFile::<E12>::open(
-            dir.path().join("0.timeindex"),
-            0,
-            Some(12 * 4096),
-            OpenMode::ReadWrite,
-        )
-        .unwrap()
-        .with_search_strategy(PD);
+        let index = pd_file::<E12>(dir.path().join("0.timeindex"), 12 * 4096);
         let n: usize = 3000;
         for i in 0..n {
             index
@@ -1034,6 +1029,13 @@ mod tests {
         check(&reopened, true);
     }
 
+    /// A read-write index of `bytes` bytes at `path`, searched with the page directory.
+    fn pd_file<E: IndexEntry>(path: std::path::PathBuf, bytes: usize) -> IndexFile<E> {
+        IndexFile::<E>::open(path, 0, Some(bytes), OpenMode::ReadWrite)
+            .unwrap()
+            .with_search_strategy(PD)
+    }
+
     /// Counts the distinct 64-byte cache lines of the index file a search reads.
     #[derive(Default)]
     struct LineProbe(std::collections::BTreeSet<usize>);
@@ -1072,14 +1074,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let n = 16 * 512;
         // Appended with the directory: the writer stores every block key.
-        let written = IndexFile::<E8>::open(
-            dir.path().join("0.index"),
-            0,
-            Some(n * 8),
-            OpenMode::ReadWrite,
-        )
-        .unwrap()
-        .with_search_strategy(PD);
+        let written = pd_file::<E8>(dir.path().join("0.index"), n * 8);
         for i in 0..n {
             written.append(&e8(2 * i as i64, i as i64)).unwrap();
         }
@@ -1118,14 +1113,7 @@ mod tests {
         assert_eq!(lines_per_lookup(&snap, &targets)[0], 1);
 
         // 12-byte entries: at most two lines.
-        let time = IndexFile::<E12>::open(
-            dir.path().join("0.timeindex"),
-            0,
-            Some(n * 12),
-            OpenMode::ReadWrite,
-        )
-        .unwrap()
-        .with_search_strategy(PD);
+        let time = pd_file::<E12>(dir.path().join("0.timeindex"), n * 12);
         for i in 0..n {
             time.append(&e12(2 * i as i64, i as i64)).unwrap();
         }
@@ -1138,14 +1126,7 @@ mod tests {
     #[test]
     fn a_page_with_a_wide_gap_is_searched_without_blocks() {
         let dir = tempfile::tempdir().unwrap();
-        let index = IndexFile::<E12>::open(
-            dir.path().join("0.timeindex"),
-            0,
-            Some(4096 * 3),
-            OpenMode::ReadWrite,
-        )
-        .unwrap()
-        .with_search_strategy(PD);
+        let index = pd_file::<E12>(dir.path().join("0.timeindex"), 4096 * 3);
         let key = |i: i64| if i < 400 { i } else { i + (1 << 40) };
         for i in 0..1000 {
             index.append(&e12(key(i), i)).unwrap();

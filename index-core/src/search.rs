@@ -388,17 +388,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
         Bound::LargestLowerBound => {
             // No fence <= target: slot 0's key (fence 0) is > target.
             let r = dir.page_range(slots, base_offset, target, false, probe)?;
-            let (lo, hi) = dir.block_range(
-                r.page,
-                r.fence,
-                r.first,
-                r.last,
-                slots,
-                base_offset,
-                target,
-                false,
-                probe,
-            );
+            let (lo, hi) = dir.block_range(r, slots, base_offset, target, false, probe);
             Some(last_qualifying(
                 slots,
                 base_offset,
@@ -414,17 +404,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
             match dir.page_range(slots, base_offset, target, true, probe) {
                 // Slot lo's key is < target: the answer is the slot after the last one < target.
                 Some(r) => {
-                    let (lo, hi) = dir.block_range(
-                        r.page,
-                        r.fence,
-                        r.first,
-                        r.last,
-                        slots,
-                        base_offset,
-                        target,
-                        true,
-                        probe,
-                    );
+                    let (lo, hi) = dir.block_range(r, slots, base_offset, target, true, probe);
                     let last_below = last_qualifying(
                         slots,
                         base_offset,
