@@ -56,7 +56,9 @@
 //! is never read (as above), the rest lie in one cache line of 8-byte entries (the
 //! mapping is page-aligned and `c(p)` starts a page), or two of 12-byte entries. So a
 //! uniform lookup reads one cache line of the index, not the 7 to 9 lines of a bisection
-//! over a page. The qualifying blocks are a prefix of the page's for non-decreasing keys,
+//! over a page. The last three pages (a hot tail's, which stay in the CPU caches) are
+//! bisected whole instead: as many dependent steps as block keys plus block, fewer
+//! instructions (`cargo bench -p bench-harness --bench limit`). The qualifying blocks are a prefix of the page's for non-decreasing keys,
 //! so the answer is the same slot as without blocks (and as Kafka's for strictly
 //! increasing keys); for keys that decrease inside a page (a corrupt index, which the
 //! segment layer rebuilds on load) it can be another in-bounds slot.
@@ -216,9 +218,11 @@ impl Directory {
         let block_bytes = BLOCK_BYTES.min(page_size / 2);
         let block_slots = (block_bytes / E::SIZE).max(1);
         let block_shift = usize::BITS - 1 - block_slots.leading_zeros();
-        // A page's slot range holds at most ceil(page_size / E::SIZE) slots.
+        // A page's slot range holds at most ceil(page_size / E::SIZE) slots, and no more
+        // than the mapping's (a page larger than the mapping must not size the rows).
+        let span = page_size.min(mapped_bytes.max(1));
         let blocks_per_page = if page_size >= 2 * E::SIZE {
-            page_size.div_ceil(E::SIZE).div_ceil(1 << block_shift)
+            span.div_ceil(E::SIZE).div_ceil(1 << block_shift)
         } else {
             0
         };
@@ -457,6 +461,9 @@ impl Directory {
             // The fence slot: the writer now appends into this page.
             self.writer_page.store(page, PUBLISH);
         }
+        if j >= self.blocks_per_page {
+            return;
+        }
         let known = self.known_blocks[page].load(Ordering::Relaxed);
         if known == BLOCKS_UNUSABLE {
             return;
@@ -559,10 +566,19 @@ impl Directory {
             first,
             last,
         } = range;
-        if self.blocks_per_page == 0 || last - first < self.block_slots() {
+        // The tail pages (hot, in L1) are halved whole: as many dependent steps as
+        // block keys plus block, with fewer instructions.
+        if self.blocks_per_page == 0
+            || last - first < self.block_slots()
+            || page + TAIL_PAGES >= self.pages::<E>(slots.len())
+        {
             return (first, last);
         }
         let m = ((last - first) >> self.block_shift) + 1;
+        if m > self.blocks_per_page {
+            // Not for a range of this directory's mapping (cannot happen): no blocks.
+            return (first, last);
+        }
         let known = self.known_blocks[page].load(OBSERVE);
         if (known as usize) < m || known == BLOCKS_UNUSABLE {
             // Cold: once per page that was in the file before the directory.
@@ -1078,11 +1094,19 @@ mod tests {
         for i in 0..n {
             written.append(&e8(2 * i as i64, i as i64)).unwrap();
         }
-        let targets: Vec<i64> = (0..2 * n as i64 + 2).collect();
+        // Targets in the pages before the last `TAIL_PAGES` (those are halved whole: they
+        // are hot, and the search still reads only their page).
+        let targets: Vec<i64> = (0..2 * (n - TAIL_PAGES * 512) as i64).collect();
+        let tail: Vec<i64> = (2 * (n - TAIL_PAGES * 512) as i64..2 * n as i64 + 2).collect();
         let snap = written.snapshot().unwrap();
         let d = snap.directory().unwrap();
         assert!((0..16).all(|p| d.known_blocks(p) == Some(64)));
         assert_eq!(lines_per_lookup(&snap, &targets)[0], 1);
+        for &t in &tail {
+            let mut probe = PageProbe::new(4096);
+            snap.search(t, SearchField::Key, Bound::LargestLowerBound, &mut probe);
+            assert_eq!(probe.distinct_pages(), 1, "tail target {t}");
+        }
         drop(snap);
         written.close().unwrap();
 
@@ -1109,15 +1133,20 @@ mod tests {
                 );
             }
         }
-        assert!((0..16).all(|p| d.known_blocks(p) == Some(64)));
+        // The tail pages, halved whole, need no block keys and get none.
+        assert!((0..16 - TAIL_PAGES).all(|p| d.known_blocks(p) == Some(64)));
+        assert!((16 - TAIL_PAGES..16).all(|p| d.known_blocks(p) == Some(0)));
         assert_eq!(lines_per_lookup(&snap, &targets)[0], 1);
 
-        // 12-byte entries: at most two lines.
+        // 12-byte entries: at most two lines (before the tail pages, 341 slots each).
         let time = pd_file::<E12>(dir.path().join("0.timeindex"), n * 12);
         for i in 0..n {
             time.append(&e12(2 * i as i64, i as i64)).unwrap();
         }
         let snap = time.snapshot().unwrap();
+        let pages = (n * 12).div_ceil(4096);
+        let before_tail = 2 * (((pages - TAIL_PAGES) * 4096).div_ceil(12) - 1) as i64;
+        let targets: Vec<i64> = (0..before_tail).collect();
         assert_eq!(lines_per_lookup(&snap, &targets)[0], 2);
     }
 
