@@ -574,6 +574,9 @@ impl Directory {
         {
             return (first, last);
         }
+        // Start the page's translation (a TLB miss on a cold page) while the block keys
+        // are fetched: the prefetch of the page's first slot walks the page tables.
+        crate::sys::prefetch(&slots[first]);
         let m = ((last - first) >> self.block_shift) + 1;
         if m > self.blocks_per_page {
             // Not for a range of this directory's mapping (cannot happen): no blocks.
