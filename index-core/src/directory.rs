@@ -574,9 +574,20 @@ impl Directory {
         {
             return (first, last);
         }
-        // Start the page's translation (a TLB miss on a cold page) while the block keys
-        // are fetched: the prefetch of the page's first slot walks the page tables.
-        crate::sys::prefetch(&slots[first]);
+        // `fence` qualifies, so `target >= fence` and the difference fits in a u64.
+        let t = target.wrapping_sub(fence) as u64;
+        // While the block keys are fetched, prefetch the slot that interpolating between
+        // this page's fence and the next one's predicts (offsets and timestamps grow about
+        // evenly inside a page), else the page's first slot: either walks the page tables
+        // of a cold page, and a right guess fetches the answer's line too. A prefetch
+        // only: the answer comes from the search below, guess right or wrong.
+        let guess = self
+            .fence(page + 1)
+            .map(|next| next.wrapping_sub(fence) as u64)
+            .filter(|&span| t < span)
+            .and_then(|span| t.checked_mul((last + 1 - first) as u64).map(|x| x / span))
+            .map_or(first, |k| first + k as usize);
+        crate::sys::prefetch(&slots[guess.min(last)]);
         let m = ((last - first) >> self.block_shift) + 1;
         if m > self.blocks_per_page {
             // Not for a range of this directory's mapping (cannot happen): no blocks.
@@ -589,8 +600,6 @@ impl Directory {
                 return (first, last);
             }
         }
-        // `fence` qualifies, so `target >= fence` and the difference fits in a u64.
-        let t = target.wrapping_sub(fence) as u64;
         let row = &self.block_keys[page * self.blocks_per_page..][..m];
         // The row's cache lines are fetched in parallel, then halved in L1: one miss,
         // not one per halving step.
@@ -755,6 +764,13 @@ impl Directory {
             while size > 1 {
                 let half = size / 2;
                 let mid = page + half;
+                // Prefetch both fences the next step may read (while they are more than a
+                // cache line apart), as the comparison is a conditional move.
+                let next = (size - half) / 2;
+                if next >= 8 {
+                    crate::sys::prefetch(&self.fences[page + next]);
+                    crate::sys::prefetch(&self.fences[mid + next]);
+                }
                 page = std::hint::select_unpredictable(qualifies(mid), mid, page);
                 size -= half;
             }
