@@ -155,10 +155,12 @@ pub const BLOCK_BYTES: usize = 64;
 /// them.
 const BLOCKS_UNUSABLE: u32 = u32::MAX;
 
-/// Pages at the tail whose fences [`Directory::page_range`] tests first once they are
-/// known: the 1024 slots of a hot tail span up to 3 pages of 8-byte entries (and
-/// Kafka's 8 KiB warm section up to 3).
-const TAIL_PAGES: usize = 3;
+/// The most tail pages [`Directory::tail_pages`] gives (1024 slots of 12-byte entries span
+/// up to 4 pages of 4 KiB).
+const MAX_TAIL_PAGES: usize = 4;
+
+/// The slots of a hot tail ([`Directory::tail_pages`]).
+const HOT_TAIL_SLOTS: usize = 1024;
 
 /// Block keys per cache line (16 keys of 4 bytes).
 const KEY_GROUP: usize = 16;
@@ -251,6 +253,15 @@ impl Directory {
     #[inline(always)]
     fn page_of<E: IndexEntry>(&self, slot: usize) -> usize {
         ((slot + 1) * E::SIZE - 1) >> self.page_shift
+    }
+
+    /// Pages at the tail that [`page_range`](Self::page_range) tests first, and that are
+    /// halved whole rather than through block keys: the pages the last 1024 slots span
+    /// at most, `ceil(1024 * E::SIZE / page_size) + 1`, at least 2 and at most 4 (3 for
+    /// the offset index and 4 for the time index, with 4 KiB pages).
+    #[inline(always)]
+    pub fn tail_pages<E: IndexEntry>(&self) -> usize {
+        ((HOT_TAIL_SLOTS * E::SIZE).div_ceil(self.page_size()) + 1).clamp(2, MAX_TAIL_PAGES)
     }
 
     /// Slots per block (a power of two).
@@ -570,7 +581,7 @@ impl Directory {
         // block keys plus block, with fewer instructions.
         if self.blocks_per_page == 0
             || last - first < self.block_slots()
-            || page + TAIL_PAGES >= self.pages::<E>(slots.len())
+            || page + self.tail_pages::<E>() >= self.pages::<E>(slots.len())
         {
             return (first, last);
         }
@@ -736,7 +747,7 @@ impl Directory {
             return None;
         }
         // The last qualifying fence (fences increase with the keys), searched from the
-        // tail like Kafka's warm section. Once the fences of the last `TAIL_PAGES` pages
+        // tail like Kafka's warm section. Once the fences of the last `tail_pages` pages
         // are known (a predictable branch): if the first of them qualifies, the page is
         // that one plus the number of the later ones that qualify (counted branch-free,
         // independent loads). Before that (a cold open), only the second-to-last fence is
@@ -744,7 +755,7 @@ impl Directory {
         // if it qualifies the page is one of the last two. Else a branch-free halving
         // (a fixed number of steps for the range, conditional moves) over the pages
         // before: `log2(pages)` fence reads.
-        let tail = TAIL_PAGES.min(pages);
+        let tail = self.tail_pages::<E>().min(pages);
         let (in_tail, before) = if (pages - tail..pages).all(|p| self.fence(p).is_some()) {
             (qualifies(pages - tail), pages - tail)
         } else {
@@ -864,6 +875,9 @@ mod tests {
 
     const PD: SearchStrategy = SearchStrategy::PageDirectory { page_size: 4096 };
 
+    /// [`Directory::tail_pages`] of 8-byte entries with 4 KiB pages.
+    const TAIL_PAGES: usize = 3;
+
     #[test]
     fn geometry_12_byte_entries() {
         let d = Directory::new::<E12>(4096, 12 * 1000, 0);
@@ -884,6 +898,10 @@ mod tests {
         let d8 = Directory::new::<E8>(4096, 8 * 1000, 0);
         assert_eq!((d8.block_slots(), d8.blocks_per_page()), (8, 64));
         assert_eq!(d8.bytes_per_page(), 284);
+        assert_eq!(
+            (d8.tail_pages::<E8>(), d.tail_pages::<E12>()),
+            (TAIL_PAGES, 4)
+        );
         assert_eq!(normalize_page_size(3000), 4096);
         assert_eq!(normalize_page_size(0), 1);
     }
@@ -1164,7 +1182,7 @@ mod tests {
         }
         let snap = time.snapshot().unwrap();
         let pages = (n * 12).div_ceil(4096);
-        let before_tail = 2 * (((pages - TAIL_PAGES) * 4096).div_ceil(12) - 1) as i64;
+        let before_tail = 2 * (((pages - MAX_TAIL_PAGES) * 4096).div_ceil(12) - 1) as i64;
         let targets: Vec<i64> = (0..before_tail).collect();
         assert_eq!(lines_per_lookup(&snap, &targets)[0], 2);
     }
