@@ -17,12 +17,12 @@
 //! pages (exactly the pages with `c(p) < n`).
 //!
 //! For a target `t`, let `p` be the last page whose fence is `<= t` (largest lower bound)
-//! or `< t` (smallest upper bound): one of the last three pages when their fences are
-//! known and the first of them qualifies (tail lookups read 3 fences and count the
-//! qualifying ones branch-free; the 1024 slots of a hot tail span up to 3 pages of
-//! 8-byte entries), or, until those fences are known, one of the last two pages when the
-//! second-to-last fence qualifies; else found by a branch-free bisection of the fences
-//! before them. The answer then lies in slots `[c(p), c(p + 1) - 1]`
+//! or `< t` (smallest upper bound): one of the last [`Directory::tail_pages`] pages (the
+//! pages the last 1024 slots span: 3 of 8-byte entries, 4 of 12-byte entries) when their
+//! fences are known and the first of them qualifies (tail lookups read those fences and
+//! count the qualifying ones branch-free), or, until those fences are known, one of the
+//! last two pages when the second-to-last fence qualifies; else found by a branch-free
+//! bisection of the fences before them (prefetching both fences the next step may read). The answer then lies in slots `[c(p), c(p + 1) - 1]`
 //! (or `[c(p), n - 1]` on the last page), and Kafka's bisection over that range starts
 //! with `lo = c(p)`, whose key is known from the fence and is **never read** (Kafka's
 //! bisection never compares its `begin` slot). Every other slot of the range starts at
@@ -46,17 +46,20 @@
 //! # Blocks
 //!
 //! A page's slot range `[c(p), c(p + 1) - 1]` is cut into **blocks** of `S` slots, `S`
-//! the largest power of two with `S * E <= 64` (one cache line) and at most half a page:
-//! 8 slots of the offset index, 4 of the time index. Block `j` starts at slot
+//! the largest power of two with `S * E <= 64` (one cache line; 1 for larger entries)
+//! and at most half a page: 8 slots of the offset index, 4 of the time index. Pages of
+//! more than 256 blocks (above 16 KiB of 8-byte entries) keep none. Block `j` starts at slot
 //! `c(p) + j * S`; its **block key** is that slot's key minus the page's fence, kept as a
 //! `u32` ([`Directory::blocks_per_page`] per page: 64 with 8-byte entries, 86 with 12-byte
 //! entries). Once the page is found, the last block whose key qualifies is found by a
 //! branch-free halving over the page's block keys (their cache lines prefetched together
-//! first), and Kafka's bisection runs over that block alone: its first slot qualifies and
+//! first, with the slot that interpolating between the page's fence and the next one's
+//! predicts, which walks a cold page's page tables meanwhile and, for evenly growing
+//! keys, fetches the answer's line), and Kafka's bisection runs over that block alone: its first slot qualifies and
 //! is never read (as above), the rest lie in one cache line of 8-byte entries (the
 //! mapping is page-aligned and `c(p)` starts a page), or two of 12-byte entries. So a
 //! uniform lookup reads one cache line of the index, not the 7 to 9 lines of a bisection
-//! over a page. The last three pages (a hot tail's, which stay in the CPU caches) are
+//! over a page. The tail pages (a hot tail's, which stay in the CPU caches) are
 //! bisected whole instead: as many dependent steps as block keys plus block, fewer
 //! instructions (`cargo bench -p bench-harness --bench limit`). The qualifying blocks are a prefix of the page's for non-decreasing keys,
 //! so the answer is the same slot as without blocks (and as Kafka's for strictly
@@ -66,7 +69,9 @@
 //! A page whose block keys do not fit a `u32` (a key below its fence, or more than
 //! `u32::MAX` above it: a corrupt index, or a time index with a gap of over 49 days
 //! inside one page) is marked unusable and searched without blocks (the bisection over
-//! its page, one page as before).//!
+//! its page, one page as before) until the writer appends its fence slot again. So is a
+//! page whose fence key is `i64::MIN`, which cannot be kept as a known fence.
+//!
 //! # Lazy fences
 //!
 //! Opening an existing index reads **no** page to build the directory: every page's fence
@@ -90,7 +95,9 @@
 //! The fences and fence entries are preallocated atomics, one set per page of the mapping,
 //! living next to the mapping in the same `Arc`. An unknown fence holds the sentinel
 //! [`UNKNOWN_FENCE`] (`i64::MIN`; a slot whose key really is `i64::MIN` is then never
-//! cached, only read from the mapping each time: slower, never wrong). A fence entry is
+//! cached, only read from the mapping each time: slower, never wrong; the writer marks
+//! a page whose fence it appends with that key, so that no reader stores a fence for it
+//! that it read before a truncation). A fence entry is
 //! stored (`Relaxed`) before its fence (`Release`), and read (`Relaxed`) after it
 //! (`Acquire`), so whoever sees a fence sees its entry (the loom models check the
 //! protocol, and fail with these orderings weakened, see `tests/loom.rs`).
@@ -110,14 +117,20 @@
 //! * Block keys follow the same order as fences: the writer stores a block key
 //!   (`Relaxed`) and raises the page's known-block count (`Release`) before it publishes
 //!   the count; a reader uses only the block keys below both the known-block count it
-//!   loaded (`Acquire`) and its entry count. A reader fills the block keys of a page only
-//!   under the fill lock (`try_lock`) and only for a page below the **writer's page**
+//!   loaded (`Acquire`) and its entry count. A reader stores the block keys of a page
+//!   only under the fill lock (`try_lock`) and only for a page below the **writer's page**
 //!   (the page the writer appends into, which it moves up with `Release` when it starts
 //!   a page): the writer changes slots below its page only after a truncation, and a
-//!   truncation stores the lowered count and moves the writer's page down **under the
-//!   fill lock**, so a fill reads only slots that stay put while it runs. Stale block keys
-//!   beyond a truncated count are rewritten by the writer as it appends their slots again,
-//!   before it publishes them.
+//!   truncation stores the lowered count, moves the writer's page down and bumps a
+//!   truncation count (`Release`) **under the fill lock**. A reader reads the page's block
+//!   starts **without** the lock (a cold page may fault in, and the writer, which takes
+//!   the lock at every page it starts, must not wait for that), having loaded the
+//!   truncation count first (`Acquire`), and stores them only if, under the lock, the
+//!   truncation count, the writer's page and the fence show that nothing changed: so the
+//!   slots it read stayed put while it read them. When the writer appends a page's fence
+//!   slot (again) it resets the page's known-block count, and it rewrites every block key
+//!   as it appends the block's first slot, before it publishes it: stale keys beyond a
+//!   truncated count are never used.
 //! * A truncation only lowers the count; fences of dropped pages are rewritten when
 //!   their slots are appended again. A reader that loaded a count from before a
 //!   truncation may see a newer fence for a re-filled page and return a stale, in-bounds
@@ -128,14 +141,21 @@
 //! # Memory
 //!
 //! Per page of the mapping ([`Directory::bytes_per_page`]): an 8-byte fence, a 16-byte
-//! fence entry, a 4-byte known-block count and 4 bytes per block key. With 4 KiB pages:
-//! 8-byte entries 24 + 4 + 64 * 4 = **284 bytes per page, 71 KiB per MiB of index
-//! (6.9 %)**; 12-byte entries 24 + 4 + 86 * 4 = **372 bytes per page, 93 KiB per MiB
-//! (9.1 %)**. The fences alone (the part every lookup reads) are 2 KiB per MiB.
+//! fence entry (only for entries that can straddle a page), a 4-byte known-block count
+//! and 4 bytes per block key. With 4 KiB pages: 8-byte entries 8 + 4 + 64 * 4 = **268
+//! bytes per page, 67 KiB per MiB of index (6.5 %)**; 12-byte entries 8 + 16 + 4 + 86 *
+//! 4 = **372 bytes per page, 93 KiB per MiB (9.1 %)**. The fences alone (the part every
+//! lookup reads) are 2 KiB per MiB.
 
 use crate::codec::IndexEntry;
 use crate::search::Probe;
 use crate::sync::{AtomicI64, AtomicU32, AtomicUsize, Lock, Ordering, OBSERVE, PUBLISH};
+
+/// Whether a known-block count is a count (not one of the two marks).
+#[inline(always)]
+fn usable(known: u32) -> bool {
+    known < BLOCKS_MIN_FENCE
+}
 
 /// The largest entry size (bytes) whose fence entries the directory keeps in memory (the
 /// offset index's 8 and the time index's 12 fit; larger entries keep fences only).
@@ -154,6 +174,17 @@ pub const BLOCK_BYTES: usize = 64;
 /// index with a gap of over 49 days inside one page has): the page is searched without
 /// them.
 const BLOCKS_UNUSABLE: u32 = u32::MAX;
+
+/// The known-block count of a page whose fence key is `i64::MIN` ([`UNKNOWN_FENCE`]):
+/// that fence cannot be kept, so no block keys either, and readers must not store a fence
+/// they read for it (they could have read it before a truncation that the writer's
+/// `i64::MIN` store then could not mark as known). Set by the writer under the fill lock
+/// when it appends the page's fence slot; reset when it appends it again.
+const BLOCKS_MIN_FENCE: u32 = u32::MAX - 1;
+
+/// The most block keys a page keeps (pages of up to 16 KiB with 8-byte entries): larger
+/// pages keep none, as a row of keys that long is no longer a few cache lines.
+const MAX_BLOCKS_PER_PAGE: usize = 256;
 
 /// The most tail pages [`Directory::tail_pages`] gives (1024 slots of 12-byte entries span
 /// up to 4 pages of 4 KiB).
@@ -175,7 +206,9 @@ pub struct Directory {
     /// for the first `pages(n)` pages.
     fences: Box<[AtomicI64]>,
     /// The raw bytes of each page's fence slot (zero-padded to 16 bytes, as two
-    /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`].
+    /// native-endian words), for entries of at most [`MAX_FENCE_ENTRY_BYTES`] that can
+    /// straddle a page (an entry size that divides the page size never does, and keeps
+    /// none: empty).
     fence_entries: Box<[[AtomicI64; 2]]>,
     /// `log2(slots per block)`.
     block_shift: u32,
@@ -190,6 +223,10 @@ pub struct Directory {
     /// The page the writer appends into (the page of slot `entries`): pages below it
     /// change only after a truncation, which moves it down under `fill`.
     writer_page: AtomicUsize,
+    /// Truncations so far (bumped under `fill`, after the count and `writer_page`): a
+    /// reader that read block keys from the mapping stores them only if no truncation ran
+    /// since it started.
+    truncations: AtomicUsize,
     /// Serialises fence stores between the writer and filling readers (readers only
     /// `try_lock` it), and block fills by readers with truncations.
     fill: Lock<()>,
@@ -228,10 +265,21 @@ impl Directory {
         } else {
             0
         };
+        let blocks_per_page = if blocks_per_page > MAX_BLOCKS_PER_PAGE {
+            0
+        } else {
+            blocks_per_page
+        };
+        let fence_entry_pages =
+            if !page_size.is_multiple_of(E::SIZE) && E::SIZE <= MAX_FENCE_ENTRY_BYTES {
+                pages
+            } else {
+                0
+            };
         let d = Directory {
             page_shift: page_size.trailing_zeros(),
             fences: (0..pages).map(|_| AtomicI64::new(UNKNOWN_FENCE)).collect(),
-            fence_entries: (0..pages)
+            fence_entries: (0..fence_entry_pages)
                 .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
                 .collect(),
             block_shift,
@@ -241,6 +289,7 @@ impl Directory {
                 .collect(),
             known_blocks: (0..pages).map(|_| AtomicU32::new(0)).collect(),
             writer_page: AtomicUsize::new(0),
+            truncations: AtomicUsize::new(0),
             fill: Lock::new(()),
         };
         d.writer_page
@@ -280,25 +329,29 @@ impl Directory {
     /// be kept, see [`BLOCK_BYTES`]); for tests and reports.
     pub fn known_blocks(&self, page: usize) -> Option<usize> {
         let k = self.known_blocks.get(page)?.load(OBSERVE);
-        (k != BLOCKS_UNUSABLE).then_some(k as usize)
+        usable(k).then_some(k as usize)
     }
 
     /// Bytes of memory the directory keeps per page of the mapping: the fence, the fence
-    /// entry, the known-block count and the block keys.
+    /// entry (only for entries that can straddle a page), the known-block count and the
+    /// block keys.
     pub fn bytes_per_page(&self) -> usize {
-        8 + 16 + 4 + 4 * self.blocks_per_page
+        let fence_entry = if self.fence_entries.is_empty() { 0 } else { 16 };
+        8 + fence_entry + 4 + 4 * self.blocks_per_page
     }
 
     /// Stores `entry` as the fence entry of `page` (nothing for entries larger than
     /// [`MAX_FENCE_ENTRY_BYTES`]).
     #[inline]
     fn store_entry<E: IndexEntry>(&self, page: usize, entry: &E) {
+        let Some([lo, hi]) = self.fence_entries.get(page) else {
+            return;
+        };
         if E::SIZE > MAX_FENCE_ENTRY_BYTES {
             return;
         }
         let mut buf = [0u8; MAX_FENCE_ENTRY_BYTES];
         buf[..E::SIZE].copy_from_slice(bytemuck::bytes_of(entry));
-        let [lo, hi] = &self.fence_entries[page];
         lo.store(word(&buf[..8]), Ordering::Relaxed);
         hi.store(word(&buf[8..]), Ordering::Relaxed);
     }
@@ -330,7 +383,7 @@ impl Directory {
         {
             return None;
         }
-        let [lo, hi] = &self.fence_entries[page];
+        let [lo, hi] = self.fence_entries.get(page)?;
         let mut buf = [0u8; MAX_FENCE_ENTRY_BYTES];
         buf[..8].copy_from_slice(&lo.load(Ordering::Relaxed).to_ne_bytes());
         buf[8..].copy_from_slice(&hi.load(Ordering::Relaxed).to_ne_bytes());
@@ -415,8 +468,16 @@ impl Directory {
         probe.touch(slot * E::SIZE, E::SIZE);
         let entry = slots[slot];
         let key = entry.key(base_offset);
+        // A key of i64::MIN cannot be stored as known; a page the writer marked as having
+        // that fence must not get a fence from a reader (it may have read a slot from
+        // before a truncation). Neither takes the lock.
+        if key == UNKNOWN_FENCE || self.known_blocks[page].load(OBSERVE) == BLOCKS_MIN_FENCE {
+            return key;
+        }
         if let Some(_g) = self.fill.try_lock() {
-            if self.fences[page].load(Ordering::Relaxed) == UNKNOWN_FENCE {
+            if self.fences[page].load(Ordering::Relaxed) == UNKNOWN_FENCE
+                && self.known_blocks[page].load(Ordering::Relaxed) != BLOCKS_MIN_FENCE
+            {
                 self.store_fence(page, key, &entry);
             }
         }
@@ -444,6 +505,14 @@ impl Directory {
         let end = self.pages::<E>(slot + 1);
         for p in first..end {
             let _g = self.fill.lock();
+            // The page starts again: its block keys follow from this fence on (and none
+            // with a fence of i64::MIN, which stays unknown).
+            let known = if key == UNKNOWN_FENCE {
+                BLOCKS_MIN_FENCE
+            } else {
+                0
+            };
+            self.known_blocks[p].store(known, Ordering::Relaxed);
             self.store_fence(p, key, entry);
         }
         if self.blocks_per_page == 0 {
@@ -476,7 +545,7 @@ impl Directory {
             return;
         }
         let known = self.known_blocks[page].load(Ordering::Relaxed);
-        if known == BLOCKS_UNUSABLE {
+        if !usable(known) {
             return;
         }
         let fence = self.fences[page].load(Ordering::Relaxed);
@@ -515,13 +584,13 @@ impl Directory {
             fence = entry.key(base_offset);
             if fence == UNKNOWN_FENCE {
                 // A key of i64::MIN cannot be a known fence: no block keys for this page.
-                self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
+                self.known_blocks[page].store(BLOCKS_MIN_FENCE, PUBLISH);
                 return;
             }
             self.store_fence(page, fence, entry);
         }
         let known = self.known_blocks[page].load(Ordering::Relaxed);
-        if known == BLOCKS_UNUSABLE {
+        if !usable(known) {
             return;
         }
         let row = page * self.blocks_per_page;
@@ -552,6 +621,8 @@ impl Directory {
         let _g = self.fill.lock();
         publish();
         self.writer_page.store(self.page_of::<E>(entries), PUBLISH);
+        let n = self.truncations.load(Ordering::Relaxed);
+        self.truncations.store(n.wrapping_add(1), PUBLISH);
     }
 
     /// Narrows the slot range `[first, last]` of `range` (its page's fence qualifies) to
@@ -605,16 +676,24 @@ impl Directory {
             return (first, last);
         }
         let known = self.known_blocks[page].load(OBSERVE);
-        if (known as usize) < m || known == BLOCKS_UNUSABLE {
-            // Cold: once per page that was in the file before the directory.
-            if !self.fill_blocks(page, m, slots, base_offset, probe) {
-                return (first, last);
-            }
+        if !usable(known) {
+            return (first, last);
+        }
+        // Cold: once per page that was in the file before the directory.
+        if (known as usize) < m && !self.fill_blocks(page, m, slots, base_offset, probe) {
+            return (first, last);
         }
         let row = &self.block_keys[page * self.blocks_per_page..][..m];
         // The row's cache lines are fetched in parallel, then halved in L1: one miss,
-        // not one per halving step.
-        for line in row.iter().step_by(KEY_GROUP) {
+        // not one per halving step. The row need not start a line: prefetch its first
+        // key's line, then every key that starts one.
+        crate::sys::prefetch(&row[0]);
+        let misalign = (row.as_ptr() as usize & (4 * KEY_GROUP - 1)) / 4;
+        for line in row
+            .iter()
+            .skip((KEY_GROUP - misalign) % KEY_GROUP)
+            .step_by(KEY_GROUP)
+        {
             crate::sys::prefetch(line);
         }
         let (mut j, mut size) = (0, m);
@@ -644,64 +723,92 @@ impl Directory {
         base_offset: i64,
         probe: &mut P,
     ) -> bool {
-        let Some(_g) = self.fill.try_lock() else {
-            return false;
-        };
-        // Under the lock no truncation runs, and the writer appends only into
-        // `writer_page` and beyond: the slots of earlier pages are stable.
+        // The truncation count first: a truncation it does not show is caught under the
+        // lock below; one it shows (`Acquire`) shows its count and writer's page too.
+        let truncations = self.truncations.load(OBSERVE);
+        // Pages below the writer's change only after a truncation.
         if page >= self.writer_page.load(OBSERVE) {
             return false;
         }
-        let known = self.known_blocks[page].load(Ordering::Relaxed);
-        if known == BLOCKS_UNUSABLE {
+        let fence = self.fences[page].load(OBSERVE);
+        if fence == UNKNOWN_FENCE || m > MAX_BLOCKS_PER_PAGE {
             return false;
         }
-        if known as usize >= m {
-            return true;
-        }
-        let fence = self.fences[page].load(Ordering::Relaxed);
-        if fence == UNKNOWN_FENCE {
-            return false;
-        }
+        // Read the page's block starts without the lock (a cold page may fault in: the
+        // writer must not wait for that), then store them if nothing changed meanwhile.
         let first = self.fence_slot::<E>(page);
-        let row = page * self.blocks_per_page;
-        for j in (known as usize).max(1)..m {
+        let mut keys = [0u32; MAX_BLOCKS_PER_PAGE];
+        let mut fits = true;
+        for (j, key) in keys.iter_mut().enumerate().take(m).skip(1) {
             let slot = first + (j << self.block_shift);
             let Some(e) = slots.get(slot) else {
                 return false;
             };
             probe.touch(slot * E::SIZE, E::SIZE);
-            let Some(d) = delta(e.key(base_offset), fence) else {
-                self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
-                return false;
-            };
+            match delta(e.key(base_offset), fence) {
+                Some(d) => *key = d,
+                None => {
+                    fits = false;
+                    break;
+                }
+            }
+        }
+        let Some(_g) = self.fill.try_lock() else {
+            return false;
+        };
+        if self.truncations.load(Ordering::Relaxed) != truncations
+            || page >= self.writer_page.load(Ordering::Relaxed)
+            || self.fences[page].load(Ordering::Relaxed) != fence
+        {
+            return false;
+        }
+        let known = self.known_blocks[page].load(Ordering::Relaxed);
+        if !usable(known) {
+            return false;
+        }
+        if known as usize >= m {
+            return true;
+        }
+        if !fits {
+            self.known_blocks[page].store(BLOCKS_UNUSABLE, PUBLISH);
+            return false;
+        }
+        let row = page * self.blocks_per_page;
+        for (j, &d) in keys.iter().enumerate().take(m).skip(known as usize) {
             self.block_keys[row + j].store(d, Ordering::Relaxed);
         }
-        self.block_keys[row].store(0, Ordering::Relaxed);
         self.known_blocks[page].store(m as u32, PUBLISH);
         true
     }
 
-    /// Copies the known fences of the first `pages` pages from `other` (used when
+    /// Copies the known fences, fence entries, block keys and known-block counts of the
+    /// first `pages` pages from `other` (used when
     /// remapping; the writer holds its lock, so only filling readers race with it, and a
     /// fill it misses just stays unknown here).
     pub(crate) fn copy_from(&self, other: &Directory, pages: usize) {
         debug_assert_eq!(self.page_shift, other.page_shift);
         let _g = self.fill.lock();
         for p in 0..pages.min(self.capacity()).min(other.capacity()) {
+            let known = other.known_blocks[p].load(OBSERVE);
+            if known == BLOCKS_MIN_FENCE {
+                self.known_blocks[p].store(known, PUBLISH);
+            }
             let f = other.fences[p].load(OBSERVE);
             if f == UNKNOWN_FENCE {
                 continue;
             }
-            for (d, s) in self.fence_entries[p].iter().zip(&other.fence_entries[p]) {
-                d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+            if let (Some(d), Some(s)) = (self.fence_entries.get(p), other.fence_entries.get(p)) {
+                for (d, s) in d.iter().zip(s) {
+                    d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
             }
             self.fences[p].store(f, PUBLISH);
             if self.blocks_per_page != other.blocks_per_page || self.blocks_per_page == 0 {
                 continue;
             }
+            // Load the known count again: it is stored after the keys it counts.
             let known = other.known_blocks[p].load(OBSERVE);
-            if known != BLOCKS_UNUSABLE {
+            if usable(known) {
                 let row = p * self.blocks_per_page;
                 for j in 0..(known as usize).min(self.blocks_per_page) {
                     self.block_keys[row + j].store(
@@ -897,7 +1004,7 @@ mod tests {
         assert_eq!(d.bytes_per_page(), 372);
         let d8 = Directory::new::<E8>(4096, 8 * 1000, 0);
         assert_eq!((d8.block_slots(), d8.blocks_per_page()), (8, 64));
-        assert_eq!(d8.bytes_per_page(), 284);
+        assert_eq!(d8.bytes_per_page(), 268);
         assert_eq!(
             (d8.tail_pages::<E8>(), d.tail_pages::<E12>()),
             (TAIL_PAGES, 4)
@@ -1210,6 +1317,58 @@ mod tests {
                 &mut crate::NoProbe,
             );
             assert_eq!(found, Some(i as usize));
+        }
+    }
+
+    /// A page whose fence key is `i64::MIN` (the unknown-fence sentinel) keeps neither a
+    /// fence nor block keys, and every lookup still finds the right slot, also after the
+    /// writer appends that page's fence slot again with another key.
+    #[test]
+    fn a_fence_of_i64_min_is_never_kept_and_never_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = pd_file::<E12>(dir.path().join("0.timeindex"), 12 * 2000);
+        // Page 1 starts at slot 341: give it the key i64::MIN (slots before it, lower
+        // still, would be impossible, so they are i64::MIN too: a corrupt but searchable
+        // index with equal keys).
+        let key = |i: usize| if i <= 341 { i64::MIN } else { i as i64 };
+        for i in 0..1500 {
+            index.append(&e12(key(i), i as i64)).unwrap();
+        }
+        let check = |key: &dyn Fn(usize) -> i64| {
+            let snap = index.snapshot().unwrap();
+            let d = snap.directory().unwrap();
+            assert_eq!(d.fence(1), None);
+            for i in 342..1500 {
+                let found = snap.search(
+                    key(i),
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut crate::NoProbe,
+                );
+                assert_eq!(found, Some(i), "key {}", key(i));
+            }
+            d.known_blocks(1)
+        };
+        assert_eq!(check(&key), None);
+        // Truncate below page 1's fence slot and append other keys: page 1 gets a fence
+        // and block keys again.
+        index.truncate_to_entries(300).unwrap();
+        let key2 = |i: usize| if i < 300 { i64::MIN } else { i as i64 };
+        for i in 300..1500 {
+            index.append(&e12(key2(i), i as i64)).unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert_eq!(d.fence(1), Some(341));
+        assert_eq!(d.known_blocks(1), Some(86));
+        for i in 300..1500 {
+            let found = snap.search(
+                key2(i),
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                &mut crate::NoProbe,
+            );
+            assert_eq!(found, Some(i));
         }
     }
 

@@ -138,7 +138,7 @@ impl Mapped {
         // Entries that divide the page never straddle one: the answer's line is the one
         // the search just read, and the mapping serves it faster than the directory.
         if d.page_size() != crate::directory::normalize_page_size(page_size)
-            || d.page_size() % E::SIZE == 0
+            || d.page_size().is_multiple_of(E::SIZE)
         {
             return None;
         }
@@ -437,7 +437,7 @@ impl<E: IndexEntry> IndexFile<E> {
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
     /// (default: Kafka's warm/cold with an 8192-byte warm section).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (284 bytes
+    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (268 bytes
     /// of memory per 4 KiB page of the mapped file with 8-byte entries, 372 with 12-byte
     /// entries, see [`Directory::bytes_per_page`]): installed here without reading any
     /// page (its fences and block keys start unknown and are filled in by the searches
