@@ -670,6 +670,8 @@ impl Directory {
             .and_then(|span| t.checked_mul((last + 1 - first) as u64).map(|x| x / span))
             .map_or(first, |k| first + k as usize);
         crate::sys::prefetch(&slots[guess.min(last)]);
+        // A block of 12-byte entries may cross into the next line.
+        crate::sys::prefetch(&slots[(guess + self.block_slots() - 1).min(last)]);
         let m = ((last - first) >> self.block_shift) + 1;
         if m > self.blocks_per_page {
             // Not for a range of this directory's mapping (cannot happen): no blocks.
