@@ -860,7 +860,7 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
         md,
         "Written by `bench-harness --report-dir` (seed {}, {}-byte pages, {}-byte warm section; \
          Linux {kernel}, {cores} cores). Strategies: `binary` (textbook binary search, Kafka before 2.1), \
-         `warm-cold` (Kafka 2.1+, KAFKA-6432), `page-directory` (fence pointers: one key per page in memory).\n",
+         `warm-cold` (Kafka 2.1+, KAFKA-6432), `page-directory` (fence pointers and block keys: one key per page and one per cache line of it, in memory).\n",
         cli.seed, cli.page_size, cli.warm_section_bytes
     );
     let _ = writeln!(

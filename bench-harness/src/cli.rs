@@ -427,7 +427,7 @@ impl RunOutcome {
         );
         let _ = writeln!(
             out,
-            "{}-byte warm section) and a page directory (one key per {}-byte page kept in memory).",
+            "{}-byte warm section) and a page directory (a key per {}-byte page and per cache line).",
             cfg.warm_section_bytes, cfg.page_size
         );
         let offset = self.synthetic.iter().find(|o| o.kind == IndexKind::Offset);
