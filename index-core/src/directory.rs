@@ -1191,6 +1191,16 @@ mod tests {
         check(&reopened, true);
     }
 
+    /// The largest lower bound of `target` in `snap`, by its strategy.
+    fn llb<E: IndexEntry>(snap: &crate::Snapshot<E>, target: i64) -> Option<usize> {
+        snap.search(
+            target,
+            SearchField::Key,
+            Bound::LargestLowerBound,
+            &mut crate::NoProbe,
+        )
+    }
+
     /// A read-write index of `bytes` bytes at `path`, searched with the page directory.
     fn pd_file<E: IndexEntry>(path: std::path::PathBuf, bytes: usize) -> IndexFile<E> {
         IndexFile::<E>::open(path, 0, Some(bytes), OpenMode::ReadWrite)
@@ -1312,12 +1322,7 @@ mod tests {
         assert_eq!(d.known_blocks(1), None);
         assert_eq!(d.known_blocks(0), Some(86));
         for i in 0..1000 {
-            let found = snap.search(
-                key(i),
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                &mut crate::NoProbe,
-            );
+            let found = llb(&snap, key(i));
             assert_eq!(found, Some(i as usize));
         }
     }
@@ -1341,12 +1346,7 @@ mod tests {
             let d = snap.directory().unwrap();
             assert_eq!(d.fence(1), None);
             for i in 342..1500 {
-                let found = snap.search(
-                    key(i),
-                    SearchField::Key,
-                    Bound::LargestLowerBound,
-                    &mut crate::NoProbe,
-                );
+                let found = llb(&snap, key(i));
                 assert_eq!(found, Some(i), "key {}", key(i));
             }
             d.known_blocks(1)
@@ -1364,12 +1364,7 @@ mod tests {
         assert_eq!(d.fence(1), Some(341));
         assert_eq!(d.known_blocks(1), Some(86));
         for i in 300..1500 {
-            let found = snap.search(
-                key2(i),
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                &mut crate::NoProbe,
-            );
+            let found = llb(&snap, key2(i));
             assert_eq!(found, Some(i));
         }
     }

@@ -7,46 +7,11 @@
 
 mod common;
 
-use index_core::codec::{I32Be, I64Be, IndexEntry};
+use common::{E12, E8};
+use index_core::codec::IndexEntry;
 use index_core::search::{kafka_search, search};
 use index_core::{Bound, IndexFile, NoProbe, OpenMode, SearchField, SearchStrategy};
 use proptest::prelude::*;
-
-/// 8 bytes like the offset index: key relative to the base offset, value absolute.
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct E8 {
-    k: I32Be,
-    v: I32Be,
-}
-impl IndexEntry for E8 {
-    const SIZE: usize = 8;
-    const KIND: &'static str = "e8 index";
-    fn key(&self, base: i64) -> i64 {
-        base + self.k.get() as i64
-    }
-    fn value(&self, _base: i64) -> i64 {
-        self.v.get() as i64
-    }
-}
-
-/// 12 bytes like the time index.
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct E12 {
-    k: I64Be,
-    v: I32Be,
-}
-impl IndexEntry for E12 {
-    const SIZE: usize = 12;
-    const KIND: &'static str = "e12 index";
-    fn key(&self, _base: i64) -> i64 {
-        self.k.get()
-    }
-    fn value(&self, base: i64) -> i64 {
-        base + self.v.get() as i64
-    }
-}
 
 const BASE: i64 = 1000;
 
@@ -156,17 +121,11 @@ fn check<E: IndexEntry>(
 }
 
 fn e8(k: i64, v: i64) -> E8 {
-    E8 {
-        k: I32Be::new((k - BASE) as i32),
-        v: I32Be::new(v as i32),
-    }
+    common::e8(BASE, k, v)
 }
 
 fn e12(k: i64, v: i64) -> E12 {
-    E12 {
-        k: I64Be::new(k),
-        v: I32Be::new((v - BASE) as i32),
-    }
+    common::e12(BASE, k, v)
 }
 
 proptest! {

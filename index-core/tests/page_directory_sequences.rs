@@ -11,49 +11,10 @@
 
 mod common;
 
-use bytemuck::{Pod, Zeroable};
-use index_core::codec::{I32Be, I64Be, IndexEntry};
+use common::{e12, e8};
+use index_core::codec::IndexEntry;
 use index_core::{Bound, IndexFile, NoProbe, OpenMode, SearchField, SearchStrategy};
 use proptest::prelude::*;
-
-/// A 12-byte entry like the time index's: an absolute i64 key and an i32 value.
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-#[repr(C)]
-struct E12 {
-    k: I64Be,
-    v: I32Be,
-}
-
-impl IndexEntry for E12 {
-    const SIZE: usize = 12;
-    const KIND: &'static str = "test 12";
-    fn key(&self, _base: i64) -> i64 {
-        self.k.get()
-    }
-    fn value(&self, _base: i64) -> i64 {
-        self.v.get() as i64
-    }
-}
-
-/// An 8-byte entry like the offset index's: a key relative to the base offset and an
-/// i32 value.
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-#[repr(C)]
-struct E8 {
-    k: I32Be,
-    v: I32Be,
-}
-
-impl IndexEntry for E8 {
-    const SIZE: usize = 8;
-    const KIND: &'static str = "test 8";
-    fn key(&self, base: i64) -> i64 {
-        base + self.k.get() as i64
-    }
-    fn value(&self, _base: i64) -> i64 {
-        self.v.get() as i64
-    }
-}
 
 /// One step of a sequence.
 #[derive(Clone, Debug)]
@@ -182,7 +143,7 @@ proptest! {
             prop_oneof![3 => 1u64..50, 1 => (1u64 << 31)..(1u64 << 34)], 1..64),
         ops in prop::collection::vec(op(), 1..14),
     ) {
-        run(|k, v| E12 { k: I64Be::new(k), v: I32Be::new(v as i32) }, 40, page_size, &gaps, &ops);
+        run(|k, v| e12(0, k, v), 40, page_size, &gaps, &ops);
     }
 
     #[test]
@@ -192,6 +153,6 @@ proptest! {
         ops in prop::collection::vec(op(), 1..14),
     ) {
         // Relative keys stay below i32::MAX: 4000 slots of gaps below 2^16.
-        run(|k, v| E8 { k: I32Be::new(k as i32), v: I32Be::new(v as i32) }, 16, page_size, &gaps, &ops);
+        run(|k, v| e8(0, k, v), 16, page_size, &gaps, &ops);
     }
 }
