@@ -259,3 +259,34 @@ fn lazy_fence_fill_vs_append() {
         assert_eq!(d.fence(1), Some(entry(2).key(0)));
     });
 }
+
+/// Lazy block keys: an index of 10 slots (five pages of two) written before the page
+/// directory was installed has no block keys. A reader's lookups into page 0 (not a tail
+/// page, so searched through its block keys) read page 0's block starts from the mapping
+/// and store them under the fill lock, while the appender appends slots 10 and 11 (a new
+/// page, whose fence and block keys it stores) and truncates back to 11 (moving its page
+/// down and bumping the truncation count under the same lock): every answer is right, and
+/// afterwards page 0's block keys are known.
+#[test]
+fn lazy_block_fill_vs_append_and_truncate() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(&dir, 12, SearchStrategy::default());
+        for i in 0..10 {
+            index.append(&entry(i)).unwrap();
+        }
+        let index = Arc::new(index.with_search_strategy(PD));
+        let reader = {
+            let index = index.clone();
+            thread::spawn(move || check_reader(&index, 10, 12))
+        };
+        index.append(&entry(10)).unwrap();
+        index.append(&entry(11)).unwrap();
+        index.truncate_to_entries(11).unwrap();
+        reader.join().unwrap();
+        check_reader(&index, 11, 11);
+        let snap = index.snapshot().unwrap();
+        let d = snap.directory().unwrap();
+        assert_eq!(d.known_blocks(0), Some(2));
+    });
+}
