@@ -260,15 +260,11 @@ impl Directory {
         // A page's slot range holds at most ceil(page_size / E::SIZE) slots, and no more
         // than the mapping's (a page larger than the mapping must not size the rows).
         let span = page_size.min(mapped_bytes.max(1));
-        let blocks_per_page = if page_size >= 2 * E::SIZE {
-            span.div_ceil(E::SIZE).div_ceil(1 << block_shift)
+        let blocks = span.div_ceil(E::SIZE).div_ceil(1 << block_shift);
+        let blocks_per_page = if page_size >= 2 * E::SIZE && blocks <= MAX_BLOCKS_PER_PAGE {
+            blocks
         } else {
             0
-        };
-        let blocks_per_page = if blocks_per_page > MAX_BLOCKS_PER_PAGE {
-            0
-        } else {
-            blocks_per_page
         };
         let fence_entry_pages =
             if !page_size.is_multiple_of(E::SIZE) && E::SIZE <= MAX_FENCE_ENTRY_BYTES {
@@ -340,16 +336,14 @@ impl Directory {
         8 + fence_entry + 4 + 4 * self.blocks_per_page
     }
 
-    /// Stores `entry` as the fence entry of `page` (nothing for entries larger than
-    /// [`MAX_FENCE_ENTRY_BYTES`]).
+    /// Stores `entry` as the fence entry of `page` (nothing when the directory keeps no
+    /// fence entries: entries larger than [`MAX_FENCE_ENTRY_BYTES`], or that never
+    /// straddle a page).
     #[inline]
     fn store_entry<E: IndexEntry>(&self, page: usize, entry: &E) {
         let Some([lo, hi]) = self.fence_entries.get(page) else {
             return;
         };
-        if E::SIZE > MAX_FENCE_ENTRY_BYTES {
-            return;
-        }
         let mut buf = [0u8; MAX_FENCE_ENTRY_BYTES];
         buf[..E::SIZE].copy_from_slice(bytemuck::bytes_of(entry));
         lo.store(word(&buf[..8]), Ordering::Relaxed);
@@ -367,10 +361,13 @@ impl Directory {
     /// that slot is the fence slot of a fenced page whose fence is known (else `None`:
     /// read it from the mapping). A lookup whose answer is a fence slot (with 12-byte
     /// entries, the only answers that straddle a page boundary) thus reads no page for its
-    /// answer. Meaningful only for a count `entries` loaded with `Acquire`.
+    /// answer. Always `None` when the directory keeps no fence entries (entries larger
+    /// than [`MAX_FENCE_ENTRY_BYTES`], or whose size divides the page size, which never
+    /// straddle a page: their answer's line is the one the search just read). Meaningful
+    /// only for a count `entries` loaded with `Acquire`.
     #[inline]
     pub fn fence_entry<E: IndexEntry>(&self, slot: usize, entries: usize) -> Option<E> {
-        if E::SIZE > MAX_FENCE_ENTRY_BYTES || slot >= entries {
+        if self.fence_entries.is_empty() || slot >= entries {
             return None;
         }
         // The first page starting at or after the slot's first byte; the slot is its
@@ -712,8 +709,8 @@ impl Directory {
     }
 
     /// The cold path of [`block_range`](Self::block_range): a reader stores the first
-    /// `m` block keys of `page` from `slots` (its used slots; `m` blocks of the page lie
-    /// below them), if it gets the fill lock without waiting and the writer no longer
+    /// `m <= blocks_per_page` block keys of `page` from `slots` (its used slots; `m`
+    /// blocks of the page lie below them), if it gets the fill lock without waiting and the writer no longer
     /// appends into the page. Returns whether the `m` keys are known now.
     #[cold]
     #[inline(never)]
@@ -733,7 +730,7 @@ impl Directory {
             return false;
         }
         let fence = self.fences[page].load(OBSERVE);
-        if fence == UNKNOWN_FENCE || m > MAX_BLOCKS_PER_PAGE {
+        if fence == UNKNOWN_FENCE {
             return false;
         }
         // Read the page's block starts without the lock (a cold page may fault in: the

@@ -135,11 +135,7 @@ impl Mapped {
         let (SearchStrategy::PageDirectory { page_size }, Some(d)) = (strategy, &self.dir) else {
             return None;
         };
-        // Entries that divide the page never straddle one: the answer's line is the one
-        // the search just read, and the mapping serves it faster than the directory.
-        if d.page_size() != crate::directory::normalize_page_size(page_size)
-            || d.page_size().is_multiple_of(E::SIZE)
-        {
+        if d.page_size() != crate::directory::normalize_page_size(page_size) {
             return None;
         }
         d.fence_entry(slot, entries)

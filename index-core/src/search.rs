@@ -41,8 +41,8 @@ pub enum SearchStrategy {
         warm_section_bytes: usize,
     },
     /// Fence pointers: the index keeps in memory the key of the first slot overlapping
-    /// each page of `page_size` bytes, that slot's entry, and a block key per cache line
-    /// of the page (268 bytes per 4 KiB page of 8-byte entries, 372 of 12-byte entries,
+    /// each page of `page_size` bytes, that slot's entry (for entries that can straddle a
+    /// page), and a block key per cache line of the page (268 bytes per 4 KiB page of 8-byte entries, 372 of 12-byte entries,
     /// see [`crate::directory`]). A **key** search finds the page and then the block in
     /// memory, and bisects only the slots of that block (one cache line of 8-byte
     /// entries, at most two of 12-byte entries), so every lookup, hot or cold, reads
