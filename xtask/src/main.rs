@@ -69,6 +69,13 @@ fn main() {
 
 type Res = Result<(), String>;
 
+/// Whether this run is CI's: `CI=true` or `CI=1`, the same rule for every step (the Kafka
+/// step and the field-data tests included), so that a missing tool fails CI rather than
+/// skipping.
+pub(crate) fn is_ci() -> bool {
+    env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -101,7 +108,7 @@ fn ci() -> Res {
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/kafka-data"));
     if !field.is_dir() {
-        let ci = env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let ci = is_ci();
         eprintln!(
             "note: the field data {} is missing: its tests {}",
             field.display(),
@@ -121,6 +128,8 @@ fn ci() -> Res {
     examples()?;
     loom()?;
     kafka::run(&[])?;
+    // Every sabotage must make the scenario it targets fail (the oracle can fail).
+    kafka::run(&["--sabotage".to_string(), "all".to_string()])?;
     fuzz::fuzz(&["--smoke".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();

@@ -44,6 +44,13 @@ pub struct Jvm {
     pub client_log4j: PathBuf,
 }
 
+/// What a JVM run printed: both streams, whole.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+}
+
 /// A running JVM in its own process group. Dropping it kills the group and reaps it.
 pub struct Proc {
     child: Option<Child>,
@@ -161,7 +168,21 @@ impl Jvm {
 
     /// Runs a helper or tool main class to completion; returns its stdout. A non-zero exit
     /// or a run longer than `timeout` is an error carrying stderr.
+    ///
+    /// Stderr is dropped on success: use [`Jvm::run_full`] for a tool that reports its
+    /// findings there (Kafka's `DumpLogSegments` prints every mismatch to stderr and exits 0).
     pub fn run(&self, main: &str, args: &[String], timeout: Duration) -> Result<String, String> {
+        self.run_full(main, args, timeout).map(|o| o.stdout)
+    }
+
+    /// Runs a helper or tool main class to completion; returns both of its streams. A
+    /// non-zero exit or a run longer than `timeout` is an error carrying both tails.
+    pub fn run_full(
+        &self,
+        main: &str,
+        args: &[String],
+        timeout: Duration,
+    ) -> Result<Output, String> {
         let mut c = self.command("256m", &self.client_log4j, main);
         c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
         let child = c.spawn().map_err(|e| format!("cannot start java: {e}"))?;
@@ -184,7 +205,10 @@ impl Jvm {
         let out = t_out.join().unwrap_or_default();
         let err = t_err.join().unwrap_or_default();
         match status {
-            Ok(s) if s.success() => Ok(out),
+            Ok(s) if s.success() => Ok(Output {
+                stdout: out,
+                stderr: err,
+            }),
             Ok(s) => Err(format!(
                 "{main} {} exited with {s}:\n{}{}",
                 args.join(" "),

@@ -26,14 +26,76 @@ use std::time::Instant;
 use broker::Jvm;
 
 const USAGE: &str = "\
-usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--write-fixtures] [--keep]
+usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
+                         [--keep] [--sabotage NAME|all]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k2, k1-crash)
   --scale N          workload size factor (default 3)
+  --seed N           the seed of the randomised scenarios (k3, k1-crash); default: a new
+                     one per run, printed, so that a failure can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/
   --keep             keep the scratch directory (printed) for inspection
+  --sabotage NAME    damage our side on purpose and run the scenario it targets, which
+                     must fail (the check can fail); `all` runs every sabotage in turn and
+                     prints `sabotage: N of N caught`. Names:
+                       k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
+                       k1-timestamp, k1-crash-torn, k3-late-slot
 ";
+
+/// A deliberate damage to our side of one scenario. A run with it must make that scenario
+/// fail, with a failure that names what the damage breaks (one of `expect`), or the
+/// scenario's check is one that cannot fail.
+pub struct Sabotage {
+    pub name: &'static str,
+    /// The scenario it targets (a name of [`SCENARIOS`]).
+    pub scenario: &'static str,
+    /// What is damaged.
+    pub what: &'static str,
+    /// The failure must contain one of these (so an unrelated failure is not "caught").
+    pub expect: &'static [&'static str],
+}
+
+/// Every sabotage `--sabotage all` runs.
+pub const SABOTAGES: &[Sabotage] = &[
+    Sabotage {
+        name: "k2-index-position",
+        scenario: "k2",
+        what:
+            "one .index entry of the files handed to the broker points at a wrong physical position",
+        expect: &["Mismatches in", "index"],
+    },
+    Sabotage {
+        name: "k2-txnindex-drop",
+        scenario: "k2",
+        what: "one aborted-transaction entry dropped from a .txnindex handed to the broker",
+        expect: &["read_committed", "txnindex"],
+    },
+    Sabotage {
+        name: "k2-trailing-garbage",
+        scenario: "k2",
+        what: "garbage bytes after the last batch of a .log handed to the broker",
+        expect: &["invalid bytes", "trailing"],
+    },
+    Sabotage {
+        name: "k1-timestamp",
+        scenario: "k1",
+        what: "our offset_for_timestamp answers one offset past the right one",
+        expect: &["offset_for_timestamp"],
+    },
+    Sabotage {
+        name: "k1-crash-torn",
+        scenario: "k1-crash",
+        what: "our recovery keeps one torn batch at the end of the crashed .log",
+        expect: &["torn", ".log"],
+    },
+    Sabotage {
+        name: "k3-late-slot",
+        scenario: "k3",
+        what: "our offset index writes one entry one slot late",
+        expect: &["differ", "byte"],
+    },
+];
 
 /// Shared state of a run.
 pub struct Ctx {
@@ -41,6 +103,17 @@ pub struct Ctx {
     pub scratch: PathBuf,
     pub scale: u32,
     pub write_fixtures: bool,
+    /// The seed of the randomised scenarios (printed at the start of the run).
+    pub seed: u64,
+    /// The sabotage of this run, if any (its scenario alone runs).
+    pub sabotage: Option<&'static Sabotage>,
+}
+
+impl Ctx {
+    /// Whether the sabotage `name` is on: the scenario then damages its side on purpose.
+    pub fn sabotaged(&self, name: &str) -> bool {
+        self.sabotage.is_some_and(|s| s.name == name)
+    }
 }
 
 /// Workspace root.
@@ -172,8 +245,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut only: Option<Vec<String>> = None;
     let mut scale = 3u32;
+    let mut seed: Option<u64> = None;
     let mut write_fixtures = false;
     let mut keep = false;
+    let mut sabotage: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -190,7 +265,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 scale = it
                     .next()
                     .and_then(|s| s.parse().ok())
-                    .ok_or("--scale needs a number")?
+                    .filter(|&s| s > 0)
+                    .ok_or("--scale needs a positive number")?
+            }
+            "--seed" => {
+                seed = Some(
+                    it.next()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or("--seed needs a number")?,
+                )
+            }
+            "--sabotage" => {
+                sabotage = Some(it.next().ok_or("--sabotage needs a name or `all`")?.clone())
             }
             "--write-fixtures" => write_fixtures = true,
             "--keep" => keep = true,
@@ -201,7 +287,40 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    if let Some(o) = &only {
+        for name in o {
+            if !SCENARIOS.iter().any(|(n, _)| n == name) {
+                let known: Vec<&str> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "--only: no scenario `{name}` (there are: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    let sabotages: Vec<&'static Sabotage> = match sabotage.as_deref() {
+        None => Vec::new(),
+        Some("all") => SABOTAGES.iter().collect(),
+        Some(name) => vec![SABOTAGES.iter().find(|s| s.name == name).ok_or_else(|| {
+            let known: Vec<&str> = SABOTAGES.iter().map(|s| s.name).collect();
+            format!(
+                "--sabotage: no sabotage `{name}` (there are: all, {})",
+                known.join(", ")
+            )
+        })?],
+    };
+    if !sabotages.is_empty() && (only.is_some() || write_fixtures) {
+        return Err(
+            "--sabotage runs its own scenario: it goes with neither --only nor --write-fixtures"
+                .into(),
+        );
+    }
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let ci = super::is_ci();
     for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
         if !have(tool, arg) {
             let msg = format!("kafka: `{tool}` is not installed (needed: a JDK 17+ and Maven)");
@@ -219,12 +338,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .prefix("run-")
         .tempdir_in(&scratch_root)
         .map_err(|e| e.to_string())?;
-    let ctx = Ctx {
+    eprintln!("kafka: seed {seed} (replay with --seed {seed})");
+    let mut ctx = Ctx {
         jvm,
         scratch: scratch.path().to_path_buf(),
         scale,
         write_fixtures,
+        seed,
+        sabotage: None,
     };
+    if !sabotages.is_empty() {
+        let r = run_sabotages(&mut ctx, &sabotages);
+        if keep {
+            let p = scratch.keep();
+            eprintln!("kafka: scratch kept in {}", p.display());
+        }
+        return r;
+    }
     let start = Instant::now();
     let (mut passed, mut failed) = (0, 0);
     for (name, f) in SCENARIOS {
@@ -258,6 +388,68 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Err(format!("{failed} Kafka scenario(s) failed"))
     } else {
         Ok(())
+    }
+}
+
+/// Runs each sabotage's scenario with the sabotage on, in a scratch directory of its own;
+/// each must fail with a failure that names what was damaged.
+fn run_sabotages(ctx: &mut Ctx, sabotages: &[&'static Sabotage]) -> Result<(), String> {
+    let root = ctx.scratch.clone();
+    let mut caught = 0;
+    let mut missed = Vec::new();
+    for s in sabotages {
+        let (_, f) = SCENARIOS
+            .iter()
+            .find(|(n, _)| *n == s.scenario)
+            .ok_or_else(|| format!("sabotage {}: no scenario {}", s.name, s.scenario))?;
+        ctx.scratch = root.join(format!("sabotage-{}", s.name));
+        std::fs::create_dir_all(&ctx.scratch).map_err(|e| e.to_string())?;
+        ctx.sabotage = Some(s);
+        let t = Instant::now();
+        let r = f(ctx);
+        let secs = t.elapsed().as_secs_f64();
+        match r {
+            Err(e) if s.expect.iter().any(|x| e.contains(x)) => {
+                caught += 1;
+                let why = e
+                    .lines()
+                    .find(|l| s.expect.iter().any(|x| l.contains(x)))
+                    .unwrap_or("")
+                    .trim();
+                let why: String = why.chars().take(240).collect();
+                println!(
+                    "sabotage {}: caught by {} ({secs:.1} s): {why}",
+                    s.name, s.scenario
+                );
+            }
+            Err(e) => {
+                let first: String = e.lines().next().unwrap_or("").chars().take(300).collect();
+                println!(
+                    "sabotage {}: NOT caught: {} failed ({secs:.1} s), but not for the damage ({}): {first}",
+                    s.name, s.scenario, s.what
+                );
+                missed.push(s.name);
+            }
+            Ok(line) => {
+                println!(
+                    "sabotage {}: NOT caught: {} passed ({secs:.1} s) with {}: {line}",
+                    s.name, s.scenario, s.what
+                );
+                missed.push(s.name);
+            }
+        }
+    }
+    ctx.scratch = root;
+    ctx.sabotage = None;
+    println!("sabotage: {caught} of {} caught", sabotages.len());
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} sabotage(s) not caught: {}",
+            missed.len(),
+            missed.join(", ")
+        ))
     }
 }
 
