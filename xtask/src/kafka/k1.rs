@@ -81,6 +81,73 @@ pub struct Tally {
     pub markers: usize,
     /// Justified differences (each with its reason).
     pub notes: Vec<String>,
+    /// What each workload topic's partition held, for the coverage check.
+    pub per_topic: BTreeMap<String, Coverage>,
+}
+
+/// What one compared workload partition held.
+#[derive(Default, Debug, Clone)]
+pub struct Coverage {
+    /// Data records (control records not counted).
+    pub records: usize,
+    pub segments: usize,
+    pub markers: usize,
+    pub codecs: std::collections::BTreeSet<u8>,
+}
+
+/// What the K1 workload (`Workload.produce`) writes per topic at `scale`: (topic, data
+/// records, codec ids, transaction markers at least, segments at least). The record counts
+/// are the workload's own (at least: a plain producer's retry can duplicate a batch).
+pub fn expected_coverage(scale: u32) -> Vec<(&'static str, usize, Vec<u8>, usize, usize)> {
+    let s = scale as usize;
+    vec![
+        ("codecs", 5 * 120 * 4 * s, vec![0, 1, 2, 3, 4], 0, 2 * s),
+        // 6·scale rounds of 130 records, two roll-spanning transactions of 505, then 50.
+        (
+            "txn",
+            130 * 6 * s + 2 * 505 + 50,
+            vec![2, 3, 4],
+            12 * s + 4,
+            3 * s,
+        ),
+        ("appendtime", 150 * 3 * s, vec![0, 1], 0, s),
+    ]
+}
+
+/// Checks the per-topic coverage of a K1 run against [`expected_coverage`]; the failures.
+pub fn coverage_failures(tally: &Tally, scale: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for (topic, records, codecs, markers, segments) in expected_coverage(scale) {
+        let name = format!("{topic}-0");
+        let Some(c) = tally.per_topic.get(&name) else {
+            out.push(format!("coverage: {name} was not compared"));
+            continue;
+        };
+        let want: std::collections::BTreeSet<u8> = codecs.into_iter().collect();
+        if c.records < records || c.codecs != want || c.markers < markers || c.segments < segments {
+            out.push(format!(
+                "coverage: {name} holds {} records, codecs {:?}, {} markers, {} segments; the workload writes at least {records} records, codecs {want:?}, {markers} markers, {segments} segments",
+                c.records, c.codecs, c.markers, c.segments
+            ));
+        }
+    }
+    out
+}
+
+impl Tally {
+    /// The coverage figures per topic, for the scenario line.
+    pub fn coverage_line(&self) -> String {
+        self.per_topic
+            .iter()
+            .map(|(t, c)| {
+                format!(
+                    "{t}: {} records, {} segments, {} markers, codecs {:?}",
+                    c.records, c.segments, c.markers, c.codecs
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 impl Tally {
@@ -156,7 +223,9 @@ pub fn check(
     answers: &[PartitionAnswers],
     scratch: &Path,
     tally: &mut Tally,
+    off_by_one: bool,
 ) -> Result<(), String> {
+    let mut compared = std::collections::BTreeSet::new();
     let by_dir: BTreeMap<String, &PartitionAnswers> = answers
         .iter()
         .map(|a| (format!("{}-{}", a.topic, a.partition), a))
@@ -202,9 +271,29 @@ pub fn check(
             continue; // no client answers for the metadata log
         }
         let Some(a) = by_dir.get(&name) else {
+            if !name.starts_with("__") {
+                tally.diffs.push(format!(
+                    "{name}: a workload partition the broker gave no answers for"
+                ));
+            }
             continue;
         };
-        compare(&name, &log, &batches, a, tally)?;
+        let cov = tally.per_topic.entry(name.clone()).or_default();
+        cov.segments += ours::log_files(&dir)?.len();
+        for b in &batches {
+            cov.records += if b.control { 0 } else { b.records.len() };
+            cov.markers += usize::from(b.marker.is_some());
+            if !b.control {
+                cov.codecs.insert(b.compression);
+            }
+        }
+        compare_with(&name, &log, &batches, a, tally, off_by_one)?;
+        compared.insert(name);
+    }
+    for name in by_dir.keys().filter(|n| !compared.contains(*n)) {
+        tally.diffs.push(format!(
+            "{name}: the broker answered for it, but it has no partition directory to compare"
+        ));
     }
     Ok(())
 }
@@ -216,6 +305,19 @@ pub fn compare(
     batches: &[ours::Batch],
     a: &PartitionAnswers,
     tally: &mut Tally,
+) -> Result<(), String> {
+    compare_with(name, log, batches, a, tally, false)
+}
+
+/// [`compare`], with the `k1-timestamp` sabotage: `off_by_one` makes our
+/// `offset_for_timestamp` answers one offset too high.
+fn compare_with(
+    name: &str,
+    log: &segment::Log,
+    batches: &[ours::Batch],
+    a: &PartitionAnswers,
+    tally: &mut Tally,
+    off_by_one: bool,
 ) -> Result<(), String> {
     let mut d = Vec::new();
     if log.log_start_offset() != a.earliest {
@@ -301,7 +403,7 @@ pub fn compare(
         let got = log
             .offset_for_timestamp(target)
             .map_err(|e| format!("{name}: offset_for_timestamp({target}): {e}"))?
-            .map(|t| (t.offset, t.timestamp))
+            .map(|t| (t.offset + i64::from(off_by_one), t.timestamp))
             .unwrap_or((-1, -1));
         if got != (offset, ts) {
             wrong += 1;

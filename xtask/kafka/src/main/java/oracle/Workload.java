@@ -59,7 +59,11 @@ final class Workload {
                 "message.timestamp.type", tsType,
                 "message.timestamp.before.max.ms", Long.toString(Long.MAX_VALUE),
                 "message.timestamp.after.max.ms", Long.toString(Long.MAX_VALUE),
-                "compression.type", "producer");
+                "compression.type", "producer",
+                // No retention: the CreateTime stamps are far in the past, and Kafka's 7-day
+                // default would delete the partitions 30 s after start-up.
+                "retention.ms", "-1",
+                "retention.bytes", "-1");
     }
 
     static final String WORDS = "kafka segment index offset time transaction batch record roll recover "
