@@ -108,7 +108,7 @@ pub fn expected_coverage(scale: u32) -> Vec<(&'static str, usize, Vec<u8>, usize
             130 * 6 * s + 2 * 505 + 50,
             vec![2, 3, 4],
             12 * s + 4,
-            3 * s,
+            2 * s,
         ),
         ("appendtime", 150 * 3 * s, vec![0, 1], 0, s),
     ]

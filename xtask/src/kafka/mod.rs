@@ -409,10 +409,13 @@ fn run_sabotages(ctx: &mut Ctx, sabotages: &[&'static Sabotage]) -> Result<(), S
         let r = f(ctx);
         let secs = t.elapsed().as_secs_f64();
         match r {
-            Err(e) if s.expect.iter().any(|x| e.contains(x)) => {
+            // The first line is the scenario's summary: the damage must be named in a
+            // finding below it, so a summary's own words never count as a catch.
+            Err(e) if e.lines().skip(1).any(|l| s.expect.iter().any(|x| l.contains(x))) => {
                 caught += 1;
                 let why = e
                     .lines()
+                    .skip(1)
                     .find(|l| s.expect.iter().any(|x| l.contains(x)))
                     .unwrap_or("")
                     .trim();
