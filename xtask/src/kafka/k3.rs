@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use index_offset::{OffsetIndex, OffsetPosition};
+use index_offset::{OffsetIndex, OffsetPosition, RawOffsetEntry};
 use index_time::TimeIndex;
 use index_txn::{AbortedTxn, TransactionIndex};
 use rand::rngs::StdRng;
@@ -233,6 +233,26 @@ impl Live {
             }
             (op, _) => Err(format!("{op:?} on a {} index", self.kind.name())),
         }
+    }
+
+    /// The sabotage `k3-late-slot`: the last offset-index entry moves one slot late (the
+    /// slot it belongs in is left zero). Returns whether it could be done (an offset index
+    /// with an entry and a free slot).
+    fn late_slot(&mut self) -> Result<bool, String> {
+        let Idx::Offset(i) = self.idx() else {
+            return Ok(false);
+        };
+        let f = i.index_file();
+        let n = f.entries();
+        if n == 0 || n >= f.max_entries() {
+            return Ok(false);
+        }
+        let last = f.entry(n - 1).map_err(e("entry"))?;
+        f.truncate_to_entries(n - 1)
+            .map_err(e("truncate_to_entries"))?;
+        f.append(&RawOffsetEntry::new(0, 0)).map_err(e("append"))?;
+        f.append(&last).map_err(e("append"))?;
+        Ok(true)
     }
 
     /// Closes as a segment does: trimmed to the used bytes.
@@ -668,13 +688,16 @@ fn bytemuck_bytes(t: &AbortedTxn) -> Vec<u8> {
     v
 }
 
-/// Applies the history with our crates.
-fn write_ours(c: &Case, path: &Path) -> Result<(), String> {
+/// Applies the history with our crates; with `late_slot` (the sabotage `k3-late-slot`),
+/// damages the result if it can and says whether it did.
+fn write_ours(c: &Case, path: &Path, late_slot: bool) -> Result<bool, String> {
     let mut live = Live::open(c.kind, c.base, c.max_size, path)?;
     for op in &c.ops {
         live.apply(op)?;
     }
-    live.close()
+    let damaged = late_slot && live.late_slot()?;
+    live.close()?;
+    Ok(damaged)
 }
 
 /// Our answers on `path`, in the helper's line format (without the `ID SIDE` prefix).
@@ -843,6 +866,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     cases.extend(deviation_cases(&mut rng));
+    // The sabotage damages the first case it can (an offset index with a free slot).
+    let mut late_slot = ctx.sabotaged("k3-late-slot");
     let ext = |k: Kind| match k {
         Kind::Offset => "index",
         Kind::Time => "timeindex",
@@ -860,10 +885,18 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
                 input.push_str(&case_text(c, &ours, None));
             }
             None => {
-                if let Err(err) = write_ours(c, &ours) {
-                    diffs.push(format!("{}: our history failed: {err}", c.id));
-                    paths.push(None);
-                    continue;
+                match write_ours(c, &ours, late_slot) {
+                    Ok(damaged) => {
+                        if damaged {
+                            eprintln!("kafka k3: sabotage k3-late-slot: {} damaged", c.id);
+                            late_slot = false;
+                        }
+                    }
+                    Err(err) => {
+                        diffs.push(format!("{}: our history failed: {err}", c.id));
+                        paths.push(None);
+                        continue;
+                    }
                 }
                 input.push_str(&case_text(c, &ours, Some(&kafka)));
             }
@@ -926,7 +959,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
                 ));
             } else {
                 diffs.push(format!(
-                    "{}: the documented deviation is not exactly the difference: kafka {:?} ours {:?}",
+                    "{}: not exactly the documented deviation: kafka {:?} ours {:?}",
                     c.id,
                     &k_on_ours[..2.min(k_on_ours.len())],
                     &ours_on_ours[..2.min(ours_on_ours.len())]
@@ -952,12 +985,25 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         let a = std::fs::read(ours_path).unwrap_or_default();
         let b = std::fs::read(kafka_path).unwrap_or_default();
         if a != b {
-            let first = a.iter().zip(&b).position(|(x, y)| x != y);
+            // The first differing byte (or the shorter length), and the entry there.
+            let at = a
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
+            let entry = c.kind.entry_size();
+            let slot = at / entry;
+            let bytes = |f: &[u8]| {
+                let r = (slot * entry).min(f.len())..((slot + 1) * entry).min(f.len());
+                format!("{:02x?}", &f[r])
+            };
             diffs.push(format!(
-                "{}: files differ: ours {} bytes, Kafka's {} bytes, first difference at {first:?}",
+                "{}: files differ: ours {} bytes, Kafka's {} bytes, first difference at byte {at} (slot {slot}: ours {}, Kafka's {})",
                 c.id,
                 a.len(),
-                b.len()
+                b.len(),
+                bytes(&a),
+                bytes(&b)
             ));
         }
         let ours_on_kafka = answer_ours(c, kafka_path)?;
@@ -986,6 +1032,9 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     for d in &deviations {
         eprintln!("kafka k3: deviation checked: {d}");
     }
+    if late_slot {
+        diffs.push("sabotage k3-late-slot: no case had an offset index to damage".into());
+    }
     let missing = cov.missing();
     if !missing.is_empty() {
         diffs.push(format!(
@@ -994,7 +1043,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         ));
     }
     let line = format!(
-        "seed {seed}: {} cases ({} files, {} entries; {} appends after truncate, {} after reopen, {} after resize, {} untrimmed reopens with {} appends after them), {} answers compared, {} byte comparisons, {} documented deviations checked, {} differences",
+        "seed {seed}: {} cases ({} files, {} entries; {} appends after truncate, {} after reopen, {} after resize, {} untrimmed reopens with {} appends after them), {} answers compared, {} pairs of files compared whole, {} documented deviations checked, {} mismatches",
         cases.len(),
         files,
         entries,
