@@ -26,7 +26,9 @@ import org.apache.kafka.storage.internals.log.TxnIndexSearchResult;
  * case ID KIND BASE MAX_SIZE OURS_PATH KAFKA_PATH|-      (KIND: offset, time, txn)
  * op append A B [C D]       offset: offset position; time: timestamp offset;
  *                           txn: producerId firstOffset lastOffset lastStableOffset
- * op truncate_to X | op resize N | op reopen
+ * op truncate_to X | op truncate_to_entries N | op resize N
+ * op reopen                 a clean close (trimmed, as a segment closes) and a reopen
+ * op reopen_untrimmed       a close without the trim (Kafka 4.4's close) and a reopen
  * q lookup T | q upper POSITION SIZE | q collect FETCH UPPER
  * end
  * </pre>
@@ -81,8 +83,13 @@ final class IndexOracle {
                         case "append" -> idx.append(Long.parseLong(op[2]), Integer.parseInt(op[3]));
                         case "truncate_to" -> idx.truncateTo(Long.parseLong(op[2]));
                         case "resize" -> idx.resize(Integer.parseInt(op[2]));
+                        case "truncate_to_entries" -> truncateToEntries(idx, Integer.parseInt(op[2]));
                         case "reopen" -> {
                             closeTrimmed(idx);
+                            idx = new OffsetIndex(f, c.base(), c.maxSize(), true);
+                        }
+                        case "reopen_untrimmed" -> {
+                            closeUntrimmed(idx, f);
                             idx = new OffsetIndex(f, c.base(), c.maxSize(), true);
                         }
                         default -> throw new IllegalArgumentException(op[1]);
@@ -97,8 +104,13 @@ final class IndexOracle {
                         case "append" -> idx.maybeAppend(Long.parseLong(op[2]), Long.parseLong(op[3]), false);
                         case "truncate_to" -> idx.truncateTo(Long.parseLong(op[2]));
                         case "resize" -> idx.resize(Integer.parseInt(op[2]));
+                        case "truncate_to_entries" -> truncateToEntries(idx, Integer.parseInt(op[2]));
                         case "reopen" -> {
                             closeTrimmed(idx);
+                            idx = new TimeIndex(f, c.base(), c.maxSize(), true);
+                        }
+                        case "reopen_untrimmed" -> {
+                            closeUntrimmed(idx, f);
                             idx = new TimeIndex(f, c.base(), c.maxSize(), true);
                         }
                         default -> throw new IllegalArgumentException(op[1]);
@@ -135,6 +147,30 @@ final class IndexOracle {
     static void closeTrimmed(org.apache.kafka.storage.internals.log.AbstractIndex idx) throws Exception {
         idx.trimToValidSize();
         idx.close();
+    }
+
+    /**
+     * Closes without the trim: Kafka 4.4's {@code AbstractIndex.close()} only unmaps. The
+     * file must keep its length (should a Kafka version trim here, the case says so).
+     */
+    static void closeUntrimmed(org.apache.kafka.storage.internals.log.AbstractIndex idx, File f) throws Exception {
+        long before = f.length();
+        idx.close();
+        if (f.length() != before) {
+            throw new IllegalStateException("close() trimmed " + f + " from " + before + " to " + f.length()
+                    + " bytes: no untrimmed close");
+        }
+    }
+
+    /** Kafka's {@code truncateToEntries(int)}, private in OffsetIndex and TimeIndex. */
+    static void truncateToEntries(org.apache.kafka.storage.internals.log.AbstractIndex idx, int n) throws Exception {
+        java.lang.reflect.Method m = idx.getClass().getDeclaredMethod("truncateToEntries", int.class);
+        m.setAccessible(true);
+        try {
+            m.invoke(idx, n);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw (e.getCause() instanceof Exception x) ? x : e;
+        }
     }
 
     static String sanity(Runnable check) {
