@@ -278,8 +278,11 @@ fn kafka_bisect<E: IndexEntry, P: Probe>(
 /// including the slot-0 quirk of the smallest upper bound; the slots read are Kafka's
 /// range, so the pages touched stay within the same bounds (warm/cold: the warm section
 /// and the slot before it). On keys that are not strictly increasing (a corrupt index,
-/// which the segment layer rebuilds on load) the answer can be another slot than
-/// Kafka's: with equal keys, Kafka returns whichever equal slot its bisection meets
+/// which the segment layer rebuilds on load, or an index reopened at its preallocated size
+/// after a crash, whose zero slots read as entries `(base offset, 0)` that Kafka's
+/// `sanityCheck` of an offset index accepts) the answer can be another slot than Kafka's,
+/// which stops at the first exact match its bisection meets; it is still a slot of the
+/// index whose key is `<= target` (largest lower bound). With equal keys, Kafka returns whichever equal slot its bisection meets
 /// first, this search the **last** one `<= target` (largest lower bound) or the slot
 /// after the last one `< target` (smallest upper bound); the key found is the same.
 ///

@@ -411,7 +411,11 @@ fn run_sabotages(ctx: &mut Ctx, sabotages: &[&'static Sabotage]) -> Result<(), S
         match r {
             // The first line is the scenario's summary: the damage must be named in a
             // finding below it, so a summary's own words never count as a catch.
-            Err(e) if e.lines().skip(1).any(|l| s.expect.iter().any(|x| l.contains(x))) => {
+            Err(e)
+                if e.lines()
+                    .skip(1)
+                    .any(|l| s.expect.iter().any(|x| l.contains(x))) =>
+            {
                 caught += 1;
                 let why = e
                     .lines()
