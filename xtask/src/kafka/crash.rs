@@ -312,14 +312,9 @@ fn one_kill(
     fixture_written: &mut bool,
 ) -> Result<(), String> {
     let home = ctx.scratch.join(format!("crash-{kill}"));
-    // Kill 0 keeps the default retention, which deletes every `codecs` segment before the
-    // kill (its CreateTime timestamps are from 2025): a partition of `.deleted` files and
-    // a log start offset above 0. The other kills keep every segment, so that `codecs`
-    // (all five codecs) has batches to tear.
-    let mut props = CRASH_PROPS.to_vec();
-    if kill > 0 {
-        props.push("log.retention.ms=-1");
-    }
+    // The workload's topics set retention.ms=-1 (Workload.topicConfig), so every kill keeps
+    // every segment, and `codecs` (all five codecs) has batches to tear.
+    let props = CRASH_PROPS.to_vec();
     let mut broker = Broker::create(&ctx.jvm, &home, &props)?;
     broker.start()?;
     let started = Instant::now();
