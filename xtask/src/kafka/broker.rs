@@ -16,8 +16,19 @@ use std::time::{Duration, Instant};
 /// Process groups of the live children (killed by the Ctrl-C handler).
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// Installs the Ctrl-C handler (once): kill every registered process group, then exit 130.
+/// Whether the Ctrl-C handler is installed (`cargo xtask ci` runs the Kafka step twice in
+/// one process: the scenarios, then the sabotages).
+static CTRLC: std::sync::Once = std::sync::Once::new();
+
+/// Installs the Ctrl-C handler (once per process, however often it is called): kill every
+/// registered process group, then exit 130.
 pub fn install_ctrlc() -> Result<(), String> {
+    let mut result = Ok(());
+    CTRLC.call_once(|| result = set_ctrlc());
+    result
+}
+
+fn set_ctrlc() -> Result<(), String> {
     ctrlc::set_handler(|| {
         let groups = CHILDREN.lock().map(|g| g.clone()).unwrap_or_default();
         for g in groups {
