@@ -738,8 +738,10 @@ fn replay_segment<F: BatchFormat>(
     Ok(())
 }
 
-/// A leader-epoch cache: `(epoch, start_offset)` pairs in increasing order (Kafka's
-/// `LeaderEpochFileCache`; [`Log`](crate::Log) persists it in `leader-epoch-checkpoint`).
+/// A leader-epoch cache: `(epoch, start_offset)` pairs, epochs and start offsets both
+/// strictly increasing (Kafka's `LeaderEpochFileCache`; [`Log`](crate::Log) persists it in
+/// `leader-epoch-checkpoint`). Every way in keeps that order, by Kafka's rules
+/// (`docs/kafka-behaviour.md#leader-epoch-assign`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaderEpochCache {
     entries: Vec<(i32, i64)>,
@@ -751,19 +753,55 @@ impl LeaderEpochCache {
         Self::default()
     }
 
-    /// A cache holding `entries` (increasing epochs and start offsets).
+    /// Kafka's load of a checkpoint (`LeaderEpochFileCache`'s constructor): `entries`, in
+    /// file order, each [`assign`](Self::assign)ed in turn. Entries that break the order
+    /// are resolved as `assign` resolves them, so `[(0,0),(3,6),(5,6)]` loads as
+    /// `[(0,0),(5,6)]`; entries with a negative epoch or offset are skipped (Kafka fails
+    /// the load; the checkpoint parser already rejects them).
     pub fn from_entries(entries: Vec<(i32, i64)>) -> Self {
-        LeaderEpochCache { entries }
+        let mut cache = LeaderEpochCache::new();
+        for (epoch, start_offset) in entries {
+            cache.assign(epoch, start_offset);
+        }
+        cache
     }
 
-    /// Adds `(epoch, start_offset)` if `epoch` is greater than the latest epoch (or the
-    /// cache is empty); otherwise ignores it. Returns whether it was added. This is the rule
-    /// of Kafka's `LogSegment.recover`; on a log whose epochs never decrease it gives the
-    /// same cache as Kafka's append-time `assign`.
+    /// Kafka's `LeaderEpochFileCache.assign` (the append path,
+    /// `docs/kafka-behaviour.md#leader-epoch-assign`): nothing changes when `epoch` is the
+    /// latest epoch and `start_offset` is not below its start offset. Otherwise, every
+    /// entry at the end of the cache whose epoch is ≥ `epoch` **or** whose start offset is
+    /// ≥ `start_offset` is removed (walking from the latest entry down, stopping at the
+    /// first that is below in both), and `(epoch, start_offset)` is added. So an equal
+    /// start offset replaces the older epoch (`(3,6)` then `(5,6)` keeps `(5,6)`), a
+    /// lower start offset removes the entries starting at or after it, and a lower epoch
+    /// removes the higher epochs. Returns whether the cache changed. A negative epoch or
+    /// offset (Kafka's `IllegalArgumentException`) is ignored: `false`.
     pub fn assign(&mut self, epoch: i32, start_offset: i64) -> bool {
+        if epoch < 0 || start_offset < 0 {
+            return false;
+        }
+        if let Some(&(le, lo)) = self.entries.last() {
+            if le == epoch && start_offset >= lo {
+                return false;
+            }
+        }
+        while let Some(&(e, o)) = self.entries.last() {
+            if e >= epoch || o >= start_offset {
+                self.entries.pop();
+            } else {
+                break;
+            }
+        }
+        self.entries.push((epoch, start_offset));
+        true
+    }
+
+    /// The rule of Kafka's `LogSegment.recover` (and of this crate's rebuild from the
+    /// log): [`assign`](Self::assign) only when `epoch` is ≥ 0 and above the latest epoch
+    /// (or the cache is empty). Returns whether the cache changed.
+    pub fn assign_if_newer(&mut self, epoch: i32, start_offset: i64) -> bool {
         if epoch >= 0 && self.latest_epoch().is_none_or(|l| epoch > l) {
-            self.entries.push((epoch, start_offset));
-            true
+            self.assign(epoch, start_offset)
         } else {
             false
         }

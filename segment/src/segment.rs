@@ -783,7 +783,7 @@ impl<F: BatchFormat> LogSegment<F> {
             if kafka_v2 {
                 if let Some(cache) = epoch_cache.as_deref_mut() {
                     if info.partition_leader_epoch >= 0 {
-                        cache.assign(info.partition_leader_epoch, info.base_offset);
+                        cache.assign_if_newer(info.partition_leader_epoch, info.base_offset);
                     }
                 }
                 if let Some(done) = producer_state.update(&info, marker.as_ref()) {

@@ -203,12 +203,15 @@ pub fn encode_leader_epoch_checkpoint(entries: &[(i32, i64)]) -> String {
     s
 }
 
-/// Parses a leader-epoch checkpoint. An empty file is an empty cache (Kafka creates the
-/// file empty).
+/// Parses a leader-epoch checkpoint into its entries, in file order. An empty file is an
+/// empty cache (Kafka creates the file empty). Entries are not required to be in order:
+/// Kafka's reader accepts any order and its load resolves it by `assign`
+/// ([`LeaderEpochCache::from_entries`](crate::LeaderEpochCache::from_entries),
+/// `docs/kafka-behaviour.md#leader-epoch-assign`).
 ///
 /// # Errors
 /// A description of what is malformed: version other than 0, a count that does not match
-/// the lines, a malformed line, or entries whose epochs or start offsets decrease.
+/// the lines, a malformed line, or a negative epoch or offset.
 pub fn decode_leader_epoch_checkpoint(
     bytes: &[u8],
 ) -> std::result::Result<Vec<(i32, i64)>, String> {
@@ -235,12 +238,6 @@ pub fn decode_leader_epoch_checkpoint(
         let offset: i64 = o.parse().map_err(|_| format!("malformed line {line:?}"))?;
         if epoch < 0 || offset < 0 {
             return Err(format!("negative value in line {line:?}"));
-        }
-        if out
-            .last()
-            .is_some_and(|&(le, lo)| epoch <= le || offset < lo)
-        {
-            return Err(format!("entry {line:?} does not follow the previous one"));
         }
         out.push((epoch, offset));
     }
@@ -294,7 +291,12 @@ mod tests {
         );
         assert!(decode_leader_epoch_checkpoint(b"0\n2\n0 0\n").is_err());
         assert!(decode_leader_epoch_checkpoint(b"1\n0\n").is_err());
-        assert!(decode_leader_epoch_checkpoint(b"0\n2\n3 0\n1 5\n").is_err());
+        // Out of order is not malformed: the load resolves it (LeaderEpochCache::from_entries).
+        assert_eq!(
+            decode_leader_epoch_checkpoint(b"0\n2\n3 0\n1 5\n").unwrap(),
+            vec![(3, 0), (1, 5)]
+        );
+        assert!(decode_leader_epoch_checkpoint(b"0\n1\n-1 5\n").is_err());
         assert_eq!(decode_leader_epoch_checkpoint(b"").unwrap(), vec![]);
     }
 }

@@ -80,7 +80,7 @@ fn a_malformed_checkpoint_is_rebuilt_from_the_log() {
         b"0\n2\n0 0\n",
         b"\xff\xfe",
         b"0\n1\nx y\n",
-        b"0\n2\n3 0\n1 5\n",
+        b"0\n1\n-1 0\n",
     ] {
         let dir = tmpdir();
         let (_t, clock) = mock();
@@ -147,4 +147,98 @@ fn a_checkpoint_that_is_a_fifo_is_not_opened() {
         "0\n1\n3 0\n",
         "replaced by a regular file"
     );
+}
+
+/// Kafka's `LeaderEpochFileCache.assign`, case by case (issue 19, F6;
+/// docs/kafka-behaviour.md#leader-epoch-assign).
+#[test]
+fn assign_follows_kafkas_rules() {
+    use segment::LeaderEpochCache;
+    let after = |steps: &[(i32, i64)]| {
+        let mut c = LeaderEpochCache::new();
+        for &(e, o) in steps {
+            c.assign(e, o);
+        }
+        c.entries().to_vec()
+    };
+    // Two epochs at the same start offset: the later epoch replaces the earlier one.
+    assert_eq!(after(&[(0, 0), (3, 6), (5, 6)]), vec![(0, 0), (5, 6)]);
+    // A start offset below the latest one: the entries at or above it go.
+    assert_eq!(after(&[(0, 0), (3, 10), (5, 6)]), vec![(0, 0), (5, 6)]);
+    assert_eq!(
+        after(&[(0, 0), (2, 4), (3, 10), (5, 4)]),
+        vec![(0, 0), (5, 4)]
+    );
+    // A lower epoch at a higher offset: the higher epochs go.
+    assert_eq!(after(&[(0, 0), (5, 6), (3, 10)]), vec![(0, 0), (3, 10)]);
+    // A lower epoch at a lower offset: both rules remove.
+    assert_eq!(after(&[(0, 0), (5, 6), (3, 2)]), vec![(0, 0), (3, 2)]);
+    // The latest epoch again: a higher offset changes nothing, a lower one moves it.
+    let mut c = LeaderEpochCache::from_entries(vec![(0, 0), (3, 6)]);
+    assert!(!c.assign(3, 9));
+    assert_eq!(c.entries(), &[(0, 0), (3, 6)]);
+    assert!(c.assign(3, 4));
+    assert_eq!(c.entries(), &[(0, 0), (3, 4)]);
+    // Everything removed: a lower epoch at offset 0.
+    assert_eq!(after(&[(2, 0), (4, 5), (1, 0)]), vec![(1, 0)]);
+    // Invalid entries (Kafka's IllegalArgumentException) change nothing.
+    let mut c = LeaderEpochCache::from_entries(vec![(0, 0)]);
+    assert!(!c.assign(-1, 5));
+    assert!(!c.assign(2, -1));
+    assert_eq!(c.entries(), &[(0, 0)]);
+    // The recovery rule only assigns epochs above the latest one.
+    let mut c = LeaderEpochCache::from_entries(vec![(0, 0), (5, 6)]);
+    assert!(!c.assign_if_newer(3, 10));
+    assert!(!c.assign_if_newer(5, 2));
+    assert!(c.assign_if_newer(6, 12));
+    assert_eq!(c.entries(), &[(0, 0), (5, 6), (6, 12)]);
+    // The load applies assign to each line in turn.
+    assert_eq!(
+        LeaderEpochCache::from_entries(vec![(0, 0), (3, 6), (5, 6)]).entries(),
+        &[(0, 0), (5, 6)]
+    );
+    assert_eq!(
+        LeaderEpochCache::from_entries(vec![(0, 0), (5, 6), (3, 10)]).entries(),
+        &[(0, 0), (3, 10)]
+    );
+}
+
+/// Issue 19, F6: a checkpoint with two epochs at one start offset (`0 0 / 3 6 / 5 6`)
+/// loads as Kafka's assign leaves it, `[(0,0),(5,6)]`, and is written back that way
+/// (before: loaded and written back unchanged). The same for decreasing start offsets
+/// and for a lower epoch at a higher offset.
+#[test]
+fn a_checkpoint_out_of_order_loads_as_kafkas_assign_leaves_it() {
+    for (file, want, text) in [
+        (
+            "0\n3\n0 0\n3 6\n5 6\n",
+            vec![(0, 0), (5, 6)],
+            "0\n2\n0 0\n5 6\n",
+        ),
+        (
+            "0\n3\n0 0\n3 8\n5 6\n",
+            vec![(0, 0), (5, 6)],
+            "0\n2\n0 0\n5 6\n",
+        ),
+        (
+            "0\n3\n0 0\n5 6\n3 8\n",
+            vec![(0, 0), (3, 8)],
+            "0\n2\n0 0\n3 8\n",
+        ),
+    ] {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let log = open_log(dir.path(), cfg(), clock.clone());
+        log.append(&at_epoch(0, 6, 0)).unwrap();
+        log.append(&at_epoch(6, 4, 5)).unwrap();
+        log.close().unwrap();
+        std::fs::write(dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE), file).unwrap();
+        let log = open_log(dir.path(), cfg(), clock.clone());
+        assert_eq!(log.leader_epochs(), want, "{file:?}");
+        assert_eq!(checkpoint(dir.path()), text, "{file:?}");
+        log.close().unwrap();
+        // And it stays so.
+        let log = open_log(dir.path(), cfg(), clock);
+        assert_eq!(log.leader_epochs(), want, "{file:?} reopened");
+    }
 }

@@ -29,8 +29,10 @@ impl<F: BatchFormat> Log<F> {
         F::KAFKA_PRODUCER_STATE
     }
 
-    /// Reads `leader-epoch-checkpoint` into the cache. Returns whether the file was
-    /// usable (missing or malformed: the cache is rebuilt from the log after recovery).
+    /// Reads `leader-epoch-checkpoint` into the cache, by Kafka's load rule (each entry
+    /// assigned in turn; a file whose entries that rule changes is rewritten). Returns
+    /// whether the file was usable (missing or malformed: the cache is rebuilt from the
+    /// log after recovery).
     pub(super) fn load_leader_epoch_checkpoint(&self) -> Result<bool> {
         if !Self::keeps_producer_state() {
             return Ok(true);
@@ -38,7 +40,15 @@ impl<F: BatchFormat> Log<F> {
         let path = self.dir.join(LEADER_EPOCH_CHECKPOINT_FILE);
         match read_leader_epoch_checkpoint(&path)? {
             Some(entries) => {
-                *self.epoch_cache.lock() = LeaderEpochCache::from_entries(entries);
+                // Kafka's load assigns each entry in turn; entries out of order are
+                // resolved by `assign` (docs/kafka-behaviour.md#leader-epoch-assign), and
+                // the resolved cache is what the checkpoint then holds.
+                let cache = LeaderEpochCache::from_entries(entries.clone());
+                if cache.entries() != entries.as_slice() {
+                    tracing::warn!(file = %path.display(), found = ?entries, kept = ?cache.entries(), "leader-epoch checkpoint entries out of order; rewriting it with the entries Kafka's assign keeps");
+                    self.write_leader_epoch_checkpoint(&cache)?;
+                }
+                *self.epoch_cache.lock() = cache;
                 Ok(true)
             }
             None => Ok(false),
@@ -133,7 +143,7 @@ impl<F: BatchFormat> Log<F> {
             let mut sc = crate::scan::Scanner::<F>::new(seg.log(), 0);
             while let Some((info, _)) = sc.next_batch()? {
                 if info.magic >= 2 {
-                    cache.assign(info.partition_leader_epoch, info.base_offset);
+                    cache.assign_if_newer(info.partition_leader_epoch, info.base_offset);
                 }
             }
         }
