@@ -189,6 +189,23 @@ pub enum SegmentError {
         /// The `.log` file's last path (usually with the `.deleted` suffix).
         path: PathBuf,
     },
+    /// [`Log::open`](crate::Log::open) refused to complete a `.log.swap` file (the commit
+    /// point of Kafka's cleaner and of the loader's split): its batches fail validation
+    /// (checksum, framing, offsets that do not increase or do not fit its base offset),
+    /// or they hold offsets outside those of the segments it replaces (offsets no
+    /// replaced segment held, or offsets a segment it does not replace still holds).
+    /// Nothing was deleted or renamed: the segments it would replace are intact
+    /// (`docs/kafka-behaviour.md#swap-refusal`).
+    #[error("refusing to complete the swap file {path}: {reason}; {action}")]
+    SwapRefused {
+        /// The `.log.swap` file.
+        path: PathBuf,
+        /// What is wrong, with the offsets or position found.
+        reason: String,
+        /// What an operator can do (which files to remove to keep the segments that are
+        /// still there, or to move aside when none is).
+        action: String,
+    },
 }
 
 /// Result alias for this crate.

@@ -99,6 +99,7 @@ pub const LOG_START_OFFSET_FILE: &str = "log-start-offset";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct LogStats {
     /// Segments whose batches were scanned and validated by recovery.
     pub segments_recovered: AtomicU64,
@@ -123,6 +124,59 @@ pub struct LogStats {
     /// and in the later segments deleted after it (a batch whose header is cut cannot tell
     /// its offsets).
     pub end_truncated_offset: AtomicI64,
+    /// What the `.swap` files completed by the open replaced, if any (see
+    /// [`swap_replacement`](Self::swap_replacement)).
+    swap: Mutex<Option<SwapReplacement>>,
+}
+
+/// Largest number of ranges [`SwapReplacement::removed_offsets`] lists; the rest are
+/// counted in [`SwapReplacement::removed_ranges_omitted`].
+pub const MAX_REPORTED_SWAP_RANGES: usize = 1024;
+
+/// What [`Log::open`] did when it completed the `.swap` files an interrupted replacement
+/// left (the commit point of Kafka's cleaner and of the loader's split): which segments
+/// they replaced and which offsets are no longer in the log because of it
+/// (`docs/kafka-behaviour.md#swap-refusal`). A cleaned segment legitimately holds fewer
+/// records than the segments it replaces, so removed offsets are not an error; a swap
+/// that fails validation or holds offsets outside the replaced segments is refused
+/// instead ([`SegmentError::SwapRefused`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SwapReplacement {
+    /// Base offsets of the `.log.swap` files completed (renamed to `.log`), increasing.
+    pub swap_base_offsets: Vec<i64>,
+    /// Base offsets of the segments whose files were deleted or overwritten: those
+    /// with a base offset from the lowest swap base to the largest swap end (Kafka's
+    /// rule), and those at a swap's own base offset. Increasing.
+    pub replaced_base_offsets: Vec<i64>,
+    /// The offsets the replaced segments held that the swaps do not hold, as increasing,
+    /// disjoint `start..end` ranges (end exclusive), at batch granularity: an offset
+    /// counts as held when a batch's `base..=last` spans it (read from the batch
+    /// headers). At most [`MAX_REPORTED_SWAP_RANGES`] ranges.
+    pub removed_offsets: Vec<std::ops::Range<i64>>,
+    /// Ranges beyond [`MAX_REPORTED_SWAP_RANGES`] not listed in `removed_offsets`.
+    pub removed_ranges_omitted: u64,
+    /// Number of offsets in all removed ranges, listed or not.
+    pub removed_offset_count: u64,
+}
+
+impl SwapReplacement {
+    fn new(plan: crate::validate::SwapPlan) -> Self {
+        let removed_offset_count = plan.removed.iter().map(|&(s, e)| (e - s) as u64).sum();
+        let omitted = plan.removed.len().saturating_sub(MAX_REPORTED_SWAP_RANGES) as u64;
+        SwapReplacement {
+            swap_base_offsets: plan.swap_bases,
+            replaced_base_offsets: plan.replaced,
+            removed_offsets: plan
+                .removed
+                .into_iter()
+                .take(MAX_REPORTED_SWAP_RANGES)
+                .map(|(s, e)| s..e)
+                .collect(),
+            removed_ranges_omitted: omitted,
+            removed_offset_count,
+        }
+    }
 }
 
 impl Default for LogStats {
@@ -135,6 +189,7 @@ impl Default for LogStats {
             segments_deleted: AtomicU64::new(0),
             first_truncated_offset: AtomicI64::new(-1),
             end_truncated_offset: AtomicI64::new(-1),
+            swap: Mutex::new(None),
         }
     }
 }
@@ -154,6 +209,12 @@ impl LogStats {
         let first = self.first_truncated_offset.load(Ordering::Relaxed);
         let end = self.end_truncated_offset.load(Ordering::Relaxed);
         (first >= 0 && end > first).then_some(first..end)
+    }
+
+    /// What the `.swap` files the open completed replaced, or `None` if there were none
+    /// (see [`SwapReplacement`]).
+    pub fn swap_replacement(&self) -> Option<SwapReplacement> {
+        self.swap.lock().clone()
     }
 
     fn note_truncated(&self, first: i64, end_before: Option<i64>) {
@@ -571,14 +632,25 @@ impl<F: BatchFormat> Log<F> {
         &self.fs
     }
 
+    /// Step 2 of [`open`](Self::open), Kafka's `removeTempFilesAndCollectSwapFiles` and the
+    /// swap passes of `LogLoader.load`: `.cleaned` files (and `.swap` files at or above the
+    /// lowest of them) are deleted, `.deleted` files are deleted, and the remaining
+    /// `.swap` files are completed: the segments they replace are deleted and the swaps
+    /// renamed. Stricter than Kafka (`docs/kafka-behaviour.md#swap-refusal`): the swaps
+    /// are checked first ([`crate::validate::plan_swaps`]) and refused with
+    /// [`SegmentError::SwapRefused`] before anything else is touched; what a completed
+    /// swap replaced is reported in [`LogStats::swap_replacement`]. No index of a swap is
+    /// opened (a mapping would create a preallocated `.index.swap` that the renames
+    /// would miss).
     fn remove_temp_files_and_swap(&self) -> Result<()> {
         let mut swaps = Vec::new();
         let mut cleaned = Vec::new();
+        let mut deleted = Vec::new();
         for p in self.list_dir()? {
             let name = names::file_name(&p).to_string();
             if name.ends_with(DELETED_FILE_SUFFIX) {
                 if !name.ends_with(".checkpoint.deleted") {
-                    self.remove_if_exists(&p)?;
+                    deleted.push(p);
                 }
             } else if name.ends_with(CLEANED_FILE_SUFFIX) {
                 cleaned.push(p);
@@ -611,35 +683,59 @@ impl<F: BatchFormat> Log<F> {
         for p in &cleaned {
             self.remove_if_exists(p)?;
         }
-        let log_swaps: Vec<&PathBuf> = swaps
+        let log_swaps = swaps
             .iter()
             .filter(|p| names::file_name(p).ends_with(".log.swap"))
-            .collect();
+            .map(|p| Ok((names::canonical_offset_from_file(p)?, p.clone())))
+            .collect::<Result<Vec<_>>>()?;
+        // Before anything is replaced: are the swaps sound, and what do they replace?
+        // The `.deleted` segments a crash in the middle of a replacement left count as
+        // replaced, so they are read before they are deleted.
+        let plan = if log_swaps.is_empty() {
+            None
+        } else {
+            let segment_logs = |files: &[PathBuf], suffix: &str| -> Vec<(i64, PathBuf)> {
+                files
+                    .iter()
+                    .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                    .filter_map(|p| Some((names::canonical_offset_from_file(p).ok()?, p.clone())))
+                    .collect()
+            };
+            let all = self.list_dir()?;
+            let live: Vec<(i64, PathBuf)> = segment_logs(&all, "");
+            let deleted_logs = segment_logs(&deleted, DELETED_FILE_SUFFIX);
+            Some(crate::validate::plan_swaps::<F>(
+                &self.fs,
+                &self.dir,
+                &log_swaps,
+                &live,
+                &deleted_logs,
+            )?)
+        };
+        for p in &deleted {
+            self.remove_if_exists(p)?;
+        }
         if swaps.is_empty() {
             return Ok(());
         }
         // Index `.swap` files without a `.log.swap` (a crash between renaming a piece's
         // `.log` and its indexes to their final names) are still renamed below, as Kafka
         // renames every swap file.
-        let mut min_swap = i64::MAX;
-        let mut max_swap = i64::MIN;
-        for p in &log_swaps {
-            let base = names::canonical_offset_from_file(p)?;
-            let seg = self.open_segment(base, true, SWAP_FILE_SUFFIX)?;
-            min_swap = min_swap.min(base);
-            max_swap = max_swap.max(seg.read_next_offset()?);
-            seg.close_handlers();
-        }
-        for p in self.list_dir()? {
-            let name = names::file_name(&p);
-            if name.ends_with(SWAP_FILE_SUFFIX)
-                || !(names::is_log_file(&p) || names::is_index_file(&p))
-            {
-                continue;
-            }
-            if let Ok(o) = names::offset_from_file(&p) {
-                if o >= min_swap && o < max_swap {
-                    self.remove_if_exists(&p)?;
+        if let Some(plan) = &plan {
+            // Kafka deletes the files with a base in [min swap base, max swap next
+            // offset); the files of a segment at a swap's own base go too (the rename
+            // replaces its `.log`; its indexes would not match the new one).
+            for p in self.list_dir()? {
+                let name = names::file_name(&p);
+                if name.ends_with(SWAP_FILE_SUFFIX)
+                    || !(names::is_log_file(&p) || names::is_index_file(&p))
+                {
+                    continue;
+                }
+                if let Ok(o) = names::offset_from_file(&p) {
+                    if (o >= plan.min_base && o < plan.max_next) || plan.swap_bases.contains(&o) {
+                        self.remove_if_exists(&p)?;
+                    }
                 }
             }
         }
@@ -649,7 +745,13 @@ impl<F: BatchFormat> Log<F> {
                 .rename(p, &to)
                 .map_err(|e| SegmentError::io("rename", p, e))?;
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        if let Some(plan) = plan {
+            let report = SwapReplacement::new(plan);
+            tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
+            *self.stats.swap.lock() = Some(report);
+        }
+        Ok(())
     }
 
     /// Opens every segment; returns the base offsets of those whose indexes must be

@@ -429,3 +429,274 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
     }
     bad
 }
+
+/// Adds `[start, end)` to sorted, coalesced intervals (`start` not below the last start).
+fn push_interval(v: &mut Vec<(i64, i64)>, start: i64, end: i64) {
+    match v.last_mut() {
+        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+        _ => v.push((start, end)),
+    }
+}
+
+/// `a` minus `b`, both sorted and coalesced.
+fn subtract(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for &(mut s, e) in a {
+        while j < b.len() && b[j].1 <= s {
+            j += 1;
+        }
+        let mut k = j;
+        while s < e {
+            match b.get(k) {
+                Some(&(bs, be)) if bs < e => {
+                    if bs > s {
+                        out.push((s, bs));
+                    }
+                    s = s.max(be);
+                    k += 1;
+                }
+                _ => {
+                    out.push((s, e));
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The offsets the batch headers of a `.log` span, coalesced (`[base, last + 1)` per
+/// batch), read without checksum checks up to the first unreadable batch, and the
+/// offset after its last readable batch (`base` if none).
+fn header_extent<F: BatchFormat>(
+    path: &Path,
+    base: i64,
+    fs: &crate::fs::FsRef,
+) -> Result<(Vec<(i64, i64)>, i64)> {
+    let file = crate::log_file::LogFile::open_with_fs(path, false, true, 0, false, fs.clone())?;
+    let mut intervals = Vec::new();
+    let mut next = base;
+    let mut sc = Scanner::<F>::new(&file, 0);
+    while let Some((info, _)) = sc.next_batch()? {
+        if info.last_offset < info.base_offset || info.last_offset == i64::MAX {
+            break;
+        }
+        push_interval(&mut intervals, info.base_offset, info.last_offset + 1);
+        next = next.max(info.last_offset + 1);
+    }
+    file.close()?;
+    Ok((intervals, next))
+}
+
+/// What the `.swap` files of a directory replace once they are accepted
+/// ([`plan_swaps`]).
+#[derive(Debug)]
+pub(crate) struct SwapPlan {
+    /// Kafka's `minSwapFileOffset`: the lowest base offset of a `.log.swap`.
+    pub(crate) min_base: i64,
+    /// Kafka's `maxSwapFileOffset`: the largest next offset of a `.log.swap`.
+    pub(crate) max_next: i64,
+    /// The base offsets of the `.log.swap` files.
+    pub(crate) swap_bases: Vec<i64>,
+    /// Base offsets of the segments (live `.log` files) the swaps replace: those with a
+    /// base in `[min_base, max_next)` (Kafka's rule) or at the base of a swap (its rename
+    /// overwrites them).
+    pub(crate) replaced: Vec<i64>,
+    /// Offsets the replaced segments' batches spanned that no batch of the swaps spans,
+    /// `[start, end)`, sorted.
+    pub(crate) removed: Vec<(i64, i64)>,
+}
+
+/// Checks the `.log.swap` files `swaps` (base offset, path) before the loader completes
+/// them, against the live segments `live` and the segments already renamed `.deleted`
+/// (`deleted`, which a crash in the middle of a replacement leaves): each swap must hold
+/// only whole, valid batches (the format's checksum and framing), with increasing offsets
+/// representable relative to its base; swaps must not overlap each other; their batches
+/// must lie inside the offsets the segments they replace spanned (when any of those is
+/// left, live or `.deleted`), and below no offset of a segment they do not replace.
+/// The check reads every swap in full, and the batch headers of the replaced segments
+/// and of the segment below (a swap is rare: a crash during a clean or a split).
+///
+/// # Errors
+/// [`SegmentError::SwapRefused`] naming the first swap that fails and what to do;
+/// I/O errors.
+pub(crate) fn plan_swaps<F: BatchFormat>(
+    fs: &crate::fs::FsRef,
+    dir: &Path,
+    swaps: &[(i64, std::path::PathBuf)],
+    live: &[(i64, std::path::PathBuf)],
+    deleted: &[(i64, std::path::PathBuf)],
+) -> Result<SwapPlan> {
+    let mut swaps = swaps.to_vec();
+    swaps.sort();
+    let swap_bases: Vec<i64> = swaps.iter().map(|s| s.0).collect();
+    let live_bases = |lo: i64, hi: i64| -> Vec<i64> {
+        live.iter()
+            .map(|l| l.0)
+            .filter(|&b| (b >= lo && b < hi) || swap_bases.contains(&b))
+            .collect()
+    };
+    let refuse = |path: &Path, reason: String, replaced: &[i64]| {
+        let shown: Vec<String> = swap_bases
+            .iter()
+            .map(|&b| {
+                names::log_file(dir, b, names::SWAP_FILE_SUFFIX)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        let action = if replaced.is_empty() {
+            format!(
+                "no segment it would replace is left, so its offsets exist nowhere else: move the .swap files ({}) and their index .swap files out of the directory and inspect them with dump-log before deciding",
+                shown.join(", ")
+            )
+        } else {
+            format!(
+                "the segments it would replace (base offsets {replaced:?}) are intact: remove the .swap files ({}) and the index .swap files of the same base offsets to keep them",
+                shown.join(", ")
+            )
+        };
+        SegmentError::SwapRefused {
+            path: path.to_path_buf(),
+            reason,
+            action,
+        }
+    };
+
+    // Each swap in full: whole valid batches, increasing offsets that fit its base.
+    let mut swap_cover: Vec<(i64, i64)> = Vec::new();
+    // (base, first offset held, next offset, path)
+    let mut checked: Vec<(i64, Option<i64>, i64, std::path::PathBuf)> = Vec::new();
+    let mut errors: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for (base, path) in &swaps {
+        let file = crate::log_file::LogFile::open_with_fs(path, false, true, 0, false, fs.clone())?;
+        let mut sc = Scanner::<F>::new(&file, 0);
+        let mut prev_last: Option<i64> = None;
+        let mut first: Option<i64> = None;
+        let mut bad: Option<String> = None;
+        while let Some((info, bytes)) = sc.next_batch()? {
+            if let Err(e) = F::validate(bytes, info.position) {
+                bad = Some(format!(
+                    "the batch at position {} fails validation: {e}",
+                    info.position
+                ));
+                break;
+            }
+            if info.last_offset < info.base_offset
+                || info.base_offset < *base
+                || info.last_offset == i64::MAX
+                || info.last_offset - *base > i64::from(i32::MAX)
+                || prev_last.is_some_and(|p| info.base_offset <= p)
+            {
+                bad = Some(format!(
+                    "the batch at position {} holds offsets {}..={} (after {prev_last:?}), which do not increase or do not fit the base offset {base}",
+                    info.position, info.base_offset, info.last_offset
+                ));
+                break;
+            }
+            first.get_or_insert(info.base_offset);
+            prev_last = Some(info.last_offset);
+            push_interval(&mut swap_cover, info.base_offset, info.last_offset + 1);
+        }
+        if bad.is_none() {
+            match sc.stop() {
+                Some(ScanStop::End) | None => {}
+                Some(stop) => {
+                    bad = Some(format!("its bytes do not end with a whole batch: {stop:?}"))
+                }
+            }
+        }
+        file.close()?;
+        if let Some(reason) = bad {
+            errors.push((path.clone(), reason));
+            continue;
+        }
+        let next = prev_last.map_or(*base, |l| l + 1);
+        if let Some((pb, _, pn, _)) = checked.last() {
+            if *pn > *base {
+                errors.push((
+                    path.clone(),
+                    format!(
+                        "it starts at offset {base}, below the end {pn} of the swap based at {pb}"
+                    ),
+                ));
+                continue;
+            }
+        }
+        checked.push((*base, first, next, path.clone()));
+    }
+    let min_base = swaps.first().map_or(i64::MAX, |s| s.0);
+    let max_next = checked.iter().map(|c| c.2).max().unwrap_or(i64::MIN).max(
+        // A refused swap still names its base: the range check below uses what was read.
+        min_base,
+    );
+    let replaced = live_bases(min_base, max_next);
+    if let Some((path, reason)) = errors.into_iter().next() {
+        return Err(refuse(&path, reason, &replaced));
+    }
+
+    // The offsets the replaced segments spanned (live, and `.deleted` ones a crash left).
+    let mut live_cover: Vec<(i64, i64)> = Vec::new();
+    let mut hull: Option<(i64, i64)> = None;
+    for (b, p) in live.iter().chain(deleted.iter()) {
+        let is_live = live.iter().any(|l| l.1 == *p);
+        if !((*b >= min_base && *b < max_next) || swap_bases.contains(b)) {
+            continue;
+        }
+        let (cover, next) = header_extent::<F>(p, *b, fs)?;
+        if is_live {
+            for (s, e) in cover {
+                live_cover.push((s, e));
+            }
+        }
+        hull = Some(hull.map_or((*b, next), |(lo, hi)| (lo.min(*b), hi.max(next))));
+    }
+    live_cover.sort_unstable();
+    let mut merged = Vec::new();
+    for (s, e) in live_cover {
+        push_interval(&mut merged, s, e);
+    }
+    if let Some((lo, hi)) = hull {
+        for (_, first, next, path) in &checked {
+            let Some(first) = *first else { continue };
+            if first < lo || *next > hi {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "its batches hold offsets {first}..{next}, outside the offsets {lo}..{hi} of the segments it replaces"
+                    ),
+                    &replaced,
+                ));
+            }
+        }
+    }
+    // The segment below the swaps, which they do not replace, must end at or below them.
+    if let Some(&(s0, _)) = swap_cover.first() {
+        if let Some((b, p)) = live
+            .iter()
+            .filter(|l| l.0 < min_base && !replaced.contains(&l.0))
+            .max_by_key(|l| l.0)
+        {
+            let (_, next) = header_extent::<F>(p, *b, fs)?;
+            if next > s0 {
+                return Err(refuse(
+                    &checked[0].3,
+                    format!(
+                        "its first batch starts at offset {s0}, but {} (which it does not replace) holds offsets up to {}",
+                        p.display(),
+                        next - 1
+                    ),
+                    &replaced,
+                ));
+            }
+        }
+    }
+    Ok(SwapPlan {
+        min_base,
+        max_next: checked.iter().map(|c| c.2).max().unwrap_or(i64::MIN),
+        swap_bases,
+        replaced,
+        removed: subtract(&merged, &swap_cover),
+    })
+}
