@@ -124,6 +124,12 @@ pub struct LogStats {
     /// and in the later segments deleted after it (a batch whose header is cut cannot tell
     /// its offsets).
     pub end_truncated_offset: AtomicI64,
+    /// Empty segments removed because they lay inside the offsets of the segment
+    /// before them (a file that holds nothing never costs valid records).
+    pub empty_overlapping_segments_removed: AtomicU64,
+    /// Cuts of a segment whose batches overlapped the next segment (see
+    /// [`overlaps_cut`](Self::overlaps_cut)).
+    overlaps: Mutex<Vec<(i64, std::ops::Range<i64>)>>,
     /// What the `.swap` files completed by the open replaced, if any (see
     /// [`swap_replacement`](Self::swap_replacement)).
     swap: Mutex<Option<SwapReplacement>>,
@@ -189,6 +195,8 @@ impl Default for LogStats {
             segments_deleted: AtomicU64::new(0),
             first_truncated_offset: AtomicI64::new(-1),
             end_truncated_offset: AtomicI64::new(-1),
+            empty_overlapping_segments_removed: AtomicU64::new(0),
+            overlaps: Mutex::new(Vec::new()),
             swap: Mutex::new(None),
         }
     }
@@ -209,6 +217,16 @@ impl LogStats {
         let first = self.first_truncated_offset.load(Ordering::Relaxed);
         let end = self.end_truncated_offset.load(Ordering::Relaxed);
         (first >= 0 && end > first).then_some(first..end)
+    }
+
+    /// The overlaps between segments the open resolved by cutting the earlier segment at
+    /// the later one's base offset: `(base offset of the cut segment, offsets cut)` (as
+    /// far as the cut segment's batch headers tell, end exclusive). The later segment
+    /// keeps the offsets from its base offset on, so no offset is held twice; offsets of
+    /// the range it does not hold are gone. The bytes cut are counted in
+    /// [`bytes_truncated`](Self::bytes_truncated).
+    pub fn overlaps_cut(&self) -> Vec<(i64, std::ops::Range<i64>)> {
+        self.overlaps.lock().clone()
     }
 
     /// What the `.swap` files the open completed replaced, or `None` if there were none
@@ -320,10 +338,13 @@ impl<F: BatchFormat> Log<F> {
     ///    index entries lie inside the `.log`, its first and last batch headers are
     ///    readable and fit, and offsets increase, also across segment boundaries. A
     ///    segment that fails is recovered from its `.log` (later segments are kept; an
-    ///    overlap with the next segment is cut at the next segment's base offset), and
-    ///    after a clean shutdown the log end never goes below the checkpointed one (a new
-    ///    segment is started there if recovery cut the active one), so no offset handed
-    ///    out is reused. Stricter than Kafka, which trusts the marker;
+    ///    overlap with the next segment is cut at the next segment's base offset, or, if
+    ///    the next segment is empty, that empty segment is removed; both reported in
+    ///    [`LogStats`]), and the log end never goes below the checkpointed recovery point
+    ///    (the log end at a clean shutdown, the flushed offset otherwise: a new segment is
+    ///    started there if recovery cut below it), so no offset handed out is reused.
+    ///    Stricter than Kafka, which trusts the marker. Recovery stops at a batch whose
+    ///    offsets go backwards, as at a corrupt one;
     /// 5. without a clean shutdown, every segment from the one holding the recovery point
     ///    on is recovered; after the first one that truncated bytes all later segments are
     ///    deleted; recovered segments are flushed and the recovery point moved to the log
@@ -866,19 +887,7 @@ impl<F: BatchFormat> Log<F> {
                         "flushed segment had invalid bytes"
                     );
                 }
-                if let Some(next) = self.segments.higher_segment(base) {
-                    // Offsets must increase across the boundary: the later segment wins.
-                    if seg.read_next_offset()? > next.base_offset() {
-                        let n = seg.truncate_to(next.base_offset())?;
-                        tracing::warn!(
-                            segment = base,
-                            truncated = n,
-                            next = next.base_offset(),
-                            "truncated the part of a segment that overlaps the next one"
-                        );
-                        self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
-                    }
-                }
+                self.resolve_overlap(&seg)?;
                 seg.flush()?;
                 self.unload_if_inactive(&seg)?;
             }
@@ -897,6 +906,9 @@ impl<F: BatchFormat> Log<F> {
                     }
                     Err(e) => return Err(e),
                 };
+                if truncated == 0 {
+                    self.resolve_overlap(&seg)?;
+                }
                 seg.flush()?;
                 if truncated == 0 {
                     self.unload_if_inactive(&seg)?;
@@ -928,10 +940,11 @@ impl<F: BatchFormat> Log<F> {
             let seg = self.open_segment(start, false, "")?;
             self.segments.add(Arc::new(seg));
         }
-        if clean {
-            // The clean-shutdown checkpoint is the log end at close: offsets below it were
-            // handed out. If recovering a segment that failed the load check left the log
-            // end below it, start a new segment there rather than reuse those offsets.
+        {
+            // The clean-shutdown checkpoint is the log end at close, and offsets below
+            // any recovery point were flushed: offsets below it were handed out. If
+            // recovering a segment that failed the load check left the log end below it,
+            // start a new segment there rather than reuse those offsets.
             let active = self.segments.active_segment()?;
             let leo = active.read_next_offset()?;
             if leo < rp_checkpoint {
@@ -963,6 +976,48 @@ impl<F: BatchFormat> Log<F> {
         };
         self.checkpoint(RECOVERY_POINT_FILE, rp)?;
         self.recovery_point.store(rp, Ordering::Release);
+        Ok(())
+    }
+
+    /// Offsets must increase across a segment boundary. When `seg` holds offsets at or
+    /// above the next segment's base offset: a next segment that holds nothing is
+    /// removed (valid records are never cut to make room for an empty file), and the
+    /// search goes on with the one after it; otherwise the part of `seg` from the next
+    /// segment's base offset on is cut (the later segment wins, its batches were
+    /// written later). Both are reported in [`LogStats`].
+    fn resolve_overlap(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+        while let Some(next) = self.segments.higher_segment(seg.base_offset()) {
+            let end = seg.read_next_offset()?;
+            if end <= next.base_offset() {
+                return Ok(());
+            }
+            if next.size() == 0 {
+                tracing::warn!(
+                    segment = seg.base_offset(),
+                    next = next.base_offset(),
+                    end,
+                    "removing an empty segment that lies inside the previous one"
+                );
+                self.stats
+                    .empty_overlapping_segments_removed
+                    .fetch_add(1, Ordering::Relaxed);
+                self.delete_segment_files(&next)?;
+                continue;
+            }
+            let n = seg.truncate_to(next.base_offset())?;
+            tracing::warn!(
+                segment = seg.base_offset(),
+                truncated = n,
+                next = next.base_offset(),
+                "truncated the part of a segment that overlaps the next one"
+            );
+            self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
+            self.stats
+                .overlaps
+                .lock()
+                .push((seg.base_offset(), next.base_offset()..end));
+            return Ok(());
+        }
         Ok(())
     }
 

@@ -704,8 +704,12 @@ impl<F: BatchFormat> LogSegment<F> {
     /// LSO of the moment. The leader-epoch cache, if given, gets `(epoch, base offset)` for
     /// every batch whose epoch is above its latest.
     ///
-    /// A torn tail, a corrupt batch (framing, checksum) or an invalid control record stops
-    /// the scan and is truncated. Deviation: an invalid control record is excluded from
+    /// A torn tail, a corrupt batch (framing, checksum), an invalid control record or a
+    /// batch whose offsets go backwards (its base offset not above the previous batch's
+    /// last offset, below the segment's base offset, or above its own last offset) stops
+    /// the scan and is truncated, so the next offset never falls below an offset the
+    /// segment keeps (Kafka only notices backward offsets when they reach the offset
+    /// index, and then empties the whole segment). Deviation: an invalid control record is excluded from
     /// the valid bytes (Kafka counts the batch, then stops).
     ///
     /// # Errors
@@ -731,6 +735,7 @@ impl<F: BatchFormat> LogSegment<F> {
         };
         let mut valid_bytes: u64 = 0;
         let mut last_index_entry: u64 = 0;
+        let mut prev_last: Option<i64> = None;
         let mut sc = Scanner::<F>::new(&self.log, 0);
         loop {
             let Some((info, bytes)) = sc.next_batch()? else {
@@ -745,6 +750,17 @@ impl<F: BatchFormat> LogSegment<F> {
                     break;
                 }
                 return Err(self.fmt_err(e));
+            }
+            // Offsets that go backwards (or below the segment's base) cannot have been
+            // appended (`Log::append` refuses them): keeping such a batch would make the
+            // segment's next offset, read from its last batch, fall below offsets it
+            // holds, and they would be handed out again. Treat it as corrupt.
+            if info.base_offset < self.base_offset
+                || info.last_offset < info.base_offset
+                || prev_last.is_some_and(|p| info.base_offset <= p)
+            {
+                tracing::warn!(path = %self.log.path().display(), position = info.position, base_offset = info.base_offset, last_offset = info.last_offset, ?prev_last, "batch whose offsets go backwards found during recovery");
+                break;
             }
             if info.last_offset == i64::MAX {
                 // Nothing can follow it: the next offset is not representable. Such a batch
@@ -780,6 +796,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 last_index_entry = valid_bytes;
             }
             valid_bytes += info.size_in_bytes as u64;
+            prev_last = Some(info.last_offset);
             if kafka_v2 {
                 if let Some(cache) = epoch_cache.as_deref_mut() {
                     if info.partition_leader_epoch >= 0 {

@@ -195,3 +195,167 @@ fn b4_empty_active_segment_with_zero_byte_or_missing_index_is_reused() {
         }
     }
 }
+
+// Issue 19: offsets that go backwards or overlap, within a segment and across segments,
+// end in a truncation reported in `LogStats` (or an empty file removed), never in a log
+// end below offsets still held or already flushed, so no offset is handed out twice.
+
+fn raw_append(path: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn stat(v: &std::sync::atomic::AtomicU64) -> u64 {
+    v.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// After recovery: the log end is `end`, an append there works and one below it is refused.
+fn appends_continue_at(log: &Log, end: i64) {
+    assert_eq!(log.log_end_offset(), end);
+    assert!(matches!(
+        log.append(&batch(end - 1, 1, 5)),
+        Err(segment::SegmentError::NonMonotonicOffset { .. })
+    ));
+    assert_eq!(log.append(&batch(end, 1, 5)).unwrap().first_offset, end);
+}
+
+#[test]
+fn a_backward_batch_at_the_end_of_a_segment_does_not_lower_the_log_end() {
+    for interval in [4096, 1] {
+        // 4096: the backward batch gets no index entry (before: the next offset was read
+        // from it, 8, and offsets 8..19 were handed out again); 1: it does (before: the
+        // index refused it and recovery emptied the whole segment).
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let log = open_log(dir.path(), config(interval, 1 << 20), clock.clone());
+        fill(&log, 0, 4, 5, 1000); // 0..20
+        let path = log.segments().active_segment().unwrap().log_path();
+        crash(log);
+        let back = batch(5, 3, 1005);
+        raw_append(&path, &back);
+        let log = open_log(dir.path(), config(interval, 1 << 20), clock);
+        assert_eq!(
+            read_all(&log, 0),
+            (0..20).collect::<Vec<_>>(),
+            "interval {interval}"
+        );
+        assert_eq!(stat(&log.stats().bytes_truncated), back.len() as u64);
+        appends_continue_at(&log, 20);
+    }
+}
+
+#[test]
+fn a_backward_batch_inside_a_segment_is_a_reported_truncation() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 5, 1000); // 0..20
+    let path = log.segments().active_segment().unwrap().log_path();
+    crash(log);
+    raw_append(&path, &batch(5, 3, 1005));
+    raw_append(&path, &batch(20, 5, 1020));
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!(read_all(&log, 0), (0..20).collect::<Vec<_>>());
+    assert_eq!(log.stats().truncated_offsets(), Some(20..25));
+    appends_continue_at(&log, 20);
+}
+
+#[test]
+fn a_batch_below_its_segment_base_is_a_reported_truncation() {
+    // Segment 24 ends in a batch of offsets 10..=12 (before: taken for a relative offset
+    // overflow, and split into a piece at base 10 inside segment 0).
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 6, 1000); // 0..24
+    log.roll(None).unwrap();
+    fill(&log, 24, 4, 6, 1000); // 24..48
+    let path = log.segments().active_segment().unwrap().log_path();
+    crash(log);
+    let below = batch(10, 3, 1010);
+    raw_append(&path, &below);
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!(log.segments().base_offsets(), vec![0, 24]);
+    assert_eq!(read_all(&log, 0), (0..48).collect::<Vec<_>>());
+    assert_eq!(stat(&log.stats().bytes_truncated), below.len() as u64);
+    appends_continue_at(&log, 48);
+}
+
+#[test]
+fn overlapping_unflushed_segments_are_cut_and_reported() {
+    // Segment 0 ends in a batch 24..=29 that segment 24 holds too; nothing was flushed.
+    // Before: the unflushed recovery kept both, offsets 24..29 in two segments.
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 6, 1000); // 0..24
+    let first = log.segments().active_segment().unwrap().log_path();
+    let size0 = log.size();
+    log.roll(None).unwrap();
+    fill(&log, 24, 4, 6, 1000); // 24..48
+    crash(log);
+    raw_append(&first, &batch(24, 6, 1024));
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!(log.stats().overlaps_cut(), vec![(0, 24..30)]);
+    assert_eq!(log.segments().first_segment().unwrap().size(), size0);
+    assert_eq!(read_all(&log, 0), (0..48).collect::<Vec<_>>());
+    appends_continue_at(&log, 48);
+}
+
+#[test]
+fn an_empty_segment_inside_another_costs_no_records() {
+    // An empty `10.log` beside segment 0 (0..24). Before: segment 0 was cut at 10 to
+    // make room for a file that holds nothing, and offsets 10..23 were lost.
+    for clean in [true, false] {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+        fill(&log, 0, 4, 6, 1000); // 0..24
+        if clean {
+            log.close().unwrap();
+        } else {
+            log.flush().unwrap();
+            crash(log);
+        }
+        std::fs::write(dir.path().join("00000000000000000010.log"), b"").unwrap();
+        let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+        assert_eq!(
+            read_all(&log, 0),
+            (0..24).collect::<Vec<_>>(),
+            "clean {clean}"
+        );
+        assert_eq!(stat(&log.stats().empty_overlapping_segments_removed), 1);
+        assert_eq!(stat(&log.stats().bytes_truncated), 0);
+        assert_eq!(log.segments().base_offsets(), vec![0]);
+        appends_continue_at(&log, 24);
+    }
+}
+
+#[test]
+fn corruption_below_the_recovery_point_does_not_reuse_flushed_offsets() {
+    // 0..48 flushed (recovery point 48), then a crash; a batch of the flushed active
+    // segment fails its CRC. Recovery cuts the segment there, but offsets up to 47 were
+    // acknowledged: the log end stays at 48 (before: 36, and 36..47 were handed out
+    // again).
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+    fill(&log, 0, 4, 6, 1000); // 0..24
+    log.roll(None).unwrap();
+    fill(&log, 24, 4, 6, 1000); // 24..48
+    log.flush().unwrap();
+    assert_eq!(log.recovery_point(), 48);
+    let path = log.segments().active_segment().unwrap().log_path();
+    crash(log);
+    let at = 2 * batch(0, 6, 1000).len() as u64 + 70; // inside batch 36..=41
+    let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.seek(SeekFrom::Start(at)).unwrap();
+    f.write_all(&[0xAB]).unwrap();
+    drop(f);
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    assert_eq!(read_all(&log, 0), (0..36).collect::<Vec<_>>());
+    assert_eq!(log.stats().truncated_offsets(), Some(36..48));
+    appends_continue_at(&log, 48);
+}
