@@ -106,9 +106,8 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
     let abs = absolute(path);
     let name = path
         .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_string();
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if ty == FileType::KraftSnapshot {
         match parse_kraft_snapshot_name(&name) {
             Some((end_offset, epoch)) => sink.event(Event::SnapshotStart { end_offset, epoch }),

@@ -266,6 +266,7 @@ pub enum Problem {
     /// position (Kafka's "Mismatches in").
     OffsetMismatch {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number (slot).
         slot: usize,
@@ -279,6 +280,7 @@ pub enum Problem {
     /// Offset index entries not strictly increasing in offset and position.
     OffsetIndexOutOfOrder {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -295,6 +297,7 @@ pub enum Problem {
     /// corrupt batch, or a batch larger than `--max-message-size`).
     IndexEntryUnreadable {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -308,6 +311,7 @@ pub enum Problem {
     /// Time index entry whose timestamp is not the max record timestamp of its batch.
     TimestampMismatch {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -321,6 +325,7 @@ pub enum Problem {
     /// Time index timestamp not greater than the previous entry's.
     OutOfOrderTimestamp {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -332,6 +337,7 @@ pub enum Problem {
     /// Time index offsets going backwards.
     TimeIndexOffsetOutOfOrder {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -345,6 +351,7 @@ pub enum Problem {
     /// none.
     ShallowOffsetNotFound {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -356,6 +363,7 @@ pub enum Problem {
     /// A batch whose stored checksum does not match its content.
     InvalidChecksum {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Batch position.
         position: u64,
@@ -372,6 +380,7 @@ pub enum Problem {
     /// file stopped there.
     CorruptRecord {
         /// Absolute path of the file.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Position of the bad batch.
         position: u64,
@@ -382,6 +391,7 @@ pub enum Problem {
     /// decompression failure).
     InvalidRecord {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Batch position.
         position: u64,
@@ -391,6 +401,7 @@ pub enum Problem {
     /// Bytes after the last complete batch (only reported without `--max-bytes`).
     TrailingBytes {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// The file name as Kafka prints it.
         file_name: String,
@@ -400,6 +411,7 @@ pub enum Problem {
     /// An index failed its sanity check.
     SanityCheckFailed {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -407,6 +419,7 @@ pub enum Problem {
     /// A transaction index or producer snapshot entry is invalid.
     CorruptFile {
         /// Absolute path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -414,6 +427,7 @@ pub enum Problem {
     /// The file could not be read (missing, permission, bad name).
     Unreadable {
         /// Path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -422,6 +436,7 @@ pub enum Problem {
     /// Informational: compaction creates gaps legitimately.
     NonConsecutiveOffsets {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Previous record offset.
         prev_offset: i64,
@@ -451,6 +466,7 @@ pub enum Note {
     /// batch of the appended chunk. Kafka's tool reports it as a mismatch.
     ChunkOffsetEntry {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -465,6 +481,7 @@ pub enum Note {
     /// Kafka's tool reports it as an indexed offset not found.
     RecordLevelTimeEntry {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -479,6 +496,7 @@ pub enum Note {
     /// iteration stopped at `slot` as Kafka's does.
     ZeroFilledTail {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// First zero slot.
         slot: usize,
@@ -488,6 +506,7 @@ pub enum Note {
     /// The time index has no `.index` next to it; lookups scan from position 0.
     MissingOffsetIndex {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
 }
@@ -523,6 +542,7 @@ pub enum Event {
     /// Start of a file (`Dumping <file>`), with the path as given.
     Dumping {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Its type.
         file_type: FileType,
@@ -530,6 +550,7 @@ pub enum Event {
     /// A file that is not a Kafka partition file (`Ignoring unknown file`).
     Ignored {
         /// The path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// Start of a `.log` (`Log starting offset: <base>`).
@@ -586,11 +607,13 @@ pub enum Event {
     /// An offset index with no entries (`<file> is empty.`).
     IndexEmpty {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// `<file> passed sanity check.`
     SanityPassed {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// A problem, as soon as it is found.
@@ -695,6 +718,25 @@ impl Sink for Counting<'_> {
     }
     fn progress(&mut self, bytes: u64) {
         self.inner.progress(bytes);
+    }
+}
+
+/// Serializes a path as a JSON string: exactly when it is UTF-8 (JSON escapes its control
+/// characters), with U+FFFD for each invalid sequence otherwise, so that an event about
+/// a file whose name is not UTF-8 is still printed instead of failing to encode (the text
+/// output shows such a name's exact bytes, see [`text::escape_path`]).
+pub(crate) fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
+/// [`lossy_path`] for an optional path (`null` when absent).
+pub(crate) fn lossy_path_opt<S: serde::Serializer>(
+    path: &Option<PathBuf>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(p) => lossy_path(p, s),
+        None => s.serialize_none(),
     }
 }
 
