@@ -490,3 +490,165 @@ fn kafka_strict_is_refused_with_the_sanity_check() {
     );
     assert_accepted(&["--kafka-strict", "--verify-index-only"]);
 }
+
+/// A sparse file of `len` bytes (no disk blocks) holding `head` at its start.
+fn sparse(path: &Path, head: &[u8], len: u64) {
+    std::fs::write(path, head).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+const GIB: u64 = 1 << 30;
+
+/// Runs dump-log under a 512 MiB address-space limit (`ulimit -v`): a dump that
+/// allocated in proportion to a multi-GiB input would fail.
+fn dump_log_bounded(args: &[&OsStr]) -> (i32, String, String) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 524288 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_dump-log"))
+        .arg("--no-progress")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_100_gib_sparse_index_is_named_as_larger_than_kafka_writes_not_out_of_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    partition(tmp.path());
+    let size = 100 * GIB;
+    for (name, what) in [
+        ("00000000000000000000.index", "index"),
+        ("00000000000000000000.timeindex", "index"),
+        ("00000000000000000000.txnindex", "transaction index"),
+        ("00000000000000000000.snapshot", "producer snapshot"),
+    ] {
+        let file = tmp.path().join(name);
+        sparse(&file, &[], size);
+        for mode in [
+            None,
+            Some("--verify-index-only"),
+            Some("--index-sanity-check"),
+        ] {
+            let mut args: Vec<&OsStr> = mode.iter().map(OsStr::new).collect();
+            args.push(file.as_os_str());
+            let (code, _, err) = dump_log_bounded(&args);
+            assert_eq!(code, 2, "{name} {mode:?}: {err}");
+            assert!(!err.to_lowercase().contains("out of memory"), "{err}");
+            assert!(
+                err.contains(&format!("Problems in :{}", file.display())),
+                "{err}"
+            );
+            assert!(
+                err.contains(&format!(
+                    "the file is {size} bytes, larger than any {what} Kafka writes (2147483647 bytes at most"
+                )),
+                "{name}: {err}"
+            );
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    // A time index whose .index is the 100 GiB file: the .index is named, the time
+    // index still checked.
+    let index = tmp.path().join("00000000000000000000.index");
+    sparse(&index, &[], size);
+    let timeindex = tmp.path().join("00000000000000000000.timeindex");
+    let mut entry = 1_002i64.to_be_bytes().to_vec();
+    entry.extend(2i32.to_be_bytes());
+    std::fs::write(&timeindex, &entry).unwrap();
+    let (code, out, err) = dump_log_bounded(&[timeindex.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("Problems in :{}", index.display())),
+        "{err}"
+    );
+    assert!(err.contains("larger than any index Kafka writes"), "{err}");
+    assert!(out.contains("timestamp: 1002 offset: 2"), "{out}");
+}
+
+#[test]
+fn a_sparse_index_within_kafkas_bound_is_read_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    partition(tmp.path());
+    // 1 GiB (the .timeindex: 1.5 GiB) of zero slots after one real entry (offset 2,
+    // position 138): Kafka's stop rule ends the entries at slot 1, the rest is a
+    // zero-filled tail.
+    let index = tmp.path().join("00000000000000000000.index");
+    let len = GIB;
+    sparse(&index, &[0, 0, 0, 2, 0, 0, 0, 138], len);
+    let timeindex = tmp.path().join("00000000000000000000.timeindex");
+    let mut entry = 1_002i64.to_be_bytes().to_vec();
+    entry.extend(2i32.to_be_bytes());
+    sparse(&timeindex, &entry, len / 8 * 12);
+    let txnindex = tmp.path().join("00000000000000000000.txnindex");
+    sparse(&txnindex, &[], 34 * (GIB / 34));
+    for file in [&index, &timeindex] {
+        let (code, out, err) = dump_log_bounded(&[file.as_os_str()]);
+        assert_eq!(code, 0, "{}: {err}", file.display());
+        assert!(
+            out.contains("offset: 2 position: 138") || out.contains("timestamp: 1002 offset: 2"),
+            "{out}"
+        );
+        assert!(err.contains("zero-filled slots from entry 1"), "{err}");
+    }
+    // The transaction index: every zero entry is a valid-looking entry of version 0, so
+    // the dump only needs to get going in bounded memory; it is not run to the end.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 524288 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_dump-log"))
+        .arg("--no-progress")
+        .arg(&txnindex)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut head = vec![0u8; 1 << 16];
+    stdout.read_exact(&mut head).unwrap();
+    drop(stdout);
+    let o = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&head).contains("version: 0 producerId: 0"));
+    assert_eq!(
+        o.status.code(),
+        Some(141),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn a_batch_larger_than_max_message_size_is_not_read_into_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("00000000000000000000.log");
+    // A batch header declaring 2 GiB − 13 bytes (2 GiB − 1 with the log overhead: the
+    // most the default --max-bytes reads), and the (sparse) bytes to back it.
+    let mut head = 0i64.to_be_bytes().to_vec();
+    head.extend((i32::MAX - 12).to_be_bytes());
+    sparse(&log, &head, 3 * GIB);
+    for extra in [None, Some("--deep-iteration"), Some("--verify-index-only")] {
+        let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
+        args.push(log.as_os_str());
+        let (code, _, err) = dump_log_bounded(&args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains("Batch at position: 0 declares 2147483647 bytes, more than --max-message-size 5242880: not read"),
+            "{extra:?}: {err}"
+        );
+        assert!(
+            err.contains("rerun with --max-message-size 2147483647"),
+            "{err}"
+        );
+    }
+}

@@ -203,3 +203,30 @@ fn rebuild_flags_are_refused_without_rebuild_indexes_to() {
         assert!(o.stdout.is_empty(), "{flags:?}: dumped anyway");
     }
 }
+
+/// Issue 19: the broker's index compared with the rebuilt one is read whole, so one
+/// larger than any index Kafka writes (a 100 GiB sparse file) is named as such, not
+/// read ("out of memory" before).
+#[test]
+fn a_100_gib_broker_index_is_not_read_for_the_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let broker = tmp.path().join("broker/topic-0");
+    broker_partition(&broker);
+    let index = broker.join(INDEX);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len(100 << 30)
+        .unwrap();
+    let (code, out) = rebuild(&tmp.path().join("out"), &broker.join(LOG), false);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.to_lowercase().contains("out of memory"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}: the file is 107374182400 bytes, larger than any index Kafka writes",
+            index.display()
+        )),
+        "{out}"
+    );
+}

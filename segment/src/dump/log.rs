@@ -125,7 +125,7 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         };
         sink.event(Event::LogStart { base_offset: base });
     }
-    let mut reader = match LogReader::open(path, opts.max_bytes) {
+    let mut reader = match LogReader::open(path, opts.max_bytes, opts.max_message_size) {
         Ok(r) => r,
         Err(e) => {
             sink.event(Event::Problem(Problem::Unreadable {
@@ -152,6 +152,15 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         };
         let batch = match step {
             Step::Batch(b) => b,
+            Step::TooLarge { position, size } => {
+                sink.event(Event::Problem(Problem::BatchTooLarge {
+                    path: abs.clone(),
+                    position,
+                    size,
+                    limit: opts.max_message_size,
+                }));
+                break;
+            }
             Step::Stop(stop) => {
                 match stop {
                     StopReason::End => {}

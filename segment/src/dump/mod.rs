@@ -61,6 +61,17 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: u64 = 5 * 1024 * 1024;
 /// Default `--max-bytes`: `Int.MAX` (Kafka's default; also "not given").
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
 
+/// The largest `.index`, `.timeindex`, `.txnindex` or producer `.snapshot` the dump
+/// reads: 2147483647 bytes. No Kafka broker writes a larger one: it maps an offset or
+/// time index whole, and a Java mapping holds at most `Int.MaxValue` bytes
+/// (`segment.index.bytes` is an `int`); a `.txnindex` holds one 34-byte entry per ABORT
+/// marker, each a batch of at least 61 bytes, in a segment of at most `Int.MaxValue`
+/// bytes (`segment.bytes` is an `int`); a snapshot is read into one Java array. A larger
+/// file is reported as [`Problem::Unreadable`] naming its size and this bound
+/// (`docs/kafka-behaviour.md#dump-log-operator-deviations`). Files within the bound are
+/// still read in bounded chunks, never whole.
+pub const MAX_INDEX_FILE_BYTES: u64 = i32::MAX as u64;
+
 /// Options of a dump (the flags of `kafka-dump-log.sh`, kafka-behaviour §12, plus our own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpOptions {
@@ -398,6 +409,21 @@ pub enum Problem {
         /// What is wrong.
         reason: String,
     },
+    /// A batch declaring more bytes than `--max-message-size`: it is not read into
+    /// memory, and reading the file stopped there (Kafka's tool would load it whole, up
+    /// to 2 GiB). An operational error: rerun with a larger `--max-message-size` to read
+    /// it.
+    BatchTooLarge {
+        /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
+        path: PathBuf,
+        /// Position of the batch.
+        position: u64,
+        /// Its declared size in bytes, the 12-byte log overhead included.
+        size: u64,
+        /// `--max-message-size`.
+        limit: u64,
+    },
     /// Bytes after the last complete batch (only reported without `--max-bytes`).
     TrailingBytes {
         /// Absolute path of the log.
@@ -454,7 +480,10 @@ impl Problem {
     /// Whether this is an operational error (the file could not be read) rather than a
     /// finding about its content.
     pub fn is_operational(&self) -> bool {
-        matches!(self, Problem::Unreadable { .. })
+        matches!(
+            self,
+            Problem::Unreadable { .. } | Problem::BatchTooLarge { .. }
+        )
     }
 }
 
@@ -977,24 +1006,79 @@ pub fn ensure_regular_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// [`std::fs::read`] after [`ensure_regular_file`].
+/// [`std::fs::read`] after [`ensure_regular_file`] (for files already bounded by the
+/// caller).
 pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     ensure_regular_file(path)?;
     std::fs::read(path)
 }
 
-/// Reads a whole small file (index files), reporting failure as [`Problem::Unreadable`].
-pub(crate) fn read_small(path: &Path, sink: &mut dyn Sink) -> Option<Vec<u8>> {
-    match read_regular(path) {
-        Ok(b) => Some(b),
-        Err(e) => {
+/// What an index-like file is, for the size check of [`open_bounded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bounded {
+    /// `.index` or `.timeindex`.
+    Index,
+    /// `.txnindex`.
+    TxnIndex,
+    /// Producer `.snapshot`.
+    Snapshot,
+}
+
+/// Why a file larger than [`MAX_INDEX_FILE_BYTES`] cannot be Kafka's, and what to do.
+pub(crate) fn too_large_reason(kind: Bounded, len: u64) -> String {
+    let limit = MAX_INDEX_FILE_BYTES;
+    let (what, why, todo) = match kind {
+        Bounded::Index => (
+            "index",
+            "a broker maps an index whole and a mapping holds at most 2147483647 bytes (segment.index.bytes is an int)",
+            "`dump-log --rebuild-indexes-to DIR` on its .log builds the index recovery would write, to compare with or replace it",
+        ),
+        Bounded::TxnIndex => (
+            "transaction index",
+            "it holds one 34-byte entry per ABORT marker, each a batch of at least 61 bytes, in a segment of at most 2147483647 bytes",
+            "`dump-log --rebuild-indexes-to DIR` on its .log builds the transaction index recovery would write",
+        ),
+        Bounded::Snapshot => (
+            "producer snapshot",
+            "a broker reads a snapshot into one array of at most 2147483647 bytes",
+            "a snapshot is only a cache: moved aside, the broker rebuilds producer state from the log",
+        ),
+    };
+    format!(
+        "the file is {len} bytes, larger than any {what} Kafka writes ({limit} bytes at most: {why}); it is not a Kafka {what} (a sparse, corrupted or foreign file) and was not read. Check what wrote it; {todo}"
+    )
+}
+
+/// Opens an index-like file for chunked reads, after checking that it is a regular file
+/// no larger than [`MAX_INDEX_FILE_BYTES`]; returns it with its length. A failure is
+/// reported as [`Problem::Unreadable`] (naming the size and the bound for a file that is
+/// too large) and gives `None`.
+pub(crate) fn open_bounded(
+    path: &Path,
+    kind: Bounded,
+    sink: &mut dyn Sink,
+) -> Option<(std::fs::File, u64)> {
+    match open_bounded_io(path, kind) {
+        Ok(f) => Some(f),
+        Err(reason) => {
             sink.event(Event::Problem(Problem::Unreadable {
                 path: path.to_path_buf(),
-                reason: e.to_string(),
+                reason,
             }));
             None
         }
     }
+}
+
+/// [`open_bounded`] without the report: the reason as text.
+pub(crate) fn open_bounded_io(path: &Path, kind: Bounded) -> Result<(std::fs::File, u64), String> {
+    ensure_regular_file(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > MAX_INDEX_FILE_BYTES {
+        return Err(too_large_reason(kind, len));
+    }
+    Ok((file, len))
 }
 
 /// Base offset from a file name (characters before the first dot), or a reported

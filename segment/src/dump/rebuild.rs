@@ -415,7 +415,22 @@ fn rebuild_into(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("cannot read {}: {e}", built.display())),
         };
-        let existing_bytes = super::read_regular(&existing).ok();
+        // The broker's file is read whole for the comparison: refused beyond the size
+        // of any index Kafka writes (a sparse 100 GiB file is not an index).
+        let bounded = match kind {
+            FileKind::TxnIndex => super::Bounded::TxnIndex,
+            _ => super::Bounded::Index,
+        };
+        let existing_bytes = match std::fs::metadata(&existing) {
+            Ok(m) if m.is_file() && m.len() > super::MAX_INDEX_FILE_BYTES => {
+                return Err(format!(
+                    "{}: {}",
+                    existing.display(),
+                    super::too_large_reason(bounded, m.len())
+                ));
+            }
+            _ => super::read_regular(&existing).ok(),
+        };
         let size = entry_size(kind);
         let comparison = compare(existing_bytes.as_deref(), rebuilt.as_deref(), size);
         let written = match &rebuilt {

@@ -438,6 +438,16 @@ impl Report {
                     .or_default()
                     .push(format!("Found {bytes} invalid bytes at the end of {name}"));
             }
+            Problem::BatchTooLarge {
+                path,
+                position,
+                size,
+                limit,
+            } => other(
+                self,
+                path,
+                format!("Batch at position: {position} declares {size} bytes, more than --max-message-size {limit}: not read (reading stopped here); rerun with --max-message-size {size} to read it"),
+            ),
             Problem::SanityCheckFailed { path, reason } => {
                 other(self, path, format!("Sanity check failed: {reason}"))
             }
