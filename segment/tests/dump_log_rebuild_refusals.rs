@@ -131,3 +131,102 @@ fn a_fresh_directory_is_written() {
     );
     assert_untouched(&broker);
 }
+
+/// Issue 19: the dump's flags do nothing in rebuild mode, and the rebuild's flags do
+/// nothing without it. Each such combination is refused by the command line (exit status
+/// 2, both flags named) before any file is read or written.
+#[test]
+fn dump_flags_are_refused_with_rebuild_indexes_to() {
+    let tmp = tempfile::tempdir().unwrap();
+    let broker = tmp.path().join("broker/topic-0");
+    broker_partition(&broker);
+    let out = tmp.path().join("out");
+    for flags in [
+        &["--print-data-log"][..],
+        &["--deep-iteration"],
+        &["--verify-index-only"],
+        &["--index-sanity-check"],
+        &["--max-message-size", "100"],
+        &["--max-bytes", "100"],
+        &["--skip-record-metadata", "--deep-iteration"],
+        &["--kafka-strict"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+            .arg("--rebuild-indexes-to")
+            .arg(&out)
+            .args(flags)
+            .arg(broker.join(LOG))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flags:?} accepted: {err}");
+        assert!(err.contains("--rebuild-indexes-to"), "{flags:?}: {err}");
+        assert!(err.contains(flags[0]), "{flags:?}: {err}");
+        assert!(o.stdout.is_empty(), "{flags:?}");
+        assert!(
+            !out.exists(),
+            "{flags:?}: the refused run wrote {}",
+            out.display()
+        );
+    }
+    assert_untouched(&broker);
+    // The flags that do apply are accepted.
+    let o = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+        .args(["--json", "--no-progress", "--index-interval-bytes", "4096"])
+        .arg("--rebuild-indexes-to")
+        .arg(&out)
+        .arg(broker.join(LOG))
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.join(INDEX).exists());
+}
+
+#[test]
+fn rebuild_flags_are_refused_without_rebuild_indexes_to() {
+    let tmp = tempfile::tempdir().unwrap();
+    broker_partition(tmp.path());
+    for flags in [&["--force"][..], &["--index-interval-bytes", "100"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+            .args(flags)
+            .arg(tmp.path().join(LOG))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flags:?} accepted: {err}");
+        assert!(err.contains("--rebuild-indexes-to"), "{flags:?}: {err}");
+        assert!(err.contains(flags[0]), "{flags:?}: {err}");
+        assert!(o.stdout.is_empty(), "{flags:?}: dumped anyway");
+    }
+}
+
+/// Issue 19: the broker's index compared with the rebuilt one is read whole, so one
+/// larger than any index Kafka writes (a 100 GiB sparse file) is named as such, not
+/// read ("out of memory" before).
+#[test]
+fn a_100_gib_broker_index_is_not_read_for_the_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let broker = tmp.path().join("broker/topic-0");
+    broker_partition(&broker);
+    let index = broker.join(INDEX);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len(100 << 30)
+        .unwrap();
+    let (code, out) = rebuild(&tmp.path().join("out"), &broker.join(LOG), false);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.to_lowercase().contains("out of memory"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}: the file is 107374182400 bytes, larger than any index Kafka writes",
+            index.display()
+        )),
+        "{out}"
+    );
+}

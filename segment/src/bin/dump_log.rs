@@ -2,14 +2,21 @@
 //! Kafka's `kafka-dump-log.sh` (DumpLogSegments). All logic lives in `segment::dump`.
 //!
 //! Exit status: 0 = no problem; 1 = an index disagrees with its log, a batch is corrupt,
-//! a sanity check failed, or a rebuild truncated/failed; 2 = a file could not be read or
-//! a usage error.
+//! a sanity check failed, or a rebuild truncated/failed; 2 = a file could not be read,
+//! standard output could not be written (closed, full disk, I/O error), or a usage error
+//! (including flags that contradict each other); 141 = the reader of standard output went
+//! away (broken pipe): nothing more is printed, and the run, cut short, claims no verdict
+//! (`docs/kafka-behaviour.md#dump-log-operator-deviations`).
+//!
+//! Names and record contents are escaped in text output (see `segment::dump::text`).
 
+use std::fs::File;
 use std::io::{self, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
+use clap::{ArgGroup, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use segment::dump::{
     self, text, DumpOptions, Event, FileType, RebuildOptions, Sink, Summary, DEFAULT_MAX_BYTES,
@@ -19,6 +26,15 @@ use segment::dump::{
 /// Progress bars are shown for inputs of at least this many bytes.
 const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
+/// Exit status when standard output's reader is gone (`EPIPE`): what a shell reports for
+/// a tool killed by `SIGPIPE` (128 + 13), so `set -o pipefail` scripts see `dump-log | head`
+/// exactly as they see `cat | head`. Not 0: the files after the cut were never checked,
+/// and 0 means "no problem found".
+const EXIT_BROKEN_PIPE: i32 = 141;
+
+/// Exit status of a usage error or an output that cannot be written.
+const EXIT_OPERATIONAL: i32 = 2;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dump-log",
@@ -27,8 +43,11 @@ const PROGRESS_MIN_BYTES: u64 = 16 << 20;
     long_about = "Dump and verify Kafka partition files, in the spirit of Kafka's kafka-dump-log.sh.\n\n\
         Inputs are files (positionally or as --files a,b) or partition directories (every segment \
         file in offset order). Files are only read, never written.\n\n\
+        Flags that contradict each other or that would be ignored are refused (exit status 2).\n\n\
         Exit status: 0 no problem; 1 an index disagrees with its log, a batch is corrupt, a sanity \
-        check failed, or a rebuild failed/truncated; 2 a file could not be read, or bad usage."
+        check failed, or a rebuild failed/truncated; 2 a file could not be read, standard output \
+        could not be written, or bad usage; 141 standard output's reader went away (broken pipe).",
+    group(ArgGroup::new("records").args(["deep_iteration", "print_data_log"]).multiple(true))
 )]
 struct Cli {
     /// Files or partition directories to dump.
@@ -38,11 +57,14 @@ struct Cli {
     #[arg(long, value_name = "FILE[,FILE...]")]
     files: Vec<String>,
 
-    /// Print record keys and values (implies --deep-iteration).
-    #[arg(long)]
+    /// Print record keys and values (implies --deep-iteration). Not with
+    /// --verify-index-only or --index-sanity-check, which print no record (use
+    /// --deep-iteration to check records without printing them).
+    #[arg(long, conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
     print_data_log: bool,
 
-    /// Iterate the records inside each batch.
+    /// Iterate the records inside each batch (with --verify-index-only or
+    /// --index-sanity-check: check them without printing them).
     #[arg(long)]
     deep_iteration: bool,
 
@@ -51,12 +73,14 @@ struct Cli {
     #[arg(long)]
     verify_index_only: bool,
 
-    /// Only run the index sanity checks (Kafka's sanityCheck).
-    #[arg(long)]
+    /// Only run the index sanity checks (Kafka's sanityCheck). Not with
+    /// --verify-index-only (the sanity check does not verify entries).
+    #[arg(long, conflicts_with = "verify_index_only")]
     index_sanity_check: bool,
 
     /// The largest batch: bytes read at each offset-index position to find its first
-    /// batch, and the most one batch may decompress to (memory stays bounded by it).
+    /// batch, the largest batch a .log dump reads, and the most one batch may decompress
+    /// to (memory stays bounded by it).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
     max_message_size: u64,
 
@@ -64,13 +88,20 @@ struct Cli {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES)]
     max_bytes: u64,
 
-    /// With deep iteration, print only keys/values, not record metadata.
-    #[arg(long)]
+    /// With deep iteration, print only keys/values, not record metadata. Needs
+    /// --deep-iteration or --print-data-log; text output only (not with --json,
+    /// --verify-index-only or --index-sanity-check).
+    #[arg(
+        long,
+        requires = "records",
+        conflicts_with_all = ["json", "verify_index_only", "index_sanity_check"]
+    )]
     skip_record_metadata: bool,
 
     /// Report follower (chunk-shaped) offset-index entries and record-level time-index
-    /// offsets as errors, exactly as Kafka's tool does.
-    #[arg(long)]
+    /// offsets as errors, exactly as Kafka's tool does. Not with --index-sanity-check,
+    /// which does not verify entries.
+    #[arg(long, conflicts_with = "index_sanity_check")]
     kafka_strict: bool,
 
     /// Print JSON lines (one object per event, "type" field; a final "summary" object)
@@ -80,18 +111,36 @@ struct Cli {
 
     /// Instead of dumping: write the .index/.timeindex/.txnindex that recovery would build
     /// for each given .log (or each .log of a given directory) into DIR, and compare them
-    /// with the broker's files.
-    #[arg(long, value_name = "DIR")]
+    /// with the broker's files. The dump's flags do not apply and are refused.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = [
+            "print_data_log",
+            "deep_iteration",
+            "verify_index_only",
+            "index_sanity_check",
+            "max_message_size",
+            "max_bytes",
+            "skip_record_metadata",
+            "kafka_strict",
+        ]
+    )]
     rebuild_indexes_to: Option<PathBuf>,
 
     /// With --rebuild-indexes-to: write even into a directory that already holds a
     /// partition's files, or where an output is the same file as an input (symlink or
     /// hard link). Without it, those are refused (exit status 2).
-    #[arg(long)]
+    #[arg(long, requires = "rebuild_indexes_to")]
     force: bool,
 
-    /// index.interval.bytes for --rebuild-indexes-to.
-    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    /// index.interval.bytes for --rebuild-indexes-to (only with it).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 4096,
+        requires = "rebuild_indexes_to"
+    )]
     index_interval_bytes: u64,
 
     /// Never show a progress bar.
@@ -99,10 +148,81 @@ struct Cli {
     no_progress: bool,
 }
 
+/// Standard output, written through a duplicate of its descriptor so that every error
+/// reaches us: Rust's `io::stdout()` reports a closed descriptor (`EBADF`) as success, and
+/// `println!` panics on any other error.
+struct Out {
+    w: io::BufWriter<File>,
+}
+
+impl Out {
+    /// Duplicates descriptor 1.
+    ///
+    /// # Errors
+    /// `EBADF` when standard output is closed. Rust's runtime reopens a closed descriptor
+    /// 0, 1 or 2 on `/dev/null` read-write before `main`, so that is what a closed standard
+    /// output looks like here: on Linux (where `/proc/self/fdinfo` tells the access mode)
+    /// a standard output that is `/dev/null` opened read-write is taken for a closed one.
+    /// A shell's `> /dev/null` opens it write-only and is accepted.
+    fn open() -> io::Result<Out> {
+        let file = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+        if reopened_closed_stdout(&file) {
+            return Err(io::Error::from_raw_os_error(9)); // EBADF
+        }
+        Ok(Out {
+            w: io::BufWriter::new(file),
+        })
+    }
+
+    /// Reacts to a write error the way Unix tools do: quiet exit [`EXIT_BROKEN_PIPE`] when
+    /// the reader is gone, one line on stderr and [`EXIT_OPERATIONAL`] otherwise.
+    fn fail(e: &io::Error) -> ! {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
+        eprintln!("dump-log: cannot write to standard output: {e}");
+        std::process::exit(EXIT_OPERATIONAL);
+    }
+
+    /// Writes `text` (which carries its own newlines).
+    fn put(&mut self, text: &str) {
+        if let Err(e) = self.w.write_all(text.as_bytes()) {
+            Self::fail(&e);
+        }
+    }
+
+    /// Writes everything buffered.
+    fn flush(&mut self) {
+        if let Err(e) = self.w.flush() {
+            Self::fail(&e);
+        }
+    }
+}
+
+/// Whether `stdout` (a duplicate of descriptor 1) is the `/dev/null` that Rust's runtime
+/// opened read-write in place of a closed descriptor 1 (Linux; `false` elsewhere).
+fn reopened_closed_stdout(stdout: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(ours), Ok(null)) = (stdout.metadata(), std::fs::metadata("/dev/null")) else {
+        return false;
+    };
+    if (ours.dev(), ours.ino()) != (null.dev(), null.ino()) {
+        return false;
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else {
+        return false;
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        // O_ACCMODE = 3, O_RDWR = 2.
+        .is_some_and(|flags| flags & 3 == 2)
+}
+
 struct CliSink {
     json: bool,
     skip_record_metadata: bool,
-    out: io::BufWriter<io::Stdout>,
+    out: Out,
     report: text::Report,
     bar: Option<ProgressBar>,
     /// Bytes processed and time of the last bar update (updates are throttled: redrawing
@@ -115,24 +235,24 @@ struct CliSink {
 
 impl CliSink {
     fn write_out(&mut self, line: &str) {
-        let r = match &self.bar {
+        match &self.bar {
             Some(bar) if self.stdout_tty => {
                 let out = &mut self.out;
-                bar.suspend(|| writeln!(out, "{line}").and_then(|_| out.flush()))
+                bar.suspend(|| {
+                    out.put(line);
+                    out.put("\n");
+                    out.flush();
+                });
             }
-            _ => writeln!(self.out, "{line}"),
-        };
-        if let Err(e) = r {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                std::process::exit(0);
+            _ => {
+                self.out.put(line);
+                self.out.put("\n");
             }
-            eprintln!("dump-log: cannot write to standard output: {e}");
-            std::process::exit(2);
         }
     }
 
     fn write_err(&mut self, line: &str) {
-        let _ = self.out.flush();
+        self.out.flush();
         match &self.bar {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),
@@ -144,7 +264,7 @@ impl Sink for CliSink {
     fn event(&mut self, event: Event) {
         if self.json {
             match serde_json::to_string(&event) {
-                Ok(s) => self.write_out(&s),
+                Ok(s) => self.write_out(&text::json_inert(&s)),
                 Err(e) => self.write_err(&format!("dump-log: cannot encode event: {e}")),
             }
             return;
@@ -183,6 +303,15 @@ fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
 }
 
 fn main() {
+    // First, before anything can take descriptor 1: a closed standard output is an error,
+    // not a silent run that prints nothing and exits 0.
+    let out = match Out::open() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("dump-log: standard output is closed ({e}); redirect it to a file or pipe (> /dev/null to discard it)");
+            std::process::exit(EXIT_OPERATIONAL);
+        }
+    };
     let cli = Cli::parse();
     let mut inputs: Vec<PathBuf> = cli.paths.clone();
     for f in &cli.files {
@@ -190,16 +319,16 @@ fn main() {
     }
     if inputs.is_empty() {
         eprintln!("dump-log: no input files (give paths or --files a,b); see --help");
-        std::process::exit(2);
+        std::process::exit(EXIT_OPERATIONAL);
     }
     let code = match &cli.rebuild_indexes_to {
-        Some(dir) => run_rebuild(&cli, &inputs, dir),
-        None => run_dump(&cli, &inputs),
+        Some(dir) => run_rebuild(&cli, &inputs, dir, out),
+        None => run_dump(&cli, &inputs, out),
     };
     std::process::exit(code);
 }
 
-fn run_dump(cli: &Cli, inputs: &[PathBuf]) -> i32 {
+fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
     let opts = DumpOptions {
         print_data_log: cli.print_data_log,
         deep_iteration: cli.deep_iteration,
@@ -224,7 +353,7 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf]) -> i32 {
     let mut sink = CliSink {
         json: cli.json,
         skip_record_metadata: cli.skip_record_metadata,
-        out: io::BufWriter::new(io::stdout()),
+        out,
         report: text::Report::new(),
         bar: progress_bar(total, show),
         done: 0,
@@ -255,7 +384,8 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf]) -> i32 {
         }
         sink.write_out(&v.to_string());
     }
-    let _ = sink.out.flush();
+    // A dump whose output did not reach its reader did not succeed, whatever it found.
+    sink.out.flush();
     if !cli.json {
         let report = sink.report.render();
         if !report.is_empty() {
@@ -265,12 +395,12 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf]) -> i32 {
     summary.exit_code()
 }
 
-fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
+fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path, mut out: Out) -> i32 {
     let files = match dump::expand_inputs(inputs) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("dump-log: {e}");
-            return 2;
+            eprintln!("dump-log: {}", text::escape(&e.to_string()));
+            return EXIT_OPERATIONAL;
         }
     };
     let mut logs = Vec::new();
@@ -280,7 +410,7 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
             _ if inputs.contains(&f) => {
                 eprintln!(
                     "dump-log: --rebuild-indexes-to takes .log files or directories; ignoring {}",
-                    f.display()
+                    text::escape_path(&f)
                 );
             }
             _ => {}
@@ -288,12 +418,16 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
     }
     if logs.is_empty() {
         eprintln!("dump-log: no .log file to rebuild");
-        return 2;
+        return EXIT_OPERATIONAL;
     }
     for log in &logs {
         if let Err(e) = dump::ensure_regular_file(log) {
-            eprintln!("dump-log: {}: {e}", log.display());
-            return 2;
+            eprintln!(
+                "dump-log: {}: {}",
+                text::escape_path(log),
+                text::escape(&e.to_string())
+            );
+            return EXIT_OPERATIONAL;
         }
     }
     let opts = RebuildOptions {
@@ -304,8 +438,8 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
     let reports = match dump::rebuild(&logs, &opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("dump-log: {e}");
-            return 2;
+            eprintln!("dump-log: {}", text::escape(&e));
+            return EXIT_OPERATIONAL;
         }
     };
     let mut code = 0;
@@ -315,13 +449,15 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path) -> i32 {
             if let Some(m) = v.as_object_mut() {
                 m.insert("type".into(), "rebuild".into());
             }
-            println!("{v}");
+            out.put(&text::json_inert(&v.to_string()));
+            out.put("\n");
         } else {
-            print!("{}", r.render());
+            out.put(&r.render());
         }
         if r.is_failure() {
             code = 1;
         }
     }
+    out.flush();
     code
 }

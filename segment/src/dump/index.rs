@@ -5,40 +5,93 @@ use std::path::Path;
 use index_offset::{OffsetIndex, OffsetPosition, RawOffsetEntry};
 use index_time::{RawTimeEntry, TimeIndex, TimestampOffset};
 
-use super::reader::{reason_of, LogReader, Step};
-use super::{absolute, sibling, DumpOptions, Event, Note, Problem, Sink};
+use super::reader::{reason_of, LogReader, Slots, Step};
+use super::{absolute, sibling, Bounded, DumpOptions, Event, Note, Problem, Sink};
 use crate::record::{FileBatch, StopReason};
 
 const OFFSET_ENTRY: usize = 8;
 const TIME_ENTRY: usize = 12;
 
-/// Decodes every whole slot of an offset index image (Kafka: entries = length / 8).
-pub(crate) fn offset_slots(bytes: &[u8], base: i64) -> Vec<OffsetPosition> {
-    bytes
-        .chunks_exact(OFFSET_ENTRY)
-        .map(|c| bytemuck::pod_read_unaligned::<RawOffsetEntry>(c).decode(base))
-        .collect()
+fn offset_entry(bytes: &[u8], base: i64) -> OffsetPosition {
+    bytemuck::pod_read_unaligned::<RawOffsetEntry>(bytes).decode(base)
 }
 
-/// Decodes every whole slot of a time index image (entries = length / 12).
-pub(crate) fn time_slots(bytes: &[u8], base: i64) -> Vec<TimestampOffset> {
-    bytes
-        .chunks_exact(TIME_ENTRY)
-        .map(|c| bytemuck::pod_read_unaligned::<RawTimeEntry>(c).decode(base))
-        .collect()
+fn time_entry(bytes: &[u8], base: i64) -> TimestampOffset {
+    bytemuck::pod_read_unaligned::<RawTimeEntry>(bytes).decode(base)
 }
 
-/// Number of slots before the zero-filled tail: iteration stops at the first slot
-/// `i > 0` whose offset equals the base offset (Kafka's rule).
-fn used_slots(offsets: impl Iterator<Item = i64>, base: i64) -> usize {
-    let mut n = 0;
-    for (i, o) in offsets.enumerate() {
-        if i > 0 && o == base {
-            break;
+/// Entries of the offset index kept in memory for time-index lookups: one in
+/// [`SAMPLE_STRIDE`] (memory: 8 bytes per 4 KiB of index, at most 4 MiB).
+const SAMPLE_STRIDE: usize = 512;
+
+/// Kafka `OffsetIndex.lookup` over the used entries of a time index's `.index`, without
+/// holding the index in memory: a sample of every [`SAMPLE_STRIDE`]th offset finds the
+/// stretch of entries to search, which is then read from the file.
+struct OffsetLookup {
+    slots: Option<Slots>,
+    base: i64,
+    used: usize,
+    sample: Vec<i64>,
+}
+
+impl OffsetLookup {
+    /// No offset index: every lookup answers position 0.
+    fn none(base: i64) -> Self {
+        OffsetLookup {
+            slots: None,
+            base,
+            used: 0,
+            sample: Vec::new(),
         }
-        n = i + 1;
     }
-    n
+
+    /// Scans `slots` up to its zero-filled tail (Kafka's stop rule), sampling offsets.
+    fn scan(mut slots: Slots, base: i64) -> std::io::Result<Self> {
+        let mut used = 0;
+        let mut sample = Vec::new();
+        for i in 0..slots.count() {
+            let e = offset_entry(slots.get(i)?, base);
+            if i > 0 && e.offset == base {
+                break;
+            }
+            if i % SAMPLE_STRIDE == 0 {
+                sample.push(e.offset);
+            }
+            used = i + 1;
+        }
+        Ok(OffsetLookup {
+            slots: Some(slots),
+            base,
+            used,
+            sample,
+        })
+    }
+
+    /// The position of the largest used entry with offset ≤ `target`, else 0 (a binary
+    /// search, as Kafka's, over the used entries).
+    fn lookup(&mut self, target: i64) -> std::io::Result<u64> {
+        let Some(slots) = self.slots.as_mut() else {
+            return Ok(0);
+        };
+        let block = self.sample.partition_point(|&o| o <= target);
+        if block == 0 {
+            return Ok(0);
+        }
+        let (mut lo, mut hi) = (
+            (block - 1) * SAMPLE_STRIDE,
+            (block * SAMPLE_STRIDE).min(self.used),
+        );
+        // Entry `lo` has an offset ≤ target: find the last such entry below `hi`.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if offset_entry(slots.get(mid)?, self.base).offset <= target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(u64::from(offset_entry(slots.get(lo)?, self.base).position))
+    }
 }
 
 fn unreadable(path: &Path, reason: String) -> Event {
@@ -66,6 +119,9 @@ fn first_batch_at<'r>(
             "no complete batch in the {remaining_bytes} bytes read at this position (batch larger than --max-message-size, or a torn tail)"
         )),
         Ok(Step::Stop(StopReason::Corrupt { reason, .. })) => Err(reason),
+        Ok(Step::TooLarge { size, .. }) => Err(format!(
+            "the batch there declares {size} bytes, more than --max-message-size"
+        )),
     }
 }
 
@@ -97,14 +153,19 @@ fn search(reader: &mut LogReader, target: i64, start: u64) -> Found {
             Ok(Step::Stop(StopReason::Corrupt { reason, position })) => {
                 return Found::Error(format!("corrupt batch at position {position}: {reason}"))
             }
+            Ok(Step::TooLarge { position, size }) => {
+                return Found::Error(format!(
+                    "the batch at position {position} declares {size} bytes, more than --max-message-size"
+                ))
+            }
             Ok(Step::Stop(_)) => return Found::None,
         }
     }
 }
 
-fn open_log(index: &Path, sink: &mut dyn Sink) -> Option<LogReader> {
+fn open_log(index: &Path, opts: &DumpOptions, sink: &mut dyn Sink) -> Option<LogReader> {
     let log = sibling(index, ".log");
-    match LogReader::open(&log, u64::MAX) {
+    match LogReader::open(&log, u64::MAX, opts.max_message_size) {
         Ok(r) => Some(r),
         Err(e) => {
             sink.event(unreadable(
@@ -116,21 +177,23 @@ fn open_log(index: &Path, sink: &mut dyn Sink) -> Option<LogReader> {
     }
 }
 
-/// Offset index dump (kafka-behaviour §12 "Offset index dump").
+/// Offset index dump (kafka-behaviour §12 "Offset index dump"), reading the index in
+/// bounded chunks.
 pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
     };
-    let Some(bytes) = super::read_small(path, sink) else {
+    let Some((file, len)) = super::open_bounded(path, Bounded::Index, sink) else {
         return;
     };
+    let mut slots = Slots::new(file, 0, len, OFFSET_ENTRY);
     let abs = absolute(path);
-    let slots = offset_slots(&bytes, base);
-    if slots.is_empty() {
+    let count = slots.count();
+    if count == 0 {
         sink.event(Event::IndexEmpty {
             path: path.to_path_buf(),
         });
-        sink.progress(bytes.len() as u64);
+        sink.progress(len);
         return;
     }
     if opts.index_sanity_check {
@@ -144,17 +207,30 @@ pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn 
                 reason: e.to_string(),
             })),
         }
-        sink.progress(bytes.len() as u64);
+        sink.progress(len);
         return;
     }
-    let Some(mut reader) = open_log(path, sink) else {
+    let Some(mut reader) = open_log(path, opts, sink) else {
         return;
     };
     let log_len = reader.file_len();
-    let used = used_slots(slots.iter().map(|s| s.offset), base);
     let mut prev: Option<OffsetPosition> = None;
-    for (slot, entry) in slots.iter().take(used).enumerate() {
-        let OffsetPosition { offset, position } = *entry;
+    let mut used = count;
+    for slot in 0..count {
+        let entry = match slots.get(slot) {
+            Ok(b) => offset_entry(b, base),
+            Err(e) => {
+                sink.event(unreadable(path, format!("read error at entry {slot}: {e}")));
+                return;
+            }
+        };
+        // Kafka's stop rule: the zero-filled tail starts at the first slot after the
+        // first whose offset is the base offset.
+        if slot > 0 && entry.offset == base {
+            used = slot;
+            break;
+        }
+        let OffsetPosition { offset, position } = entry;
         if let Some(p) = prev {
             if offset <= p.offset || position <= p.position {
                 sink.event(Event::Problem(Problem::OffsetIndexOutOfOrder {
@@ -167,7 +243,7 @@ pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn 
                 }));
             }
         }
-        prev = Some(*entry);
+        prev = Some(entry);
         let pos = u64::from(position);
         if pos > log_len {
             sink.event(Event::Problem(Problem::IndexEntryUnreadable {
@@ -223,25 +299,14 @@ pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn 
             });
         }
     }
-    if used < slots.len() {
+    if used < count {
         sink.event(Event::Note(Note::ZeroFilledTail {
             path: abs,
             slot: used,
-            unused_slots: slots.len() - used,
+            unused_slots: count - used,
         }));
     }
-    sink.progress(bytes.len() as u64);
-}
-
-/// Kafka `OffsetIndex.lookup` over the used entries: the position of the largest entry
-/// with offset ≤ target, else `(base, 0)`.
-fn lookup(entries: &[OffsetPosition], target: i64) -> u64 {
-    let n = entries.partition_point(|e| e.offset <= target);
-    if n == 0 {
-        0
-    } else {
-        u64::from(entries[n - 1].position)
-    }
+    sink.progress(len);
 }
 
 /// The timestamp of the record at `offset` in the batch at `position`, and the batch's
@@ -265,14 +330,16 @@ fn record_timestamps(
     Ok((at, max))
 }
 
-/// Time index dump (kafka-behaviour §12 "Time index dump").
+/// Time index dump (kafka-behaviour §12 "Time index dump"), reading the time index in
+/// bounded chunks and looking entries up through a sampled [`OffsetLookup`].
 pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
     };
-    let Some(bytes) = super::read_small(path, sink) else {
+    let Some((file, len)) = super::open_bounded(path, Bounded::Index, sink) else {
         return;
     };
+    let mut slots = Slots::new(file, 0, len, TIME_ENTRY);
     let abs = absolute(path);
     if opts.index_sanity_check {
         // Kafka does not special-case an empty time index here.
@@ -286,34 +353,53 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
                 reason: e.to_string(),
             })),
         }
-        sink.progress(bytes.len() as u64);
+        sink.progress(len);
         return;
     }
-    let slots = time_slots(&bytes, base);
-    if slots.is_empty() {
-        sink.progress(bytes.len() as u64);
+    let count = slots.count();
+    if count == 0 {
+        sink.progress(len);
         return;
     }
-    let Some(mut reader) = open_log(path, sink) else {
+    let Some(mut reader) = open_log(path, opts, sink) else {
         return;
     };
     let index_path = sibling(path, ".index");
-    let offset_entries = match super::read_regular(&index_path) {
-        Ok(b) => {
-            let all = offset_slots(&b, base);
-            let used = used_slots(all.iter().map(|e| e.offset), base);
-            all[..used].to_vec()
-        }
-        Err(_) => {
-            sink.event(Event::Note(Note::MissingOffsetIndex { path: abs.clone() }));
-            Vec::new()
+    let mut offsets = match super::open_bounded_io(&index_path, Bounded::Index) {
+        Ok((f, l)) => match OffsetLookup::scan(Slots::new(f, 0, l, OFFSET_ENTRY), base) {
+            Ok(lookup) => lookup,
+            Err(e) => {
+                sink.event(unreadable(&index_path, format!("read error: {e}")));
+                OffsetLookup::none(base)
+            }
+        },
+        Err(reason) => {
+            let too_large = std::fs::metadata(&index_path)
+                .is_ok_and(|m| m.is_file() && m.len() > super::MAX_INDEX_FILE_BYTES);
+            if too_large {
+                sink.event(unreadable(&index_path, reason));
+            } else {
+                sink.event(Event::Note(Note::MissingOffsetIndex { path: abs.clone() }));
+            }
+            OffsetLookup::none(base)
         }
     };
-    let used = used_slots(slots.iter().map(|s| s.offset), base);
+    let mut used = count;
     let mut prev_ts = crate::record::NO_TIMESTAMP;
     let mut prev_offset: Option<i64> = None;
-    for (slot, entry) in slots.iter().take(used).enumerate() {
-        let TimestampOffset { timestamp, offset } = *entry;
+    for slot in 0..count {
+        let entry = match slots.get(slot) {
+            Ok(b) => time_entry(b, base),
+            Err(e) => {
+                sink.event(unreadable(path, format!("read error at entry {slot}: {e}")));
+                return;
+            }
+        };
+        if slot > 0 && entry.offset == base {
+            used = slot;
+            break;
+        }
+        let TimestampOffset { timestamp, offset } = entry;
         if let Some(p) = prev_offset {
             if offset < p {
                 sink.event(Event::Problem(Problem::TimeIndexOffsetOutOfOrder {
@@ -325,7 +411,13 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
             }
         }
         prev_offset = Some(offset);
-        let start = lookup(&offset_entries, offset);
+        let start = match offsets.lookup(offset) {
+            Ok(p) => p,
+            Err(e) => {
+                sink.event(unreadable(&index_path, format!("read error: {e}")));
+                return;
+            }
+        };
         let out_of_order = |sink: &mut dyn Sink| {
             if prev_ts >= timestamp {
                 sink.event(Event::Problem(Problem::OutOfOrderTimestamp {
@@ -403,12 +495,12 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
         }
         prev_ts = timestamp;
     }
-    if used < slots.len() {
+    if used < count {
         sink.event(Event::Note(Note::ZeroFilledTail {
             path: abs,
             slot: used,
-            unused_slots: slots.len() - used,
+            unused_slots: count - used,
         }));
     }
-    sink.progress(bytes.len() as u64);
+    sink.progress(len);
 }

@@ -106,9 +106,8 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
     let abs = absolute(path);
     let name = path
         .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_string();
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if ty == FileType::KraftSnapshot {
         match parse_kraft_snapshot_name(&name) {
             Some((end_offset, epoch)) => sink.event(Event::SnapshotStart { end_offset, epoch }),
@@ -126,7 +125,7 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         };
         sink.event(Event::LogStart { base_offset: base });
     }
-    let mut reader = match LogReader::open(path, opts.max_bytes) {
+    let mut reader = match LogReader::open(path, opts.max_bytes, opts.max_message_size) {
         Ok(r) => r,
         Err(e) => {
             sink.event(Event::Problem(Problem::Unreadable {
@@ -153,6 +152,15 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         };
         let batch = match step {
             Step::Batch(b) => b,
+            Step::TooLarge { position, size } => {
+                sink.event(Event::Problem(Problem::BatchTooLarge {
+                    path: abs.clone(),
+                    position,
+                    size,
+                    limit: opts.max_message_size,
+                }));
+                break;
+            }
             Step::Stop(stop) => {
                 match stop {
                     StopReason::End => {}

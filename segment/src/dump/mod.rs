@@ -61,6 +61,17 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: u64 = 5 * 1024 * 1024;
 /// Default `--max-bytes`: `Int.MAX` (Kafka's default; also "not given").
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
 
+/// The largest `.index`, `.timeindex`, `.txnindex` or producer `.snapshot` the dump
+/// reads: 2147483647 bytes. No Kafka broker writes a larger one: it maps an offset or
+/// time index whole, and a Java mapping holds at most `Int.MaxValue` bytes
+/// (`segment.index.bytes` is an `int`); a `.txnindex` holds one 34-byte entry per ABORT
+/// marker, each a batch of at least 61 bytes, in a segment of at most `Int.MaxValue`
+/// bytes (`segment.bytes` is an `int`); a snapshot is read into one Java array. A larger
+/// file is reported as [`Problem::Unreadable`] naming its size and this bound
+/// (`docs/kafka-behaviour.md#dump-log-operator-deviations`). Files within the bound are
+/// still read in bounded chunks, never whole.
+pub const MAX_INDEX_FILE_BYTES: u64 = i32::MAX as u64;
+
 /// Options of a dump (the flags of `kafka-dump-log.sh`, kafka-behaviour §12, plus our own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpOptions {
@@ -266,6 +277,7 @@ pub enum Problem {
     /// position (Kafka's "Mismatches in").
     OffsetMismatch {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number (slot).
         slot: usize,
@@ -279,6 +291,7 @@ pub enum Problem {
     /// Offset index entries not strictly increasing in offset and position.
     OffsetIndexOutOfOrder {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -295,6 +308,7 @@ pub enum Problem {
     /// corrupt batch, or a batch larger than `--max-message-size`).
     IndexEntryUnreadable {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -308,6 +322,7 @@ pub enum Problem {
     /// Time index entry whose timestamp is not the max record timestamp of its batch.
     TimestampMismatch {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -321,6 +336,7 @@ pub enum Problem {
     /// Time index timestamp not greater than the previous entry's.
     OutOfOrderTimestamp {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -332,6 +348,7 @@ pub enum Problem {
     /// Time index offsets going backwards.
     TimeIndexOffsetOutOfOrder {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -345,6 +362,7 @@ pub enum Problem {
     /// none.
     ShallowOffsetNotFound {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -356,6 +374,7 @@ pub enum Problem {
     /// A batch whose stored checksum does not match its content.
     InvalidChecksum {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Batch position.
         position: u64,
@@ -372,6 +391,7 @@ pub enum Problem {
     /// file stopped there.
     CorruptRecord {
         /// Absolute path of the file.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Position of the bad batch.
         position: u64,
@@ -382,15 +402,32 @@ pub enum Problem {
     /// decompression failure).
     InvalidRecord {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Batch position.
         position: u64,
         /// What is wrong.
         reason: String,
     },
+    /// A batch declaring more bytes than `--max-message-size`: it is not read into
+    /// memory, and reading the file stopped there (Kafka's tool would load it whole, up
+    /// to 2 GiB). An operational error: rerun with a larger `--max-message-size` to read
+    /// it.
+    BatchTooLarge {
+        /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
+        path: PathBuf,
+        /// Position of the batch.
+        position: u64,
+        /// Its declared size in bytes, the 12-byte log overhead included.
+        size: u64,
+        /// `--max-message-size`.
+        limit: u64,
+    },
     /// Bytes after the last complete batch (only reported without `--max-bytes`).
     TrailingBytes {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// The file name as Kafka prints it.
         file_name: String,
@@ -400,6 +437,7 @@ pub enum Problem {
     /// An index failed its sanity check.
     SanityCheckFailed {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -407,6 +445,7 @@ pub enum Problem {
     /// A transaction index or producer snapshot entry is invalid.
     CorruptFile {
         /// Absolute path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -414,6 +453,7 @@ pub enum Problem {
     /// The file could not be read (missing, permission, bad name).
     Unreadable {
         /// Path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Why.
         reason: String,
@@ -422,6 +462,7 @@ pub enum Problem {
     /// Informational: compaction creates gaps legitimately.
     NonConsecutiveOffsets {
         /// Absolute path of the log.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Previous record offset.
         prev_offset: i64,
@@ -439,7 +480,10 @@ impl Problem {
     /// Whether this is an operational error (the file could not be read) rather than a
     /// finding about its content.
     pub fn is_operational(&self) -> bool {
-        matches!(self, Problem::Unreadable { .. })
+        matches!(
+            self,
+            Problem::Unreadable { .. } | Problem::BatchTooLarge { .. }
+        )
     }
 }
 
@@ -451,6 +495,7 @@ pub enum Note {
     /// batch of the appended chunk. Kafka's tool reports it as a mismatch.
     ChunkOffsetEntry {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -465,6 +510,7 @@ pub enum Note {
     /// Kafka's tool reports it as an indexed offset not found.
     RecordLevelTimeEntry {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Entry number.
         slot: usize,
@@ -479,6 +525,7 @@ pub enum Note {
     /// iteration stopped at `slot` as Kafka's does.
     ZeroFilledTail {
         /// Absolute path of the index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// First zero slot.
         slot: usize,
@@ -488,6 +535,7 @@ pub enum Note {
     /// The time index has no `.index` next to it; lookups scan from position 0.
     MissingOffsetIndex {
         /// Absolute path of the time index.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
 }
@@ -523,6 +571,7 @@ pub enum Event {
     /// Start of a file (`Dumping <file>`), with the path as given.
     Dumping {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
         /// Its type.
         file_type: FileType,
@@ -530,6 +579,7 @@ pub enum Event {
     /// A file that is not a Kafka partition file (`Ignoring unknown file`).
     Ignored {
         /// The path.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// Start of a `.log` (`Log starting offset: <base>`).
@@ -586,11 +636,13 @@ pub enum Event {
     /// An offset index with no entries (`<file> is empty.`).
     IndexEmpty {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// `<file> passed sanity check.`
     SanityPassed {
         /// The path as given.
+        #[serde(serialize_with = "lossy_path")]
         path: PathBuf,
     },
     /// A problem, as soon as it is found.
@@ -695,6 +747,25 @@ impl Sink for Counting<'_> {
     }
     fn progress(&mut self, bytes: u64) {
         self.inner.progress(bytes);
+    }
+}
+
+/// Serializes a path as a JSON string: exactly when it is UTF-8 (JSON escapes its control
+/// characters), with U+FFFD for each invalid sequence otherwise, so that an event about
+/// a file whose name is not UTF-8 is still printed instead of failing to encode (the text
+/// output shows such a name's exact bytes, see [`text::escape_path`]).
+pub(crate) fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
+/// [`lossy_path`] for an optional path (`null` when absent).
+pub(crate) fn lossy_path_opt<S: serde::Serializer>(
+    path: &Option<PathBuf>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(p) => lossy_path(p, s),
+        None => s.serialize_none(),
     }
 }
 
@@ -935,24 +1006,79 @@ pub fn ensure_regular_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// [`std::fs::read`] after [`ensure_regular_file`].
+/// [`std::fs::read`] after [`ensure_regular_file`] (for files already bounded by the
+/// caller).
 pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     ensure_regular_file(path)?;
     std::fs::read(path)
 }
 
-/// Reads a whole small file (index files), reporting failure as [`Problem::Unreadable`].
-pub(crate) fn read_small(path: &Path, sink: &mut dyn Sink) -> Option<Vec<u8>> {
-    match read_regular(path) {
-        Ok(b) => Some(b),
-        Err(e) => {
+/// What an index-like file is, for the size check of [`open_bounded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bounded {
+    /// `.index` or `.timeindex`.
+    Index,
+    /// `.txnindex`.
+    TxnIndex,
+    /// Producer `.snapshot`.
+    Snapshot,
+}
+
+/// Why a file larger than [`MAX_INDEX_FILE_BYTES`] cannot be Kafka's, and what to do.
+pub(crate) fn too_large_reason(kind: Bounded, len: u64) -> String {
+    let limit = MAX_INDEX_FILE_BYTES;
+    let (what, why, todo) = match kind {
+        Bounded::Index => (
+            "index",
+            "a broker maps an index whole and a mapping holds at most 2147483647 bytes (segment.index.bytes is an int)",
+            "`dump-log --rebuild-indexes-to DIR` on its .log builds the index recovery would write, to compare with or replace it",
+        ),
+        Bounded::TxnIndex => (
+            "transaction index",
+            "it holds one 34-byte entry per ABORT marker, each a batch of at least 61 bytes, in a segment of at most 2147483647 bytes",
+            "`dump-log --rebuild-indexes-to DIR` on its .log builds the transaction index recovery would write",
+        ),
+        Bounded::Snapshot => (
+            "producer snapshot",
+            "a broker reads a snapshot into one array of at most 2147483647 bytes",
+            "a snapshot is only a cache: moved aside, the broker rebuilds producer state from the log",
+        ),
+    };
+    format!(
+        "the file is {len} bytes, larger than any {what} Kafka writes ({limit} bytes at most: {why}); it is not a Kafka {what} (a sparse, corrupted or foreign file) and was not read. Check what wrote it; {todo}"
+    )
+}
+
+/// Opens an index-like file for chunked reads, after checking that it is a regular file
+/// no larger than [`MAX_INDEX_FILE_BYTES`]; returns it with its length. A failure is
+/// reported as [`Problem::Unreadable`] (naming the size and the bound for a file that is
+/// too large) and gives `None`.
+pub(crate) fn open_bounded(
+    path: &Path,
+    kind: Bounded,
+    sink: &mut dyn Sink,
+) -> Option<(std::fs::File, u64)> {
+    match open_bounded_io(path, kind) {
+        Ok(f) => Some(f),
+        Err(reason) => {
             sink.event(Event::Problem(Problem::Unreadable {
                 path: path.to_path_buf(),
-                reason: e.to_string(),
+                reason,
             }));
             None
         }
     }
+}
+
+/// [`open_bounded`] without the report: the reason as text.
+pub(crate) fn open_bounded_io(path: &Path, kind: Bounded) -> Result<(std::fs::File, u64), String> {
+    ensure_regular_file(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > MAX_INDEX_FILE_BYTES {
+        return Err(too_large_reason(kind, len));
+    }
+    Ok((file, len))
 }
 
 /// Base offset from a file name (characters before the first dot), or a reported

@@ -23,6 +23,14 @@ pub(crate) enum Step<'a> {
     Batch(FileBatch<'a>),
     /// Iteration is over; why.
     Stop(StopReason),
+    /// The batch at `position` declares `size` bytes (with its 12-byte log overhead),
+    /// more than the reader's batch limit: it is not read (iteration stops).
+    TooLarge {
+        /// Position of the batch.
+        position: u64,
+        /// Its declared size, log overhead included.
+        size: u64,
+    },
 }
 
 /// Sequential batch reader over `[start, end)` of a log file.
@@ -34,11 +42,16 @@ pub(crate) struct LogReader {
     buf: Vec<u8>,
     buf_start: u64,
     window: usize,
+    /// The largest batch read into memory (`--max-message-size`).
+    max_batch: u64,
 }
 
 impl LogReader {
-    /// Opens `path` read-only; the logical end is `min(file length, limit)`.
-    pub(crate) fn open(path: &Path, limit: u64) -> io::Result<Self> {
+    /// Opens `path` read-only; the logical end is `min(file length, limit)`. A batch
+    /// larger than `max_batch` bytes (log overhead included) is never read into memory:
+    /// [`LogReader::next_batch`] returns [`Step::TooLarge`] for it, so memory stays
+    /// bounded by `max_batch` whatever size a (corrupt or hostile) header declares.
+    pub(crate) fn open(path: &Path, limit: u64, max_batch: u64) -> io::Result<Self> {
         super::ensure_regular_file(path)?;
         let file = File::open(path)?;
         let file_len = file.metadata()?.len();
@@ -50,6 +63,7 @@ impl LogReader {
             buf: Vec::new(),
             buf_start: 0,
             window: MIN_WINDOW,
+            max_batch,
         })
     }
 
@@ -118,6 +132,12 @@ impl LogReader {
         if total > remaining {
             return Ok(Step::Stop(torn));
         }
+        if total > self.max_batch {
+            return Ok(Step::TooLarge {
+                position: pos,
+                size: total,
+            });
+        }
         let off = self.fill(pos, total as usize)?;
         let bytes = &self.buf[off..off + total as usize];
         match FileBatch::at(bytes, pos) {
@@ -136,4 +156,77 @@ impl LogReader {
 /// The message of a record error without the position prefix duplication.
 pub(crate) fn reason_of(e: &RecordError) -> String {
     e.to_string()
+}
+
+/// Bytes read at a time by [`Slots`].
+const SLOT_CHUNK: usize = 64 << 10;
+
+/// The fixed-size entries of an index-like file (`.index`, `.timeindex`, `.txnindex`,
+/// the body of a `.snapshot`), read with positioned reads one chunk at a time: memory
+/// stays at [`SLOT_CHUNK`] bytes whatever the file's size. The file is only read.
+pub(crate) struct Slots {
+    file: File,
+    /// Offset of slot 0 in the file.
+    origin: u64,
+    len: u64,
+    size: usize,
+    buf: Vec<u8>,
+    buf_start: u64,
+}
+
+impl Slots {
+    /// `size`-byte slots of `file` (of length `len`) from byte `origin` on.
+    pub(crate) fn new(file: File, origin: u64, len: u64, size: usize) -> Self {
+        Slots {
+            file,
+            origin,
+            len,
+            size,
+            buf: Vec::new(),
+            buf_start: 0,
+        }
+    }
+
+    /// Number of whole slots.
+    pub(crate) fn count(&self) -> usize {
+        usize::try_from(self.len.saturating_sub(self.origin) / self.size as u64)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Bytes after the last whole slot.
+    pub(crate) fn partial_bytes(&self) -> u64 {
+        self.len.saturating_sub(self.origin) % self.size as u64
+    }
+
+    /// The bytes of slot `i` (`i < count()`).
+    ///
+    /// # Errors
+    /// The read failed (e.g. the file was truncated under us: `UnexpectedEof`).
+    pub(crate) fn get(&mut self, i: usize) -> io::Result<&[u8]> {
+        let at = self.origin + i as u64 * self.size as u64;
+        let buffered =
+            at >= self.buf_start && at + self.size as u64 <= self.buf_start + self.buf.len() as u64;
+        if !buffered {
+            let chunk = (SLOT_CHUNK / self.size).max(1) * self.size;
+            let n = (self.len - at).min(chunk as u64) as usize;
+            self.buf.resize(n, 0);
+            self.file.read_exact_at(&mut self.buf, at)?;
+            self.buf_start = at;
+        }
+        let off = (at - self.buf_start) as usize;
+        Ok(&self.buf[off..off + self.size])
+    }
+
+    /// The file, for reading it again with other slots.
+    pub(crate) fn into_file(self) -> File {
+        self.file
+    }
+
+    /// Reads `out.len()` bytes at `pos` of the file (outside the slot buffer).
+    ///
+    /// # Errors
+    /// The read failed.
+    pub(crate) fn read_at(&self, out: &mut [u8], pos: u64) -> io::Result<()> {
+        self.file.read_exact_at(out, pos)
+    }
 }

@@ -81,12 +81,14 @@ pub struct RebuiltFile {
     pub file_type: FileType,
     /// Where it was written (`None`: recovery wrote no such file, e.g. a `.txnindex`
     /// without aborted transactions).
+    #[serde(serialize_with = "super::lossy_path_opt")]
     pub written: Option<PathBuf>,
     /// Entries written.
     pub entries: usize,
     /// Bytes written.
     pub bytes: u64,
     /// The broker's file next to the `.log` that it was compared with.
+    #[serde(serialize_with = "super::lossy_path")]
     pub existing: PathBuf,
     /// The comparison.
     pub comparison: Comparison,
@@ -96,6 +98,7 @@ pub struct RebuiltFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RebuildReport {
     /// The `.log`.
+    #[serde(serialize_with = "super::lossy_path")]
     pub log: PathBuf,
     /// Base offset.
     pub base_offset: i64,
@@ -123,7 +126,7 @@ impl RebuildReport {
         let _ = writeln!(
             s,
             "Rebuilt indexes of {} (recovery rule, index.interval.bytes={}): {} valid bytes, {} bytes would be truncated",
-            self.log.display(),
+            super::text::escape_path(&self.log),
             self.index_interval_bytes,
             self.valid_bytes,
             self.truncated_bytes
@@ -139,7 +142,7 @@ impl RebuildReport {
                     let _ = write!(
                         s,
                         "  wrote {} ({} entries, {} bytes): ",
-                        p.display(),
+                        super::text::escape_path(p),
                         f.entries,
                         f.bytes
                     );
@@ -148,7 +151,7 @@ impl RebuildReport {
                     let _ = write!(s, "  no {suffix} written (recovery creates none): ");
                 }
             }
-            let existing = f.existing.display();
+            let existing = super::text::escape_path(&f.existing);
             let _ = match &f.comparison {
                 Comparison::Identical if f.written.is_none() => {
                     writeln!(s, "none next to the log either")
@@ -170,7 +173,7 @@ impl RebuildReport {
             };
         }
         if let Some(e) = &self.error {
-            let _ = writeln!(s, "  FAILED: {e}");
+            let _ = writeln!(s, "  FAILED: {}", super::text::escape(e));
         }
         s
     }
@@ -412,7 +415,22 @@ fn rebuild_into(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("cannot read {}: {e}", built.display())),
         };
-        let existing_bytes = super::read_regular(&existing).ok();
+        // The broker's file is read whole for the comparison: refused beyond the size
+        // of any index Kafka writes (a sparse 100 GiB file is not an index).
+        let bounded = match kind {
+            FileKind::TxnIndex => super::Bounded::TxnIndex,
+            _ => super::Bounded::Index,
+        };
+        let existing_bytes = match std::fs::metadata(&existing) {
+            Ok(m) if m.is_file() && m.len() > super::MAX_INDEX_FILE_BYTES => {
+                return Err(format!(
+                    "{}: {}",
+                    existing.display(),
+                    super::too_large_reason(bounded, m.len())
+                ));
+            }
+            _ => super::read_regular(&existing).ok(),
+        };
         let size = entry_size(kind);
         let comparison = compare(existing_bytes.as_deref(), rebuilt.as_deref(), size);
         let written = match &rebuilt {

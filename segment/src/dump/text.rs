@@ -1,9 +1,21 @@
 //! Text rendering of dump [`Event`]s in the format of Kafka's `kafka-dump-log.sh`
 //! (kafka-behaviour §12), and the end-of-run report of problems and notes.
+//!
+//! # Escaping
+//!
+//! Every string the dumped files or their names control (file and directory names, the
+//! reasons that quote them, record keys, values and header keys) goes through [`escape`]
+//! or [`escape_path`] before it is printed, so a hostile name or record cannot move the
+//! cursor, retitle or clear the terminal, or forge an output line
+//! (`docs/kafka-behaviour.md#dump-log-operator-deviations`). The form is Rust's: `\\` for a
+//! backslash, `\n` `\r` `\t`, `\u{1b}` (lowercase hex) for any other control or
+//! invisible formatting character, `\xFF` for a byte that is not UTF-8. Names made of
+//! printable characters print unchanged, as Kafka prints them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{BatchLine, ControlLine, Event, Note, Problem, RecordLine};
 
@@ -14,6 +26,91 @@ pub enum Line {
     Out(String),
     /// Standard error.
     Err(String),
+}
+
+/// Whether `c` is escaped by [`escape`]: the backslash (so that an escape is never
+/// ambiguous), Unicode control characters (C0, DEL, C1), and the invisible formatting
+/// characters that reorder, hide or break lines on a terminal (Arabic letter mark, zero
+/// width and directional marks, line and paragraph separators, bidi embeddings, overrides
+/// and isolates, word joiners, the byte order mark, interlinear annotation marks).
+fn needs_escape(c: char) -> bool {
+    c == '\\'
+        || c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+        )
+}
+
+fn push_escaped(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// `s` with every control and invisible formatting character escaped (see the
+/// [module docs](self#escaping)); borrowed unchanged when there is nothing to escape.
+///
+/// `escape("a\u{1b}]0;x\u{7}\n")` is `a\u{1b}]0;x\u{7}\n` printed literally, never the
+/// escape sequence itself.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    push_escaped(&mut out, s);
+    Cow::Owned(out)
+}
+
+/// A line of JSON made as inert on a terminal as text output: every character that
+/// [`escape`] escapes, except the backslash, is written as a JSON `\uXXXX` escape.
+/// serde_json escapes only C0 controls; DEL, C1 controls and the invisible formatting
+/// characters would reach the terminal raw. They can only occur inside JSON strings, and
+/// all lie in the Basic Multilingual Plane, so the result is valid JSON that decodes to
+/// exactly the same values.
+pub fn json_inert(json: &str) -> Cow<'_, str> {
+    let hit = |c: char| c != '\\' && needs_escape(c);
+    if !json.chars().any(hit) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if hit(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path for a text line: its exact bytes, with [`escape`] applied to its UTF-8 parts
+/// and every byte that is not UTF-8 written `\xNN` (uppercase hex), so two different
+/// names never print the same and none can inject terminal control sequences.
+pub fn escape_path(path: &Path) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        push_escaped(&mut out, chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
 }
 
 fn batch_text(b: &BatchLine) -> String {
@@ -65,6 +162,7 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
             r.offset, r.timestamp_type, r.timestamp, r.key_size, r.value_size
         );
         if let (Some(seq), Some(keys)) = (r.sequence, &r.header_keys) {
+            let keys: Vec<Cow<'_, str>> = keys.iter().map(|k| escape(k)).collect();
             let _ = write!(s, " sequence: {seq} headerKeys: [{}]", keys.join(","));
         }
         if let (Some(crc), Some(valid)) = (r.crc, r.crc_valid) {
@@ -87,10 +185,10 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
         }
     }
     if let Some(k) = &r.key {
-        let _ = write!(s, " key: {k}");
+        let _ = write!(s, " key: {}", escape(k));
     }
     if let Some(p) = &r.payload {
-        let _ = write!(s, " payload: {p}");
+        let _ = write!(s, " payload: {}", escape(p));
     }
     s
 }
@@ -100,8 +198,8 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
 /// `skip_record_metadata` is `--skip-record-metadata`.
 pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
     Some(match event {
-        Event::Dumping { path, .. } => Line::Out(format!("Dumping {}", path.display())),
-        Event::Ignored { path } => Line::Err(format!("Ignoring unknown file {}", path.display())),
+        Event::Dumping { path, .. } => Line::Out(format!("Dumping {}", escape_path(path))),
+        Event::Ignored { path } => Line::Err(format!("Ignoring unknown file {}", escape_path(path))),
         Event::LogStart { base_offset } => Line::Out(format!("Log starting offset: {base_offset}")),
         Event::SnapshotStart { end_offset, epoch } => Line::Out(format!(
             "Snapshot end offset: {end_offset}, epoch: {epoch}"
@@ -137,14 +235,13 @@ pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
             p.offset_delta,
             p.last_timestamp
         )),
-        Event::IndexEmpty { path } => Line::Out(format!("{} is empty.", path.display())),
+        Event::IndexEmpty { path } => Line::Out(format!("{} is empty.", escape_path(path))),
         Event::SanityPassed { path } => {
-            Line::Out(format!("{} passed sanity check.", path.display()))
+            Line::Out(format!("{} passed sanity check.", escape_path(path)))
         }
-        Event::Problem(Problem::TrailingBytes {
-            file_name, bytes, ..
-        }) => Line::Out(format!(
-            "Found {bytes} invalid bytes at the end of {file_name}"
+        Event::Problem(Problem::TrailingBytes { path, bytes, .. }) => Line::Out(format!(
+            "Found {bytes} invalid bytes at the end of {}",
+            escape_path(Path::new(path.file_name().unwrap_or_default()))
         )),
         Event::Problem(_) | Event::Note(_) => return None,
     })
@@ -198,9 +295,13 @@ impl Report {
     }
 
     fn add_problem(&mut self, p: &Problem) {
+        // Reasons quote names and file contents: the whole line is escaped.
         let other = |s: &mut Self, path: &PathBuf, line: String| {
             let k = s.key(path);
-            s.other.entry(k).or_default().push(line);
+            s.other
+                .entry(k)
+                .or_default()
+                .push(escape(&line).into_owned());
         };
         match p {
             Problem::OffsetMismatch {
@@ -327,12 +428,25 @@ impl Report {
             ),
             Problem::TrailingBytes {
                 path,
-                file_name,
+                file_name: _,
                 bytes,
+            } => {
+                let k = self.key(path);
+                let name = escape_path(Path::new(path.file_name().unwrap_or_default()));
+                self.other
+                    .entry(k)
+                    .or_default()
+                    .push(format!("Found {bytes} invalid bytes at the end of {name}"));
+            }
+            Problem::BatchTooLarge {
+                path,
+                position,
+                size,
+                limit,
             } => other(
                 self,
                 path,
-                format!("Found {bytes} invalid bytes at the end of {file_name}"),
+                format!("Batch at position: {position} declares {size} bytes, more than --max-message-size {limit}: not read (reading stopped here); rerun with --max-message-size {size} to read it"),
             ),
             Problem::SanityCheckFailed { path, reason } => {
                 other(self, path, format!("Sanity check failed: {reason}"))
@@ -364,19 +478,19 @@ impl Report {
     pub fn render(&self) -> String {
         let mut s = String::new();
         for ((_, path), list) in &self.mismatches {
-            let _ = writeln!(s, "Mismatches in :{}", path.display());
+            let _ = writeln!(s, "Mismatches in :{}", escape_path(path));
             for (i, l) in list.iter().rev() {
                 let _ = writeln!(s, "  Index offset: {i}, log offset: {l}");
             }
         }
         for ((_, path), list) in &self.ts_mismatch {
-            let _ = writeln!(s, "Found timestamp mismatch in :{}", path.display());
+            let _ = writeln!(s, "Found timestamp mismatch in :{}", escape_path(path));
             for (i, l) in list {
                 let _ = writeln!(s, "  Index timestamp: {i}, log timestamp: {l}");
             }
         }
         for ((_, path), list) in &self.ts_order {
-            let _ = writeln!(s, "Found out of order timestamp in :{}", path.display());
+            let _ = writeln!(s, "Found out of order timestamp in :{}", escape_path(path));
             for (i, p) in list {
                 let _ = writeln!(
                     s,
@@ -388,20 +502,20 @@ impl Report {
             let _ = writeln!(
                 s,
                 "The following indexed offsets are not found in the log. (in :{})",
-                path.display()
+                escape_path(path)
             );
             for (i, l) in list {
                 let _ = writeln!(s, "Indexed offset: {i}, found log offset: {l}");
             }
         }
         for ((_, path), list) in &self.non_consecutive {
-            let _ = writeln!(s, "Non-consecutive offsets in {}", path.display());
+            let _ = writeln!(s, "Non-consecutive offsets in {}", escape_path(path));
             for (a, b) in list.iter().rev() {
                 let _ = writeln!(s, "  {a} is followed by {b}");
             }
         }
         for ((_, path), list) in &self.other {
-            let _ = writeln!(s, "Problems in :{}", path.display());
+            let _ = writeln!(s, "Problems in :{}", escape_path(path));
             for l in list {
                 let _ = writeln!(s, "  {l}");
             }
@@ -450,7 +564,7 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
         format!(
             "Note: {} offset index entries in :{} point at the first batch of a multi-batch append (follower fetch chunk). They are valid (lookups through them are correct); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             chunk.len(),
-            path.display()
+            escape_path(path)
         ),
         &chunk,
     );
@@ -473,7 +587,7 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
         format!(
             "Note: {} time index entries in :{} hold a record-level offset (written by a 2.x-3.7 leader). They are valid (the record carries the indexed timestamp); Kafka's own DumpLogSegments flags them, as --kafka-strict does.",
             rec.len(),
-            path.display()
+            escape_path(path)
         ),
         &rec,
     );
@@ -485,14 +599,14 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
                 let _ = writeln!(
                     s,
                     "Note: :{} has {unused_slots} zero-filled slots from entry {slot} (untrimmed index of an active segment or an unclean shutdown); they were not checked.",
-                    path.display()
+                    escape_path(path)
                 );
             }
             Note::MissingOffsetIndex { .. } => {
                 let _ = writeln!(
                     s,
                     "Note: no offset index next to :{}; its entries were looked up from position 0.",
-                    path.display()
+                    escape_path(path)
                 );
             }
             _ => {}

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use index_txn::AbortedTxn;
 
-use super::{absolute, DumpOptions, Event, Problem, ProducerLine, Sink};
+use super::reader::Slots;
+use super::{absolute, Bounded, DumpOptions, Event, Problem, ProducerLine, Sink};
 
 /// Transaction index dump: one entry per 34 bytes, read without opening the file for
 /// writing. Checks (always, not only with `--index-sanity-check`): supported version,
@@ -14,14 +15,26 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
     };
-    let Some(bytes) = super::read_small(path, sink) else {
+    let Some((file, len)) = super::open_bounded(path, Bounded::TxnIndex, sink) else {
         return;
     };
+    let mut slots = Slots::new(file, 0, len, AbortedTxn::SIZE);
     let abs = absolute(path);
     let mut failed = false;
-    for (slot, chunk) in bytes.chunks_exact(AbortedTxn::SIZE).enumerate() {
-        let raw: &[u8; AbortedTxn::SIZE] = chunk.try_into().expect("chunk size");
-        let txn = AbortedTxn::from_bytes(raw);
+    for slot in 0..slots.count() {
+        let txn = match slots.get(slot) {
+            Ok(chunk) => {
+                let raw: &[u8; AbortedTxn::SIZE] = chunk.try_into().expect("chunk size");
+                AbortedTxn::from_bytes(raw)
+            }
+            Err(e) => {
+                sink.event(Event::Problem(Problem::Unreadable {
+                    path: path.to_path_buf(),
+                    reason: format!("read error at entry {slot}: {e}"),
+                }));
+                return;
+            }
+        };
         if !txn.is_supported_version() {
             failed = true;
             sink.event(Event::Problem(Problem::CorruptFile {
@@ -52,14 +65,13 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
             });
         }
     }
-    let partial = bytes.len() % AbortedTxn::SIZE;
+    let partial = slots.partial_bytes();
     if partial != 0 {
         failed = true;
         sink.event(Event::Problem(Problem::CorruptFile {
             path: abs.clone(),
             reason: format!(
-                "file length {} is not a multiple of {} ({partial} trailing bytes)",
-                bytes.len(),
+                "file length {len} is not a multiple of {} ({partial} trailing bytes)",
                 AbortedTxn::SIZE
             ),
         }));
@@ -69,7 +81,7 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
             path: path.to_path_buf(),
         });
     }
-    sink.progress(bytes.len() as u64);
+    sink.progress(len);
 }
 
 /// Size of one producer snapshot entry (version 1): pid 8, epoch 2, last seq 4, last
@@ -83,9 +95,10 @@ fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
 }
 
 /// Producer state snapshot dump (`.snapshot`, version 1 with a CRC-32C of everything
-/// after the CRC field).
+/// after the CRC field), read in bounded chunks: the CRC is checked over the whole file
+/// before any entry is printed, as Kafka does.
 pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
-    let Some(bytes) = super::read_small(path, sink) else {
+    let Some((file, len)) = super::open_bounded(path, Bounded::Snapshot, sink) else {
         return;
     };
     let abs = absolute(path);
@@ -95,21 +108,44 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
             reason,
         })
     };
-    if bytes.len() < SNAPSHOT_HEADER {
+    let read_error = |e: std::io::Error| {
+        Event::Problem(Problem::Unreadable {
+            path: path.to_path_buf(),
+            reason: format!("read error: {e}"),
+        })
+    };
+    if len < SNAPSHOT_HEADER as u64 {
         sink.event(corrupt(format!(
-            "snapshot of {} bytes is shorter than its {SNAPSHOT_HEADER}-byte header",
-            bytes.len()
+            "snapshot of {len} bytes is shorter than its {SNAPSHOT_HEADER}-byte header"
         )));
         return;
     }
-    let version = i16::from_be_bytes(be(&bytes, 0));
-    let stored = u32::from_be_bytes(be(&bytes, 2));
-    let computed = crc32c::crc32c(&bytes[6..]);
+    // The CRC covers bytes 6.. (count and entries); read them a chunk at a time.
+    let crc_input = Slots::new(file, 6, len, 1);
+    let mut header = [0u8; SNAPSHOT_HEADER];
+    if let Err(e) = crc_input.read_at(&mut header, 0) {
+        sink.event(read_error(e));
+        return;
+    }
+    let version = i16::from_be_bytes(be(&header, 0));
+    let stored = u32::from_be_bytes(be(&header, 2));
     if version != 1 {
         sink.event(corrupt(format!(
             "unsupported producer snapshot version {version}"
         )));
         return;
+    }
+    let mut computed = 0u32;
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut at = 6u64;
+    while at < len {
+        let n = (len - at).min(chunk.len() as u64) as usize;
+        if let Err(e) = crc_input.read_at(&mut chunk[..n], at) {
+            sink.event(read_error(e));
+            return;
+        }
+        computed = crc32c::crc32c_append(computed, &chunk[..n]);
+        at += n as u64;
     }
     if stored != computed {
         sink.event(corrupt(format!(
@@ -117,19 +153,31 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
         )));
         return;
     }
-    let count = i32::from_be_bytes(be(&bytes, 6));
-    let body = &bytes[SNAPSHOT_HEADER..];
-    if count < 0 || body.len() != count as usize * PRODUCER_ENTRY {
+    let count = i32::from_be_bytes(be(&header, 6));
+    let body = len - SNAPSHOT_HEADER as u64;
+    if count < 0 || body != count as u64 * PRODUCER_ENTRY as u64 {
         sink.event(corrupt(format!(
-            "{count} entries declared but {} entry bytes present",
-            body.len()
+            "{count} entries declared but {body} entry bytes present"
         )));
         return;
     }
-    for e in body.chunks_exact(PRODUCER_ENTRY) {
+    let mut entries = Slots::new(
+        crc_input.into_file(),
+        SNAPSHOT_HEADER as u64,
+        len,
+        PRODUCER_ENTRY,
+    );
+    for i in 0..entries.count() {
+        let e = match entries.get(i) {
+            Ok(e) => e,
+            Err(err) => {
+                sink.event(read_error(err));
+                return;
+            }
+        };
         let last_sequence = i32::from_be_bytes(be(e, 10));
         let offset_delta = i32::from_be_bytes(be(e, 22));
-        sink.event(Event::ProducerEntry(ProducerLine {
+        let line = ProducerLine {
             producer_id: i64::from_be_bytes(be(e, 0)),
             producer_epoch: i16::from_be_bytes(be(e, 8)),
             last_sequence,
@@ -139,7 +187,8 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
             coordinator_epoch: i32::from_be_bytes(be(e, 34)),
             current_txn_first_offset: i64::from_be_bytes(be(e, 38)),
             first_sequence: last_sequence.wrapping_sub(offset_delta),
-        }));
+        };
+        sink.event(Event::ProducerEntry(line));
     }
-    sink.progress(bytes.len() as u64);
+    sink.progress(len);
 }
