@@ -817,9 +817,15 @@ impl LeaderEpochCache {
         &self.entries
     }
 
-    /// Removes entries whose start offset is ≥ `offset` (Kafka's `truncateFromEnd`).
-    /// Returns whether anything changed.
+    /// Removes entries whose start offset is ≥ `offset` (Kafka's
+    /// `truncateFromEndAsyncFlush`, what [`Log::truncate_to`](crate::Log::truncate_to)
+    /// calls with the new log end). A negative `offset` removes nothing (Kafka's
+    /// `endOffset >= 0` guard), as for any offset above the latest start offset. Returns
+    /// whether anything changed.
     pub fn truncate_from_end(&mut self, offset: i64) -> bool {
+        if offset < 0 {
+            return false;
+        }
         let before = self.entries.len();
         self.entries.retain(|e| e.1 < offset);
         self.entries.len() != before

@@ -242,3 +242,44 @@ fn a_checkpoint_out_of_order_loads_as_kafkas_assign_leaves_it() {
         assert_eq!(log.leader_epochs(), want, "{file:?} reopened");
     }
 }
+
+/// Kafka's `truncateFromEndAsyncFlush` and `truncateFromStartAsyncFlush` on the cache,
+/// found by `cargo xtask kafka --only k4-epochs`: a negative end offset is no truncation
+/// in Kafka (its `endOffset >= 0` guard), where ours removed every entry (`start_offset <
+/// -1` holds for none). A negative log start removes nothing either.
+#[test]
+fn truncations_follow_kafkas_rules() {
+    use segment::LeaderEpochCache;
+    let c = || LeaderEpochCache::from_entries(vec![(0, 0), (3, 6), (5, 10)]);
+    for x in [-1, i64::MIN] {
+        let mut t = c();
+        assert!(!t.truncate_from_end(x), "truncate_from_end({x})");
+        assert_eq!(
+            t.entries(),
+            &[(0, 0), (3, 6), (5, 10)],
+            "truncate_from_end({x})"
+        );
+        let mut t = c();
+        assert!(!t.truncate_from_start(x), "truncate_from_start({x})");
+        assert_eq!(
+            t.entries(),
+            &[(0, 0), (3, 6), (5, 10)],
+            "truncate_from_start({x})"
+        );
+    }
+    // The end: the entries starting at or above the offset go; 0 removes them all.
+    let mut t = c();
+    assert!(t.truncate_from_end(6));
+    assert_eq!(t.entries(), &[(0, 0)]);
+    let mut t = c();
+    assert!(!t.truncate_from_end(11));
+    assert!(t.truncate_from_end(0));
+    assert!(t.entries().is_empty());
+    // The start: the entry the offset falls in starts at it, the ones before it go.
+    let mut t = c();
+    assert!(t.truncate_from_start(7));
+    assert_eq!(t.entries(), &[(3, 7), (5, 10)]);
+    assert!(!t.truncate_from_start(7));
+    assert!(t.truncate_from_start(12));
+    assert_eq!(t.entries(), &[(5, 12)]);
+}
