@@ -7,6 +7,7 @@
 //! * `lifecycle` — a single-node KRaft broker starts, answers and stops cleanly;
 //! * `k1` — Kafka writes, we read (clean shutdown);
 //! * `k3` — Kafka's `OffsetIndex`/`TimeIndex`/`TransactionIndex` against ours;
+//! * `k4-epochs` — Kafka's `LeaderEpochFileCache` and its checkpoint file against ours;
 //! * `k2` — we write, the broker and Kafka's tools read;
 //! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side.
 //!
@@ -17,6 +18,7 @@ mod crash;
 mod k1;
 mod k2;
 mod k3;
+mod k4;
 mod ours;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +31,9 @@ const USAGE: &str = "\
 usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
                          [--keep] [--sabotage NAME|all]
 
-  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k2, k1-crash)
+  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k2, k1-crash)
   --scale N          workload size factor (default 3)
-  --seed N           the seed of the randomised scenarios (k3, k1-crash); default: a new
+  --seed N           the seed of the randomised scenarios (k3, k4-epochs, k1-crash); default: a new
                      one per run, printed, so that a failure can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/
@@ -40,7 +42,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      must fail (the check can fail); `all` runs every sabotage in turn and
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
-                       k1-timestamp, k1-crash-torn, k3-late-slot
+                       k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -94,6 +96,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k3",
         what: "our offset index writes one entry one slot late",
         expect: &["differ", "byte"],
+    },
+    Sabotage {
+        name: "k4-equal-offset-kept",
+        scenario: "k4-epochs",
+        what: "our assign of another epoch at the latest entry's start offset keeps the older epoch (Kafka replaces it)",
+        expect: &["equal start offset"],
     },
 ];
 
@@ -237,6 +245,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("lifecycle", lifecycle),
     ("k1", k1_clean),
     ("k3", k3::run),
+    ("k4-epochs", k4::run),
     ("k2", k2::run),
     ("k1-crash", crash::run),
 ];

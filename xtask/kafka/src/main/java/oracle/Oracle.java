@@ -9,6 +9,7 @@ package oracle;
  *   k1-produce BOOTSTRAP              run the K1 workload against a broker
  *   answers    BOOTSTRAP OUT.json T.. record offsets, offsetsForTimes and consumed records
  *   k3         IN.txt OUT.txt         answer index queries with OffsetIndex/TimeIndex/TransactionIndex
+ *   k4-epochs  IN.txt OUT.txt         run leader-epoch histories on LeaderEpochFileCache
  *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
  * </pre>
@@ -18,7 +19,7 @@ public final class Oracle {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: oracle <k1-produce|answers|k3|k3-write|txn-open> ...");
+            System.err.println("usage: oracle <k1-produce|answers|k3|k4-epochs|txn-open> ...");
             System.exit(2);
         }
         String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
@@ -29,6 +30,7 @@ public final class Oracle {
             case "append" -> Workload.append(rest);
             case "create-topics" -> Workload.createTopics(rest);
             case "k3" -> IndexOracle.run(rest);
+            case "k4-epochs" -> EpochOracle.run(rest);
             default -> {
                 System.err.println("unknown subcommand " + args[0]);
                 System.exit(2);
