@@ -189,7 +189,8 @@ pub struct AppendInfo {
 /// state and leader-epoch cache, without replication or the cleaner).
 ///
 /// Mutations (append, roll, truncate, retention, flush, close) serialise on an internal
-/// lock; reads use the lock-free segment map and may run concurrently.
+/// lock; reads use the lock-free segment map and may run concurrently, with the contract
+/// of [`read`](Log::read) (`docs/kafka-behaviour.md#concurrent-reads`).
 ///
 /// The batch format is a type parameter (static dispatch). Rust does not apply a type
 /// parameter's default in expressions, so name the type when opening:

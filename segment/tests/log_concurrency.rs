@@ -550,3 +550,89 @@ fn roll_none_at_log_end_i64_max_is_refused_like_roll_some() {
     assert_eq!(log.log_end_offset(), i64::MAX);
     assert_eq!(log.segments().base_offsets(), before);
 }
+
+/// A `truncate_to` that fails inside its structural change (here: the `.log` of the
+/// segment holding the cut cannot be shortened, after the segments above it left the
+/// map) has published a lowered log end over segments in an unknown state: the log goes
+/// offline (appends and truncations refused with a typed error), reads still answer
+/// (the structural change ended with the error, so no reader waits for it) and stay
+/// inside the contract, and a reopen recovers a gap-free log.
+#[test]
+fn truncate_to_failing_inside_its_structural_change_takes_the_log_offline() {
+    use segment::fs::{Fault, FaultyFs, FsOp, EIO};
+    let dir = tmpdir();
+    let (t, clock) = mock();
+    let cfg = LogConfig {
+        segment_bytes: 7 * one_batch_len() + 8,
+        index_interval_bytes: 1,
+        max_index_size: 4096,
+        ..LogConfig::default()
+    };
+    let fs = Arc::new(FaultyFs::new());
+    let log: Arc<Log> =
+        Arc::new(Log::open_with_fs(dir.path(), cfg.clone(), clock.clone(), fs.clone()).unwrap());
+    append_to(&log, FULL_END, t.milliseconds());
+    let cut = 70;
+    let holder = log.segments().floor_segment(cut).unwrap();
+    assert!(holder.base_offset() < cut && log.segments().higher_segment(cut).is_some());
+    let name = holder
+        .log_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    fs.inject(Fault::new(FsOp::SetLen, EIO).on_path(name));
+    let err = log.truncate_to(cut).unwrap_err();
+    assert!(matches!(err, SegmentError::Io { .. }), "{err:?}");
+    assert!(
+        log.is_offline(),
+        "a failed structural change takes the log offline"
+    );
+    assert!(
+        log.log_end_offset() <= cut,
+        "the lowered end stays published"
+    );
+    for refused in [
+        log.append(&batch(log.log_end_offset(), PER as usize, 0))
+            .map(|_| ()),
+        log.truncate_to(cut - 10).map(|_| ()),
+    ] {
+        assert!(
+            matches!(refused, Err(SegmentError::IllegalState { .. })),
+            "{refused:?}"
+        );
+    }
+    // Reads answer (from another thread, bounded: a change left odd would make them wait
+    // forever) and keep the contract.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            let answers: Vec<_> = [10, cut - 1, cut + 5, 100]
+                .into_iter()
+                .map(|o| (o, log.read(o, 1 << 16)))
+                .collect();
+            tx.send(answers).unwrap();
+        })
+    };
+    let answers = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("reads must not wait for a failed change");
+    reader.join().unwrap();
+    let end = log.log_end_offset();
+    for (o, r) in answers {
+        match r {
+            Ok(info) if o < end => {
+                let first = batch_ranges(&info.records)[0];
+                assert!(first.0 <= o && o <= first.1, "read({o}) -> {first:?}");
+            }
+            Err(SegmentError::OffsetOutOfRange { .. }) if o > end => {}
+            other => panic!("read({o}) with log end {end}: {other:?}"),
+        }
+    }
+    drop(log);
+    let log = open_log(dir.path(), cfg, clock);
+    let end = log.log_end_offset();
+    assert!(end >= cut - PER, "recovered log end {end}");
+    assert_eq!(read_all(&log, 0), (0..end).collect::<Vec<_>>());
+}
