@@ -11,6 +11,12 @@
 //! Each model runs on a tiny index (a few 8-byte slots, page directory pages of 16 bytes
 //! so that fences matter) in a fresh temporary directory per execution.
 //!
+//! One ordering is not a memory ordering and so not covered by the weakened run:
+//! `IndexWriter::append` must record a new slot in the page directory (its page's fence)
+//! **before** it publishes the count. `truncate_then_reappend_another_key_vs_lookup` is
+//! the model that fails when the two are swapped in `src/file.rs` (checked by hand; the
+//! seven other models pass with the swap).
+//!
 //! Not modelled on purpose: re-appending over slots that a truncation dropped while a
 //! reader that loaded the pre-truncation count still reads them. That is a real
 //! write/read race on the mapped bytes, allowed by design (invariant 3 in `src/sys.rs`:
@@ -288,5 +294,91 @@ fn lazy_block_fill_vs_append_and_truncate() {
         let snap = index.snapshot().unwrap();
         let d = snap.directory().unwrap();
         assert_eq!(d.known_blocks(0), Some(2));
+    });
+}
+
+/// Truncation, then a re-append with another key (issue 19): slots 0..=2 (keys 10, 20,
+/// 30; page 1's fence is 30) are truncated to two, and a reader looks up while the
+/// writer appends slot 2 again with key 26. The truncation leaves page 1's fence at the
+/// dropped key 30 (pages at or above the count are never consulted); the append must
+/// record the new fence **before** it publishes the count. A reader that saw the count 3
+/// and the stale fence 30 would search page 0 only and answer slot 1 (key 20) for 27,
+/// which the slot it sees (key 26) contradicts. Checked on the snapshot (its count, its
+/// slots, and the page-directory search over them against a plain scan) and on the
+/// lookup path.
+///
+/// Shown to fail with the count published before `Directory::record` in
+/// `IndexWriter::append` (the swap made by hand; no other model fails with it). The
+/// reader starts after the truncation (spawned after it), so it never holds the
+/// pre-truncation count while slot 2 is rewritten (see the module docs).
+#[test]
+fn truncate_then_reappend_another_key_vs_lookup() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Arc::new(open(&dir, 4, PD));
+        for i in 0..3 {
+            index.append(&entry(i)).unwrap();
+        }
+        // Make every fence known (a lookup fills those the appends did not store).
+        check_reader(&index, 3, 3);
+        index.truncate_to_entries(2).unwrap();
+        let again = E8 {
+            k: I32Be::new(26),
+            v: I32Be::new(2),
+        };
+        let reader = {
+            let index = index.clone();
+            thread::spawn(move || {
+                let snap = index.snapshot().unwrap();
+                let n = snap.len();
+                assert!(n == 2 || n == 3, "saw {n} entries");
+                let keys: Vec<i64> = snap.slots().iter().map(|e| e.key(0)).collect();
+                assert_eq!(&keys[..2], &[10, 20]);
+                if n == 3 {
+                    assert_eq!((keys[2], snap.slots()[2].value(0)), (26, 2), "the new slot");
+                }
+                for target in [25, 27, 35] {
+                    // The plain answer over the slots the snapshot sees.
+                    let want = keys.iter().rposition(|&k| k <= target);
+                    let got = snap.search_with(
+                        PD,
+                        target,
+                        SearchField::Key,
+                        Bound::LargestLowerBound,
+                        &mut NoProbe,
+                    );
+                    assert_eq!(got, want, "LLB({target}) with {n} entries {keys:?}");
+                }
+                drop(snap);
+                // The lookup path: its answer is slot 1 (key 20) or the new slot 2.
+                let found = index
+                    .search(27, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                    .unwrap()
+                    .map(|(slot, e)| (slot, e.key(0)));
+                assert!(
+                    matches!(found, Some((1, 20)) | Some((2, 26))),
+                    "lookup of 27 answered {found:?}"
+                );
+                // Once the lookup saw the count 3 (slot 2), a later snapshot sees it too.
+                if let Some((2, _)) = found {
+                    let snap = index.snapshot().unwrap();
+                    assert_eq!(snap.len(), 3);
+                    let got = snap.search_with(
+                        PD,
+                        27,
+                        SearchField::Key,
+                        Bound::LargestLowerBound,
+                        &mut NoProbe,
+                    );
+                    assert_eq!(got, Some(2));
+                }
+            })
+        };
+        index.append(&again).unwrap();
+        reader.join().unwrap();
+        let snap = index.snapshot().unwrap();
+        assert_eq!(snap.len(), 3);
+        let d = snap.directory().unwrap();
+        assert_eq!(d.fence(1), Some(26), "page 1's fence is the new key");
     });
 }

@@ -268,7 +268,8 @@ pub struct AppendInfo {
 /// state and leader-epoch cache, without replication or the cleaner).
 ///
 /// Mutations (append, roll, truncate, retention, flush, close) serialise on an internal
-/// lock; reads use the lock-free segment map and may run concurrently.
+/// lock; reads use the lock-free segment map and may run concurrently, with the contract
+/// of [`read`](Log::read) (`docs/kafka-behaviour.md#concurrent-reads`).
 ///
 /// The batch format is a type parameter (static dispatch). Rust does not apply a type
 /// parameter's default in expressions, so name the type when opening:
@@ -313,9 +314,6 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
     deleter: SegmentDeleter<F>,
-    /// Incremented **before** a segment leaves the map: a reader that found nothing
-    /// compares it to tell a concurrent removal from a real miss.
-    removals: AtomicU64,
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -424,7 +422,6 @@ impl<F: BatchFormat> Log<F> {
             offline: std::sync::atomic::AtomicBool::new(false),
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
-            removals: AtomicU64::new(0),
         };
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
@@ -1034,9 +1031,11 @@ impl<F: BatchFormat> Log<F> {
     /// Kafka's `removeAndDeleteSegments`: takes `seg` out of the map, renames its files to
     /// `.deleted` and schedules their removal after `file.delete.delay.ms` (see
     /// [`deleter`](crate::deleter)). Callers publish the new log start / log end offset
-    /// first, so that a reader never finds an offset missing while it is still in range.
+    /// first and hold a [structural change](LogSegments) open around the call, so that a
+    /// reader never answers from a segment that left the map under it
+    /// (`docs/kafka-behaviour.md#concurrent-reads`).
     fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
-        self.removals.fetch_add(1, Ordering::AcqRel);
+        let _change = self.segments.begin_change();
         self.segments.remove(seg.base_offset());
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
@@ -1255,19 +1254,24 @@ impl<F: BatchFormat> Log<F> {
     /// Rolls a new active segment at `new_base` (the log end offset if `None`) unless the
     /// active segment is empty with that base (then it is reused, its indexes re-grown).
     ///
+    /// A roll is not a structural change for readers (it only adds an empty segment), so
+    /// concurrent [`read`](Self::read)s never wait for it.
+    ///
     /// # Errors
     /// [`SegmentError::InvalidArgument`] if `new_base` is below the log end offset (Kafka
     /// silently rolls at the log end instead; a base below it would hide the offsets in
-    /// between) or is `i64::MAX` (no batch could follow);
+    /// between) or if the base, given or the log end for `None`, is `i64::MAX` (no batch
+    /// could follow);
     /// [`SegmentError::IllegalState`] if a non-empty segment with that base exists; I/O.
     pub fn roll(&self, new_base: Option<i64>) -> Result<Arc<LogSegment<F>>> {
         let _g = self.lock.lock();
         self.check_online()?;
         let leo = self.log_end_offset();
-        if let Some(b) = new_base {
-            crate::validate::check_roll_base(b, leo)?;
-        }
-        self.roll_locked(new_base.unwrap_or(leo).max(leo))
+        // `None` rolls at the log end, which is checked as a given base would be: at
+        // `i64::MAX` the new segment could never take a batch.
+        let base = new_base.unwrap_or(leo);
+        crate::validate::check_roll_base(base, leo)?;
+        self.roll_locked(base)
     }
 
     fn roll_locked(&self, new_base: i64) -> Result<Arc<LogSegment<F>>> {
@@ -1322,43 +1326,91 @@ impl<F: BatchFormat> Log<F> {
     /// yields the complete batches and ignores a cut one; to read on, call again from the
     /// last offset read plus one.
     ///
-    /// Concurrent retention, `delete_records` and truncation never make a read return an
-    /// empty fetch for an offset that was in range, nor an error of a segment that was
-    /// deleted under it (such as `Index(Closed)`): the log publishes the new log start
-    /// offset before any segment leaves the map, and a read that found nothing, or failed
-    /// in a segment that left the map meanwhile, looks again, answering
-    /// [`SegmentError::OffsetOutOfRange`] with the new log start when the offset is gone.
+    /// # Under concurrent changes (`docs/kafka-behaviour.md#concurrent-reads`)
+    ///
+    /// Reads take no lock and may run concurrently with every other call. Whatever runs
+    /// concurrently — appends, [`roll`](Self::roll), [`truncate_to`](Self::truncate_to),
+    /// retention ([`delete_old_segments`](Self::delete_old_segments)),
+    /// [`delete_records`](Self::delete_records),
+    /// [`truncate_fully_and_start_at`](Self::truncate_fully_and_start_at) — a read of
+    /// offset `o` answers as the log was at one moment during the call, with exactly one
+    /// of:
+    ///
+    /// * bytes whose first batch **contains** `o`;
+    /// * bytes whose first batch is the first one **above** `o`, only where the log has a
+    ///   gap at `o` (no batch holds it, as after a roll at a base above the log end);
+    /// * empty records, only where `o` is the log end;
+    /// * [`SegmentError::OffsetOutOfRange`], only where `o` is below the log start or
+    ///   above the log end.
+    ///
+    /// It never returns a later batch past data that exists, an empty fetch inside the
+    /// log, or an error caused by the concurrent change (an I/O error of a segment that was
+    /// truncated or deleted under it, `Index(Closed)`, `SegmentDeleted`). The protocol: a
+    /// change that removes data (a segment leaving the map, a truncation) first publishes
+    /// the new bounds (the log start raised, the log end lowered), and runs as a
+    /// *structural change* of the segment map's generation (a seqlock, see
+    /// [`LogSegments`]); a read makes its pass over the bounds and the segments without a
+    /// lock and keeps its answer only if the generation was even and unchanged from the
+    /// start of the pass to its end, else it makes the pass again (a read that starts
+    /// during a change waits for it, spinning then yielding: the change is a bounded
+    /// amount of work with no fsync). Appends and rolls are not structural: they only add
+    /// data, so a read never waits for them. [`close`](Self::close) takes the log by
+    /// value, so no read through the log overlaps it; a reader that holds an
+    /// `Arc<LogSegment>` from [`segments`](Self::segments) gets the batch or a typed
+    /// "segment gone" error after the close.
     ///
     /// # Errors
     /// [`SegmentError::OffsetOutOfRange`] outside `[log_start_offset, log_end_offset]`
-    /// (with the bounds current when the read gave up); format and I/O errors.
+    /// (with the bounds of the moment the read answers for); format and I/O errors of the
+    /// data itself; [`SegmentError::IllegalState`] if the segment files changed behind the
+    /// log's back (a stable pass found a first batch below `offset`, which only another
+    /// process writing the directory can cause).
     pub fn read(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
         loop {
-            let removals = self.removals.load(Ordering::Acquire);
-            self.check_in_range(offset)?;
-            let found = self.read_from_segments(offset, max_bytes);
-            if let Ok(Some(info)) = found {
-                return Ok(info);
+            let seen = self.segments.stable_generation();
+            let found = self.read_pass(offset, max_bytes);
+            if self.segments.is_generation(seen) {
+                return found;
             }
-            // Nothing found, or an error: a segment may have left the map under us.
-            self.check_in_range(offset)?;
-            if self.removals.load(Ordering::Acquire) != removals {
-                continue;
-            }
-            let Some(info) = found? else {
-                let active = self.segments.active_segment()?;
-                return Ok(FetchDataInfo {
-                    fetch_offset_metadata: LogOffsetMetadata {
-                        message_offset: offset,
-                        segment_base_offset: active.base_offset(),
-                        relative_position_in_segment: active.size(),
-                    },
-                    records: Vec::new(),
-                    first_entry_incomplete: false,
-                });
-            };
-            return Ok(info);
+            // A structural change began or ended during the pass: its answer may mix the
+            // log before and after it. Look again.
         }
+    }
+
+    /// One lock-free pass of [`read`](Self::read): the bounds, then the segments. Valid only
+    /// if the generation did not change meanwhile.
+    fn read_pass(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
+        self.check_in_range(offset)?;
+        let Some(info) = self.read_from_segments(offset, max_bytes)? else {
+            let active = self.segments.active_segment()?;
+            return Ok(FetchDataInfo {
+                fetch_offset_metadata: LogOffsetMetadata {
+                    message_offset: offset,
+                    segment_base_offset: active.base_offset(),
+                    relative_position_in_segment: active.size(),
+                },
+                records: Vec::new(),
+                first_entry_incomplete: false,
+            });
+        };
+        // The first batch must reach `offset` (the segment's search guarantees it; a batch
+        // below it means the bytes changed between the search and the read).
+        if let Some(Ok(first)) = format::scan::<F>(&info.records, 0).next() {
+            if first.info.last_offset < offset {
+                return Err(SegmentError::IllegalState {
+                    path: self.dir.clone(),
+                    reason: format!(
+                        "read({offset}) in segment {} found batch {}..={} below the offset: \
+                         the segment files changed behind the log (another process writing \
+                         the directory?); reopen the log to recover them",
+                        info.fetch_offset_metadata.segment_base_offset,
+                        first.info.base_offset,
+                        first.info.last_offset
+                    ),
+                });
+            }
+        }
+        Ok(info)
     }
 
     fn check_in_range(&self, offset: i64) -> Result<()> {
@@ -1375,15 +1427,32 @@ impl<F: BatchFormat> Log<F> {
         Ok(())
     }
 
+    /// The segments' part of a read pass: the floor segment of `offset`, then the higher
+    /// ones while a segment has nothing at or after it. `None` if none has.
+    ///
+    /// An answer from a later segment is kept only if every segment passed over still has
+    /// the size it had when it was searched: a segment passed over may have been the
+    /// active one, and an append to it followed by a roll (neither is a structural change)
+    /// would otherwise let the answer skip the batch that now holds `offset` (a read at
+    /// the log end answering with the batch after the one appended there). Sizes only grow
+    /// between structural changes, so an unchanged size is unchanged content.
     fn read_from_segments(&self, offset: i64, max_bytes: u64) -> Result<Option<FetchDataInfo>> {
-        let mut seg = self.segments.floor_segment(offset);
-        while let Some(s) = seg {
-            if let Some(info) = s.read(offset, max_bytes, Some(s.size()), true)? {
-                return Ok(Some(info));
+        'pass: loop {
+            let mut passed: Vec<(Arc<LogSegment<F>>, u64)> = Vec::new();
+            let mut seg = self.segments.floor_segment(offset);
+            while let Some(s) = seg {
+                let size = s.size();
+                if let Some(info) = s.read(offset, max_bytes, Some(size), true)? {
+                    if passed.iter().any(|(p, was)| p.size() != *was) {
+                        continue 'pass;
+                    }
+                    return Ok(Some(info));
+                }
+                seg = self.segments.higher_segment(s.base_offset());
+                passed.push((s, size));
             }
-            seg = self.segments.higher_segment(s.base_offset());
+            return Ok(None);
         }
-        Ok(None)
     }
 
     /// Kafka's `fetchOffsetByTimestamp` for a real timestamp: the first record at or after
@@ -1424,8 +1493,16 @@ impl<F: BatchFormat> Log<F> {
     /// target below the log start offset empties the log and restarts it there.
     /// Returns whether anything was truncated.
     ///
+    /// Under concurrent readers: the log end is lowered to `offset` (published) before any
+    /// segment leaves the map or is truncated, and the removal and truncation run as one
+    /// structural change (see [`read`](Self::read) and
+    /// `docs/kafka-behaviour.md#concurrent-reads`), so a read answers from the log before
+    /// or after the truncation, never from a mix.
+    ///
     /// # Errors
-    /// Index, format and I/O errors.
+    /// Index, format and I/O errors. A failure after the lowered log end was published
+    /// leaves the segments in an unknown state: the log goes **offline**
+    /// ([`is_offline`](Self::is_offline)) and the next open recovers it.
     pub fn truncate_to(&self, offset: i64) -> Result<bool> {
         let _g = self.lock.lock();
         self.check_online()?;
@@ -1442,6 +1519,42 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         self.deleter.delete_expired()?;
+        let leo = {
+            let change = self.segments.begin_change();
+            // Publish the lowered end first: from here every offset at or above `offset` is
+            // out of range (the end only moves further down below).
+            self.log_end_offset.store(offset, Ordering::Release);
+            let truncated = self.truncate_segments_locked(offset);
+            let leo = match truncated {
+                Ok(leo) => leo,
+                Err(e) => return Err(self.fail_structural_change("truncate_to", e)),
+            };
+            let start = self.log_start_offset();
+            if leo < start {
+                // What is left ends below the log start (the segments had a gap there): no
+                // offset at or above the start exists any more, so the log is empty from its
+                // start on and restarts there; the log end never goes below the log start.
+                // Until then the log is `[start, start]`: empty, never a hole.
+                self.log_end_offset.store(start, Ordering::Release);
+                drop(change);
+                self.restart_at_locked(start, start)?;
+                return Ok(true);
+            }
+            self.log_end_offset.store(leo, Ordering::Release);
+            leo
+        };
+        if self.recovery_point() > leo {
+            self.recovery_point.store(leo, Ordering::Release);
+            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
+        }
+        self.state_after_truncate_to(leo)?;
+        Ok(true)
+    }
+
+    /// `truncate_to`'s removal of the segments above `offset` and truncation of the one
+    /// holding it (which becomes the active segment); returns the next offset after what
+    /// is left. Inside a structural change.
+    fn truncate_segments_locked(&self, offset: i64) -> Result<i64> {
         for s in self.segments.values() {
             if s.base_offset() > offset {
                 self.delete_segment_files(&s)?;
@@ -1450,22 +1563,16 @@ impl<F: BatchFormat> Log<F> {
         let active = self.segments.active_segment()?;
         active.truncate_to(offset)?;
         self.active_ready.store(true, Ordering::Release);
-        let leo = active.read_next_offset()?;
-        let start = self.log_start_offset();
-        if leo < start {
-            // What is left ends below the log start (the segments had a gap there): no
-            // offset at or above the start exists any more, so the log is empty from its
-            // start on and restarts there; the log end never goes below the log start.
-            self.restart_at_locked(start, start)?;
-            return Ok(true);
-        }
-        self.log_end_offset.store(leo, Ordering::Release);
-        if self.recovery_point() > leo {
-            self.recovery_point.store(leo, Ordering::Release);
-            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
-        }
-        self.state_after_truncate_to(leo)?;
-        Ok(true)
+        active.read_next_offset()
+    }
+
+    /// A structural change failed after it published new bounds: the map and the files
+    /// may hold any part of it, so nothing more is written (the log goes offline, as
+    /// after a failed fsync) and the next open recovers. Returns `e`.
+    fn fail_structural_change(&self, what: &str, e: SegmentError) -> SegmentError {
+        tracing::error!(dir = %self.dir.display(), error = %e, op = what, "structural change failed; the log is now offline");
+        self.offline.store(true, Ordering::Release);
+        e
     }
 
     /// Deletes every segment and starts an empty log at `new_offset` (Kafka's
@@ -1485,24 +1592,37 @@ impl<F: BatchFormat> Log<F> {
     /// Deletes every segment and starts an empty log at log end `new_offset` with log
     /// start `log_start` (≥ `new_offset`; above it only for the follower restart of
     /// [`append`](Self::append), which keeps the old log start).
+    ///
+    /// Under concurrent readers: the new bounds are published first (a log start raised,
+    /// a log end lowered) and the removal of every segment and the creation of the new one
+    /// run as one structural change (`docs/kafka-behaviour.md#concurrent-reads`): no read
+    /// meets the empty map. A failure inside it takes the log offline.
     fn restart_at_locked(&self, new_offset: i64, log_start: i64) -> Result<()> {
         self.deleter.delete_expired()?;
-        // Publish first: from here every offset below the new start or above the new end
-        // is out of range, so no reader meets the empty map in between.
-        if log_start > self.log_start_offset() {
+        {
+            let _change = self.segments.begin_change();
+            // Publish first: from here every offset below the new start or above the new end
+            // is out of range.
+            if log_start > self.log_start_offset() {
+                self.log_start_offset.store(log_start, Ordering::Release);
+            }
+            if new_offset < self.log_end_offset() {
+                self.log_end_offset.store(new_offset, Ordering::Release);
+            }
+            let replaced = (|| {
+                for s in &self.segments.values() {
+                    self.delete_segment_files(s)?;
+                }
+                let seg = Arc::new(self.open_segment(new_offset, false, "")?);
+                self.segments.add(seg);
+                Ok(())
+            })();
+            if let Err(e) = replaced {
+                return Err(self.fail_structural_change("restart", e));
+            }
+            self.log_end_offset.store(new_offset, Ordering::Release);
             self.log_start_offset.store(log_start, Ordering::Release);
         }
-        if new_offset < self.log_end_offset() {
-            self.log_end_offset.store(new_offset, Ordering::Release);
-        }
-        let segs = self.segments.values();
-        for s in &segs {
-            self.delete_segment_files(s)?;
-        }
-        let seg = Arc::new(self.open_segment(new_offset, false, "")?);
-        self.segments.add(seg);
-        self.log_end_offset.store(new_offset, Ordering::Release);
-        self.log_start_offset.store(log_start, Ordering::Release);
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;
         self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
@@ -1633,9 +1753,16 @@ impl<F: BatchFormat> Log<F> {
             self.recovery_point.store(ls, Ordering::Release);
             self.checkpoint(RECOVERY_POINT_FILE, ls)?;
         }
-        for s in &deletable {
-            tracing::info!(segment = s.base_offset(), "deleting segment by retention");
-            self.delete_segment_files(s)?;
+        {
+            // One structural change for the whole prefix: a reader's pass sees all of it or
+            // none (`docs/kafka-behaviour.md#concurrent-reads`). The log start is already
+            // above every offset it held, so a failure here leaves only a segment that is
+            // out of range, not an unknown state.
+            let _change = self.segments.begin_change();
+            for s in &deletable {
+                tracing::info!(segment = s.base_offset(), "deleting segment by retention");
+                self.delete_segment_files(s)?;
+            }
         }
         self.delete_snapshots_of(&deletable)?;
         Ok(deletable.len())

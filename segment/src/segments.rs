@@ -1,7 +1,10 @@
-//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (kafka-behaviour §11).
+//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (kafka-behaviour §11),
+//! and the structural-change counter readers validate against
+//! (`docs/kafka-behaviour.md#concurrent-reads`).
 
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
@@ -13,15 +16,49 @@ use crate::segment::LogSegment;
 /// A concurrent skip-list map from base offset to segment (Kafka's `LogSegments` over a
 /// `ConcurrentSkipListMap`). Readers iterate without locks while the log adds and removes
 /// segments.
+///
+/// It also holds the log's **structural generation**, a sequence lock (seqlock) over the
+/// map and the segments' contents: [`Log`](crate::Log) makes it odd for the time of every
+/// change that removes data a reader may be reading (a segment leaving the map, a
+/// segment truncated) and even again afterwards; [`Log::read`](crate::Log::read) answers
+/// only from a pass that began and ended in the same even generation, and tries again
+/// otherwise. Appends and rolls only add data and leave it unchanged. The methods here do
+/// not touch it: [`add`](Self::add), [`remove`](Self::remove) and [`clear`](Self::clear)
+/// called directly are not seen by the log's readers.
 #[derive(Debug)]
 pub struct LogSegments<F: BatchFormat = KafkaBatchFormat> {
     map: SkipMap<i64, Arc<LogSegment<F>>>,
+    /// Even: no structural change under way; odd: one is. Only the holder of the log's
+    /// lock changes it.
+    generation: AtomicU64,
 }
 
 impl<F: BatchFormat> Default for LogSegments<F> {
     fn default() -> Self {
         LogSegments {
             map: SkipMap::new(),
+            generation: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A structural change under way (see [`LogSegments`]): the generation is odd from
+/// [`LogSegments::begin_change`] until this guard is dropped (also on an early return with
+/// an error, or a panic), so no reader can wait forever for it.
+#[derive(Debug)]
+#[must_use = "the change ends when the guard is dropped"]
+pub(crate) struct StructuralChange<'a> {
+    generation: &'a AtomicU64,
+    /// `false` for a change begun inside another one (the outer one ends it).
+    outermost: bool,
+}
+
+impl Drop for StructuralChange<'_> {
+    fn drop(&mut self) {
+        if self.outermost {
+            // Release: everything the change did happens before a reader that loads the
+            // new even value (Acquire) and starts its pass.
+            self.generation.fetch_add(1, Ordering::Release);
         }
     }
 }
@@ -30,6 +67,64 @@ impl<F: BatchFormat> LogSegments<F> {
     /// An empty map.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The current structural generation (even while no change is under way). Used with
+    /// [`is_generation`](Self::is_generation) by readers that validate a lock-free pass
+    /// over the segments, as [`Log::read`](crate::Log::read) does.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The generation once no structural change is under way: spins (then yields) while
+    /// it is odd. A change is a bounded amount of work under the log's lock (removing
+    /// segments from the map, renaming or removing their files, truncating one segment),
+    /// with no fsync inside.
+    pub(crate) fn stable_generation(&self) -> u64 {
+        let mut spins = 0u32;
+        loop {
+            let g = self.generation.load(Ordering::Acquire);
+            if g & 1 == 0 {
+                return g;
+            }
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Whether the generation is still `seen` after a pass that began with
+    /// [`generation`](Self::generation) or `stable_generation` returning `seen`: then no
+    /// structural change began or ended during the pass (the seqlock reader's check; the
+    /// `Acquire` fence orders the pass's reads before this load).
+    pub fn is_generation(&self, seen: u64) -> bool {
+        fence(Ordering::Acquire);
+        self.generation.load(Ordering::Relaxed) == seen
+    }
+
+    /// Begins a structural change: the generation becomes odd until the returned guard is
+    /// dropped. Inside a change already begun it changes nothing (the outer change ends
+    /// it). Callers are serialised (the log's lock).
+    pub(crate) fn begin_change(&self) -> StructuralChange<'_> {
+        let g = self.generation.load(Ordering::Relaxed);
+        if g & 1 == 1 {
+            return StructuralChange {
+                generation: &self.generation,
+                outermost: false,
+            };
+        }
+        self.generation.store(g + 1, Ordering::Relaxed);
+        // Release fence: the odd value is ordered before every write of the change, so a
+        // reader that observes any of them (and then fences with Acquire) sees the
+        // generation moved.
+        fence(Ordering::Release);
+        StructuralChange {
+            generation: &self.generation,
+            outermost: true,
+        }
     }
 
     /// Adds (or replaces, by base offset) a segment; returns the previous one.
