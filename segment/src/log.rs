@@ -239,6 +239,30 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     removals: AtomicU64,
 }
 
+/// Whether `e` says that a file (or the directory) could not be **opened** — no
+/// descriptor left (`EMFILE`, `ENFILE`), no such file, no permission — as opposed to a
+/// failed fsync. `fsync(2)`, `fdatasync(2)` and `msync(2)` never fail with these, so such an
+/// error means nothing was synced through a failing descriptor and no dirty page was
+/// dropped: the fsyncgate rule (take the log offline) does not apply
+/// (`docs/kafka-behaviour.md#offline-rule`).
+fn is_open_failure(e: &SegmentError) -> bool {
+    let source = match e {
+        SegmentError::Io { source, .. } => source,
+        SegmentError::Index(index_core::IndexError::Io { source, .. }) => source,
+        SegmentError::TxnIndex(index_txn::TxnIndexError::Io { source, .. }) => source,
+        _ => return false,
+    };
+    /// `ENFILE` and `EMFILE` (the same numbers on Linux, the BSDs and macOS).
+    const NO_DESCRIPTOR: [i32; 2] = [23, 24];
+    matches!(
+        source.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+    ) || (cfg!(unix)
+        && source
+            .raw_os_error()
+            .is_some_and(|n| NO_DESCRIPTOR.contains(&n)))
+}
+
 impl<F: BatchFormat> Log<F> {
     /// Opens (creating if needed) the log in `dir` — Kafka's loader (kafka-behaviour §10):
     ///
@@ -1492,8 +1516,12 @@ impl<F: BatchFormat> Log<F> {
     /// after a failed fsync the kernel may have dropped the dirty pages and a retried fsync
     /// would succeed without them (the "fsyncgate" problem), so appends, rolls,
     /// truncations, flushes and [`close`](Self::close) fail from then on and the next open
-    /// recovers from the last checkpoint. A failed checkpoint write does not take the log
-    /// offline (the data is on disk; only the recovery point is not moved).
+    /// recovers from the last checkpoint. A failure to *open* a file or the directory for
+    /// its fsync (`EMFILE`/`ENFILE`: no descriptor left, `ENOENT`, `EACCES`) is not a failed
+    /// fsync: nothing was dropped, so the error is returned, the recovery point stays
+    /// where it was, the log stays online and the next flush retries
+    /// (`docs/kafka-behaviour.md#offline-rule`). A failed checkpoint write does not take the
+    /// log offline either (the data is on disk; only the recovery point is not moved).
     ///
     /// # Errors
     /// I/O and index errors (the recovery point is then not moved);
@@ -1515,6 +1543,12 @@ impl<F: BatchFormat> Log<F> {
             crate::fs::fsync_dir_with(&*self.fs, &self.dir)
         })();
         if let Err(e) = synced {
+            if is_open_failure(&e) {
+                // Nothing was synced through a descriptor that failed, so no dirty page can
+                // have been dropped: the state is known and a later flush retries it all.
+                tracing::warn!(dir = %self.dir.display(), error = %e, "flush could not open a file; the log stays online and the recovery point is not moved");
+                return Err(e);
+            }
             tracing::error!(dir = %self.dir.display(), error = %e, "flush failed; the log is now offline");
             self.offline.store(true, Ordering::Release);
             return Err(e);

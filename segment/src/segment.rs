@@ -281,8 +281,11 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Trims both indexes to their entries and drops this segment's mappings of them (the
-    /// next lookup maps them again); a no-op for an index that is not loaded. For inactive
-    /// segments (see [`LazyIndex::unload`]). Called by
+    /// next lookup maps them again); a no-op for an index that is not loaded. Also closes
+    /// the transaction index's appender handle (reads and a later [`flush`](Self::flush)
+    /// open the file for the call), so an inactive segment holds one descriptor only, its
+    /// `.log`'s (`docs/kafka-behaviour.md#file-descriptors`). For inactive segments (see
+    /// [`LazyIndex::unload`]). Called by
     /// [`on_become_inactive_segment`](Self::on_become_inactive_segment).
     ///
     /// # Errors
@@ -296,6 +299,7 @@ impl<F: BatchFormat> LogSegment<F> {
             self.before(FsOp::IndexTrim, &self.time_index.file())?;
             self.time_index.unload()?;
         }
+        self.txn_index.close();
         Ok(())
     }
 
