@@ -883,7 +883,13 @@ impl<F: BatchFormat> Log<F> {
         } else {
             leo.min(rp_checkpoint.max(leo))
         };
-        self.checkpoint(RECOVERY_POINT_FILE, rp)?;
+        // Rewritten only if it changed: opening a log whose checkpoint already holds the
+        // recovery point (a clean shutdown) writes nothing, so it opens on a full disk
+        // (`docs/kafka-behaviour.md#deferred-snapshots`).
+        let on_disk = crate::checkpoint::read_checkpoint(&self.dir.join(RECOVERY_POINT_FILE))?;
+        if on_disk != Some(rp) {
+            self.checkpoint(RECOVERY_POINT_FILE, rp)?;
+        }
         self.recovery_point.store(rp, Ordering::Release);
         Ok(())
     }

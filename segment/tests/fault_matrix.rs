@@ -8,10 +8,12 @@
 mod common;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
 use common::*;
+use segment::fs::{Fault, FaultyFs, FsOp, ENOSPC};
 use segment::record::{BatchBuilder, ControlRecordType};
-use segment::{LogConfig, SegmentError};
+use segment::{KafkaBatchFormat, Log, LogConfig, SegmentError};
 
 /// Set (to the descriptor limit) in the child processes that [`run_under_fd_limit`]
 /// starts; the child tests are `#[ignore]`d so that a plain `cargo test` runs them only
@@ -218,4 +220,86 @@ fn f4_child_read_through() {
 #[test]
 fn f4_read_through_300_segments_under_ulimit_450() {
     run_under_fd_limit("f4_child_read_through", 450);
+}
+
+/// Weak point of issue 19: `Log::open` failed on a full disk because it wrote a producer
+/// snapshot (and rewrote an unchanged recovery-point checkpoint) while opening. A log
+/// holding producer state (an aborted transaction in each segment), closed cleanly or
+/// flushed and then crashed, is opened with every write that needs space failing with
+/// `ENOSPC`: it opens, serves every record, its aborted transactions and the same
+/// producer state, refuses appends with a typed error while staying online; once there is
+/// space again appends work and `close` writes the deferred snapshot at the log end.
+#[test]
+fn full_disk_open_defers_the_producer_snapshot() {
+    for crash in [false, true] {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let cfg = LogConfig {
+            retention_ms: -1,
+            ..config(4096, 1 << 16)
+        };
+        let log = open_log(dir.path(), cfg.clone(), clock.clone());
+        let mut o = 0;
+        for _ in 0..3 {
+            log.append(&aborted_txn(7, o, 3)).unwrap();
+            o = fill(&log, o + 4, 2, 10, 0);
+            log.roll(None).unwrap();
+        }
+        // A transaction still open at the end: the producer state matters.
+        log.append(&aborted_txn(9, o, 3)[..]).unwrap();
+        o += 4;
+        let mut open_txn = BatchBuilder::new(o)
+            .partition_leader_epoch(0)
+            .producer(11, 0, 0)
+            .transactional(true);
+        open_txn = open_txn.record(o, None, Some(b"open"));
+        log.append(&open_txn.build().unwrap()).unwrap();
+        o += 1;
+        let producers = log.producer_state().snapshot_entries();
+        let lso = log.last_stable_offset();
+        let aborted = log.collect_aborted_txns(0, i64::MAX).unwrap();
+        assert_eq!((lso, aborted.len()), (o - 1, 4));
+        if crash {
+            log.flush().unwrap();
+            drop(log);
+        } else {
+            log.close().unwrap();
+        }
+        let snapshot_at_end = dir.path().join(format!("{o:020}.snapshot"));
+        if crash {
+            assert!(!snapshot_at_end.exists());
+        }
+        let fs = Arc::new(FaultyFs::new());
+        for op in [FsOp::Write, FsOp::WriteFile, FsOp::SetLen] {
+            fs.inject(Fault::new(op, ENOSPC));
+        }
+        let log = Log::<KafkaBatchFormat>::open_with_fs(
+            dir.path(),
+            cfg.clone(),
+            clock.clone(),
+            fs.clone(),
+        )
+        .unwrap_or_else(|e| panic!("crash={crash}: a full disk failed the open: {e}"));
+        assert_eq!(log.log_end_offset(), o);
+        assert_eq!(read_all(&log, 0), (0..o).collect::<Vec<_>>());
+        assert_eq!(log.collect_aborted_txns(0, i64::MAX).unwrap(), aborted);
+        assert_eq!(log.producer_state().snapshot_entries(), producers);
+        assert_eq!(log.last_stable_offset(), lso);
+        if crash {
+            assert!(fs.injected() > 0, "the open wanted to write nothing");
+            assert!(!snapshot_at_end.exists(), "the snapshot was not deferred");
+        }
+        let err = log.append(&batch(o, 5, 0)).unwrap_err();
+        assert_eq!(errno(&err), Some(ENOSPC), "crash={crash}: {err}");
+        assert!(!log.is_offline());
+        // Space again: appends, and close takes the deferred snapshot.
+        fs.clear();
+        log.append(&batch(o, 5, 0)).unwrap();
+        log.close().unwrap();
+        assert!(dir.path().join(format!("{:020}.snapshot", o + 5)).exists());
+        let log = open_log(dir.path(), cfg, clock);
+        assert_eq!(log.stats().scanned_segments(), 0);
+        assert_eq!(read_all(&log, 0), (0..o + 5).collect::<Vec<_>>());
+        assert_eq!(log.last_stable_offset(), lso);
+    }
 }

@@ -83,7 +83,9 @@ impl<F: BatchFormat> Log<F> {
             let mut cache = self.epoch_cache.lock();
             seg.recover(&mut ps, Some(&mut cache))?
         };
-        ps.take_snapshot(&*self.fs)?;
+        // Only a shortcut for the next recovery: on a full disk it is skipped, and the
+        // open goes on (`docs/kafka-behaviour.md#deferred-snapshots`).
+        ps.take_snapshot_or_defer(&*self.fs)?;
         Ok(n)
     }
 
