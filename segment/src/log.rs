@@ -343,6 +343,7 @@ impl<F: BatchFormat> Log<F> {
         let clean = crate::validate::take_clean_marker(&*fs, &marker)?;
         crate::fs::fsync_dir_with(&*fs, &dir)?;
         let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
+            &*fs,
             &dir,
             RECOVERY_POINT_FILE,
             LOG_START_OFFSET_FILE,

@@ -611,7 +611,7 @@ impl ProducerStateManager {
                 return Ok(());
             };
             let path = path.clone();
-            let bytes = match std::fs::read(&path) {
+            let bytes = match crate::fs::read_file_with(fs, &path) {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::warn!(file = %path.display(), error = %e, "cannot read producer snapshot; ignoring it");
@@ -841,6 +841,18 @@ impl LeaderEpochCache {
 /// # Errors
 /// [`SegmentError::Io`] for read errors other than not-found.
 pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
+    read_leader_epoch_checkpoint_with(&crate::fs::RealFs, path)
+}
+
+/// [`read_leader_epoch_checkpoint`], opening the file through the seam `fs`
+/// ([`FileSystem::open_file`]).
+///
+/// # Errors
+/// As [`read_leader_epoch_checkpoint`].
+pub fn read_leader_epoch_checkpoint_with(
+    fs: &dyn FileSystem,
+    path: &Path,
+) -> Result<Option<Vec<(i32, i64)>>> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => {
             // Never open a FIFO or device (it could block forever).
@@ -851,7 +863,7 @@ pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(SegmentError::io("stat", path, e)),
     }
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::fs::read_file_with(fs, path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(SegmentError::io("read", path, e)),

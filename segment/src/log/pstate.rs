@@ -11,7 +11,8 @@ use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::producer::{
-    read_leader_epoch_checkpoint, rebuild_producer_state, LeaderEpochCache, ProducerStateManager,
+    read_leader_epoch_checkpoint_with, rebuild_producer_state, LeaderEpochCache,
+    ProducerStateManager,
 };
 use crate::record::EndTransactionMarker;
 use crate::segment::LogSegment;
@@ -36,7 +37,7 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         let path = self.dir.join(LEADER_EPOCH_CHECKPOINT_FILE);
-        match read_leader_epoch_checkpoint(&path)? {
+        match read_leader_epoch_checkpoint_with(&*self.fs, &path)? {
             Some(entries) => {
                 *self.epoch_cache.lock() = LeaderEpochCache::from_entries(entries);
                 Ok(true)
