@@ -1336,6 +1336,9 @@ impl<F: BatchFormat> Log<F> {
         self.log_end_offset.store(leo, Ordering::Release);
         if self.recovery_point() > leo {
             self.recovery_point.store(leo, Ordering::Release);
+            // The cut must be durable before a checkpoint says so: unlike Kafka, fsync
+            // first (docs/kafka-behaviour.md#truncate-fsync).
+            self.sync_before_checkpoint(&active)?;
             self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         }
         self.state_after_truncate_to(leo)?;
@@ -1537,6 +1540,26 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.deleter.delete_expired()?;
         self.flush_locked()
+    }
+
+    /// fsyncs `seg` (its truncated `.log`, indexes and `.txnindex`) and the directory (the
+    /// `.deleted` renames of the segments a truncation removed), for a checkpoint that is
+    /// about to cover them. The offline rule of [`flush`](Self::flush) applies: a failed
+    /// fsync takes the log offline, a failure to open a file does not.
+    ///
+    /// # Errors
+    /// I/O and index errors.
+    fn sync_before_checkpoint(&self, seg: &LogSegment<F>) -> Result<()> {
+        let synced = seg
+            .flush()
+            .and_then(|()| crate::fs::fsync_dir_with(&*self.fs, &self.dir));
+        if let Err(e) = &synced {
+            if !is_open_failure(e) {
+                tracing::error!(dir = %self.dir.display(), error = %e, "fsync of a truncated segment failed; the log is now offline");
+                self.offline.store(true, Ordering::Release);
+            }
+        }
+        synced
     }
 
     fn flush_locked(&self) -> Result<()> {

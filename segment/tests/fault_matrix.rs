@@ -8,10 +8,10 @@
 mod common;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use common::*;
-use segment::fs::{Fault, FaultyFs, FsOp, ENOSPC};
+use segment::fs::{Fault, FaultyFs, FileSystem, FsOp, OpenMode, RealFs, ENOSPC};
 use segment::record::{BatchBuilder, ControlRecordType};
 use segment::{KafkaBatchFormat, Log, LogConfig, SegmentError};
 
@@ -301,5 +301,126 @@ fn full_disk_open_defers_the_producer_snapshot() {
         assert_eq!(log.stats().scanned_segments(), 0);
         assert_eq!(read_all(&log, 0), (0..o + 5).collect::<Vec<_>>());
         assert_eq!(log.last_stable_offset(), lso);
+    }
+}
+
+/// A [`FileSystem`] that performs every operation with the real file system and records
+/// it, with the file name, in order: performed operations by their kind, reported ones
+/// (index trims, msyncs, `.txnindex` writes, index opens) by the kind reported.
+#[derive(Debug, Default)]
+struct Recorder {
+    ops: Mutex<Vec<(FsOp, String)>>,
+}
+
+impl Recorder {
+    fn push(&self, op: FsOp, path: &Path) {
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        self.ops.lock().unwrap().push((op, name));
+    }
+
+    fn take(&self) -> Vec<(FsOp, String)> {
+        std::mem::take(&mut *self.ops.lock().unwrap())
+    }
+}
+
+impl FileSystem for Recorder {
+    fn open_file(&self, path: &Path, mode: OpenMode) -> std::io::Result<std::fs::File> {
+        self.push(FsOp::Open, path);
+        RealFs.open_file(path, mode)
+    }
+    fn write_all_at(
+        &self,
+        path: &Path,
+        file: &std::fs::File,
+        buf: &[u8],
+        pos: u64,
+    ) -> std::io::Result<()> {
+        self.push(FsOp::Write, path);
+        RealFs.write_all_at(path, file, buf, pos)
+    }
+    fn sync_data(&self, path: &Path, file: &std::fs::File) -> std::io::Result<()> {
+        self.push(FsOp::Sync, path);
+        RealFs.sync_data(path, file)
+    }
+    fn set_len(&self, path: &Path, file: &std::fs::File, len: u64) -> std::io::Result<()> {
+        self.push(FsOp::SetLen, path);
+        RealFs.set_len(path, file, len)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.push(FsOp::Rename, from);
+        RealFs.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        self.push(FsOp::Remove, path);
+        RealFs.remove_file(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        self.push(FsOp::SyncDir, dir);
+        RealFs.sync_dir(dir)
+    }
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        self.push(FsOp::WriteFile, path);
+        RealFs.write_file(path, bytes)
+    }
+    fn before(&self, op: FsOp, path: &Path) -> std::io::Result<()> {
+        self.push(op, path);
+        Ok(())
+    }
+}
+
+/// The position of the first operation at or after `from` that `op` on a file whose
+/// name ends with `suffix`, if any.
+fn find(ops: &[(FsOp, String)], from: usize, op: FsOp, suffix: &str) -> Option<usize> {
+    (from..ops.len()).find(|&i| ops[i].0 == op && ops[i].1.ends_with(suffix))
+}
+
+fn open_recorded(dir: &Path, cfg: &LogConfig, rec: &Arc<Recorder>) -> Log {
+    let (_t, clock) = mock();
+    Log::<KafkaBatchFormat>::open_with_fs(dir, cfg.clone(), clock, rec.clone()).unwrap()
+}
+
+/// Weak point of issue 19 (`docs/kafka-behaviour.md#truncate-fsync`): `truncate_to`
+/// below the recovery point wrote the recovery-point checkpoint without fsyncing the
+/// truncated `.log` (as Kafka does), so after a power cut the cut batches could come back
+/// below a durable checkpoint. For a cut inside the active segment and one inside an
+/// earlier segment (the segments above it renamed `.deleted`), the truncated `.log` is
+/// cut (`set_len`), then fsynced, and the directory fsynced, before the checkpoint's
+/// temporary file is written.
+#[test]
+fn truncate_to_fsyncs_the_truncated_log_before_the_checkpoint() {
+    for cut in [30, 10] {
+        let dir = tmpdir();
+        let rec = Arc::new(Recorder::default());
+        let cfg = config(4096, 1 << 16);
+        let log = open_recorded(dir.path(), &cfg, &rec);
+        fill(&log, 0, 2, 10, 0);
+        log.roll(None).unwrap();
+        fill(&log, 20, 2, 10, 0);
+        log.flush().unwrap();
+        assert_eq!(log.recovery_point(), 40);
+        let seg = format!("{:020}.log", if cut < 20 { 0 } else { 20 });
+        rec.take();
+        assert!(log.truncate_to(cut).unwrap());
+        let ops = rec.take();
+        let cut_at = find(&ops, 0, FsOp::SetLen, &seg)
+            .unwrap_or_else(|| panic!("cut {cut}: {seg} was not truncated: {ops:?}"));
+        let checkpoint = find(&ops, cut_at, FsOp::WriteFile, "recovery-point.tmp")
+            .unwrap_or_else(|| panic!("cut {cut}: no checkpoint after the cut: {ops:?}"));
+        let synced = find(&ops, cut_at, FsOp::Sync, &seg);
+        assert!(
+            synced.is_some_and(|s| s < checkpoint),
+            "cut {cut}: the checkpoint was written before the truncated {seg} was fsynced: {ops:?}"
+        );
+        let dir_synced = find(&ops, cut_at, FsOp::SyncDir, "");
+        assert!(
+            dir_synced.is_some_and(|s| s < checkpoint),
+            "cut {cut}: the directory was not fsynced before the checkpoint: {ops:?}"
+        );
+        assert_eq!(log.log_end_offset(), cut);
+        assert_eq!(log.recovery_point(), log.log_end_offset());
     }
 }
