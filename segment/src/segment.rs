@@ -1050,8 +1050,15 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Kafka's `close`: appends the final time-index entry if the max timestamp is known,
-    /// then closes (trim + unmap) the indexes if loaded, flushes and trims the `.log`, and
+    /// then closes (trim + unmap) the indexes if loaded, trims and flushes the `.log`, and
     /// closes the transaction index. Every step is attempted; the first error is returned.
+    ///
+    /// Unlike Kafka, every trim is made durable before `close` returns, so a clean-shutdown
+    /// marker written after it never covers an untrimmed file: an index a close trimmed is
+    /// fsynced after its trim (KAFKA-20979: Kafka's trim at shutdown is never synced), and
+    /// the `.log` is trimmed **before** its final fsync (KAFKA-21000: Kafka's
+    /// `FileRecords.close` flushes first, so with `preallocate` a clean shutdown can keep
+    /// the zero-filled tail). See `docs/kafka-behaviour.md#durable-trims`.
     ///
     /// # Errors
     /// The first failure.
@@ -1070,28 +1077,57 @@ impl<F: BatchFormat> LogSegment<F> {
                     .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
             );
         }
-        if self.offset_index.is_loaded() {
+        let loaded = self.offset_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.offset_index.file()));
         }
         let trimmed = self.offset_index.close();
         if trimmed.is_ok() {
             self.after(FsOp::IndexTrim, &self.offset_index.file());
+            if loaded {
+                keep(self.sync_trimmed_index(&self.offset_index.file()));
+            }
         }
         keep(trimmed.map_err(Into::into));
-        if self.time_index.is_loaded() {
+        let loaded = self.time_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.time_index.file()));
         }
         let trimmed = self.time_index.close();
         if trimmed.is_ok() {
             self.after(FsOp::IndexTrim, &self.time_index.file());
+            if loaded {
+                keep(self.sync_trimmed_index(&self.time_index.file()));
+            }
         }
         keep(trimmed.map_err(Into::into));
-        keep(self.log.close());
+        // Trim first, so that the fsync of `close` covers the new length (KAFKA-21000).
+        keep(self.log.trim().and_then(|()| self.log.close()));
         self.txn_index.close();
         match first {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// fsyncs an index file that [`close`](Self::close) just trimmed and unmapped, through
+    /// a plain handle opened for it (KAFKA-20979). A missing file (never created) is
+    /// fine.
+    ///
+    /// # Errors
+    /// A refusal of the seam ([`FsOp::IndexFlush`]); [`SegmentError::Io`] from the open
+    /// or the fsync.
+    fn sync_trimmed_index(&self, path: &Path) -> Result<()> {
+        self.before(FsOp::IndexFlush, path)?;
+        match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+            Ok(f) => f
+                .sync_data()
+                .map_err(|e| SegmentError::io("fsync", path, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SegmentError::io("open", path, e)),
+        }
+        self.after(FsOp::IndexFlush, path);
+        Ok(())
     }
 
     /// Unmaps the indexes without flushing or trimming (Kafka's `closeHandlers`, used

@@ -5,6 +5,12 @@
 //!   (run in a child process under `ulimit -n 450`), and a flush that cannot *open* a file
 //!   (`EMFILE`) returns a typed error and leaves the log online
 //!   (`docs/kafka-behaviour.md#file-descriptors`, `#offline-rule`).
+//! * A log that cannot grow still opens (`#deferred-snapshots`); `truncate_to` fsyncs the
+//!   cut before checkpointing it (`#truncate-fsync`).
+//! * Kafka's 2026 bug classes, one named test each (`#durable-trims`): KAFKA-20979 (an
+//!   index trim not fsynced on shutdown), KAFKA-21000 (the `.log` flushed before it is
+//!   trimmed), KAFKA-19200 (a full-size never-written `.timeindex` below the recovery
+//!   point), KAFKA-10207 (an untrimmed index).
 mod common;
 use std::path::Path;
 use std::process::Command;
@@ -423,4 +429,278 @@ fn truncate_to_fsyncs_the_truncated_log_before_the_checkpoint() {
         assert_eq!(log.log_end_offset(), cut);
         assert_eq!(log.recovery_point(), log.log_end_offset());
     }
+}
+
+/// Length of the file at `p`.
+fn len_of(p: &Path) -> u64 {
+    std::fs::metadata(p).unwrap().len()
+}
+
+/// Extends the file at `p` with zeros to `len` bytes (what a lost trim leaves behind: the
+/// preallocated, never-written tail).
+fn zero_extend(p: &Path, len: u64) {
+    let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    assert!(len >= f.metadata().unwrap().len());
+    f.set_len(len).unwrap();
+}
+
+const INDEX_BYTES: usize = 1 << 16;
+
+/// The index file at `p` holds whole entries of `entry` bytes, at most `most` of them and
+/// at least one, and no zero-filled slot at its end (its preallocated tail is gone).
+/// (Recovery rebuilds an index by Kafka's rule, which may index fewer batches than the
+/// append path did, acceptance case 51, so the exact count is not fixed.)
+fn assert_trimmed(p: &Path, entry: usize, most: usize) {
+    let bytes = std::fs::read(p).unwrap();
+    assert!(
+        !bytes.is_empty() && bytes.len().is_multiple_of(entry) && bytes.len() <= most * entry,
+        "{}: {} bytes",
+        p.display(),
+        bytes.len()
+    );
+    assert!(
+        bytes[bytes.len() - entry..].iter().any(|&b| b != 0),
+        "{}: ends in a zero slot",
+        p.display()
+    );
+}
+
+/// Three segments of five 10-record batches, timestamps `ts0 + offset`, an index entry
+/// per batch (`index.interval.bytes` 1), closed cleanly. Returns the log end offset.
+fn three_segments(dir: &Path, cfg: &LogConfig, ts0: i64) -> i64 {
+    let (_t, clock) = mock();
+    let log = open_log(dir, cfg.clone(), clock);
+    let mut o = 0;
+    for _ in 0..3 {
+        o = fill(&log, o, 5, 10, ts0);
+        log.roll(None).unwrap();
+    }
+    log.close().unwrap();
+    o
+}
+
+fn ticket_cfg() -> LogConfig {
+    LogConfig {
+        retention_ms: -1,
+        ..config(1, INDEX_BYTES)
+    }
+}
+
+/// Every lookup a reader makes, through the indexes of every segment: each offset's
+/// batch, and the offset of each timestamp (batches of 10 records at `ts0 + base`).
+fn check_lookups(log: &Log, leo: i64, ts0: i64) {
+    assert_eq!(read_all(log, 0), (0..leo).collect::<Vec<_>>());
+    for o in (0..leo).step_by(7) {
+        let r = log.read(o, 1).unwrap();
+        assert!(offsets_in(&r.records).contains(&o), "read({o})");
+        // A batch's records share its base offset's timestamp: the first record at or
+        // after `ts0 + o` starts the first batch whose base is at least `o`.
+        let first = (o + 9) / 10 * 10;
+        let t = log.offset_for_timestamp(ts0 + o).unwrap();
+        assert_eq!(
+            t.map(|t| t.offset),
+            (first < leo).then_some(first),
+            "offset_for_timestamp({})",
+            ts0 + o
+        );
+    }
+}
+
+/// KAFKA-20979: Kafka trimmed the indexes at shutdown without fsyncing the trim, so after
+/// a power cut a segment could come back with a clean-shutdown marker and an index at its
+/// preallocated length. Here every index a close trims (the active segment's `.index` and
+/// `.timeindex`) is fsynced after its trim and before the marker is written; the files
+/// hold exactly their entries; and the state a lost trim would leave (the index zero
+/// extended to its preallocated size, marker present) is detected at open, which answers
+/// every lookup correctly and keeps appending at the log end.
+#[test]
+fn kafka_20979_index_trim_is_fsynced_before_the_clean_shutdown_marker() {
+    let dir = tmpdir();
+    let cfg = ticket_cfg();
+    let rec = Arc::new(Recorder::default());
+    let log = open_recorded(dir.path(), &cfg, &rec);
+    let leo = fill(&log, 0, 5, 10, 1_000);
+    rec.take();
+    log.close().unwrap();
+    let ops = rec.take();
+    let marker = find(&ops, 0, FsOp::WriteFile, ".kafka_cleanshutdown")
+        .unwrap_or_else(|| panic!("no marker: {ops:?}"));
+    for suffix in [".index", ".timeindex"] {
+        let trim = find(&ops, 0, FsOp::IndexTrim, suffix)
+            .unwrap_or_else(|| panic!("{suffix} not trimmed at close: {ops:?}"));
+        let synced = (trim + 1..marker).find(|&i| {
+            matches!(ops[i].0, FsOp::IndexFlush | FsOp::Sync) && ops[i].1.ends_with(suffix)
+        });
+        assert!(
+            synced.is_some(),
+            "KAFKA-20979: the {suffix} trim at close was not fsynced before the marker: {ops:?}"
+        );
+    }
+    let index = dir.path().join(format!("{:020}.index", 0));
+    let time_index = dir.path().join(format!("{:020}.timeindex", 0));
+    assert_trimmed(&index, 8, 5);
+    assert_trimmed(&time_index, 12, 5);
+    // The trim lost: both indexes back at their preallocated size, marker present.
+    zero_extend(&index, INDEX_BYTES as u64);
+    zero_extend(&time_index, INDEX_BYTES as u64 / 12 * 12);
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg.clone(), clock.clone());
+    check_lookups(&log, leo, 1_000);
+    fill(&log, leo, 2, 10, 1_000);
+    check_lookups(&log, leo + 20, 1_000);
+    log.close().unwrap();
+    assert_trimmed(&index, 8, 7);
+    assert_trimmed(&time_index, 12, 7);
+    let log = open_log(dir.path(), cfg, clock);
+    assert_eq!(log.stats().scanned_segments(), 0);
+    check_lookups(&log, leo + 20, 1_000);
+}
+
+/// KAFKA-21000: with `preallocate` on, Kafka's `FileRecords.close` flushed the `.log`
+/// before trimming it, so the trim was never fsynced and a clean shutdown could keep the
+/// zero-filled preallocated tail, after which appends went after the zeros. Here the
+/// `.log`'s trim at close comes first and an fsync of it follows, before the marker; the
+/// file holds exactly its batches; and the state a lost trim would leave (the zero tail
+/// back, marker present) opens with the right log end, appends directly after the data
+/// and reads back every offset.
+#[test]
+fn kafka_21000_log_is_trimmed_before_its_final_fsync_with_preallocate() {
+    let dir = tmpdir();
+    let cfg = LogConfig {
+        preallocate: true,
+        segment_bytes: 1 << 16,
+        ..ticket_cfg()
+    };
+    let rec = Arc::new(Recorder::default());
+    let log = open_recorded(dir.path(), &cfg, &rec);
+    let leo = fill(&log, 0, 5, 10, 1_000);
+    let data = log.size();
+    let path = log.segments().active_segment().unwrap().log_path();
+    assert_eq!(len_of(&path), 1 << 16, "not preallocated");
+    rec.take();
+    log.close().unwrap();
+    let ops = rec.take();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let marker = find(&ops, 0, FsOp::WriteFile, ".kafka_cleanshutdown").unwrap();
+    let trim = find(&ops, 0, FsOp::SetLen, &name)
+        .unwrap_or_else(|| panic!("the .log was not trimmed at close: {ops:?}"));
+    assert!(
+        find(&ops, trim, FsOp::Sync, &name).is_some_and(|s| s < marker),
+        "KAFKA-21000: the .log trim at close was not fsynced before the marker: {ops:?}"
+    );
+    assert_eq!(len_of(&path), data);
+    // The trim lost: the zero-filled preallocated tail back, marker present.
+    zero_extend(&path, 1 << 16);
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg.clone(), clock.clone());
+    assert_eq!(log.log_end_offset(), leo);
+    assert_eq!(log.size(), data, "the zero tail counts as data");
+    let appended = batch(leo, 10, 1_000 + leo);
+    log.append(&appended).unwrap();
+    check_lookups(&log, leo + 10, 1_000);
+    log.close().unwrap();
+    assert_eq!(
+        len_of(&path),
+        data + appended.len() as u64,
+        "zeros between the batches"
+    );
+    let log = open_log(dir.path(), cfg, clock);
+    check_lookups(&log, leo + 10, 1_000);
+}
+
+/// KAFKA-19200: a segment below the recovery point whose `.timeindex` is at its full
+/// preallocated size and was never written (all zeros) was trusted by Kafka's loader: its
+/// largest timestamp read as 0, so time-based retention deleted it early and
+/// `offsetsForTimes` skipped it. Here the first of three segments gets such a
+/// `.timeindex` (after a clean shutdown, and after a crash with the recovery point above
+/// the segment): the segment keeps its real largest timestamp, retention does not
+/// delete it, every timestamp lookup is right, and the file is rebuilt to its entries.
+#[test]
+fn kafka_19200_full_size_unwritten_time_index_below_the_recovery_point() {
+    const TS0: i64 = 900_000; // the mock clock reads 1_000_000
+    for crash in [false, true] {
+        let dir = tmpdir();
+        let cfg = ticket_cfg();
+        let leo = three_segments(dir.path(), &cfg, TS0);
+        if crash {
+            std::fs::remove_file(dir.path().join(".kafka_cleanshutdown")).unwrap();
+        }
+        let time_index = dir.path().join(format!("{:020}.timeindex", 0));
+        std::fs::write(&time_index, vec![0u8; INDEX_BYTES / 12 * 12]).unwrap();
+        // Retention by time that keeps every real timestamp (age ≤ 100 s) but not 0.
+        let cfg = LogConfig {
+            retention_ms: 500_000,
+            ..cfg
+        };
+        let (_t, clock) = mock();
+        let log = open_log(dir.path(), cfg.clone(), clock.clone());
+        assert_eq!(log.recovery_point(), leo);
+        let first = log.segments().get(0).unwrap();
+        assert_eq!(
+            first.largest_timestamp().unwrap(),
+            TS0 + 40,
+            "crash={crash}"
+        );
+        drop(first);
+        assert_eq!(
+            log.delete_old_segments().unwrap(),
+            0,
+            "crash={crash}: deleted early"
+        );
+        check_lookups(&log, leo, TS0);
+        log.close().unwrap();
+        assert_trimmed(&time_index, 12, 5);
+        let log = open_log(dir.path(), cfg, clock);
+        assert_eq!(log.delete_old_segments().unwrap(), 0);
+        check_lookups(&log, leo, TS0);
+    }
+}
+
+/// KAFKA-10207: inactive segments whose `.index` and `.timeindex` were left untrimmed
+/// (their entries followed by a zero-filled preallocated tail) made Kafka's loader read
+/// the zero slots as entries: the time index's last entry gave the segment a largest
+/// timestamp of 0, so retention deleted it on startup. Here the first two of three
+/// segments get untrimmed indexes (after a clean shutdown): no segment is deleted by
+/// retention, every offset and timestamp lookup is right, and close leaves the indexes
+/// trimmed to their entries.
+#[test]
+fn kafka_10207_untrimmed_indexes_of_inactive_segments() {
+    const TS0: i64 = 900_000;
+    let dir = tmpdir();
+    let cfg = ticket_cfg();
+    let leo = three_segments(dir.path(), &cfg, TS0);
+    for base in [0, 50] {
+        zero_extend(
+            &dir.path().join(format!("{base:020}.index")),
+            INDEX_BYTES as u64,
+        );
+        zero_extend(
+            &dir.path().join(format!("{base:020}.timeindex")),
+            INDEX_BYTES as u64 / 12 * 12,
+        );
+    }
+    let cfg = LogConfig {
+        retention_ms: 500_000,
+        ..cfg
+    };
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), cfg.clone(), clock.clone());
+    for base in [0, 50] {
+        let seg = log.segments().get(base).unwrap();
+        assert_eq!(seg.largest_timestamp().unwrap(), TS0 + base + 40);
+    }
+    assert_eq!(
+        log.delete_old_segments().unwrap(),
+        0,
+        "KAFKA-10207: deleted on startup"
+    );
+    check_lookups(&log, leo, TS0);
+    log.close().unwrap();
+    for base in [0, 50] {
+        assert_trimmed(&dir.path().join(format!("{base:020}.index")), 8, 5);
+        assert_trimmed(&dir.path().join(format!("{base:020}.timeindex")), 12, 5);
+    }
+    let log = open_log(dir.path(), cfg, clock);
+    assert_eq!(log.delete_old_segments().unwrap(), 0);
+    check_lookups(&log, leo, TS0);
 }
