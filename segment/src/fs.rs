@@ -256,9 +256,14 @@ pub struct Fault {
     pub times: u64,
     /// The raw OS error to return (e.g. [`ENOSPC`], [`EIO`]).
     pub errno: i32,
-    /// For [`FsOp::Write`]: write the first half of the buffer before failing (a torn
-    /// write). Ignored for other operations.
+    /// For [`FsOp::Write`] and [`FsOp::WriteFile`]: write the first half of the bytes
+    /// before failing (a torn write; a `WriteFile` leaves the half-written file behind).
+    /// Ignored for other operations.
     pub partial_write: bool,
+    /// If set, the rule is dormant until an operation of this kind on a path containing
+    /// this substring was seen (e.g. the directory fsync that follows a checkpoint's
+    /// rename: `Fault::new(FsOp::SyncDir, EIO).armed_by(FsOp::Rename, "recovery-point")`).
+    pub armed_by: Option<(FsOp, String)>,
 }
 
 impl Fault {
@@ -271,6 +276,7 @@ impl Fault {
             times: u64::MAX,
             errno,
             partial_write: false,
+            armed_by: None,
         }
     }
 
@@ -292,9 +298,15 @@ impl Fault {
         self
     }
 
-    /// Writes half of the buffer before failing a [`FsOp::Write`].
+    /// Writes half of the bytes before failing a [`FsOp::Write`] or [`FsOp::WriteFile`].
     pub fn partial(mut self) -> Self {
         self.partial_write = true;
+        self
+    }
+
+    /// Dormant until an `op` on a path containing `s` was seen (see [`Fault::armed_by`]).
+    pub fn armed_by(mut self, op: FsOp, s: impl Into<String>) -> Self {
+        self.armed_by = Some((op, s.into()));
         self
     }
 }
@@ -304,6 +316,8 @@ struct Rule {
     fault: Fault,
     seen: u64,
     fired: u64,
+    /// Whether the `armed_by` operation was seen (always `true` without one).
+    armed: bool,
 }
 
 /// A [`FileSystem`] that performs operations with [`RealFs`] except those matched by an
@@ -330,10 +344,12 @@ impl FaultyFs {
     /// Adds a fault rule (rules are checked in insertion order; the first that fires
     /// wins).
     pub fn inject(&self, fault: Fault) {
+        let armed = fault.armed_by.is_none();
         self.rules.lock().push(Rule {
             fault,
             seen: 0,
             fired: 0,
+            armed,
         });
     }
 
@@ -358,6 +374,12 @@ impl FaultyFs {
         let mut rules = self.rules.lock();
         let shown = path.to_string_lossy();
         for r in rules.iter_mut() {
+            if !r.armed {
+                if let Some((aop, apath)) = &r.fault.armed_by {
+                    r.armed = *aop == op && shown.contains(apath.as_str());
+                }
+                continue;
+            }
             if r.fault.op != op || !shown.contains(r.fault.path_contains.as_str()) {
                 continue;
             }
@@ -415,7 +437,17 @@ impl FileSystem for FaultyFs {
         RealFs.sync_dir(dir)
     }
     fn write_file(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.gate(FsOp::WriteFile, path)?;
+        if let Some(f) = self.check(FsOp::WriteFile, path) {
+            if f.partial_write {
+                OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(path)?
+                    .write_all(&bytes[..bytes.len() / 2])?;
+            }
+            return Err(io::Error::from_raw_os_error(f.errno));
+        }
         let mut f = OpenOptions::new()
             .write(true)
             .create(true)

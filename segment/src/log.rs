@@ -225,6 +225,10 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     epoch_cache: Mutex<LeaderEpochCache>,
     producer_state: Mutex<ProducerStateManager>,
     active_ready: std::sync::atomic::AtomicBool,
+    /// Set when an append changed the leader-epoch cache but could not write
+    /// `leader-epoch-checkpoint`: the next flush writes it before the recovery point moves
+    /// (`docs/kafka-behaviour.md#offline-rule`).
+    epochs_pending: std::sync::atomic::AtomicBool,
     fs: FsRef,
     /// Set when a flush failed: after a failed fsync the kernel may have dropped dirty
     /// pages, so a later successful fsync proves nothing; the log refuses further writes
@@ -246,12 +250,20 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
 /// dropped: the fsyncgate rule (take the log offline) does not apply
 /// (`docs/kafka-behaviour.md#offline-rule`).
 fn is_open_failure(e: &SegmentError) -> bool {
-    let source = match e {
-        SegmentError::Io { source, .. } => source,
-        SegmentError::Index(index_core::IndexError::Io { source, .. }) => source,
-        SegmentError::TxnIndex(index_txn::TxnIndexError::Io { source, .. }) => source,
-        _ => return false,
-    };
+    match e {
+        SegmentError::Io { source, .. } => is_open_failure_io(source),
+        SegmentError::Index(index_core::IndexError::Io { source, .. }) => {
+            is_open_failure_io(source)
+        }
+        SegmentError::TxnIndex(index_txn::TxnIndexError::Io { source, .. }) => {
+            is_open_failure_io(source)
+        }
+        _ => false,
+    }
+}
+
+/// [`is_open_failure`] of an OS error.
+fn is_open_failure_io(source: &std::io::Error) -> bool {
     /// `ENFILE` and `EMFILE` (the same numbers on Linux, the BSDs and macOS).
     const NO_DESCRIPTOR: [i32; 2] = [23, 24];
     matches!(
@@ -363,6 +375,7 @@ impl<F: BatchFormat> Log<F> {
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
             producer_state: Mutex::new(ProducerStateManager::new()),
             active_ready: std::sync::atomic::AtomicBool::new(false),
+            epochs_pending: std::sync::atomic::AtomicBool::new(false),
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
             dir_lock,
@@ -1583,6 +1596,9 @@ impl<F: BatchFormat> Log<F> {
             self.offline.store(true, Ordering::Release);
             return Err(e);
         }
+        // Epochs an append could not checkpoint: durable before the recovery point moves
+        // past their batches (a crash before this recovers them from the batches).
+        self.write_pending_epochs()?;
         self.checkpoint(LOG_START_OFFSET_FILE, self.log_start_offset())?;
         self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         self.recovery_point.store(leo, Ordering::Release);
