@@ -152,7 +152,10 @@ impl std::ops::Deref for Mapped {
 
 #[derive(Debug)]
 struct Writer {
-    file: Option<File>,
+    // No file handle is kept: the file is opened for the length of each operation that
+    // needs it (open, resize, installing the page directory) and closed again, as Kafka's
+    // `AbstractIndex` does. A mapping needs no descriptor (`msync` works on the mapping),
+    // so a process with thousands of mapped indexes holds no descriptor for them.
     max_index_size: Option<usize>,
     /// Set by a successful [`IndexFile::close`] (the file was trimmed), so that closing
     /// again is a no-op while closing after `force_unmap`/`delete_if_exists` (which
@@ -406,6 +409,9 @@ impl<E: IndexEntry> IndexFile<E> {
             reason: format!("file length {length} does not fit in memory"),
         })?;
         let mapping = Mapping::map(&file, length, writable).map_err(io_err(&path))?;
+        // The mapping keeps the file's pages reachable; the descriptor is not needed any
+        // more (Kafka closes its `RandomAccessFile` right after mapping, too).
+        drop(file);
         let entries = if newly_created { 0 } else { length / E::SIZE };
         let mapped = Arc::new(Mapped::new(mapping, None, length / E::SIZE));
         // Before any lookup or remap of this index can run (see `readers`).
@@ -420,7 +426,6 @@ impl<E: IndexEntry> IndexFile<E> {
             entries: CachePadded(AtomicUsize::new(entries)),
             max_entries: AtomicUsize::new(length / E::SIZE),
             writer: CachePadded(Lock::new(Writer {
-                file: Some(file),
                 max_index_size,
                 closed: false,
                 retired: Vec::new(),
@@ -458,12 +463,17 @@ impl<E: IndexEntry> IndexFile<E> {
         };
         let mut w = self.writer.lock();
         let mut slot = self.mapping.write();
-        let (Some(old), Some(file)) = (slot.as_ref(), w.file.as_ref()) else {
+        let Some(old) = slot.as_ref() else {
             return;
         };
-        let Ok(map) = Mapping::map(file, old.len(), self.writable) else {
+        // Opened for the remap only (no descriptor is kept, see `Writer`).
+        let Ok(file) = self.open_file() else {
             return;
         };
+        let Ok(map) = Mapping::map(&file, old.len(), self.writable) else {
+            return;
+        };
+        drop(file);
         let slots = map.len() / E::SIZE;
         // Every fence starts unknown: installing the directory reads no page (the searches
         // fill in the fences they need, see `crate::directory`).
@@ -479,6 +489,22 @@ impl<E: IndexEntry> IndexFile<E> {
         if let Some(old) = old {
             retire(&mut w.retired, old);
         }
+    }
+
+    /// Opens the index file at its current path for one operation (read-write if the
+    /// index is writable, else read-only); the caller drops the handle when done, so the
+    /// index holds no file descriptor between operations (see `Writer`).
+    ///
+    /// # Errors
+    /// [`IndexError::Io`] naming the path (e.g. `EMFILE` when the process is out of
+    /// descriptors, `NotFound` if the file was removed under the index).
+    fn open_file(&self) -> Result<File> {
+        let path = self.path();
+        OpenOptions::new()
+            .read(true)
+            .write(self.writable)
+            .open(&path)
+            .map_err(io_err(&path))
     }
 
     /// The search strategy in use.
@@ -968,15 +994,13 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             });
         }
         let path = self.path();
-        let file = self
-            .guard
-            .file
-            .as_ref()
-            .ok_or_else(|| IndexError::Closed { path: path.clone() })?;
+        // Opened for this resize only, before anything changes: a failure to open (e.g.
+        // `EMFILE`) leaves the index exactly as it was.
+        let file = self.index.open_file()?;
         if rounded > old.len() {
             // Grow: extend the file first, then map the larger range.
             file.set_len(rounded as u64).map_err(io_err(&path))?;
-            let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
+            let m = Mapping::map(&file, rounded, true).map_err(io_err(&path))?;
             let new = self.remapped(&old, m);
             self.install(Some(new));
             retire(&mut self.guard.retired, old);
@@ -986,7 +1010,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             // ones retired by earlier remaps), and only then cut the file (invariant 2 of
             // `sys`).
             old.flush().map_err(io_err(&path))?;
-            let m = Mapping::map(file, rounded, true).map_err(io_err(&path))?;
+            let m = Mapping::map(&file, rounded, true).map_err(io_err(&path))?;
             let new = self.remapped(&old, m);
             self.install(Some(new));
             let retired = std::mem::take(&mut self.guard.retired);
@@ -997,11 +1021,6 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             for m in longer {
                 wait_until_unique(m);
             }
-            let file = self
-                .guard
-                .file
-                .as_ref()
-                .ok_or_else(|| IndexError::Closed { path: path.clone() })?;
             file.set_len(rounded as u64).map_err(io_err(&path))?;
         }
         self.index
@@ -1037,7 +1056,6 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             let _ = m.flush();
             retire(&mut self.guard.retired, m);
         }
-        self.guard.file = None;
     }
 }
 

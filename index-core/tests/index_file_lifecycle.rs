@@ -197,3 +197,105 @@ fn open_errors() {
         Err(index_core::IndexError::Io { .. })
     ));
 }
+
+/// Open file descriptors of this process (Linux) that refer to a file under `dir` (other
+/// tests of this binary open files concurrently, so all descriptors would be flaky).
+#[cfg(target_os = "linux")]
+fn open_fds_in(dir: &std::path::Path) -> usize {
+    fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .count()
+}
+
+/// Issue 19, F4: an index holds no file descriptor once it is mapped (Kafka closes its
+/// `RandomAccessFile` right after mapping, too). Every operation that needs the file —
+/// growing and shrinking resizes, trim, reset, installing the page directory — opens it
+/// by its current path for the call (so also after a rename or a parent-directory move),
+/// and `flush` (`msync`) needs none. Before the fix each index kept its descriptor until
+/// it was closed, and 64 indexes held 64 descriptors.
+#[cfg(target_os = "linux")]
+#[test]
+fn mapped_indexes_hold_no_file_descriptor() {
+    let dir = common::tmp();
+    let before = open_fds_in(dir.path());
+    assert_eq!(before, 0);
+    let indexes: Vec<_> = (0..64)
+        .map(|i| {
+            let path = dir.path().join(format!("{i}.kv"));
+            let ix = IndexFile::<Kv>::open(&path, 0, Some(160), OpenMode::ReadWrite).unwrap();
+            ix.append(&kv(1, 10)).unwrap();
+            ix
+        })
+        .collect();
+    assert_eq!(
+        open_fds_in(dir.path()),
+        before,
+        "64 mapped indexes hold descriptors"
+    );
+    for (i, ix) in indexes.iter().enumerate() {
+        // A rename, then every file operation by the new path.
+        let renamed = dir.path().join(format!("{i}.renamed"));
+        ix.rename_to(&renamed).unwrap();
+        assert!(ix.resize(320).unwrap());
+        assert_eq!(fs::metadata(&renamed).unwrap().len(), 320);
+        ix.append(&kv(2, 20)).unwrap();
+        ix.flush().unwrap();
+        assert!(ix.trim_to_valid_size().unwrap());
+        assert_eq!(fs::metadata(&renamed).unwrap().len(), 32);
+        ix.reset().unwrap();
+        assert_eq!(fs::metadata(&renamed).unwrap().len(), 160);
+        ix.append(&kv(3, 30)).unwrap();
+    }
+    let indexes: Vec<_> = indexes
+        .into_iter()
+        .map(|ix| {
+            ix.with_search_strategy(index_core::SearchStrategy::PageDirectory { page_size: 4096 })
+        })
+        .collect();
+    assert_eq!(
+        open_fds_in(dir.path()),
+        before,
+        "resizes or the page directory kept descriptors"
+    );
+    for (i, ix) in indexes.iter().enumerate() {
+        assert_eq!(ix.entry(0).unwrap(), kv(3, 30));
+        ix.close().unwrap();
+        assert_eq!(
+            fs::read(dir.path().join(format!("{i}.renamed"))).unwrap(),
+            bytemuck::bytes_of(&kv(3, 30))
+        );
+    }
+    // Reopened read-only: no descriptor either.
+    let ro: Vec<_> = (0..64)
+        .map(|i| {
+            let p = dir.path().join(format!("{i}.renamed"));
+            IndexFile::<Kv>::open(&p, 0, None, OpenMode::ReadOnly).unwrap()
+        })
+        .collect();
+    assert_eq!(open_fds_in(dir.path()), before);
+    assert!(ro.iter().all(|ix| ix.entries() == 1));
+}
+
+/// A resize that cannot open the file (here: it was removed under the index) is an
+/// `IndexError::Io` naming the path, and leaves the index unchanged and usable.
+#[test]
+fn resize_that_cannot_open_the_file_changes_nothing() {
+    let dir = common::tmp();
+    let path = dir.path().join("0.kv");
+    let ix = IndexFile::<Kv>::open(&path, 0, Some(160), OpenMode::ReadWrite).unwrap();
+    ix.append(&kv(1, 10)).unwrap();
+    fs::remove_file(&path).unwrap();
+    match ix.resize(320) {
+        Err(IndexError::Io { path: p, source }) => {
+            assert_eq!(p, path);
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    assert_eq!(ix.max_entries(), 10);
+    assert_eq!(ix.entry(0).unwrap(), kv(1, 10));
+    ix.append(&kv(2, 20)).unwrap();
+    assert_eq!(ix.entries(), 2);
+}

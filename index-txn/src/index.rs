@@ -46,7 +46,8 @@ enum LastOffset {
 struct State {
     /// Where the index file lives (changed by `rename_to` / `update_parent_dir`).
     path: PathBuf,
-    /// The retained read/write handle, if the file is open.
+    /// The retained read/write handle: opened by the first append (not by `open`) and
+    /// kept until `close`, so that only an index being appended to holds a descriptor.
     file: Option<Arc<File>>,
     /// File length in bytes; meaningful only while `file` is `Some`.
     len: u64,
@@ -94,33 +95,33 @@ pub struct TransactionIndex {
 impl TransactionIndex {
     /// Opens the transaction index of a segment whose base offset is `start_offset`.
     ///
-    /// Mirrors Kafka's constructor: if `path` exists it is opened for reading and writing,
-    /// positioned at its end (nothing is read or validated — use
-    /// [`sanity_check`](Self::sanity_check)); if it does not exist, nothing is created and the
-    /// file is created by the first [`append`](Self::append).
+    /// Mirrors Kafka's constructor, except for the file handle: if `path` exists it is
+    /// opened for reading and writing, to report a file that cannot be (nothing is read or
+    /// validated — use [`sanity_check`](Self::sanity_check)), and **closed again**; if it
+    /// does not exist, nothing is created and the file is created by the first
+    /// [`append`](Self::append). Kafka keeps the channel of every segment's existing
+    /// `.txnindex` open, one descriptor per segment for the life of the log; here only an
+    /// index that is appended to keeps one (until [`close`](Self::close)), and reads,
+    /// truncations and [`flush`](Self::flush) of an index without one open the file for
+    /// the duration of the call (`docs/kafka-behaviour.md#file-descriptors`).
     ///
     /// # Errors
     /// [`TxnIndexError::Io`] if the file exists but cannot be opened read/write (for
-    /// example it is a directory or lacks permissions).
+    /// example it is a directory, lacks permissions, or the process is out of file
+    /// descriptors).
     pub fn open(path: impl AsRef<Path>, start_offset: i64) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let (file, len) = match OpenOptions::new().read(true).write(true).open(&path) {
-            Ok(file) => {
-                let len = file
-                    .metadata()
-                    .map_err(|e| TxnIndexError::io(&path, e))?
-                    .len();
-                (Some(Arc::new(file)), len)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (None, 0),
+        match OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(file) => drop(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(TxnIndexError::io(&path, e)),
-        };
+        }
         Ok(Self {
             start_offset,
             state: Mutex::new(State {
                 path,
-                file,
-                len,
+                file: None,
+                len: 0,
                 last_offset: LastOffset::Unknown,
                 epoch: 0,
             }),
@@ -215,20 +216,29 @@ impl TransactionIndex {
         Ok(())
     }
 
-    /// Forces the file's data and metadata to disk (`fsync`) if the file is open; does
-    /// nothing (and creates nothing) otherwise. Mirrors Kafka's `flush`.
+    /// Forces the file's data and metadata to disk (`fsync`). Mirrors Kafka's `flush`,
+    /// which syncs only an open channel: here an index without a retained handle (after
+    /// [`open`](Self::open) of an existing file, or [`close`](Self::close)) opens its file
+    /// for the fsync, so entries appended before a `close` are made durable too (an fsync
+    /// through any descriptor of the file syncs its data). A missing file is not created.
     ///
     /// # Errors
-    /// [`TxnIndexError::Io`] if `fsync` fails.
+    /// [`TxnIndexError::Io`] if the file exists but cannot be opened, or `fsync` fails.
     pub fn flush(&self) -> Result<()> {
         let (file, path) = {
             let st = self.state.lock();
             (st.file.clone(), st.path.clone())
         };
-        match file {
-            Some(file) => file.sync_all().map_err(|e| TxnIndexError::io(&path, e)),
-            None => Ok(()),
-        }
+        let file = match file {
+            Some(file) => file,
+            // Write access: some platforms (Windows) cannot flush a read-only handle.
+            None => match OpenOptions::new().write(true).open(&path) {
+                Ok(file) => Arc::new(file),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(TxnIndexError::io(&path, e)),
+            },
+        };
+        file.sync_all().map_err(|e| TxnIndexError::io(&path, e))
     }
 
     /// Removes every entry: truncates the file to 0 bytes (keeping it) and forgets the last
@@ -250,8 +260,8 @@ impl TransactionIndex {
         Ok(())
     }
 
-    /// Closes the file handle, without `fsync` (like Kafka; call [`flush`](Self::flush)
-    /// first for durability).
+    /// Closes the file handle, without `fsync` (like Kafka). Unlike Kafka's, a later
+    /// [`flush`](Self::flush) still syncs the file (it opens it for the fsync).
     ///
     /// Unlike Kafka — whose reads return **no entries** after `close` although the file
     /// still holds them — reads after `close` open the file at [`path`](Self::path) for the

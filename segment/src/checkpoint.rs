@@ -111,6 +111,15 @@ impl CheckpointRead {
 /// [`SegmentError::Io`] only for an operating-system failure to stat or read an existing
 /// regular file (never for its contents).
 pub fn read_checkpoint_file(path: &Path) -> Result<CheckpointRead> {
+    read_checkpoint_file_with(&crate::fs::RealFs, path)
+}
+
+/// [`read_checkpoint_file`], opening the file through the seam `fs`
+/// ([`FileSystem::open_file`]).
+///
+/// # Errors
+/// As [`read_checkpoint_file`].
+pub fn read_checkpoint_file_with(fs: &dyn FileSystem, path: &Path) -> Result<CheckpointRead> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CheckpointRead::Missing),
@@ -122,7 +131,7 @@ pub fn read_checkpoint_file(path: &Path) -> Result<CheckpointRead> {
         Err(Malformed::TooLarge(meta.len()))
     } else {
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        std::fs::File::open(path)
+        fs.open_file(path, crate::fs::OpenMode::Read)
             .and_then(|f| f.take(MAX_CHECKPOINT_BYTES + 1).read_to_end(&mut bytes))
             .map_err(|e| SegmentError::io("read", path, e))?;
         if bytes.len() as u64 > MAX_CHECKPOINT_BYTES {
@@ -160,13 +169,14 @@ pub fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
 /// # Errors
 /// As [`read_checkpoint_file`].
 pub(crate) fn load_checkpoints(
+    fs: &dyn FileSystem,
     dir: &Path,
     recovery_point_file: &str,
     log_start_offset_file: &str,
     clean: bool,
 ) -> Result<(bool, i64, i64)> {
-    let rp = read_checkpoint_file(&dir.join(recovery_point_file))?;
-    let ls = read_checkpoint_file(&dir.join(log_start_offset_file))?;
+    let rp = read_checkpoint_file_with(fs, &dir.join(recovery_point_file))?;
+    let ls = read_checkpoint_file_with(fs, &dir.join(log_start_offset_file))?;
     let malformed = |c: &CheckpointRead| matches!(c, CheckpointRead::Malformed(_));
     if malformed(&rp) || malformed(&ls) {
         tracing::warn!(dir = %dir.display(), "an unreadable checkpoint: recovering every segment");

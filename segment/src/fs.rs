@@ -2,20 +2,44 @@
 //!
 //! # The seam
 //!
-//! Every write-side file operation of [`LogFile`](crate::LogFile),
-//! [`LogSegment`](crate::LogSegment) and [`Log`](crate::Log) goes through a
-//! [`FileSystem`]: `.log` appends, truncations and fsyncs, renames and deletions,
-//! checkpoint files, the clean-shutdown marker and directory fsyncs. The default,
-//! [`RealFs`], performs them with `std`. Tests (and users who want to test their own
-//! failure handling) pass a different implementation at open time, e.g. [`FaultyFs`],
-//! which fails chosen operations with a chosen `errno` (`ENOSPC`, `EIO`, ...), the way
-//! raft-engine's file-system seam does.
+//! Every file operation of [`LogFile`](crate::LogFile), [`LogSegment`](crate::LogSegment)
+//! and [`Log`](crate::Log) that opens, creates, writes, resizes, syncs, renames or
+//! deletes a file goes through a [`FileSystem`], or is reported to it:
 //!
-//! Index files (`.index`, `.timeindex`, `.txnindex`) are memory-mapped and resized by the
-//! index crates, not by this crate, so their operations cannot be *performed* by the seam.
-//! Instead the segment reports each of them to [`FileSystem::before`] just before it
-//! happens (trim, resize, msync, rename, delete); an error returned there is returned to
-//! the caller exactly as if the operation itself had failed.
+//! * **performed by the seam** (a method with a `std` default): opening and creating
+//!   `.log` files ([`FileSystem::open_file`], [`FsOp::Open`]), `.log` appends,
+//!   truncations, trims and fsyncs, renames and deletions of `.log`, checkpoint and
+//!   snapshot files, the checkpoints' and producer snapshots' temp files and the
+//!   clean-shutdown marker ([`FileSystem::write_file`]), directory fsyncs, and the
+//!   opens of every file the loader reads (checkpoints, producer snapshots, the
+//!   leader-epoch checkpoint, an unmapped index read or fsynced through a plain handle);
+//! * **reported** (the index crates perform them on files they own): opening or creating
+//!   an offset or time index ([`FsOp::Open`]; the index is created and preallocated when
+//!   missing), opening a `.txnindex`, index trims, resizes, `msync`s and `.txnindex`
+//!   fsyncs, renames and deletions, and `.txnindex` appends, truncations and resets
+//!   ([`FsOp::TxnWrite`]). The segment calls [`FileSystem::before`] just before each of
+//!   them (an error returned there is returned to the caller exactly as if the operation
+//!   itself had failed, so [`FaultyFs`] fails them like performed ones) and
+//!   [`FileSystem::after`] once it succeeded (with the new path of a rename), so that a
+//!   recorder can read the bytes the operation left on disk.
+//!
+//! What stays outside, on purpose: the directory lock (`.lock`, an advisory `flock`
+//! whose content does not matter, [`crate::lock`]), creating the log directory itself
+//! (`create_dir_all` in [`Log::open`](crate::Log::open); its durability is the parent
+//! directory's concern), read-only directory listings and `stat`s (the loader's
+//! `read_dir`, file-type checks in `validate`, modification times), the positioned reads
+//! of an open `.log` (the read path must not pay for the seam), the `mtime` setter
+//! [`set_last_modified_ms`] (a test and retention helper, no data), and the `dump`
+//! module and `dump-log` binary, which only read.
+//!
+//! The default, [`RealFs`], performs everything with `std` and ignores the reports: its
+//! methods are the trait defaults and its `before`/`after` are empty, so after inlining
+//! it costs one indirect call per operation. Tests (and users who want to test their own
+//! failure handling) pass a different implementation at open time, e.g. [`FaultyFs`],
+//! which fails chosen operations with a chosen `errno` (`ENOSPC`, `EIO`, `EMFILE`, ...),
+//! the way raft-engine's file-system seam does, or `cargo xtask crash`'s recorder, which
+//! performs each operation and logs it to build crash states
+//! (`docs/kafka-behaviour.md#crash-persistence-model`).
 //!
 //! The seam is a cheap `Arc<dyn FileSystem>` chosen once when a log or segment is opened;
 //! it is not on the lookup path (reads use positioned reads and mappings directly).
@@ -62,6 +86,40 @@ pub enum FsOp {
     IndexRename,
     /// Deleting an index file (reported).
     IndexRemove,
+    /// Opening a file: a `.log` (created when missing) and the files the loader reads
+    /// (performed, [`FileSystem::open_file`]); an offset or time index (created and
+    /// preallocated when missing) or a `.txnindex` (reported).
+    Open,
+    /// An append to, or a truncation or reset of, a `.txnindex` (reported; the first
+    /// append creates the file).
+    TxnWrite,
+}
+
+/// How [`FileSystem::open_file`] opens a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpenMode {
+    /// Read-only; the file must exist.
+    Read,
+    /// Read and write, creating the file if it is missing, never truncating it.
+    Create,
+}
+
+impl OpenMode {
+    /// Opens `path` this way with `std`.
+    ///
+    /// # Errors
+    /// The OS error.
+    pub fn open(self, path: &Path) -> io::Result<File> {
+        match self {
+            OpenMode::Read => File::open(path),
+            OpenMode::Create => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path),
+        }
+    }
 }
 
 /// The file-system seam: the write-side operations of this crate. Every method has a
@@ -69,6 +127,14 @@ pub enum FsOp {
 /// implementation overrides only what it wants to observe or fail. Paths are given for
 /// context and fault matching; the `File` handles are already open.
 pub trait FileSystem: fmt::Debug + Send + Sync {
+    /// Opens `path` as `mode` says ([`FsOp::Open`]).
+    ///
+    /// # Errors
+    /// The OS error (`NotFound`, `EMFILE`, ...).
+    fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<File> {
+        mode.open(path)
+    }
+
     /// Writes all of `buf` at byte position `pos` of `file` (the `.log` at `path`).
     ///
     /// # Errors
@@ -144,6 +210,13 @@ pub trait FileSystem: fmt::Debug + Send + Sync {
         let _ = (op, path);
         Ok(())
     }
+
+    /// Called just after an operation reported to [`before`](Self::before) succeeded;
+    /// `to` is the new path of a rename ([`FsOp::IndexRename`]), `None` otherwise. Not
+    /// called when the operation failed. The default does nothing.
+    fn after(&self, op: FsOp, path: &Path, to: Option<&Path>) {
+        let _ = (op, path, to);
+    }
 }
 
 /// The real file system (every [`FileSystem`] default).
@@ -165,6 +238,8 @@ pub fn real() -> FsRef {
 pub const ENOSPC: i32 = 28;
 /// `errno` for an I/O error.
 pub const EIO: i32 = 5;
+/// `errno` for "too many open files" (the process's descriptor limit).
+pub const EMFILE: i32 = 24;
 
 /// One fault rule of a [`FaultyFs`]: fail operations of kind `op` on paths containing
 /// `path_contains`, after letting `skip` matching operations through, at most `times`
@@ -181,9 +256,14 @@ pub struct Fault {
     pub times: u64,
     /// The raw OS error to return (e.g. [`ENOSPC`], [`EIO`]).
     pub errno: i32,
-    /// For [`FsOp::Write`]: write the first half of the buffer before failing (a torn
-    /// write). Ignored for other operations.
+    /// For [`FsOp::Write`] and [`FsOp::WriteFile`]: write the first half of the bytes
+    /// before failing (a torn write; a `WriteFile` leaves the half-written file behind).
+    /// Ignored for other operations.
     pub partial_write: bool,
+    /// If set, the rule is dormant until an operation of this kind on a path containing
+    /// this substring was seen (e.g. the directory fsync that follows a checkpoint's
+    /// rename: `Fault::new(FsOp::SyncDir, EIO).armed_by(FsOp::Rename, "recovery-point")`).
+    pub armed_by: Option<(FsOp, String)>,
 }
 
 impl Fault {
@@ -196,6 +276,7 @@ impl Fault {
             times: u64::MAX,
             errno,
             partial_write: false,
+            armed_by: None,
         }
     }
 
@@ -217,9 +298,15 @@ impl Fault {
         self
     }
 
-    /// Writes half of the buffer before failing a [`FsOp::Write`].
+    /// Writes half of the bytes before failing a [`FsOp::Write`] or [`FsOp::WriteFile`].
     pub fn partial(mut self) -> Self {
         self.partial_write = true;
+        self
+    }
+
+    /// Dormant until an `op` on a path containing `s` was seen (see [`Fault::armed_by`]).
+    pub fn armed_by(mut self, op: FsOp, s: impl Into<String>) -> Self {
+        self.armed_by = Some((op, s.into()));
         self
     }
 }
@@ -229,6 +316,8 @@ struct Rule {
     fault: Fault,
     seen: u64,
     fired: u64,
+    /// Whether the `armed_by` operation was seen (always `true` without one).
+    armed: bool,
 }
 
 /// A [`FileSystem`] that performs operations with [`RealFs`] except those matched by an
@@ -255,10 +344,12 @@ impl FaultyFs {
     /// Adds a fault rule (rules are checked in insertion order; the first that fires
     /// wins).
     pub fn inject(&self, fault: Fault) {
+        let armed = fault.armed_by.is_none();
         self.rules.lock().push(Rule {
             fault,
             seen: 0,
             fired: 0,
+            armed,
         });
     }
 
@@ -283,6 +374,12 @@ impl FaultyFs {
         let mut rules = self.rules.lock();
         let shown = path.to_string_lossy();
         for r in rules.iter_mut() {
+            if !r.armed {
+                if let Some((aop, apath)) = &r.fault.armed_by {
+                    r.armed = *aop == op && shown.contains(apath.as_str());
+                }
+                continue;
+            }
             if r.fault.op != op || !shown.contains(r.fault.path_contains.as_str()) {
                 continue;
             }
@@ -306,6 +403,10 @@ impl FaultyFs {
 }
 
 impl FileSystem for FaultyFs {
+    fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<File> {
+        self.gate(FsOp::Open, path)?;
+        RealFs.open_file(path, mode)
+    }
     fn write_all_at(&self, path: &Path, file: &File, buf: &[u8], pos: u64) -> io::Result<()> {
         if let Some(f) = self.check(FsOp::Write, path) {
             if f.partial_write {
@@ -336,7 +437,17 @@ impl FileSystem for FaultyFs {
         RealFs.sync_dir(dir)
     }
     fn write_file(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.gate(FsOp::WriteFile, path)?;
+        if let Some(f) = self.check(FsOp::WriteFile, path) {
+            if f.partial_write {
+                OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(path)?
+                    .write_all(&bytes[..bytes.len() / 2])?;
+            }
+            return Err(io::Error::from_raw_os_error(f.errno));
+        }
         let mut f = OpenOptions::new()
             .write(true)
             .create(true)
@@ -361,6 +472,19 @@ pub fn before(fs: &dyn FileSystem, op: FsOp, path: &Path) -> Result<()> {
         .map_err(|e| SegmentError::io(op_name(op), path, e))
 }
 
+/// Reads the whole file at `path`, opening it through the seam `fs`
+/// ([`FileSystem::open_file`]).
+///
+/// # Errors
+/// The OS error of the open or the read.
+pub fn read_file_with(fs: &dyn FileSystem, path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    fs.open_file(path, OpenMode::Read)?
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 fn op_name(op: FsOp) -> &'static str {
     match op {
         FsOp::Write => "write",
@@ -375,6 +499,8 @@ fn op_name(op: FsOp) -> &'static str {
         FsOp::IndexFlush => "flush index",
         FsOp::IndexRename => "rename index",
         FsOp::IndexRemove => "delete index",
+        FsOp::Open => "open",
+        FsOp::TxnWrite => "write transaction index",
     }
 }
 
@@ -479,5 +605,132 @@ pub fn remove_if_exists_with(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(SegmentError::io("delete", path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{BatchBuilder, ControlRecordType};
+    use crate::time::system_clock;
+    use crate::{Log, LogConfig};
+
+    /// Logs every open, report and completion (file names only).
+    #[derive(Debug, Default)]
+    struct Events {
+        events: Mutex<Vec<(&'static str, FsOp, String)>>,
+    }
+
+    fn name(p: &Path) -> String {
+        p.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    impl FileSystem for Events {
+        fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<File> {
+            self.events.lock().push(("open", FsOp::Open, name(path)));
+            mode.open(path)
+        }
+        fn before(&self, op: FsOp, path: &Path) -> io::Result<()> {
+            self.events.lock().push(("before", op, name(path)));
+            Ok(())
+        }
+        fn after(&self, op: FsOp, path: &Path, _to: Option<&Path>) {
+            self.events.lock().push(("after", op, name(path)));
+        }
+    }
+
+    fn abort_txn(log: &Log<crate::KafkaBatchFormat>) {
+        let o = log.log_end_offset();
+        let data = BatchBuilder::new(o)
+            .producer(7, 0, 0)
+            .transactional(true)
+            .record(1, None, Some(b"v"))
+            .build()
+            .unwrap();
+        log.append(&data).unwrap();
+        let marker = BatchBuilder::new(o + 1)
+            .producer(7, 0, -1)
+            .build_end_txn_marker(ControlRecordType::Abort, 0, 2)
+            .unwrap();
+        log.append(&marker).unwrap();
+    }
+
+    /// Every file class is opened through the seam (performed or reported), `.txnindex`
+    /// appends are reported, and each reported operation is followed by `after`.
+    #[test]
+    fn opens_and_txnindex_writes_go_through_the_seam() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Arc::new(Events::default());
+        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
+            dir.path(),
+            LogConfig::default(),
+            system_clock(),
+            rec.clone(),
+        )
+        .unwrap();
+        abort_txn(&log);
+        log.flush().unwrap();
+        log.close().unwrap();
+        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
+            dir.path(),
+            LogConfig::default(),
+            system_clock(),
+            rec.clone(),
+        )
+        .unwrap();
+        drop(log);
+        let ev = rec.events.lock();
+        let seen = |kind: &str, op: FsOp, suffix: &str| {
+            ev.iter()
+                .any(|(k, o, n)| *k == kind && *o == op && n.ends_with(suffix))
+        };
+        for suffix in [".log", "recovery-point", ".snapshot"] {
+            assert!(
+                seen("open", FsOp::Open, suffix),
+                "no open of {suffix}: {ev:?}"
+            );
+        }
+        for suffix in [".index", ".timeindex", ".txnindex"] {
+            assert!(
+                seen("before", FsOp::Open, suffix),
+                "no open of {suffix}: {ev:?}"
+            );
+            assert!(seen("after", FsOp::Open, suffix), "{suffix}: {ev:?}");
+        }
+        assert!(seen("before", FsOp::TxnWrite, ".txnindex"), "{ev:?}");
+        assert!(seen("after", FsOp::TxnWrite, ".txnindex"), "{ev:?}");
+        let befores = ev.iter().filter(|e| e.0 == "before").count();
+        let afters = ev.iter().filter(|e| e.0 == "after").count();
+        assert_eq!(
+            befores, afters,
+            "every reported operation completed: {ev:?}"
+        );
+    }
+
+    /// `EMFILE` on opening an index is a typed I/O error naming the file.
+    #[test]
+    fn an_index_open_can_fail_with_emfile() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Arc::new(FaultyFs::new());
+        fs.inject(Fault::new(FsOp::Open, EMFILE).on_path(".timeindex"));
+        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
+            dir.path(),
+            LogConfig::default(),
+            system_clock(),
+            fs.clone(),
+        );
+        let err = match log {
+            Ok(log) => {
+                let b = BatchBuilder::new(0)
+                    .record(1, None, Some(b"v"))
+                    .build()
+                    .unwrap();
+                log.append(&b).and_then(|_| log.flush()).unwrap_err()
+            }
+            Err(e) => e,
+        };
+        assert!(err.to_string().contains(".timeindex"), "{err}");
+        assert!(fs.count(FsOp::Open) > 0);
+        assert!(fs.injected() > 0);
     }
 }

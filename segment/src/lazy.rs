@@ -9,6 +9,8 @@ use index_offset::OffsetIndex;
 use index_time::TimeIndex;
 use parking_lot::RwLock;
 
+use crate::fs::{FsOp, FsRef};
+
 /// An index type that [`LazyIndex`] can load and whose file operations it can delegate.
 /// Implemented for [`OffsetIndex`] and [`TimeIndex`].
 pub trait LazyLoad: Send + Sync + Sized {
@@ -127,6 +129,8 @@ struct State<T> {
 /// the caller, as every segment mutation is.
 #[derive(Debug)]
 pub struct LazyIndex<T: LazyLoad> {
+    /// The seam the open of the index is reported to ([`FsOp::Open`]).
+    fs: FsRef,
     base_offset: i64,
     max_index_size: usize,
     state: RwLock<State<T>>,
@@ -137,7 +141,21 @@ impl<T: LazyLoad> LazyIndex<T> {
     /// offset `base_offset`; `max_index_size` (bytes) is used when the file is created or
     /// reset.
     pub fn new(path: impl Into<PathBuf>, base_offset: i64, max_index_size: usize) -> Self {
+        Self::with_fs(path, base_offset, max_index_size, crate::fs::real())
+    }
+
+    /// [`new`](Self::new) with the file-system seam `fs`: each open of the index file
+    /// (which creates and preallocates it when missing) is reported to `fs` as
+    /// [`FsOp::Open`] ([`FileSystem::before`](crate::fs::FileSystem::before), whose
+    /// error fails the open, and [`FileSystem::after`](crate::fs::FileSystem::after)).
+    pub fn with_fs(
+        path: impl Into<PathBuf>,
+        base_offset: i64,
+        max_index_size: usize,
+        fs: FsRef,
+    ) -> Self {
         LazyIndex {
+            fs,
             base_offset,
             max_index_size,
             state: RwLock::new(State {
@@ -176,7 +194,17 @@ impl<T: LazyLoad> LazyIndex<T> {
             }
             Slot::Unloaded(w) => match w.upgrade() {
                 Some(v) => v,
-                None => Arc::new(T::load(&st.path, self.base_offset, self.max_index_size)?),
+                None => {
+                    self.fs
+                        .before(FsOp::Open, &st.path)
+                        .map_err(|source| IndexError::Io {
+                            path: st.path.clone(),
+                            source,
+                        })?;
+                    let v = Arc::new(T::load(&st.path, self.base_offset, self.max_index_size)?);
+                    self.fs.after(FsOp::Open, &st.path, None);
+                    v
+                }
             },
         };
         st.slot = Slot::Loaded(v.clone());

@@ -305,6 +305,10 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     epoch_cache: Mutex<LeaderEpochCache>,
     producer_state: Mutex<ProducerStateManager>,
     active_ready: std::sync::atomic::AtomicBool,
+    /// Set when an append changed the leader-epoch cache but could not write
+    /// `leader-epoch-checkpoint`: the next flush writes it before the recovery point moves
+    /// (`docs/kafka-behaviour.md#offline-rule`).
+    epochs_pending: std::sync::atomic::AtomicBool,
     fs: FsRef,
     /// Set when a flush failed: after a failed fsync the kernel may have dropped dirty
     /// pages, so a later successful fsync proves nothing; the log refuses further writes
@@ -314,6 +318,38 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
     deleter: SegmentDeleter<F>,
+}
+
+/// Whether `e` says that a file (or the directory) could not be **opened** — no
+/// descriptor left (`EMFILE`, `ENFILE`), no such file, no permission — as opposed to a
+/// failed fsync. `fsync(2)`, `fdatasync(2)` and `msync(2)` never fail with these, so such an
+/// error means nothing was synced through a failing descriptor and no dirty page was
+/// dropped: the fsyncgate rule (take the log offline) does not apply
+/// (`docs/kafka-behaviour.md#offline-rule`).
+fn is_open_failure(e: &SegmentError) -> bool {
+    match e {
+        SegmentError::Io { source, .. } => is_open_failure_io(source),
+        SegmentError::Index(index_core::IndexError::Io { source, .. }) => {
+            is_open_failure_io(source)
+        }
+        SegmentError::TxnIndex(index_txn::TxnIndexError::Io { source, .. }) => {
+            is_open_failure_io(source)
+        }
+        _ => false,
+    }
+}
+
+/// [`is_open_failure`] of an OS error.
+fn is_open_failure_io(source: &std::io::Error) -> bool {
+    /// `ENFILE` and `EMFILE` (the same numbers on Linux, the BSDs and macOS).
+    const NO_DESCRIPTOR: [i32; 2] = [23, 24];
+    matches!(
+        source.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+    ) || (cfg!(unix)
+        && source
+            .raw_os_error()
+            .is_some_and(|n| NO_DESCRIPTOR.contains(&n)))
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -399,6 +435,7 @@ impl<F: BatchFormat> Log<F> {
         let clean = crate::validate::take_clean_marker(&*fs, &marker)?;
         crate::fs::fsync_dir_with(&*fs, &dir)?;
         let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
+            &*fs,
             &dir,
             RECOVERY_POINT_FILE,
             LOG_START_OFFSET_FILE,
@@ -418,6 +455,7 @@ impl<F: BatchFormat> Log<F> {
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
             producer_state: Mutex::new(ProducerStateManager::new()),
             active_ready: std::sync::atomic::AtomicBool::new(false),
+            epochs_pending: std::sync::atomic::AtomicBool::new(false),
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
             dir_lock,
@@ -971,7 +1009,13 @@ impl<F: BatchFormat> Log<F> {
         } else {
             leo.min(rp_checkpoint.max(leo))
         };
-        self.checkpoint(RECOVERY_POINT_FILE, rp)?;
+        // Rewritten only if it changed: opening a log whose checkpoint already holds the
+        // recovery point (a clean shutdown) writes nothing, so it opens on a full disk
+        // (`docs/kafka-behaviour.md#deferred-snapshots`).
+        let on_disk = crate::checkpoint::read_checkpoint(&self.dir.join(RECOVERY_POINT_FILE))?;
+        if on_disk != Some(rp) {
+            self.checkpoint(RECOVERY_POINT_FILE, rp)?;
+        }
         self.recovery_point.store(rp, Ordering::Release);
         Ok(())
     }
@@ -1545,6 +1589,10 @@ impl<F: BatchFormat> Log<F> {
         };
         if self.recovery_point() > leo {
             self.recovery_point.store(leo, Ordering::Release);
+            // The cut must be durable before a checkpoint says so: unlike Kafka, fsync
+            // first (docs/kafka-behaviour.md#truncate-fsync).
+            let active = self.segments.active_segment()?;
+            self.sync_before_checkpoint(&active)?;
             self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         }
         self.state_after_truncate_to(leo)?;
@@ -1776,8 +1824,12 @@ impl<F: BatchFormat> Log<F> {
     /// after a failed fsync the kernel may have dropped the dirty pages and a retried fsync
     /// would succeed without them (the "fsyncgate" problem), so appends, rolls,
     /// truncations, flushes and [`close`](Self::close) fail from then on and the next open
-    /// recovers from the last checkpoint. A failed checkpoint write does not take the log
-    /// offline (the data is on disk; only the recovery point is not moved).
+    /// recovers from the last checkpoint. A failure to *open* a file or the directory for
+    /// its fsync (`EMFILE`/`ENFILE`: no descriptor left, `ENOENT`, `EACCES`) is not a failed
+    /// fsync: nothing was dropped, so the error is returned, the recovery point stays
+    /// where it was, the log stays online and the next flush retries
+    /// (`docs/kafka-behaviour.md#offline-rule`). A failed checkpoint write does not take the
+    /// log offline either (the data is on disk; only the recovery point is not moved).
     ///
     /// # Errors
     /// I/O and index errors (the recovery point is then not moved);
@@ -1786,6 +1838,26 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.deleter.delete_expired()?;
         self.flush_locked()
+    }
+
+    /// fsyncs `seg` (its truncated `.log`, indexes and `.txnindex`) and the directory (the
+    /// `.deleted` renames of the segments a truncation removed), for a checkpoint that is
+    /// about to cover them. The offline rule of [`flush`](Self::flush) applies: a failed
+    /// fsync takes the log offline, a failure to open a file does not.
+    ///
+    /// # Errors
+    /// I/O and index errors.
+    fn sync_before_checkpoint(&self, seg: &LogSegment<F>) -> Result<()> {
+        let synced = seg
+            .flush()
+            .and_then(|()| crate::fs::fsync_dir_with(&*self.fs, &self.dir));
+        if let Err(e) = &synced {
+            if !is_open_failure(e) {
+                tracing::error!(dir = %self.dir.display(), error = %e, "fsync of a truncated segment failed; the log is now offline");
+                self.offline.store(true, Ordering::Release);
+            }
+        }
+        synced
     }
 
     fn flush_locked(&self) -> Result<()> {
@@ -1799,10 +1871,19 @@ impl<F: BatchFormat> Log<F> {
             crate::fs::fsync_dir_with(&*self.fs, &self.dir)
         })();
         if let Err(e) = synced {
+            if is_open_failure(&e) {
+                // Nothing was synced through a descriptor that failed, so no dirty page can
+                // have been dropped: the state is known and a later flush retries it all.
+                tracing::warn!(dir = %self.dir.display(), error = %e, "flush could not open a file; the log stays online and the recovery point is not moved");
+                return Err(e);
+            }
             tracing::error!(dir = %self.dir.display(), error = %e, "flush failed; the log is now offline");
             self.offline.store(true, Ordering::Release);
             return Err(e);
         }
+        // Epochs an append could not checkpoint: durable before the recovery point moves
+        // past their batches (a crash before this recovers them from the batches).
+        self.write_pending_epochs()?;
         self.checkpoint(LOG_START_OFFSET_FILE, self.log_start_offset())?;
         self.checkpoint(RECOVERY_POINT_FILE, leo)?;
         self.recovery_point.store(leo, Ordering::Release);

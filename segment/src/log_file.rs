@@ -1,14 +1,14 @@
 //! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, kafka-behaviour §8).
 
 use crate::pio::FileExt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Result, SegmentError};
-use crate::fs::FsRef;
+use crate::fs::{FsRef, OpenMode};
 
 /// The largest logical size of a `.log` file, in bytes: positions are 32-bit signed in
 /// Kafka (`Integer.MAX_VALUE`).
@@ -85,17 +85,14 @@ impl LogFile {
         fs: FsRef,
     ) -> Result<Self> {
         let path = path.into();
-        let file = if mutable {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
+        let mode = if mutable {
+            OpenMode::Create
         } else {
-            File::open(&path)
-        }
-        .map_err(|e| SegmentError::io("open", &path, e))?;
+            OpenMode::Read
+        };
+        let file = fs
+            .open_file(&path, mode)
+            .map_err(|e| SegmentError::io("open", &path, e))?;
         let preallocated = mutable && !file_already_exists && preallocate;
         if preallocated {
             let len = init_file_size.min(MAX_LOG_FILE_SIZE);

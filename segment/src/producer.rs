@@ -493,6 +493,28 @@ impl ProducerStateManager {
         Ok(Some(path))
     }
 
+    /// [`take_snapshot`](Self::take_snapshot), deferring it when it cannot be written:
+    /// a failure to create, write, fsync or rename the snapshot's temporary file (a full
+    /// disk, no descriptor left) leaves this state unchanged — no snapshot is recorded and
+    /// the last snapshot offset does not move — so the next `take_snapshot` (on roll or
+    /// close) writes it at its own map end offset. A snapshot only shortens a later
+    /// rebuild, so the deferral costs time, never state. A failed fsync of the directory
+    /// after the rename is not deferred: it is returned, as every directory fsync error
+    /// is (`docs/kafka-behaviour.md#deferred-snapshots`). Returns whether it was written.
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] from the directory fsync.
+    pub fn take_snapshot_or_defer(&mut self, fs: &dyn FileSystem) -> Result<bool> {
+        match self.take_snapshot(fs) {
+            Ok(_) => Ok(true),
+            Err(SegmentError::Io { op, path, source }) if op != "fsync dir" => {
+                tracing::warn!(file = %path.display(), error = %source, op, "could not write a producer snapshot; deferring it to the next roll or close");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Deletes the snapshot file at `offset`, if known (Kafka's `removeAndDeleteSnapshot`;
     /// used for the base offsets of segments deleted by retention).
     ///
@@ -589,7 +611,7 @@ impl ProducerStateManager {
                 return Ok(());
             };
             let path = path.clone();
-            let bytes = match std::fs::read(&path) {
+            let bytes = match crate::fs::read_file_with(fs, &path) {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::warn!(file = %path.display(), error = %e, "cannot read producer snapshot; ignoring it");
@@ -657,7 +679,9 @@ fn java_long_hash(v: i64) -> u32 {
 ///
 /// Deviation: Kafka skips the replay when no snapshot exists and the log was shut down
 /// cleanly (its upgrade shortcut) and so forgets transactions still open; this always
-/// replays, which costs one scan of a log that has no snapshot yet.
+/// replays, which costs one scan of a log that has no snapshot yet. A snapshot that cannot
+/// be written (a full disk) is deferred ([`ProducerStateManager::take_snapshot_or_defer`])
+/// instead of failing the rebuild, so a log that cannot grow still opens.
 ///
 /// # Errors
 /// I/O errors; a corrupt batch met by the replay ends it with a warning (the segment it
@@ -687,13 +711,13 @@ pub fn rebuild_producer_state<F: BatchFormat>(
                 .max(log_start_offset);
             psm.set_map_end_offset(start);
             if offsets_to_snapshot.contains(&seg.base_offset()) {
-                psm.take_snapshot(fs)?;
+                psm.take_snapshot_or_defer(fs)?;
             }
             replay_segment(psm, &seg, start, last_offset)?;
         }
     }
     psm.set_map_end_offset(last_offset);
-    psm.take_snapshot(fs)?;
+    psm.take_snapshot_or_defer(fs)?;
     Ok(())
 }
 
@@ -861,6 +885,18 @@ impl LeaderEpochCache {
 /// # Errors
 /// [`SegmentError::Io`] for read errors other than not-found.
 pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
+    read_leader_epoch_checkpoint_with(&crate::fs::RealFs, path)
+}
+
+/// [`read_leader_epoch_checkpoint`], opening the file through the seam `fs`
+/// ([`FileSystem::open_file`]).
+///
+/// # Errors
+/// As [`read_leader_epoch_checkpoint`].
+pub fn read_leader_epoch_checkpoint_with(
+    fs: &dyn FileSystem,
+    path: &Path,
+) -> Result<Option<Vec<(i32, i64)>>> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => {
             // Never open a FIFO or device (it could block forever).
@@ -871,7 +907,7 @@ pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Option<Vec<(i32, i64)
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(SegmentError::io("stat", path, e)),
     }
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::fs::read_file_with(fs, path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(SegmentError::io("read", path, e)),

@@ -170,20 +170,22 @@ impl<F: BatchFormat> LogSegment<F> {
             preallocate,
             fs.clone(),
         )?;
-        let offset_index = LazyIndex::new(
+        let offset_index = LazyIndex::with_fs(
             names::offset_index_file(dir, base_offset, suffix),
             base_offset,
             config.max_index_size,
+            fs.clone(),
         );
-        let time_index = LazyIndex::new(
+        let time_index = LazyIndex::with_fs(
             names::time_index_file(dir, base_offset, suffix),
             base_offset,
             config.max_index_size,
+            fs.clone(),
         );
-        let txn_index = TransactionIndex::open(
-            names::transaction_index_file(dir, base_offset, suffix),
-            base_offset,
-        )?;
+        let txn_path = names::transaction_index_file(dir, base_offset, suffix);
+        crate::fs::before(&*fs, FsOp::Open, &txn_path)?;
+        let txn_index = TransactionIndex::open(&txn_path, base_offset)?;
+        fs.after(FsOp::Open, &txn_path, None);
         let now = clock.milliseconds();
         Ok(LogSegment {
             log,
@@ -280,9 +282,17 @@ impl<F: BatchFormat> LogSegment<F> {
         crate::fs::before(&*self.fs, op, path)
     }
 
+    /// Reports the success of `op` on `path` to the seam ([`crate::fs::FileSystem::after`]).
+    fn after(&self, op: FsOp, path: &Path) {
+        self.fs.after(op, path, None);
+    }
+
     /// Trims both indexes to their entries and drops this segment's mappings of them (the
-    /// next lookup maps them again); a no-op for an index that is not loaded. For inactive
-    /// segments (see [`LazyIndex::unload`]). Called by
+    /// next lookup maps them again); a no-op for an index that is not loaded. Also closes
+    /// the transaction index's appender handle (reads and a later [`flush`](Self::flush)
+    /// open the file for the call), so an inactive segment holds one descriptor only, its
+    /// `.log`'s (`docs/kafka-behaviour.md#file-descriptors`). For inactive segments (see
+    /// [`LazyIndex::unload`]). Called by
     /// [`on_become_inactive_segment`](Self::on_become_inactive_segment).
     ///
     /// # Errors
@@ -291,11 +301,14 @@ impl<F: BatchFormat> LogSegment<F> {
         if self.offset_index.is_loaded() {
             self.before(FsOp::IndexTrim, &self.offset_index.file())?;
             self.offset_index.unload()?;
+            self.after(FsOp::IndexTrim, &self.offset_index.file());
         }
         if self.time_index.is_loaded() {
             self.before(FsOp::IndexTrim, &self.time_index.file())?;
             self.time_index.unload()?;
+            self.after(FsOp::IndexTrim, &self.time_index.file());
         }
+        self.txn_index.close();
         Ok(())
     }
 
@@ -375,7 +388,7 @@ impl<F: BatchFormat> LogSegment<F> {
             offset: self.base_offset,
         };
         let path = self.time_index.file();
-        let f = match std::fs::File::open(&path) {
+        let f = match self.fs.open_file(&path, crate::fs::OpenMode::Read) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(empty),
             Err(_) => return None,
@@ -542,7 +555,10 @@ impl<F: BatchFormat> LogSegment<F> {
     /// # Errors
     /// [`SegmentError::TxnIndex`].
     pub fn append_aborted_txn(&self, txn: &index_txn::AbortedTxn) -> Result<()> {
-        Ok(self.txn_index.append(txn)?)
+        self.before(FsOp::TxnWrite, &self.txn_index.path())?;
+        self.txn_index.append(txn)?;
+        self.after(FsOp::TxnWrite, &self.txn_index.path());
+        Ok(())
     }
 
     /// Kafka's `translateOffset`: the first batch at or after position
@@ -726,9 +742,13 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti = self.time_index()?;
         self.before(FsOp::IndexResize, &oi.path())?;
         oi.reset()?;
+        self.after(FsOp::IndexResize, &oi.path());
         self.before(FsOp::IndexResize, &ti.path())?;
         ti.reset()?;
+        self.after(FsOp::IndexResize, &ti.path());
+        self.before(FsOp::TxnWrite, &self.txn_index.path())?;
         self.txn_index.reset()?;
+        self.after(FsOp::TxnWrite, &self.txn_index.path());
         let mut max = TimestampOffset {
             timestamp: -1,
             offset: self.base_offset,
@@ -806,8 +826,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 if let Some(done) = producer_state.update(&info, marker.as_ref()) {
                     if done.is_aborted {
                         let lso = producer_state.last_stable_offset(&done);
-                        self.txn_index
-                            .append(&ProducerStateManager::aborted_entry(&done, lso))?;
+                        self.append_aborted_txn(&ProducerStateManager::aborted_entry(&done, lso))?;
                     }
                     producer_state.complete_txn(&done);
                 }
@@ -820,9 +839,11 @@ impl<F: BatchFormat> LogSegment<F> {
         self.log.truncate_to(valid_bytes)?;
         self.before(FsOp::IndexTrim, &oi.path())?;
         oi.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &oi.path());
         ti.maybe_append(max.timestamp, max.offset, true)?;
         self.before(FsOp::IndexTrim, &ti.path())?;
         ti.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &ti.path());
         st.max_timestamp_and_offset = Some(max);
         st.bytes_since_last_index_entry = 0;
         Ok(truncated)
@@ -858,11 +879,15 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti = self.time_index()?;
         oi.truncate_to(offset)?;
         ti.truncate_to(offset)?;
+        self.before(FsOp::TxnWrite, &self.txn_index.path())?;
         self.txn_index.truncate_to(offset)?;
+        self.after(FsOp::TxnWrite, &self.txn_index.path());
         self.before(FsOp::IndexResize, &oi.path())?;
         oi.resize(self.max_index_size)?;
+        self.after(FsOp::IndexResize, &oi.path());
         self.before(FsOp::IndexResize, &ti.path())?;
         ti.resize(self.max_index_size)?;
+        self.after(FsOp::IndexResize, &ti.path());
         let bytes = match mapping {
             None => 0,
             Some(m) => self.log.truncate_to(m.position)?,
@@ -900,8 +925,10 @@ impl<F: BatchFormat> LogSegment<F> {
         let oi = self.offset_index()?;
         self.before(FsOp::IndexTrim, &oi.path())?;
         oi.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &oi.path());
         self.before(FsOp::IndexTrim, &ti.path())?;
         ti.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &ti.path());
         drop((oi, ti));
         self.log.trim()?;
         self.unload_indexes()
@@ -916,9 +943,11 @@ impl<F: BatchFormat> LogSegment<F> {
         let oi = self.offset_index()?;
         self.before(FsOp::IndexResize, &oi.path())?;
         oi.resize(size)?;
+        self.after(FsOp::IndexResize, &oi.path());
         let ti = self.time_index()?;
         self.before(FsOp::IndexResize, &ti.path())?;
         ti.resize(size)?;
+        self.after(FsOp::IndexResize, &ti.path());
         Ok(())
     }
 
@@ -1007,6 +1036,7 @@ impl<F: BatchFormat> LogSegment<F> {
         self.flush_index(&self.time_index)?;
         self.before(FsOp::IndexFlush, &self.txn_index.path())?;
         self.txn_index.flush()?;
+        self.after(FsOp::IndexFlush, &self.txn_index.path());
         Ok(())
     }
 
@@ -1021,20 +1051,31 @@ impl<F: BatchFormat> LogSegment<F> {
         let path = lazy.file();
         self.before(FsOp::IndexFlush, &path)?;
         if let Some(ix) = lazy.get_if_loaded() {
-            return ix.flush_index();
+            ix.flush_index()?;
+            self.after(FsOp::IndexFlush, &path);
+            return Ok(());
         }
-        match std::fs::File::open(&path) {
+        match self.fs.open_file(&path, crate::fs::OpenMode::Read) {
             Ok(f) => f
                 .sync_data()
                 .map_err(|e| SegmentError::io("fsync", &path, e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => lazy.get()?.flush_index(),
             Err(e) => Err(SegmentError::io("open", &path, e)),
-        }
+        }?;
+        self.after(FsOp::IndexFlush, &path);
+        Ok(())
     }
 
     /// Kafka's `close`: appends the final time-index entry if the max timestamp is known,
-    /// then closes (trim + unmap) the indexes if loaded, flushes and trims the `.log`, and
+    /// then closes (trim + unmap) the indexes if loaded, trims and flushes the `.log`, and
     /// closes the transaction index. Every step is attempted; the first error is returned.
+    ///
+    /// Unlike Kafka, every trim is made durable before `close` returns, so a clean-shutdown
+    /// marker written after it never covers an untrimmed file: an index a close trimmed is
+    /// fsynced after its trim (KAFKA-20979: Kafka's trim at shutdown is never synced), and
+    /// the `.log` is trimmed **before** its final fsync (KAFKA-21000: Kafka's
+    /// `FileRecords.close` flushes first, so with `preallocate` a clean shutdown can keep
+    /// the zero-filled tail). See `docs/kafka-behaviour.md#durable-trims`.
     ///
     /// # Errors
     /// The first failure.
@@ -1053,20 +1094,57 @@ impl<F: BatchFormat> LogSegment<F> {
                     .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
             );
         }
-        if self.offset_index.is_loaded() {
+        let loaded = self.offset_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.offset_index.file()));
         }
-        keep(self.offset_index.close().map_err(Into::into));
-        if self.time_index.is_loaded() {
+        let trimmed = self.offset_index.close();
+        if trimmed.is_ok() {
+            self.after(FsOp::IndexTrim, &self.offset_index.file());
+            if loaded {
+                keep(self.sync_trimmed_index(&self.offset_index.file()));
+            }
+        }
+        keep(trimmed.map_err(Into::into));
+        let loaded = self.time_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.time_index.file()));
         }
-        keep(self.time_index.close().map_err(Into::into));
-        keep(self.log.close());
+        let trimmed = self.time_index.close();
+        if trimmed.is_ok() {
+            self.after(FsOp::IndexTrim, &self.time_index.file());
+            if loaded {
+                keep(self.sync_trimmed_index(&self.time_index.file()));
+            }
+        }
+        keep(trimmed.map_err(Into::into));
+        // Trim first, so that the fsync of `close` covers the new length (KAFKA-21000).
+        keep(self.log.trim().and_then(|()| self.log.close()));
         self.txn_index.close();
         match first {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// fsyncs an index file that [`close`](Self::close) just trimmed and unmapped, through
+    /// a plain handle opened for it (KAFKA-20979). A missing file (never created) is
+    /// fine.
+    ///
+    /// # Errors
+    /// A refusal of the seam ([`FsOp::IndexFlush`]); [`SegmentError::Io`] from the open
+    /// or the fsync.
+    fn sync_trimmed_index(&self, path: &Path) -> Result<()> {
+        self.before(FsOp::IndexFlush, path)?;
+        match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+            Ok(f) => f
+                .sync_data()
+                .map_err(|e| SegmentError::io("fsync", path, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SegmentError::io("open", path, e)),
+        }
+        self.after(FsOp::IndexFlush, path);
+        Ok(())
     }
 
     /// Unmaps the indexes without flushing or trimming (Kafka's `closeHandlers`, used
@@ -1092,17 +1170,29 @@ impl<F: BatchFormat> LogSegment<F> {
                 first.get_or_insert(e);
             }
         }
-        if let Err(e) = self.offset_index.delete_if_exists() {
-            first.get_or_insert(e.into());
+        let oi = self.offset_index.file();
+        match self.offset_index.delete_if_exists() {
+            Ok(_) => self.after(FsOp::IndexRemove, &oi),
+            Err(e) => {
+                first.get_or_insert(e.into());
+            }
         }
-        if let Err(e) = self.time_index.delete_if_exists() {
-            first.get_or_insert(e.into());
+        let ti = self.time_index.file();
+        match self.time_index.delete_if_exists() {
+            Ok(_) => self.after(FsOp::IndexRemove, &ti),
+            Err(e) => {
+                first.get_or_insert(e.into());
+            }
         }
-        if let Err(e) = self
-            .before(FsOp::IndexRemove, &self.txn_index.path())
+        let tx = self.txn_index.path();
+        match self
+            .before(FsOp::IndexRemove, &tx)
             .and_then(|()| Ok(self.txn_index.delete_if_exists()?))
         {
-            first.get_or_insert(e);
+            Ok(_) => self.after(FsOp::IndexRemove, &tx),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
         }
         match first {
             Some(e) => Err(e),
@@ -1137,12 +1227,18 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti_to = names::replace_suffix(&self.time_index.file(), old, new)?;
         let tx_to = names::replace_suffix(&self.txn_index.path(), old, new)?;
         self.log.rename_to(&log_to)?;
-        self.before(FsOp::IndexRename, &self.offset_index.file())?;
-        self.offset_index.rename_to(oi_to)?;
-        self.before(FsOp::IndexRename, &self.time_index.file())?;
-        self.time_index.rename_to(ti_to)?;
-        self.before(FsOp::IndexRename, &self.txn_index.path())?;
-        self.txn_index.rename_to(tx_to)?;
+        let from = self.offset_index.file();
+        self.before(FsOp::IndexRename, &from)?;
+        self.offset_index.rename_to(&oi_to)?;
+        self.fs.after(FsOp::IndexRename, &from, Some(&oi_to));
+        let from = self.time_index.file();
+        self.before(FsOp::IndexRename, &from)?;
+        self.time_index.rename_to(&ti_to)?;
+        self.fs.after(FsOp::IndexRename, &from, Some(&ti_to));
+        let from = self.txn_index.path();
+        self.before(FsOp::IndexRename, &from)?;
+        self.txn_index.rename_to(&tx_to)?;
+        self.fs.after(FsOp::IndexRename, &from, Some(&tx_to));
         if new == names::DELETED_FILE_SUFFIX {
             self.deleted.store(true, Ordering::Release);
         }
@@ -1234,6 +1330,7 @@ impl<F: BatchFormat> LogSegment<F> {
             let ti = self.time_index()?;
             self.before(FsOp::IndexResize, &ti.path())?;
             ti.resize(0)?;
+            self.after(FsOp::IndexResize, &ti.path());
         }
         self.txn_index.sanity_check()?;
         Ok(())
@@ -1250,7 +1347,7 @@ impl<F: BatchFormat> LogSegment<F> {
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
         use crate::pio::FileExt;
         let read_entries = |path: &Path, size: u64| -> FirstLast {
-            let f = match std::fs::File::open(path) {
+            let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(format!("{}: {e}", path.display())),

@@ -11,7 +11,8 @@ use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::producer::{
-    read_leader_epoch_checkpoint, rebuild_producer_state, LeaderEpochCache, ProducerStateManager,
+    read_leader_epoch_checkpoint_with, rebuild_producer_state, LeaderEpochCache,
+    ProducerStateManager,
 };
 use crate::record::EndTransactionMarker;
 use crate::segment::LogSegment;
@@ -38,7 +39,7 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         let path = self.dir.join(LEADER_EPOCH_CHECKPOINT_FILE);
-        match read_leader_epoch_checkpoint(&path)? {
+        match read_leader_epoch_checkpoint_with(&*self.fs, &path)? {
             Some(entries) => {
                 // Kafka's load assigns each entry in turn; entries out of order are
                 // resolved by `assign` (docs/kafka-behaviour.md#leader-epoch-assign), and
@@ -93,7 +94,9 @@ impl<F: BatchFormat> Log<F> {
             let mut cache = self.epoch_cache.lock();
             seg.recover(&mut ps, Some(&mut cache))?
         };
-        ps.take_snapshot(&*self.fs)?;
+        // Only a shortcut for the next recovery: on a full disk it is skipped, and the
+        // open goes on (`docs/kafka-behaviour.md#deferred-snapshots`).
+        ps.take_snapshot_or_defer(&*self.fs)?;
         Ok(n)
     }
 
@@ -154,7 +157,16 @@ impl<F: BatchFormat> Log<F> {
     /// `UnifiedLog.append` after `localLog.append`, batch by batch as recovery does):
     /// each ABORT marker that ends a transaction with data gets its `.txnindex` entry with
     /// the LSO of the moment; each new partition leader epoch is assigned and checkpointed.
-    /// A failure here takes the log offline (the next open recovers the index).
+    ///
+    /// A failed `.txnindex` entry takes the log offline: the marker is in the `.log` and
+    /// readers may have fetched it, but a read-committed fetch would not learn that its
+    /// transaction aborted, so the log refuses service until a reopen rebuilds the index
+    /// (rolling the append back would hand the same offsets out twice). A
+    /// `leader-epoch-checkpoint` that cannot be written is deferred instead: the cache is
+    /// right in memory, the next flush writes the file before the recovery point passes
+    /// the batches, and a crash before then recovers the epochs from the batches; only a
+    /// failed directory fsync of that write takes the log offline
+    /// (`docs/kafka-behaviour.md#offline-rule`).
     pub(super) fn update_state_after_append(
         &self,
         active: &Arc<LogSegment<F>>,
@@ -185,15 +197,43 @@ impl<F: BatchFormat> Log<F> {
             }
             ps.set_map_end_offset(last_offset + 1);
             if epochs_changed {
-                self.write_leader_epoch_checkpoint(&cache)?;
+                self.epochs_pending.store(true, Ordering::Release);
             }
             Ok(())
         })();
         if let Err(e) = &r {
             tracing::error!(dir = %self.dir.display(), error = %e, "updating producer state after an append failed; the log is now offline");
             self.offline.store(true, Ordering::Release);
+            return r;
         }
-        r
+        match self.write_pending_epochs() {
+            Err(SegmentError::Io { op, path, source })
+                if op != "fsync dir" || super::is_open_failure_io(&source) =>
+            {
+                tracing::warn!(file = %path.display(), error = %source, op, "could not write the leader-epoch checkpoint after an append; deferring it to the next flush");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(dir = %self.dir.display(), error = %e, "the directory fsync of the leader-epoch checkpoint failed; the log is now offline");
+                self.offline.store(true, Ordering::Release);
+                Err(e)
+            }
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// Writes `leader-epoch-checkpoint` if an append left it pending (see
+    /// [`update_state_after_append`](Self::update_state_after_append)).
+    ///
+    /// # Errors
+    /// [`SegmentError::Io`] (it stays pending).
+    pub(super) fn write_pending_epochs(&self) -> Result<()> {
+        if self.epochs_pending.load(Ordering::Acquire) {
+            let cache = self.epoch_cache.lock();
+            self.write_leader_epoch_checkpoint(&cache)?;
+            self.epochs_pending.store(false, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Kafka's roll: the producer state's end moves to the new segment's base offset and a
