@@ -1,6 +1,7 @@
 //! Issue 11, finding 11: `Log::append` keeps producer state, writes the `.txnindex` entry
 //! of every ABORT marker (first offset, marker offset, LSO as Kafka computes it) and
-//! assigns leader epochs — with the same result as recovery of the same bytes. Every real
+//! assigns leader epochs — with the same result as recovery of the same bytes (except for a
+//! batch stamped with a lower epoch than the latest, where Kafka's two rules differ). Every real
 //! Kafka partition and generated transactional workloads (commit, abort, overlapping
 //! producers, a transaction spanning a roll) are appended and compared with recovery.
 mod common;
@@ -137,6 +138,35 @@ fn check(segments: &[(i64, Vec<Vec<u8>>)], what: &str) -> Outcome {
     first.unwrap()
 }
 
+/// A non-transactional batch of `n` records at `o`, stamped with leader epoch `epoch`.
+fn plain(o: i64, n: usize, epoch: i32) -> Vec<u8> {
+    let mut b = BatchBuilder::new(o).partition_leader_epoch(epoch);
+    for i in 0..n {
+        b = b.record(1000 + o + i as i64, None, Some(b"v"));
+    }
+    b.build().unwrap()
+}
+
+/// Kafka's two epoch rules differ for a batch stamped with a lower epoch than the
+/// latest: the append path (`UnifiedLog.append` → `LeaderEpochFileCache.assign`)
+/// assigns it, removing every entry with an epoch or start offset at or above it, while
+/// recovery (`LogSegment.recover`) assigns only epochs above the latest
+/// (`docs/kafka-behaviour.md#leader-epoch-assign`). Both are followed exactly.
+#[test]
+fn a_lower_epoch_at_a_higher_offset_is_assigned_on_append_and_ignored_by_recovery() {
+    let dir = tmpdir();
+    let segs = vec![(0, vec![plain(0, 2, 3), plain(2, 1, 0)])];
+    let log = append_all(dir.path(), &segs, false);
+    assert_eq!(log.leader_epochs(), vec![(0, 2)], "append: Kafka's assign");
+    log.close().unwrap();
+    let (_d, recovered) = recover_copy(dir.path());
+    assert_eq!(
+        recovered.leader_epochs(),
+        vec![(3, 0)],
+        "recovery: only epochs above the latest"
+    );
+}
+
 fn data(o: i64, n: usize, pid: i64, seq: i32, txn: bool) -> Vec<u8> {
     let mut b = BatchBuilder::new(o)
         .partition_leader_epoch(3)
@@ -166,7 +196,7 @@ fn commit_and_abort_single_producer() {
             marker(2, 1, Commit),
             data(3, 3, 1, 2, true),
             marker(6, 1, Abort),
-            batch(7, 1, 7),
+            plain(7, 1, 3),
         ],
     )];
     let o = check(&segs, "commit/abort");
@@ -174,7 +204,7 @@ fn commit_and_abort_single_producer() {
     assert_eq!(
         o.epochs,
         vec![(3, 0)],
-        "epoch 0 at offset 7 is below the latest: ignored"
+        "one epoch, from offset 0"
     );
     assert!(o.ongoing.is_empty());
     assert_eq!(o.lso, 8);
@@ -218,7 +248,7 @@ fn transaction_spanning_a_roll() {
                 marker(6, 5, Abort),
             ],
         ),
-        (7, vec![marker(7, 6, Abort), batch(8, 1, 8)]),
+        (7, vec![marker(7, 6, Abort), plain(8, 1, 3)]),
     ];
     let o = check(&segs, "spanning a roll");
     assert_eq!(
