@@ -201,11 +201,7 @@ fn commit_and_abort_single_producer() {
     )];
     let o = check(&segs, "commit/abort");
     assert_eq!(o.aborted, vec![AbortedTxn::new(1, 3, 6, 7)]);
-    assert_eq!(
-        o.epochs,
-        vec![(3, 0)],
-        "one epoch, from offset 0"
-    );
+    assert_eq!(o.epochs, vec![(3, 0)], "one epoch, from offset 0");
     assert!(o.ongoing.is_empty());
     assert_eq!(o.lso, 8);
 }
