@@ -1509,6 +1509,10 @@ impl<F: BatchFormat> Log<F> {
         self.check_online()?;
         let leo = self.log_end_offset();
         let rp = self.recovery_point();
+        if crate::fs::mutated!(CheckpointBeforeData) {
+            self.checkpoint(LOG_START_OFFSET_FILE, self.log_start_offset())?;
+            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
+        }
         let synced = (|| {
             for s in self.segments.values_range(rp, i64::MAX)? {
                 s.flush()?;

@@ -1066,20 +1066,24 @@ impl<F: BatchFormat> LogSegment<F> {
                     .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
             );
         }
-        if self.offset_index.is_loaded() {
+        let loaded = self.offset_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.offset_index.file()));
         }
         let trimmed = self.offset_index.close();
-        if trimmed.is_ok() {
+        if trimmed.is_ok() && loaded {
             self.after(FsOp::IndexTrim, &self.offset_index.file());
+            keep(self.sync_trimmed_index(&self.offset_index.file()));
         }
         keep(trimmed.map_err(Into::into));
-        if self.time_index.is_loaded() {
+        let loaded = self.time_index.is_loaded();
+        if loaded {
             keep(self.before(FsOp::IndexTrim, &self.time_index.file()));
         }
         let trimmed = self.time_index.close();
-        if trimmed.is_ok() {
+        if trimmed.is_ok() && loaded {
             self.after(FsOp::IndexTrim, &self.time_index.file());
+            keep(self.sync_trimmed_index(&self.time_index.file()));
         }
         keep(trimmed.map_err(Into::into));
         keep(self.log.close());
@@ -1088,6 +1092,26 @@ impl<F: BatchFormat> LogSegment<F> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// fsyncs an index file just trimmed by [`close`](Self::close) (through a plain
+    /// handle: the index is unmapped), so that its trimmed length is durable before the
+    /// clean-shutdown marker. Kafka does not (KAFKA-20979): after a power cut, a log
+    /// marked clean can keep an untrimmed, zero-filled index.
+    fn sync_trimmed_index(&self, path: &Path) -> Result<()> {
+        if crate::fs::mutated!(NoTrimFsync) {
+            return Ok(());
+        }
+        self.before(FsOp::IndexFlush, path)?;
+        match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+            Ok(f) => f
+                .sync_data()
+                .map_err(|e| SegmentError::io("fsync", path, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(SegmentError::io("open", path, e)),
+        }
+        self.after(FsOp::IndexFlush, path);
+        Ok(())
     }
 
     /// Unmaps the indexes without flushing or trimming (Kafka's `closeHandlers`, used
