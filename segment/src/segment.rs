@@ -727,7 +727,24 @@ impl<F: BatchFormat> LogSegment<F> {
     pub fn recover(
         &self,
         producer_state: &mut ProducerStateManager,
+        epoch_cache: Option<&mut LeaderEpochCache>,
+    ) -> Result<u64> {
+        self.recover_with(producer_state, epoch_cache, &mut || Ok(()))
+    }
+
+    /// [`recover`](Self::recover), calling `before_truncate` once it knows that the `.log`
+    /// must be truncated, just before truncating it. The loader deletes the segments after
+    /// this one there, so that their deletion is durable before the truncation can be
+    /// (`docs/kafka-behaviour.md#crash-persistence-model`).
+    ///
+    /// # Errors
+    /// As [`recover`](Self::recover), and the error of `before_truncate` (nothing is
+    /// truncated then).
+    pub fn recover_with(
+        &self,
+        producer_state: &mut ProducerStateManager,
         mut epoch_cache: Option<&mut LeaderEpochCache>,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
     ) -> Result<u64> {
         let mut st = self.state.lock();
         let oi = self.offset_index()?;
@@ -814,6 +831,7 @@ impl<F: BatchFormat> LogSegment<F> {
         let truncated = self.log.size_in_bytes() - valid_bytes;
         if truncated > 0 {
             tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
+            before_truncate()?;
         }
         self.log.truncate_to(valid_bytes)?;
         self.before(FsOp::IndexTrim, &oi.path())?;

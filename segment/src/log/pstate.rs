@@ -64,6 +64,7 @@ impl<F: BatchFormat> Log<F> {
         &self,
         seg: &LogSegment<F>,
         log_start_checkpoint: i64,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
     ) -> Result<u64> {
         let mut ps = if Self::keeps_producer_state() {
             let mut ps =
@@ -82,7 +83,7 @@ impl<F: BatchFormat> Log<F> {
         };
         let n = {
             let mut cache = self.epoch_cache.lock();
-            seg.recover(&mut ps, Some(&mut cache))?
+            seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?
         };
         ps.take_snapshot(&*self.fs)?;
         Ok(n)
