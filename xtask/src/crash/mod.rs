@@ -351,7 +351,14 @@ fn one_workload(
                 n += states;
                 explored.fetch_add(states, Ordering::Relaxed);
                 if !out.violations.is_empty() {
-                    if std::env::var_os("XTASK_CRASH_DEBUG").is_some() && found.is_empty() {
+                    let want = std::env::var("XTASK_CRASH_DEBUG").ok();
+                    if want
+                        .as_ref()
+                        .is_some_and(|w| out.violations[0].starts_with(w.as_str()))
+                        && !found
+                            .iter()
+                            .any(|f: &Found| f.messages[0][..2] == out.violations[0][..2])
+                    {
                         for (j, op) in ops[..i].iter().enumerate() {
                             eprintln!("  op {j}: {}", describe(op));
                         }
