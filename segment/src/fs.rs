@@ -27,7 +27,8 @@
 //! whose content does not matter, [`crate::lock`]), creating the log directory itself
 //! (`create_dir_all` in [`Log::open`](crate::Log::open); its durability is the parent
 //! directory's concern), read-only directory listings and `stat`s (the loader's
-//! `read_dir`, file-type checks in `validate`, modification times), the positioned reads
+//! `read_dir`, file-type checks and the clean-open check's two positioned reads of each
+//! index's first and last entries in `validate`, modification times), the positioned reads
 //! of an open `.log` (the read path must not pay for the seam), the `mtime` setter
 //! [`set_last_modified_ms`] (a test and retention helper, no data), and the `dump`
 //! module and `dump-log` binary, which only read.
