@@ -27,7 +27,8 @@
 //! whose content does not matter, [`crate::lock`]), creating the log directory itself
 //! (`create_dir_all` in [`Log::open`](crate::Log::open); its durability is the parent
 //! directory's concern), read-only directory listings and `stat`s (the loader's
-//! `read_dir`, file-type checks in `validate`, modification times), the positioned reads
+//! `read_dir`, file-type checks and the clean-open check's two positioned reads of each
+//! index's first and last entries in `validate`, modification times), the positioned reads
 //! of an open `.log` (the read path must not pay for the seam), the `mtime` setter
 //! [`set_last_modified_ms`] (a test and retention helper, no data), and the `dump`
 //! module and `dump-log` binary, which only read.
@@ -55,6 +56,83 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use crate::error::{Result, SegmentError};
+
+/// Deliberately weakened builds for `cargo xtask crash --mutant NAME`, which must then
+/// report violations (the crash checker can fail). Compiled only with the non-default
+/// `crash-mutants` feature; one build serves every mutant (selected at run time).
+#[cfg(feature = "crash-mutants")]
+#[doc(hidden)]
+pub mod mutant {
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    /// A weakening of the durability protocol.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    #[repr(u8)]
+    pub enum Mutant {
+        /// No directory is fsynced ([`fsync_dir_with`](super::fsync_dir_with) does
+        /// nothing), so a new segment's creation is never made durable.
+        NoDirFsync = 1,
+        /// `Log::flush` writes the checkpoints before fsyncing the data they cover.
+        CheckpointBeforeData,
+        /// A segment's close does not fsync the index trims (KAFKA-20979).
+        NoTrimFsync,
+        /// A `.log` is fsynced before it is trimmed on close (KAFKA-21000).
+        FlushBeforeTrim,
+    }
+
+    impl Mutant {
+        /// Every mutant.
+        pub const ALL: [Mutant; 4] = [
+            Mutant::NoDirFsync,
+            Mutant::CheckpointBeforeData,
+            Mutant::NoTrimFsync,
+            Mutant::FlushBeforeTrim,
+        ];
+
+        /// The `--mutant` name.
+        pub fn name(self) -> &'static str {
+            match self {
+                Mutant::NoDirFsync => "no-dir-fsync",
+                Mutant::CheckpointBeforeData => "checkpoint-before-data",
+                Mutant::NoTrimFsync => "no-trim-fsync",
+                Mutant::FlushBeforeTrim => "flush-before-trim",
+            }
+        }
+
+        /// Parses a `--mutant` name.
+        pub fn parse(s: &str) -> Option<Mutant> {
+            Mutant::ALL.into_iter().find(|m| m.name() == s)
+        }
+    }
+
+    static ACTIVE: AtomicU8 = AtomicU8::new(0);
+
+    /// Selects the mutant of the whole process (`None`: the real build).
+    pub fn select(m: Option<Mutant>) {
+        ACTIVE.store(m.map_or(0, |m| m as u8), Ordering::SeqCst);
+    }
+
+    /// Whether `m` is selected.
+    pub fn active(m: Mutant) -> bool {
+        ACTIVE.load(Ordering::Relaxed) == m as u8
+    }
+}
+
+/// `true` when the named [`mutant`] is selected; the constant `false` without the
+/// `crash-mutants` feature.
+#[cfg(feature = "crash-mutants")]
+macro_rules! mutated {
+    ($m:ident) => {
+        $crate::fs::mutant::active($crate::fs::mutant::Mutant::$m)
+    };
+}
+#[cfg(not(feature = "crash-mutants"))]
+macro_rules! mutated {
+    ($m:ident) => {
+        false
+    };
+}
+pub(crate) use mutated;
 
 /// A file-system operation, as reported to a [`FileSystem`] (used to match faults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -517,6 +595,9 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
 /// # Errors
 /// [`SegmentError::Io`].
 pub fn fsync_dir_with(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    if mutated!(NoDirFsync) {
+        return Ok(());
+    }
     fs.sync_dir(dir)
         .map_err(|e| SegmentError::io("fsync dir", dir, e))
 }

@@ -880,13 +880,18 @@ impl<F: BatchFormat> Log<F> {
         Ok(flagged)
     }
 
-    fn recover_segment(&self, seg: &LogSegment<F>, log_start_checkpoint: i64) -> Result<u64> {
+    fn recover_segment(
+        &self,
+        seg: &LogSegment<F>,
+        log_start_checkpoint: i64,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<u64> {
         self.stats
             .segments_recovered
             .fetch_add(1, Ordering::Relaxed);
         // Best effort, for the report only: where the data ends before recovery.
         let end_before = seg.read_next_offset().ok();
-        let n = self.recover_segment_with_state(seg, log_start_checkpoint)?;
+        let n = self.recover_segment_with_state(seg, log_start_checkpoint, before_truncate)?;
         self.stats.bytes_truncated.fetch_add(n, Ordering::Relaxed);
         if n > 0 {
             let after = seg.read_next_offset()?;
@@ -914,7 +919,7 @@ impl<F: BatchFormat> Log<F> {
         // (their data was flushed, so a truncation here is reported, not cascaded).
         for base in flagged.into_iter().filter(|&b| b < first_unflushed) {
             if let Some(seg) = self.segments.get(base) {
-                let n = self.recover_segment(&seg, ls_checkpoint)?;
+                let n = self.recover_segment(&seg, ls_checkpoint, &mut || Ok(()))?;
                 if n > 0 {
                     tracing::warn!(
                         segment = base,
@@ -929,7 +934,37 @@ impl<F: BatchFormat> Log<F> {
         }
         {
             for seg in unflushed {
-                let truncated = match self.recover_segment(&seg, ls_checkpoint) {
+                // Kafka deletes every segment after one that recovery truncates. Do it
+                // before the truncation, and make it durable (directory fsync): otherwise a
+                // power cut after the truncation reached the disk but before the deletions
+                // did lets the next recovery find this segment clean and keep the later
+                // ones, so two recoveries of one state would serve different logs (found by
+                // `cargo xtask crash`, invariant 6).
+                let base = seg.base_offset();
+                let mut cascaded: Vec<Option<i64>> = Vec::new();
+                let mut delete_later = || -> Result<()> {
+                    let later = self.segments.higher_segments(base);
+                    if later.is_empty() {
+                        return Ok(());
+                    }
+                    for l in later {
+                        cascaded.push(l.read_next_offset().ok());
+                        tracing::warn!(
+                            segment = l.base_offset(),
+                            "deleting segment after a truncated one"
+                        );
+                        self.delete_segment_files(&l)?;
+                    }
+                    crate::fs::fsync_dir_with(&*self.fs, &self.dir)
+                };
+                let recovered = self.recover_segment(&seg, ls_checkpoint, &mut delete_later);
+                if !cascaded.is_empty() {
+                    let first = seg.read_next_offset()?;
+                    for end in cascaded {
+                        self.stats.note_truncated(first, end);
+                    }
+                }
+                let truncated = match recovered {
                     Ok(n) => n,
                     Err(e @ SegmentError::OffsetOverflow { .. }) => return Err(e),
                     Err(SegmentError::Index(index_core::IndexError::InvalidOffset { .. })) => {
@@ -1349,6 +1384,18 @@ impl<F: BatchFormat> Log<F> {
             }
         }
         active.on_become_inactive_segment()?;
+        // The final time-index entry and the trims just written must be durable before
+        // anything trusts them: below the recovery point the next open does not recover
+        // this segment, and an unsynced trim can persist without the entry it keeps
+        // (a zero entry, a largest timestamp of 0: found by `cargo xtask crash`,
+        // invariant 3). Kafka flushes the rolled segment too, in the background.
+        if self.recovery_point() > active.base_offset() {
+            if let Err(e) = active.flush() {
+                tracing::error!(dir = %self.dir.display(), error = %e, "flush of the rolled segment failed; the log is now offline");
+                self.offline.store(true, Ordering::Release);
+                return Err(e);
+            }
+        }
         let seg = Arc::new(self.open_segment(new_base, false, "")?);
         self.segments.add(seg.clone());
         self.active_ready.store(true, Ordering::Release);
@@ -1796,11 +1843,6 @@ impl<F: BatchFormat> Log<F> {
             self.checkpoint(LOG_START_OFFSET_FILE, first_kept)?;
             self.state_after_log_start_incremented(first_kept)?;
         }
-        if self.recovery_point() < self.log_start_offset() {
-            let ls = self.log_start_offset();
-            self.recovery_point.store(ls, Ordering::Release);
-            self.checkpoint(RECOVERY_POINT_FILE, ls)?;
-        }
         {
             // One structural change for the whole prefix: a reader's pass sees all of it or
             // none (`docs/kafka-behaviour.md#concurrent-reads`). The log start is already
@@ -1811,6 +1853,16 @@ impl<F: BatchFormat> Log<F> {
                 tracing::info!(segment = s.base_offset(), "deleting segment by retention");
                 self.delete_segment_files(s)?;
             }
+        }
+        if self.recovery_point() < self.log_start_offset() {
+            // Only once the segments below the new log start are durably gone (renamed
+            // `.deleted`, directory fsynced): raised before, the checkpoint would make the
+            // next open trust their unflushed files (found by `cargo xtask crash`,
+            // invariant 3).
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+            let ls = self.log_start_offset();
+            self.recovery_point.store(ls, Ordering::Release);
+            self.checkpoint(RECOVERY_POINT_FILE, ls)?;
         }
         self.delete_snapshots_of(&deletable)?;
         Ok(deletable.len())
@@ -1864,6 +1916,10 @@ impl<F: BatchFormat> Log<F> {
         self.check_online()?;
         let leo = self.log_end_offset();
         let rp = self.recovery_point();
+        if crate::fs::mutated!(CheckpointBeforeData) {
+            self.checkpoint(LOG_START_OFFSET_FILE, self.log_start_offset())?;
+            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
+        }
         let synced = (|| {
             for s in self.segments.values_range(rp, i64::MAX)? {
                 s.flush()?;

@@ -273,7 +273,8 @@ impl LogFile {
         })
     }
 
-    /// Flushes and trims (Kafka's `close`); later appends fail. Reads keep working.
+    /// Trims and flushes (Kafka's `close`, which flushes first); later appends fail.
+    /// Reads keep working.
     ///
     /// # Errors
     /// As [`flush`](Self::flush) and [`trim`](Self::trim).
@@ -281,8 +282,15 @@ impl LogFile {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.flush()?;
-        self.trim()
+        if crate::fs::mutated!(FlushBeforeTrim) {
+            self.flush()?;
+            return self.trim();
+        }
+        // Trim first, then fsync, so that the trimmed length is durable before the
+        // clean-shutdown marker (KAFKA-21000: Kafka flushes first, and a power cut after
+        // a clean shutdown can leave the preallocated, zero-filled tail behind).
+        self.trim()?;
+        self.flush()
     }
 
     /// Renames the file (the open handle stays valid).

@@ -735,7 +735,24 @@ impl<F: BatchFormat> LogSegment<F> {
     pub fn recover(
         &self,
         producer_state: &mut ProducerStateManager,
+        epoch_cache: Option<&mut LeaderEpochCache>,
+    ) -> Result<u64> {
+        self.recover_with(producer_state, epoch_cache, &mut || Ok(()))
+    }
+
+    /// [`recover`](Self::recover), calling `before_truncate` once it knows that the `.log`
+    /// must be truncated, just before truncating it. The loader deletes the segments after
+    /// this one there, so that their deletion is durable before the truncation can be
+    /// (`docs/kafka-behaviour.md#crash-persistence-model`).
+    ///
+    /// # Errors
+    /// As [`recover`](Self::recover), and the error of `before_truncate` (nothing is
+    /// truncated then).
+    pub fn recover_with(
+        &self,
+        producer_state: &mut ProducerStateManager,
         mut epoch_cache: Option<&mut LeaderEpochCache>,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
     ) -> Result<u64> {
         let mut st = self.state.lock();
         let oi = self.offset_index()?;
@@ -835,6 +852,7 @@ impl<F: BatchFormat> LogSegment<F> {
         let truncated = self.log.size_in_bytes() - valid_bytes;
         if truncated > 0 {
             tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
+            before_truncate()?;
         }
         self.log.truncate_to(valid_bytes)?;
         self.before(FsOp::IndexTrim, &oi.path())?;
@@ -1099,11 +1117,9 @@ impl<F: BatchFormat> LogSegment<F> {
             keep(self.before(FsOp::IndexTrim, &self.offset_index.file()));
         }
         let trimmed = self.offset_index.close();
-        if trimmed.is_ok() {
+        if trimmed.is_ok() && loaded {
             self.after(FsOp::IndexTrim, &self.offset_index.file());
-            if loaded {
-                keep(self.sync_trimmed_index(&self.offset_index.file()));
-            }
+            keep(self.sync_trimmed_index(&self.offset_index.file()));
         }
         keep(trimmed.map_err(Into::into));
         let loaded = self.time_index.is_loaded();
@@ -1111,11 +1127,9 @@ impl<F: BatchFormat> LogSegment<F> {
             keep(self.before(FsOp::IndexTrim, &self.time_index.file()));
         }
         let trimmed = self.time_index.close();
-        if trimmed.is_ok() {
+        if trimmed.is_ok() && loaded {
             self.after(FsOp::IndexTrim, &self.time_index.file());
-            if loaded {
-                keep(self.sync_trimmed_index(&self.time_index.file()));
-            }
+            keep(self.sync_trimmed_index(&self.time_index.file()));
         }
         keep(trimmed.map_err(Into::into));
         // Trim first, so that the fsync of `close` covers the new length (KAFKA-21000).
@@ -1127,20 +1141,20 @@ impl<F: BatchFormat> LogSegment<F> {
         }
     }
 
-    /// fsyncs an index file that [`close`](Self::close) just trimmed and unmapped, through
-    /// a plain handle opened for it (KAFKA-20979). A missing file (never created) is
-    /// fine.
-    ///
-    /// # Errors
-    /// A refusal of the seam ([`FsOp::IndexFlush`]); [`SegmentError::Io`] from the open
-    /// or the fsync.
+    /// fsyncs an index file just trimmed by [`close`](Self::close) (through a plain
+    /// handle: the index is unmapped), so that its trimmed length is durable before the
+    /// clean-shutdown marker. Kafka does not (KAFKA-20979): after a power cut, a log
+    /// marked clean can keep an untrimmed, zero-filled index.
     fn sync_trimmed_index(&self, path: &Path) -> Result<()> {
+        if crate::fs::mutated!(NoTrimFsync) {
+            return Ok(());
+        }
         self.before(FsOp::IndexFlush, path)?;
         match self.fs.open_file(path, crate::fs::OpenMode::Read) {
             Ok(f) => f
                 .sync_data()
                 .map_err(|e| SegmentError::io("fsync", path, e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(SegmentError::io("open", path, e)),
         }
         self.after(FsOp::IndexFlush, path);

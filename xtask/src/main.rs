@@ -7,6 +7,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+mod crash;
 mod fuzz;
 mod kafka;
 
@@ -30,6 +31,9 @@ commands:
             what we write and we read what they write (needs java and mvn; --help)
   fuzz      cargo-fuzz targets seeded from the fixtures (--smoke: ~30 s each, as CI runs;
             default 10,000,000 executions per target; see `cargo xtask fuzz --help`)
+  crash     crash-state enumerator: every state a power cut may leave at each fsync of
+            seeded workloads, recovered and checked (--smoke: 10,000 states, as CI runs;
+            --mutants: each weakened build must be caught; see `cargo xtask crash --help`)
   bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
             bench-report/ of the target dir ($CARGO_TARGET_DIR if set, else target/);
             --criterion: run cargo bench --workspace first
@@ -55,6 +59,7 @@ fn main() {
         "bench" => bench(rest),
         "kafka" => kafka::run(rest),
         "fuzz" => fuzz::fuzz(rest),
+        "crash" => crash::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -131,6 +136,9 @@ fn ci() -> Res {
     // Every sabotage must make the scenario it targets fail (the oracle can fail).
     kafka::run(&["--sabotage".to_string(), "all".to_string()])?;
     fuzz::fuzz(&["--smoke".to_string()])?;
+    // Crash states, then every mutant must be caught (the checker can fail).
+    crash::run(&["--smoke".to_string()])?;
+    crash::run(&["--mutants".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);

@@ -74,6 +74,7 @@ impl<F: BatchFormat> Log<F> {
         &self,
         seg: &LogSegment<F>,
         log_start_checkpoint: i64,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
     ) -> Result<u64> {
         let mut ps = if Self::keeps_producer_state() {
             let mut ps =
@@ -92,7 +93,7 @@ impl<F: BatchFormat> Log<F> {
         };
         let n = {
             let mut cache = self.epoch_cache.lock();
-            seg.recover(&mut ps, Some(&mut cache))?
+            seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?
         };
         // Only a shortcut for the next recovery: on a full disk it is skipped, and the
         // open goes on (`docs/kafka-behaviour.md#deferred-snapshots`).
