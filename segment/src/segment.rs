@@ -1132,8 +1132,9 @@ impl<F: BatchFormat> LogSegment<F> {
             keep(self.sync_trimmed_index(&self.time_index.file()));
         }
         keep(trimmed.map_err(Into::into));
-        // Trim first, so that the fsync of `close` covers the new length (KAFKA-21000).
-        keep(self.log.trim().and_then(|()| self.log.close()));
+        // `LogFile::close` trims before its fsync, so that the fsync covers the new length
+        // (KAFKA-21000).
+        keep(self.log.close());
         self.txn_index.close();
         match first {
             Some(e) => Err(e),
