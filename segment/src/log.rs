@@ -1391,6 +1391,12 @@ impl<F: BatchFormat> Log<F> {
         // invariant 3). Kafka flushes the rolled segment too, in the background.
         if self.recovery_point() > active.base_offset() {
             if let Err(e) = active.flush() {
+                if is_open_failure(&e) {
+                    // Nothing went through a failing descriptor (the offline rule): the roll
+                    // fails before anything changed, and the log stays online.
+                    tracing::warn!(dir = %self.dir.display(), error = %e, "flush of the rolled segment could not open a file; the roll is refused");
+                    return Err(e);
+                }
                 tracing::error!(dir = %self.dir.display(), error = %e, "flush of the rolled segment failed; the log is now offline");
                 self.offline.store(true, Ordering::Release);
                 return Err(e);
