@@ -314,6 +314,8 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     /// pages, so a later successful fsync proves nothing; the log refuses further writes
     /// until it is reopened (and recovered).
     offline: std::sync::atomic::AtomicBool,
+    /// Why the log went offline (set once, before `offline`), for the refusals' errors.
+    offline_reason: parking_lot::Mutex<Option<String>>,
     /// The exclusive lock on the directory, held until the log is closed or dropped.
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
@@ -458,6 +460,7 @@ impl<F: BatchFormat> Log<F> {
             epochs_pending: std::sync::atomic::AtomicBool::new(false),
             fs,
             offline: std::sync::atomic::AtomicBool::new(false),
+            offline_reason: parking_lot::Mutex::new(None),
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
         };
@@ -669,12 +672,23 @@ impl<F: BatchFormat> Log<F> {
 
     fn check_online(&self) -> Result<()> {
         if self.offline.load(Ordering::Acquire) {
+            let why = self
+                .offline_reason
+                .lock()
+                .clone()
+                .unwrap_or_else(|| "a flush failed".into());
             return Err(SegmentError::IllegalState {
                 path: self.dir.clone(),
-                reason: "the log is offline after a failed flush (an fsync error cannot be retried safely); reopen it to recover".into(),
+                reason: format!("the log is offline: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
             });
         }
         Ok(())
+    }
+
+    /// Takes the log offline for `why` (kept for the errors of every refused call).
+    fn go_offline(&self, why: String) {
+        self.offline_reason.lock().get_or_insert(why);
+        self.offline.store(true, Ordering::Release);
     }
 
     /// Whether a failed flush took the log offline (every later write, flush and
@@ -1015,9 +1029,19 @@ impl<F: BatchFormat> Log<F> {
             // any recovery point were flushed: offsets below it were handed out. If
             // recovering a segment that failed the load check left the log end below it,
             // start a new segment there rather than reuse those offsets.
+            //
+            // Only when this open cut records (a truncated tail or segment): with nothing
+            // cut, every record the files held is still there, so a checkpoint above the
+            // log end lies, and it is lowered to the log end as Kafka does, never trusted
+            // with a gap (or, at `i64::MAX`, a log that can take no append).
             let active = self.segments.active_segment()?;
             let leo = active.read_next_offset()?;
-            if leo < rp_checkpoint {
+            let cut = self.stats.bytes_truncated.load(Ordering::Relaxed) > 0
+                || self.stats.first_truncated_offset.load(Ordering::Relaxed) >= 0;
+            if leo < rp_checkpoint && !cut {
+                tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "the recovery-point checkpoint is above every record and recovery cut none; lowering it to the log end");
+            }
+            if leo < rp_checkpoint && cut && rp_checkpoint < i64::MAX {
                 tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "recovery left the log end below the clean-shutdown log end; rolling a segment there so that no offset is reused");
                 active.on_become_inactive_segment()?;
                 let seg = self.open_segment(rp_checkpoint, false, "")?;
@@ -1398,7 +1422,7 @@ impl<F: BatchFormat> Log<F> {
                     return Err(e);
                 }
                 tracing::error!(dir = %self.dir.display(), error = %e, "flush of the rolled segment failed; the log is now offline");
-                self.offline.store(true, Ordering::Release);
+                self.go_offline("the flush of a rolled segment failed".to_string());
                 return Err(e);
             }
         }
@@ -1436,7 +1460,8 @@ impl<F: BatchFormat> Log<F> {
     /// * bytes whose first batch **contains** `o`;
     /// * bytes whose first batch is the first one **above** `o`, only where the log has a
     ///   gap at `o` (no batch holds it, as after a roll at a base above the log end);
-    /// * empty records, only where `o` is the log end;
+    /// * empty records, only where no batch is at or above `o` (`o` is the log end, or in
+    ///   a gap that reaches it, as after a truncation into a gap);
     /// * [`SegmentError::OffsetOutOfRange`], only where `o` is below the log start or
     ///   above the log end.
     ///
@@ -1672,7 +1697,7 @@ impl<F: BatchFormat> Log<F> {
     /// after a failed fsync) and the next open recovers. Returns `e`.
     fn fail_structural_change(&self, what: &str, e: SegmentError) -> SegmentError {
         tracing::error!(dir = %self.dir.display(), error = %e, op = what, "structural change failed; the log is now offline");
-        self.offline.store(true, Ordering::Release);
+        self.go_offline(format!("{what} failed inside its structural change (the map and the files may hold any part of it)"));
         e
     }
 
@@ -1736,9 +1761,11 @@ impl<F: BatchFormat> Log<F> {
     /// new log start offset.
     ///
     /// # Errors
+    /// [`SegmentError::IllegalState`] if the log is offline (nothing is deleted or written).
     /// [`SegmentError::OffsetOutOfRange`] if `offset` is beyond the log end; I/O.
     pub fn increment_log_start_offset(&self, offset: i64) -> Result<i64> {
         let _g = self.lock.lock();
+        self.check_online()?;
         let leo = self.log_end_offset();
         if offset > leo {
             return Err(SegmentError::OffsetOutOfRange {
@@ -1787,9 +1814,11 @@ impl<F: BatchFormat> Log<F> {
     /// that still holds one keeps reading it until then.
     ///
     /// # Errors
+    /// [`SegmentError::IllegalState`] if the log is offline (nothing is deleted or written).
     /// I/O and index errors.
     pub fn delete_old_segments(&self) -> Result<usize> {
         let _g = self.lock.lock();
+        self.check_online()?;
         self.deleter.delete_expired()?;
         let mut n = 0;
         if self.config.retention_ms >= 0 {
@@ -1912,7 +1941,7 @@ impl<F: BatchFormat> Log<F> {
         if let Err(e) = &synced {
             if !is_open_failure(e) {
                 tracing::error!(dir = %self.dir.display(), error = %e, "fsync of a truncated segment failed; the log is now offline");
-                self.offline.store(true, Ordering::Release);
+                self.go_offline("the fsync of a truncated segment failed".to_string());
             }
         }
         synced
@@ -1940,7 +1969,7 @@ impl<F: BatchFormat> Log<F> {
                 return Err(e);
             }
             tracing::error!(dir = %self.dir.display(), error = %e, "flush failed; the log is now offline");
-            self.offline.store(true, Ordering::Release);
+            self.go_offline("a flush failed".to_string());
             return Err(e);
         }
         // Epochs an append could not checkpoint: durable before the recovery point moves

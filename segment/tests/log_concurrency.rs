@@ -596,12 +596,20 @@ fn truncate_to_failing_inside_its_structural_change_takes_the_log_offline() {
         log.append(&batch(log.log_end_offset(), PER as usize, 0))
             .map(|_| ()),
         log.truncate_to(cut - 10).map(|_| ()),
+        // An offline log deletes nothing and writes no checkpoint (before: these three
+        // moved the log start, renamed segments `.deleted` and wrote checkpoints).
+        log.increment_log_start_offset(9).map(|_| ()),
+        log.delete_old_segments().map(|_| ()),
+        log.delete_records(12).map(|_| ()),
     ] {
+        // The refusal says why the log is offline, not "a failed flush".
         assert!(
-            matches!(refused, Err(SegmentError::IllegalState { .. })),
+            matches!(&refused, Err(SegmentError::IllegalState { reason, .. })
+                if reason.contains("truncate_to failed inside its structural change")),
             "{refused:?}"
         );
     }
+    assert_eq!(log.log_start_offset(), 0, "the log start did not move");
     // Reads answer (from another thread, bounded: a change left odd would make them wait
     // forever) and keep the contract.
     let (tx, rx) = std::sync::mpsc::channel();

@@ -359,3 +359,36 @@ fn corruption_below_the_recovery_point_does_not_reuse_flushed_offsets() {
     assert_eq!(log.stats().truncated_offsets(), Some(36..48));
     appends_continue_at(&log, 48);
 }
+
+#[test]
+fn a_recovery_point_above_every_record_is_lowered_not_trusted_with_a_gap() {
+    // A `recovery-point` checkpoint that lies (above every record, with nothing cut by
+    // the open) must not move the log end: before, the loader rolled a segment at the
+    // checkpoint's value, so 1000 left a gap of empty fetches and i64::MAX a log that
+    // could take no append. Clean shutdown or crash alike.
+    for lie in [1000, i64::MAX] {
+        for clean in [true, false] {
+            let dir = tmpdir();
+            let (_t, clock) = mock();
+            let log = open_log(dir.path(), config(4096, 1 << 20), clock.clone());
+            fill(&log, 0, 3, 7, 1000); // 0..21
+            log.flush().unwrap();
+            if clean {
+                log.close().unwrap();
+            } else {
+                crash(log);
+            }
+            std::fs::write(
+                dir.path().join(segment::log::RECOVERY_POINT_FILE),
+                format!("0\n{lie}\n"),
+            )
+            .unwrap();
+            let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+            assert_eq!(log.log_end_offset(), 21, "lie {lie}, clean {clean}");
+            assert_eq!(log.recovery_point(), 21, "lie {lie}, clean {clean}");
+            assert_eq!(log.segments().base_offsets(), vec![0]);
+            assert_eq!(read_all(&log, 0), (0..21).collect::<Vec<_>>());
+            appends_continue_at(&log, 21);
+        }
+    }
+}
