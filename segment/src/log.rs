@@ -1030,6 +1030,10 @@ impl<F: BatchFormat> Log<F> {
             // recovering a segment that failed the load check left the log end below it,
             // start a new segment there rather than reuse those offsets.
             //
+            // Only after a clean shutdown: after a crash, a segment cut below the recovery
+            // point lowers the log end exactly as Kafka's recovery does, which
+            // `cargo xtask kafka`'s k1-crash compares byte for byte (its cut tails).
+            //
             // Only when this open cut records (a truncated tail or segment): with nothing
             // cut, every record the files held is still there, so a checkpoint above the
             // log end lies, and it is lowered to the log end as Kafka does, never trusted
@@ -1041,7 +1045,7 @@ impl<F: BatchFormat> Log<F> {
             if leo < rp_checkpoint && !cut {
                 tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "the recovery-point checkpoint is above every record and recovery cut none; lowering it to the log end");
             }
-            if leo < rp_checkpoint && cut && rp_checkpoint < i64::MAX {
+            if clean && leo < rp_checkpoint && cut && rp_checkpoint < i64::MAX {
                 tracing::warn!(dir = %self.dir.display(), log_end_offset = leo, recovery_point = rp_checkpoint, "recovery left the log end below the clean-shutdown log end; rolling a segment there so that no offset is reused");
                 active.on_become_inactive_segment()?;
                 let seg = self.open_segment(rp_checkpoint, false, "")?;

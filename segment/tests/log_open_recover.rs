@@ -333,11 +333,12 @@ fn an_empty_segment_inside_another_costs_no_records() {
 }
 
 #[test]
-fn corruption_below_the_recovery_point_does_not_reuse_flushed_offsets() {
+fn corruption_below_the_recovery_point_after_a_crash_is_cut_as_kafka_cuts_it() {
     // 0..48 flushed (recovery point 48), then a crash; a batch of the flushed active
-    // segment fails its CRC. Recovery cuts the segment there, but offsets up to 47 were
-    // acknowledged: the log end stays at 48 (before: 36, and 36..47 were handed out
-    // again).
+    // segment fails its CRC. Recovery cuts the segment there and the log end goes down
+    // to 36, reported as truncated offsets 36..48: Kafka's recovery does the same, and
+    // `cargo xtask kafka` k1-crash compares it with Kafka's on cut tails (a new segment at
+    // the recovery point, tried here, made k1-crash fail: a gap Kafka does not have).
     use std::io::{Seek, SeekFrom, Write};
     let dir = tmpdir();
     let (_t, clock) = mock();
@@ -357,7 +358,8 @@ fn corruption_below_the_recovery_point_does_not_reuse_flushed_offsets() {
     let log = open_log(dir.path(), config(4096, 1 << 20), clock);
     assert_eq!(read_all(&log, 0), (0..36).collect::<Vec<_>>());
     assert_eq!(log.stats().truncated_offsets(), Some(36..48));
-    appends_continue_at(&log, 48);
+    assert_eq!(log.log_end_offset(), 36);
+    appends_continue_at(&log, 36);
 }
 
 #[test]
