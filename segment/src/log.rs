@@ -1685,7 +1685,10 @@ impl<F: BatchFormat> Log<F> {
     /// holding it (which becomes the active segment); returns the next offset after what
     /// is left. Inside a structural change.
     fn truncate_segments_locked(&self, offset: i64) -> Result<i64> {
-        for s in self.segments.values() {
+        // Highest first: a power cut between two removals then leaves a prefix of the log,
+        // never a hole whose lost batches (a transaction's marker, say) the producer
+        // snapshots above it still count (docs/kafka-behaviour.md#crash-persistence-model).
+        for s in self.segments.values().into_iter().rev() {
             if s.base_offset() > offset {
                 self.delete_segment_files(&s)?;
             }

@@ -1242,6 +1242,14 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti_to = names::replace_suffix(&self.time_index.file(), old, new)?;
         let tx_to = names::replace_suffix(&self.txn_index.path(), old, new)?;
         self.log.rename_to(&log_to)?;
+        if new == names::DELETED_FILE_SUFFIX {
+            // The `.log` rename must be durable before any index rename: a power cut that
+            // kept a `.txnindex.deleted` beside a live `.log` would bring the segment back
+            // without its aborted transactions (docs/kafka-behaviour.md#crash-persistence-model).
+            if let Some(dir) = log_to.parent() {
+                crate::fs::fsync_dir_with(&*self.fs, dir)?;
+            }
+        }
         let from = self.offset_index.file();
         self.before(FsOp::IndexRename, &from)?;
         self.offset_index.rename_to(&oi_to)?;

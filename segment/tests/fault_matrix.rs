@@ -865,7 +865,10 @@ fn offline_by_design(op: Op, class: Class) -> Option<&'static str> {
         (Op::Append, Class::TxnIndex) => Some(
             "the ABORT marker is in the `.log` (readers may have fetched it) but its `.txnindex` entry could not be written, so read-committed fetches would serve the aborted records; the log refuses service until a reopen rebuilds the index (undoing the append would hand its offsets out twice)",
         ),
-        (Op::Truncate, Class::Log | Class::Index | Class::TimeIndex | Class::TxnIndex) => Some(
+        (
+            Op::Truncate,
+            Class::Log | Class::Index | Class::TimeIndex | Class::TxnIndex | Class::Dir,
+        ) => Some(
             "the fault hit `truncate_to` inside its structural change, after the lowered log end was published and while segments leave the map and the active segment is cut (`docs/kafka-behaviour.md#concurrent-reads`): the map and the files may hold any part of the change, so the log refuses service until a reopen recovers it from the files; nothing flushed below the cut is lost",
         ),
         _ => None,
