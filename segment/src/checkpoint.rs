@@ -159,12 +159,27 @@ pub fn read_checkpoint(path: &Path) -> Result<Option<i64>> {
     Ok(read_checkpoint_file(path)?.offset())
 }
 
-/// The loader's reading of both checkpoints of `dir`: `(clean, recovery point, log start
-/// offset)`. A missing or unreadable checkpoint reads as 0 (Kafka's reset). An unreadable
-/// one (either) also withdraws the trust in the clean-shutdown marker and in the other
-/// checkpoint's recovery point (`clean` becomes `false`, the recovery point 0), so that
-/// every segment is recovered: a directory holding a file that lies is not known to be
-/// consistent, and a recovery costs time, never data.
+/// The loader's reading of both checkpoints of a log directory (see [`load_checkpoints`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LoadedCheckpoints {
+    /// Whether the clean-shutdown marker is trusted.
+    pub clean: bool,
+    /// The recovery point to recover from (0 when missing or withdrawn).
+    pub recovery_point: i64,
+    /// The log start offset (0 when missing or unreadable).
+    pub log_start_offset: i64,
+    /// What the recovery-point file holds, if it parses: the loader rewrites the file
+    /// only when the recovery point it ends with differs, so that a clean open writes
+    /// nothing (and opens on a full disk).
+    pub recovery_point_on_disk: Option<i64>,
+}
+
+/// The loader's reading of both checkpoints of `dir`. A missing or unreadable checkpoint
+/// reads as 0 (Kafka's reset). An unreadable one (either) also withdraws the trust in the
+/// clean-shutdown marker and in the other checkpoint's recovery point (`clean` becomes
+/// `false`, the recovery point 0), so that every segment is recovered: a directory
+/// holding a file that lies is not known to be consistent, and a recovery costs time,
+/// never data. Each file is read once, through the seam `fs`.
 ///
 /// # Errors
 /// As [`read_checkpoint_file`].
@@ -174,15 +189,26 @@ pub(crate) fn load_checkpoints(
     recovery_point_file: &str,
     log_start_offset_file: &str,
     clean: bool,
-) -> Result<(bool, i64, i64)> {
+) -> Result<LoadedCheckpoints> {
     let rp = read_checkpoint_file_with(fs, &dir.join(recovery_point_file))?;
     let ls = read_checkpoint_file_with(fs, &dir.join(log_start_offset_file))?;
     let malformed = |c: &CheckpointRead| matches!(c, CheckpointRead::Malformed(_));
+    let recovery_point_on_disk = rp.offset();
     if malformed(&rp) || malformed(&ls) {
         tracing::warn!(dir = %dir.display(), "an unreadable checkpoint: recovering every segment");
-        return Ok((false, 0, ls.offset().unwrap_or(0)));
+        return Ok(LoadedCheckpoints {
+            clean: false,
+            recovery_point: 0,
+            log_start_offset: ls.offset().unwrap_or(0),
+            recovery_point_on_disk,
+        });
     }
-    Ok((clean, rp.offset().unwrap_or(0), ls.offset().unwrap_or(0)))
+    Ok(LoadedCheckpoints {
+        clean,
+        recovery_point: recovery_point_on_disk.unwrap_or(0),
+        log_start_offset: ls.offset().unwrap_or(0),
+        recovery_point_on_disk,
+    })
 }
 
 /// Writes `value` to the checkpoint at `path` atomically through the seam `fs`.

@@ -436,7 +436,7 @@ impl<F: BatchFormat> Log<F> {
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);
         let clean = crate::validate::take_clean_marker(&*fs, &marker)?;
         crate::fs::fsync_dir_with(&*fs, &dir)?;
-        let (clean, rp_checkpoint, ls_checkpoint) = crate::checkpoint::load_checkpoints(
+        let checkpoints = crate::checkpoint::load_checkpoints(
             &*fs,
             &dir,
             RECOVERY_POINT_FILE,
@@ -450,8 +450,8 @@ impl<F: BatchFormat> Log<F> {
             clock: clock.clone(),
             segments: LogSegments::new(),
             log_end_offset: AtomicI64::new(0),
-            log_start_offset: AtomicI64::new(ls_checkpoint),
-            recovery_point: AtomicI64::new(rp_checkpoint),
+            log_start_offset: AtomicI64::new(checkpoints.log_start_offset),
+            recovery_point: AtomicI64::new(checkpoints.recovery_point),
             lock: Mutex::new(()),
             stats: LogStats::default(),
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
@@ -478,13 +478,7 @@ impl<F: BatchFormat> Log<F> {
         loop {
             flagged.sort_unstable();
             flagged.dedup();
-            match log.recover_log(
-                clean,
-                rp_checkpoint,
-                ls_checkpoint,
-                flagged.clone(),
-                resume_from,
-            ) {
+            match log.recover_log(&checkpoints, flagged.clone(), resume_from) {
                 Err(SegmentError::OffsetOverflow {
                     path,
                     base_offset,
@@ -514,7 +508,7 @@ impl<F: BatchFormat> Log<F> {
         }
         // Nothing can be reading the segments recovery removed: delete their files now.
         log.deleter.delete_all()?;
-        log.load_producer_state(epochs_usable, ls_checkpoint)?;
+        log.load_producer_state(epochs_usable, checkpoints.log_start_offset)?;
         Ok(log)
     }
 
@@ -916,12 +910,16 @@ impl<F: BatchFormat> Log<F> {
 
     fn recover_log(
         &self,
-        clean: bool,
-        rp_checkpoint: i64,
-        ls_checkpoint: i64,
+        checkpoints: &crate::checkpoint::LoadedCheckpoints,
         flagged: Vec<i64>,
         resume_from: i64,
     ) -> Result<()> {
+        let crate::checkpoint::LoadedCheckpoints {
+            clean,
+            recovery_point: rp_checkpoint,
+            log_start_offset: ls_checkpoint,
+            recovery_point_on_disk,
+        } = *checkpoints;
         let unflushed = if clean {
             Vec::new()
         } else {
@@ -1066,17 +1064,13 @@ impl<F: BatchFormat> Log<F> {
             Ordering::Release,
         );
         // Everything below the log end offset is now on disk (recovered segments were
-        // flushed, the rest was below the checkpoint or cleanly shut down).
-        let rp = if clean {
-            leo
-        } else {
-            leo.min(rp_checkpoint.max(leo))
-        };
+        // flushed, the rest was below the checkpoint or cleanly shut down), so the
+        // recovery point is the log end.
+        let rp = leo;
         // Rewritten only if it changed: opening a log whose checkpoint already holds the
         // recovery point (a clean shutdown) writes nothing, so it opens on a full disk
         // (`docs/kafka-behaviour.md#deferred-snapshots`).
-        let on_disk = crate::checkpoint::read_checkpoint(&self.dir.join(RECOVERY_POINT_FILE))?;
-        if on_disk != Some(rp) {
+        if recovery_point_on_disk != Some(rp) {
             self.checkpoint(RECOVERY_POINT_FILE, rp)?;
         }
         self.recovery_point.store(rp, Ordering::Release);
@@ -1418,17 +1412,8 @@ impl<F: BatchFormat> Log<F> {
         // (a zero entry, a largest timestamp of 0: found by `cargo xtask crash`,
         // invariant 3). Kafka flushes the rolled segment too, in the background.
         if self.recovery_point() > active.base_offset() {
-            if let Err(e) = active.flush() {
-                if is_open_failure(&e) {
-                    // Nothing went through a failing descriptor (the offline rule): the roll
-                    // fails before anything changed, and the log stays online.
-                    tracing::warn!(dir = %self.dir.display(), error = %e, "flush of the rolled segment could not open a file; the roll is refused");
-                    return Err(e);
-                }
-                tracing::error!(dir = %self.dir.display(), error = %e, "flush of the rolled segment failed; the log is now offline");
-                self.go_offline("the flush of a rolled segment failed".to_string());
-                return Err(e);
-            }
+            // A failure to open a file refuses the roll before anything changed.
+            self.offline_unless_open_failure("the flush of a rolled segment", active.flush())?;
         }
         let seg = Arc::new(self.open_segment(new_base, false, "")?);
         self.segments.add(seg.clone());
@@ -1945,13 +1930,27 @@ impl<F: BatchFormat> Log<F> {
         let synced = seg
             .flush()
             .and_then(|()| crate::fs::fsync_dir_with(&*self.fs, &self.dir));
-        if let Err(e) = &synced {
-            if !is_open_failure(e) {
-                tracing::error!(dir = %self.dir.display(), error = %e, "fsync of a truncated segment failed; the log is now offline");
-                self.go_offline("the fsync of a truncated segment failed".to_string());
-            }
+        self.offline_unless_open_failure("the fsync of a truncated segment", synced)
+    }
+
+    /// The offline rule (`docs/kafka-behaviour.md#offline-rule`) applied to the outcome of
+    /// a sync: `Ok` passes; a failure to **open** a file ([`is_open_failure`]: nothing was
+    /// synced through a failing descriptor, so no dirty page was dropped) is returned with
+    /// the log left online, and a later flush retries; any other failure takes the log
+    /// offline, because the state on disk is unknown (fsyncgate). `what` names the sync
+    /// in the log's offline reason.
+    ///
+    /// # Errors
+    /// The error of `synced`, unchanged.
+    fn offline_unless_open_failure(&self, what: &str, synced: Result<()>) -> Result<()> {
+        let Err(e) = synced else { return Ok(()) };
+        if is_open_failure(&e) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "{what} could not open a file; the log stays online");
+        } else {
+            tracing::error!(dir = %self.dir.display(), error = %e, "{what} failed; the log is now offline");
+            self.go_offline(format!("{what} failed"));
         }
-        synced
+        Err(e)
     }
 
     fn flush_locked(&self) -> Result<()> {
@@ -1968,17 +1967,8 @@ impl<F: BatchFormat> Log<F> {
             }
             crate::fs::fsync_dir_with(&*self.fs, &self.dir)
         })();
-        if let Err(e) = synced {
-            if is_open_failure(&e) {
-                // Nothing was synced through a descriptor that failed, so no dirty page can
-                // have been dropped: the state is known and a later flush retries it all.
-                tracing::warn!(dir = %self.dir.display(), error = %e, "flush could not open a file; the log stays online and the recovery point is not moved");
-                return Err(e);
-            }
-            tracing::error!(dir = %self.dir.display(), error = %e, "flush failed; the log is now offline");
-            self.go_offline("a flush failed".to_string());
-            return Err(e);
-        }
+        // On an open failure the recovery point is not moved, and a later flush retries.
+        self.offline_unless_open_failure("a flush", synced)?;
         // Epochs an append could not checkpoint: durable before the recovery point moves
         // past their batches (a crash before this recovers them from the batches).
         self.write_pending_epochs()?;
