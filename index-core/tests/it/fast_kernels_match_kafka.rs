@@ -1,0 +1,159 @@
+//! The fast (branch-free) kernels of every strategy answer exactly as Kafka's search,
+//! run step by step (`search::kafka_search`, the oracle), on valid indexes (strictly
+//! increasing keys and values): every bound, both fields, including the slot-0 quirk of
+//! the smallest upper bound, for 8-byte and 12-byte entries, every warm-section size and
+//! page size. On merely monotonic data (duplicates: a corrupt index) they find the same
+//! field as Kafka, as documented on `search::search`.
+
+use crate::common::{E12, E8};
+use index_core::codec::IndexEntry;
+use index_core::search::{kafka_search, search};
+use index_core::{Bound, IndexFile, NoProbe, OpenMode, SearchField, SearchStrategy};
+use proptest::prelude::*;
+
+const BASE: i64 = 1000;
+
+fn running(start: i64, deltas: &[i64]) -> Vec<i64> {
+    deltas
+        .iter()
+        .scan(start, |acc, d| {
+            *acc += d;
+            Some(*acc)
+        })
+        .collect()
+}
+
+/// Builds an index of `keys`/`values` with the page directory of `page_size`, and checks
+/// every strategy's search against Kafka's on every field, bound and target.
+fn check<E: IndexEntry>(
+    make: impl Fn(i64, i64) -> E,
+    keys: &[i64],
+    values: &[i64],
+    page_size: usize,
+    warm_bytes: usize,
+    strict: bool,
+    extra: &[i64],
+) -> Result<(), TestCaseError> {
+    let dir = crate::common::tmp();
+    let n = keys.len();
+    let pd = SearchStrategy::PageDirectory { page_size };
+    let index = IndexFile::<E>::open(
+        dir.path().join("0.idx"),
+        BASE,
+        Some((n + 1) * E::SIZE),
+        OpenMode::ReadWrite,
+    )
+    .unwrap()
+    .with_search_strategy(pd);
+    for (&k, &v) in keys.iter().zip(values) {
+        index.append(&make(k, v)).unwrap();
+    }
+    let snap = index.snapshot().unwrap();
+    let slots = snap.slots();
+    let strategies = [
+        SearchStrategy::Binary,
+        SearchStrategy::default(),
+        SearchStrategy::WarmCold {
+            warm_section_bytes: warm_bytes,
+        },
+        pd,
+    ];
+    for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
+        let mut targets = extra.to_vec();
+        for &f in fields {
+            targets.extend([f - 1, f, f + 1]);
+        }
+        for &t in &targets {
+            for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
+                for s in strategies {
+                    let want = kafka_search(slots, BASE, t, which, bound, s, &mut NoProbe);
+                    let fast = snap.search_with(s, t, which, bound, &mut NoProbe);
+                    let plain = search(slots, BASE, t, which, bound, s, &mut NoProbe);
+                    if strict {
+                        prop_assert_eq!(
+                            plain,
+                            fast,
+                            "{:?} {:?} {:?} target {}",
+                            s,
+                            which,
+                            bound,
+                            t
+                        );
+                        prop_assert_eq!(fast, want, "{:?} {:?} {:?} target {}", s, which, bound, t);
+                    } else if !(bound == Bound::SmallestUpperBound && fields.first() == Some(&t)) {
+                        let f = |r: Option<usize>| r.map(|s| fields[s]);
+                        prop_assert_eq!(
+                            f(fast),
+                            f(want),
+                            "{:?} {:?} {:?} target {}",
+                            s,
+                            which,
+                            bound,
+                            t
+                        );
+                    }
+                }
+            }
+        }
+        // The lookup path (`IndexFile::search`) answers as the snapshot does.
+        for &t in targets.iter().take(64) {
+            let got = index
+                .search(t, which, Bound::LargestLowerBound, &mut NoProbe)
+                .unwrap()
+                .map(|(s, _)| s);
+            let want = kafka_search(
+                slots,
+                BASE,
+                t,
+                which,
+                Bound::LargestLowerBound,
+                pd,
+                &mut NoProbe,
+            );
+            if strict {
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn e8(k: i64, v: i64) -> E8 {
+    crate::common::e8(BASE, k, v)
+}
+
+fn e12(k: i64, v: i64) -> E12 {
+    crate::common::e12(BASE, k, v)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn fast_kernels_equal_kafka_on_valid_indexes(
+        kd in proptest::collection::vec(1i64..50, 0..1200),
+        vd in proptest::collection::vec(1i64..9, 1200),
+        page_size in proptest::sample::select(vec![8usize, 16, 64, 256, 4096]),
+        warm_bytes in proptest::sample::select(vec![0usize, 8, 24, 96, 1000]),
+        extra in proptest::collection::vec(-100i64..70_000, 8),
+    ) {
+        let keys = running(BASE, &kd);
+        let values = running(BASE, &vd[..keys.len()]);
+        check(e8, &keys, &values, page_size, warm_bytes, true, &extra)?;
+        check(e12, &keys, &values, page_size, warm_bytes, true, &extra)?;
+    }
+
+    #[test]
+    fn fast_kernels_find_kafkas_field_on_monotonic_indexes(
+        kd in proptest::collection::vec(0i64..3, 0..600),
+        vd in proptest::collection::vec(0i64..3, 600),
+        page_size in proptest::sample::select(vec![8usize, 16, 4096]),
+        warm_bytes in proptest::sample::select(vec![0usize, 24, 1000]),
+        extra in proptest::collection::vec(-100i64..3000, 8),
+    ) {
+        let keys = running(BASE, &kd);
+        let values = running(BASE, &vd[..keys.len()]);
+        check(e8, &keys, &values, page_size, warm_bytes, false, &extra)?;
+        check(e12, &keys, &values, page_size, warm_bytes, false, &extra)?;
+    }
+}

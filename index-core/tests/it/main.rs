@@ -1,0 +1,8 @@
+//! The integration tests of `index-core`, one binary: one module per scenario file.
+
+mod common;
+mod fast_kernels_match_kafka;
+mod index_file_lifecycle;
+mod page_directory_sequences;
+mod remap_safety;
+mod search_strategies;
