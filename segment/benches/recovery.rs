@@ -61,7 +61,10 @@ fn clock() -> Clock {
 /// Writes `mib` MiB of batches without flushing and "crashes" (drops the log without
 /// closing it). Returns the bytes written.
 fn build_crashed_log(dir: &Path, mib: u64) -> u64 {
-    let log = Log::<segment::KafkaBatchFormat>::open(dir, config(), clock()).expect("open");
+    let log = Log::options()
+        .clock(clock())
+        .open(dir, config())
+        .expect("open");
     let value = [b'v'; 100];
     let mut offset = 0i64;
     let mut bytes = 0u64;
@@ -96,7 +99,9 @@ fn recovery(c: &mut Criterion) {
             b.iter_batched(
                 || crash_state(dir.path()),
                 |()| {
-                    let log = Log::<segment::KafkaBatchFormat>::open(dir.path(), config(), clock())
+                    let log = Log::options()
+                        .clock(clock())
+                        .open(dir.path(), config())
                         .expect("open");
                     assert_eq!(
                         log.stats().scanned_segments(),
@@ -121,12 +126,16 @@ fn clean_open(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("clean-open", format!("{mib}MiB")), |b| {
             b.iter_batched(
                 || {
-                    let log = Log::<segment::KafkaBatchFormat>::open(dir.path(), config(), clock())
+                    let log = Log::options()
+                        .clock(clock())
+                        .open(dir.path(), config())
                         .expect("open");
                     log.close().expect("close");
                 },
                 |()| {
-                    let log = Log::<segment::KafkaBatchFormat>::open(dir.path(), config(), clock())
+                    let log = Log::options()
+                        .clock(clock())
+                        .open(dir.path(), config())
                         .expect("open");
                     assert_eq!(log.stats().scanned_segments(), 0);
                     black_box(log)

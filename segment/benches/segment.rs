@@ -165,7 +165,10 @@ fn clock() -> Clock {
 /// A log in `dir` holding all of `data` in one segment, closed cleanly.
 fn write_log(dir: &Path, data: &Data) -> PathBuf {
     let path = dir.join("topic-0");
-    let log = Log::<KafkaBatchFormat>::open(&path, LogConfig::default(), clock()).unwrap();
+    let log = Log::options()
+        .clock(clock())
+        .open(&path, LogConfig::default())
+        .unwrap();
     for b in &data.batches {
         log.append(data.bytes(b)).unwrap();
     }
@@ -179,7 +182,10 @@ fn write_log(dir: &Path, data: &Data) -> PathBuf {
 
 fn log_append(data: &Data) -> Duration {
     let dir = scratch();
-    let log = Log::<KafkaBatchFormat>::open(dir.path(), LogConfig::default(), clock()).unwrap();
+    let log = Log::options()
+        .clock(clock())
+        .open(dir.path(), LogConfig::default())
+        .unwrap();
     let start = Instant::now();
     for b in &data.batches {
         black_box(log.append(data.bytes(b)).unwrap());
@@ -382,7 +388,10 @@ impl ReadFixture {
     fn new(data: &Data) -> ReadFixture {
         let dir = scratch();
         let path = write_log(dir.path(), data);
-        let log: Log = Log::open(&path, LogConfig::default(), clock()).unwrap();
+        let log = Log::options()
+            .clock(clock())
+            .open(&path, LogConfig::default())
+            .unwrap();
         let seg = log.segments().active_segment().unwrap();
         let file = File::open(seg.log_path()).unwrap();
         let len = file.metadata().unwrap().len();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use segment::record::{self, FileBatch};
-use segment::{time::system_clock, Log, LogConfig};
+use segment::{Log, LogConfig};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -114,7 +114,7 @@ fn main() -> Res<()> {
     // Kafka keeps `.kafka_cleanshutdown` in the parent directory, so a copied partition
     // has no marker here: the log recovers every segment (validates each batch's CRC and
     // rebuilds the indexes), which also proves the broker's data is intact.
-    let log: Log = Log::open(&dir, LogConfig::default(), system_clock())?; // Log<KafkaBatchFormat>
+    let log = Log::open(&dir, LogConfig::default())?; // Log<KafkaBatchFormat>
     let stats = log.stats();
     println!(
         "opened: {} segments, recovered {}, {} bytes truncated, {} indexes rebuilt",

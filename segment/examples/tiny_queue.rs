@@ -33,7 +33,9 @@ use std::fs::OpenOptions;
 use std::sync::Arc;
 
 use segment::format::FormatError;
-use segment::{BatchFormat, BatchInfo, Clock, Log, LogConfig, MockTime, TimestampAndOffset};
+use segment::{
+    BatchFormat, BatchInfo, Clock, Log, LogConfig, LogOptions, MockTime, TimestampAndOffset,
+};
 
 /// The tiny-queue batch format (see the module docs). A zero-sized marker type: every
 /// method is an associated function, statically dispatched by `Log<TinyFormat>`.
@@ -250,7 +252,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock: Clock = Arc::new(MockTime::new(T0));
 
     // 1. Append 600 messages in batches of 1..=5 records.
-    let log = Log::<TinyFormat>::open(&path, config.clone(), clock.clone())?;
+    let log = LogOptions::<TinyFormat>::new()
+        .clock(clock.clone())
+        .open(&path, config.clone())?;
     let (mut next, mut batches, mut last_batch_size) = (0i64, 0, 0u64);
     while next < 600 {
         let n = (batches % 5 + 1).min(600 - next);
@@ -286,7 +290,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // 3. Reopen: recovery validates every unflushed batch and truncates the torn one.
-    let log = Log::<TinyFormat>::open(&path, config.clone(), clock.clone())?;
+    let log = LogOptions::<TinyFormat>::new()
+        .clock(clock.clone())
+        .open(&path, config.clone())?;
     let truncated = log
         .stats()
         .bytes_truncated
@@ -323,7 +329,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (ts, m) = message(resume);
     log.append(&TinyFormat::encode(resume, &[(ts, m.as_bytes())]))?;
     log.close()?;
-    let log = Log::<TinyFormat>::open(&path, config, clock)?;
+    let log = LogOptions::<TinyFormat>::new()
+        .clock(clock)
+        .open(&path, config)?;
     assert_eq!(log.stats().scanned_segments(), 0);
     assert_eq!(lookup(&log, resume)?, message(resume));
     println!(

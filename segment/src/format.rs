@@ -51,8 +51,8 @@
 //! The offsets are the caller's: [`Log::append`](crate::Log::append) stores batches that
 //! already carry their offsets (it does not assign them), so an embedder reads
 //! [`Log::log_end_offset`](crate::Log::log_end_offset) and encodes it as the next batch's
-//! base offset. The format type is named when opening: `Log::<Tiny>::open(..)` (a type
-//! parameter's default is not applied in expressions). Reads return the raw bytes of your
+//! base offset. The format type is named when opening:
+//! `LogOptions::<Tiny>::new().open(..)` ([`Log::open`](crate::Log::open) is Kafka's format). Reads return the raw bytes of your
 //! batches; walk them with [`scan`]. The crate does not export a CRC helper; the example
 //! uses the `crc32c` crate.
 //!
@@ -62,7 +62,7 @@
 //!
 //! ```
 //! use segment::format::{scan, BatchFormat, BatchInfo, FormatError};
-//! use segment::{time::system_clock, Log, LogConfig, TimestampAndOffset};
+//! use segment::{LogConfig, LogOptions, TimestampAndOffset};
 //! use std::sync::atomic::Ordering;
 //!
 //! /// Batch: `[u32 size][u32 CRC-32C of bytes 8..size][i64 base offset][u32 record count]
@@ -194,7 +194,7 @@
 //!     segment_bytes: 200, // three batches per segment
 //!     ..LogConfig::default()
 //! };
-//! let log = Log::<Tiny>::open(dir.path(), config.clone(), system_clock())?;
+//! let log = LogOptions::<Tiny>::new().open(dir.path(), config.clone())?;
 //!
 //! // Ten batches of two records: offsets 0..20, record k at t0 + 10k ms.
 //! let t0 = 1_700_000_000_000;
@@ -227,7 +227,7 @@
 //! std::fs::OpenOptions::new().write(true).open(&path)?.set_len(size - 5)?;
 //!
 //! // Recovery validates every batch and truncates the torn one.
-//! let log = Log::<Tiny>::open(dir.path(), config, system_clock())?;
+//! let log = LogOptions::<Tiny>::new().open(dir.path(), config)?;
 //! assert_eq!(log.stats().bytes_truncated.load(Ordering::Relaxed), last_batch_size - 5);
 //! assert_eq!(log.log_end_offset(), 18);
 //! assert_eq!(log.offset_for_timestamp(t0 + 165)?.unwrap().offset, 17);

@@ -693,7 +693,7 @@ pub fn remove_if_exists_with(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
 mod tests {
     use super::*;
     use crate::record::{BatchBuilder, ControlRecordType};
-    use crate::time::system_clock;
+
     use crate::{Log, LogConfig};
 
     /// Logs every open, report and completion (file names only).
@@ -742,23 +742,17 @@ mod tests {
     fn opens_and_txnindex_writes_go_through_the_seam() {
         let dir = tempfile::tempdir().unwrap();
         let rec = Arc::new(Events::default());
-        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            LogConfig::default(),
-            system_clock(),
-            rec.clone(),
-        )
-        .unwrap();
+        let log = Log::options()
+            .fs(rec.clone())
+            .open(dir.path(), LogConfig::default())
+            .unwrap();
         abort_txn(&log);
         log.flush().unwrap();
         log.close().unwrap();
-        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            LogConfig::default(),
-            system_clock(),
-            rec.clone(),
-        )
-        .unwrap();
+        let log = Log::options()
+            .fs(rec.clone())
+            .open(dir.path(), LogConfig::default())
+            .unwrap();
         drop(log);
         let ev = rec.events.lock();
         let seen = |kind: &str, op: FsOp, suffix: &str| {
@@ -794,12 +788,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = Arc::new(FaultyFs::new());
         fs.inject(Fault::new(FsOp::Open, EMFILE).on_path(".timeindex"));
-        let log = Log::<crate::KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            LogConfig::default(),
-            system_clock(),
-            fs.clone(),
-        );
+        let log = Log::options()
+            .fs(fs.clone())
+            .open(dir.path(), LogConfig::default());
         let err = match log {
             Ok(log) => {
                 let b = BatchBuilder::new(0)

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use segment::record::{batches_from, BatchBuilder};
-//! use segment::{time::system_clock, Log, LogConfig};
+//! use segment::{Log, LogConfig};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let config = LogConfig {
@@ -32,7 +32,7 @@
 //!     ..LogConfig::default()
 //! };
 //! // `Log` is `Log<KafkaBatchFormat>`: Kafka's `.log` format.
-//! let log: Log = Log::open(dir.path().join("orders-0"), config.clone(), system_clock())?;
+//! let log = Log::open(dir.path().join("orders-0"), config.clone())?;
 //!
 //! // Ten batches of three records: offsets 0..30, timestamps 10 ms apart.
 //! let t0 = 1_700_000_000_000; // ms since the epoch
@@ -62,7 +62,7 @@
 //! // A clean close writes the indexes and the clean-shutdown marker: reopening recovers
 //! // nothing.
 //! log.close()?;
-//! let log: Log = Log::open(dir.path().join("orders-0"), config, system_clock())?;
+//! let log = Log::open(dir.path().join("orders-0"), config)?;
 //! assert_eq!((log.log_end_offset(), log.stats().scanned_segments()), (30, 0));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -97,7 +97,8 @@
 //!
 //! That build compiles 29 crates and no C code (the repository's CI checks it with
 //! `xtask/lean-embedder`: at most 30 crates, no `cc` or `*-sys` crate). Implement
-//! [`BatchFormat`] on a zero-sized type and open `Log::<YourFormat>::open(..)`; the
+//! [`BatchFormat`] on a zero-sized type and open it with
+//! `LogOptions::<YourFormat>::new().open(..)`; the
 //! [`format`](mod@format) module docs have a complete example.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -132,7 +133,7 @@ pub use error::{Result, SegmentError};
 pub use format::{BatchFormat, BatchInfo, KafkaBatchFormat};
 pub use lazy::{LazyIndex, LazyLoad};
 pub use lock::DirLock;
-pub use log::{Log, LogStats};
+pub use log::{Log, LogOptions, LogStats};
 pub use log_file::LogFile;
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};

@@ -73,7 +73,10 @@ use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
 use crate::segments::LogSegments;
 use crate::time::Clock;
 
+mod options;
 mod pstate;
+
+pub use options::LogOptions;
 
 /// Name of the clean-shutdown marker file inside the log directory.
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
@@ -89,10 +92,10 @@ pub const LOG_START_OFFSET_FILE: &str = "log-start-offset";
 /// `load(Ordering::Relaxed)`:
 ///
 /// ```
-/// # use segment::{time::system_clock, Log, LogConfig};
+/// # use segment::{Log, LogConfig};
 /// use std::sync::atomic::Ordering;
 /// # let dir = tempfile::tempdir()?;
-/// let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock())?;
+/// let log = Log::open(dir.path(), LogConfig::default())?;
 /// let stats = log.stats();
 /// let (segments, bytes) = (stats.scanned_segments(), stats.bytes_truncated.load(Ordering::Relaxed));
 /// assert_eq!((segments, bytes), (0, 0)); // a new log: nothing to recover
@@ -271,11 +274,10 @@ pub struct AppendInfo {
 /// lock; reads use the lock-free segment map and may run concurrently, with the contract
 /// of [`read`](Log::read) (`docs/kafka-behaviour.md#concurrent-reads`).
 ///
-/// The batch format is a type parameter (static dispatch). Rust does not apply a type
-/// parameter's default in expressions, so name the type when opening:
-/// `let log: Log = Log::open(..)?` for Kafka's format, or
-/// `let log = Log::<MyFormat>::open(..)?` for your own [`BatchFormat`] (a complete
-/// example is in the [`format`](mod@format) module docs).
+/// The batch format is a type parameter (static dispatch). [`Log::open`] opens a log of
+/// Kafka's record batches, with no annotation; `LogOptions::<MyFormat>::new().open(..)`
+/// opens one of your own [`BatchFormat`] (a complete example is in the
+/// [`format`](mod@format) module docs).
 ///
 /// Offsets are assigned by the caller: [`append`](Log::append) stores batches that carry
 /// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
@@ -354,8 +356,8 @@ fn is_open_failure_io(source: &std::io::Error) -> bool {
             .is_some_and(|n| NO_DESCRIPTOR.contains(&n)))
 }
 
-impl<F: BatchFormat> Log<F> {
-    /// Opens (creating if needed) the log in `dir` — Kafka's loader (kafka-behaviour §10):
+impl Log<KafkaBatchFormat> {
+    /// Opens (creating if needed) the log in `dir`, of Kafka's record batches — Kafka's loader (kafka-behaviour §10):
     ///
     /// 0. the directory's `.lock` file is locked exclusively ([`DirLock`]) before anything
     ///    else is read or written; the lock is held until the log is closed or dropped;
@@ -400,9 +402,8 @@ impl<F: BatchFormat> Log<F> {
     /// never applies retention: segments are deleted only by
     /// [`delete_old_segments`](Self::delete_old_segments) and the calls built on it.
     ///
-    /// `clock` is the wall clock of the log (for `segment.ms` rolls and `retention.ms`),
-    /// not a source of record timestamps: pass [`system_clock`](crate::time::system_clock)
-    /// or, in tests, a [`MockTime`](crate::time::MockTime) (see [`Clock`]).
+    /// The log uses the system clock and the real file system; [`Log::options`] sets
+    /// others ([`LogOptions`]).
     ///
     /// # Errors
     /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`] (nothing
@@ -414,23 +415,22 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::Format`] that is not a corruption
     /// ([`FormatError::Unsupported`](crate::format::FormatError::Unsupported)) met by
     /// recovery.
-    pub fn open(dir: impl Into<PathBuf>, config: LogConfig, clock: Clock) -> Result<Self> {
-        Self::open_with_fs(dir, config, clock, crate::fs::real())
+    pub fn open(dir: impl Into<PathBuf>, config: LogConfig) -> Result<Self> {
+        Self::options().open(dir, config)
     }
 
-    /// [`open`](Self::open) with the file-system seam `fs` (see [`crate::fs`]): every
-    /// segment, checkpoint, marker and directory write of this log goes through it.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open).
-    pub fn open_with_fs(
-        dir: impl Into<PathBuf>,
-        config: LogConfig,
-        clock: Clock,
-        fs: FsRef,
-    ) -> Result<Self> {
+    /// Options to open a log of Kafka's record batches with another clock or file-system
+    /// seam: `Log::options().clock(clock).fs(fs).open(dir, config)`. For another
+    /// [`BatchFormat`], start from [`LogOptions::new`].
+    pub fn options() -> LogOptions<KafkaBatchFormat> {
+        LogOptions::new()
+    }
+}
+
+impl<F: BatchFormat> Log<F> {
+    /// The loader behind [`LogOptions::open`] (see [`Log::open`]).
+    fn open_with(dir: PathBuf, config: LogConfig, clock: Clock, fs: FsRef) -> Result<Self> {
         config.validate()?;
-        let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| SegmentError::io("create dir", &dir, e))?;
         let dir_lock = DirLock::acquire(&dir)?;
         let marker = dir.join(CLEAN_SHUTDOWN_FILE);

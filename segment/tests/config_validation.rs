@@ -199,7 +199,7 @@ fn log_open_refuses_an_invalid_config_and_touches_nothing() {
         fill(&log, 0, 3, 2, 1_000);
         log.close().unwrap();
         let before = listing(dir.path());
-        match Log::<segment::KafkaBatchFormat>::open(dir.path(), cfg, clock.clone()) {
+        match Log::options().clock(clock.clone()).open(dir.path(), cfg) {
             Err(SegmentError::InvalidConfig { name: n, .. }) => assert_eq!(n, name),
             Err(e) => panic!("{name}: expected InvalidConfig, got {e:?}"),
             Ok(_) => panic!("{name}: an invalid config was accepted"),
@@ -239,7 +239,9 @@ fn smallest_index_size_still_indexes() {
     let (_t, clock) = mock();
     let too_small = config(0, 23);
     assert!(matches!(
-        Log::<segment::KafkaBatchFormat>::open(dir.path(), too_small, clock.clone()),
+        Log::options()
+            .clock(clock.clone())
+            .open(dir.path(), too_small),
         Err(SegmentError::InvalidConfig {
             name: "segment.index.bytes",
             ..

@@ -31,7 +31,10 @@ fn deleted(dir: &Path) -> Vec<String> {
 /// Three segments: 0..10, 10..20, 20..30.
 fn three_segments(dir: &Path, cfg: LogConfig) -> (MockTime, Log) {
     let t = MockTime::new(1_000_000);
-    let log = Log::open(dir, cfg, Arc::new(t.clone())).unwrap();
+    let log = Log::options()
+        .clock(Arc::new(t.clone()))
+        .open(dir, cfg)
+        .unwrap();
     fill(&log, 0, 2, 5, 1000);
     log.roll(None).unwrap();
     fill(&log, 10, 2, 5, 1000);

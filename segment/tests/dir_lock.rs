@@ -55,7 +55,7 @@ fn contents(log: &Log) -> Vec<(i64, String)> {
 
 fn open(dir: &Path) -> segment::Result<Log> {
     let (_t, clock) = mock();
-    Log::open(dir, cfg(), clock)
+    Log::options().clock(clock).open(dir, cfg())
 }
 
 /// What an intruder process prints about its open.

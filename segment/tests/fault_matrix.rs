@@ -279,13 +279,11 @@ fn full_disk_open_defers_the_producer_snapshot() {
         for op in [FsOp::Write, FsOp::WriteFile, FsOp::SetLen] {
             fs.inject(Fault::new(op, ENOSPC));
         }
-        let log = Log::<KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            cfg.clone(),
-            clock.clone(),
-            fs.clone(),
-        )
-        .unwrap_or_else(|e| panic!("crash={crash}: a full disk failed the open: {e}"));
+        let log = Log::options()
+            .clock(clock.clone())
+            .fs(fs.clone())
+            .open(dir.path(), cfg.clone())
+            .unwrap_or_else(|e| panic!("crash={crash}: a full disk failed the open: {e}"));
         assert_eq!(log.log_end_offset(), o);
         assert_eq!(read_all(&log, 0), (0..o).collect::<Vec<_>>());
         assert_eq!(log.collect_aborted_txns(0, i64::MAX).unwrap(), aborted);
@@ -386,7 +384,11 @@ fn find(ops: &[(FsOp, String)], from: usize, op: FsOp, suffix: &str) -> Option<u
 
 fn open_recorded(dir: &Path, cfg: &LogConfig, rec: &Arc<Recorder>) -> Log {
     let (_t, clock) = mock();
-    Log::<KafkaBatchFormat>::open_with_fs(dir, cfg.clone(), clock, rec.clone()).unwrap()
+    Log::options()
+        .clock(clock)
+        .fs(rec.clone())
+        .open(dir, cfg.clone())
+        .unwrap()
 }
 
 /// Weak point of issue 19 (`docs/kafka-behaviour.md#truncate-fsync`): `truncate_to`
@@ -1139,7 +1141,10 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
     let cfg = matrix_cfg();
     let fs = Arc::new(FaultyFs::new());
     let open = |fs: &Arc<FaultyFs>| {
-        Log::<KafkaBatchFormat>::open_with_fs(dir.path(), cfg.clone(), clock.clone(), fs.clone())
+        Log::options()
+            .clock(clock.clone())
+            .fs(fs.clone())
+            .open(dir.path(), cfg.clone())
     };
     let mut m = Model::default();
     let log = open(&fs).unwrap();
@@ -1273,7 +1278,9 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
     }
     // A reopen with the real file system recovers everything acknowledged.
     let (_t2, clock2) = mock();
-    let log = Log::<KafkaBatchFormat>::open(dir.path(), cfg.clone(), clock2)
+    let log = Log::options()
+        .clock(clock2)
+        .open(dir.path(), cfg.clone())
         .map_err(|e| format!("reopen failed: {e}"))?;
     check_log(&log, &m, max_start, "after reopen")?;
     let leo = log.log_end_offset();
@@ -1437,7 +1444,11 @@ fn epoch_checkpoint_write_after_an_append_is_deferred_to_the_flush() {
     let (_t, clock) = mock();
     let cfg = matrix_cfg();
     let fs = Arc::new(FaultyFs::new());
-    let log = Log::<KafkaBatchFormat>::open_with_fs(dir.path(), cfg, clock, fs.clone()).unwrap();
+    let log = Log::options()
+        .clock(clock)
+        .fs(fs.clone())
+        .open(dir.path(), cfg)
+        .unwrap();
     log.append(&epoch_batch(0, 0)).unwrap();
     log.flush().unwrap();
     let checkpoint = dir.path().join("leader-epoch-checkpoint");

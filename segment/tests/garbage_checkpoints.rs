@@ -35,7 +35,7 @@ fn open_with_timeout(dir: &Path) -> segment::Result<Log> {
     let dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let (_t, clock) = mock();
-        let _ = tx.send(Log::open(dir, cfg(), clock));
+        let _ = tx.send(Log::options().clock(clock).open(dir, cfg()));
     });
     rx.recv_timeout(Duration::from_secs(60))
         .expect("Log::open hung on a checkpoint file")

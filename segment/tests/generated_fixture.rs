@@ -33,7 +33,10 @@ fn generate(dir: &Path) {
         ..LogConfig::default()
     };
     let clock: Clock = Arc::new(MockTime::new(T0));
-    let log: Log = Log::open(dir, config.clone(), clock.clone()).expect("open");
+    let log = Log::options()
+        .clock(clock.clone())
+        .open(dir, config.clone())
+        .expect("open");
     let mut next = 0i64;
     let mut ts = T0;
     let append = |b: BatchBuilder, n: i64, next: &mut i64| {
@@ -96,7 +99,10 @@ fn generate(dir: &Path) {
     // Kafka would have written.
     std::fs::remove_file(dir.join(".kafka_cleanshutdown")).expect("marker");
     std::fs::remove_file(dir.join("recovery-point")).expect("recovery point");
-    let log: Log = Log::open(dir, config, clock).expect("recover");
+    let log = Log::options()
+        .clock(clock)
+        .open(dir, config)
+        .expect("recover");
     log.close().expect("close after recovery");
 }
 

@@ -10,10 +10,14 @@ use std::sync::Arc;
 
 use common::*;
 use segment::fs::{Fault, FaultyFs, FsOp, EIO, ENOSPC};
-use segment::{KafkaBatchFormat, Log, LogConfig, SegmentError};
+use segment::{Log, LogConfig, SegmentError};
 
 fn open_faulty(dir: &Path, cfg: LogConfig, clock: segment::Clock, fs: &Arc<FaultyFs>) -> Log {
-    Log::<KafkaBatchFormat>::open_with_fs(dir, cfg, clock, fs.clone()).unwrap()
+    Log::options()
+        .clock(clock)
+        .fs(fs.clone())
+        .open(dir, cfg)
+        .unwrap()
 }
 
 fn checkpoint(dir: &Path) -> i64 {
@@ -73,13 +77,11 @@ fn b12_enospc_while_recovering_fails_open_and_the_next_open_recovers_again() {
         // Run 3: the disk is full while recovering
         let fs = Arc::new(FaultyFs::new());
         fs.inject(fault.clone());
-        let err = Log::<KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            cfg.clone(),
-            clock.clone(),
-            fs.clone(),
-        )
-        .unwrap_err();
+        let err = Log::options()
+            .clock(clock.clone())
+            .fs(fs.clone())
+            .open(dir.path(), cfg.clone())
+            .unwrap_err();
         assert_eq!(errno(&err), Some(ENOSPC), "{fault:?}: {err}");
         assert!(fs.injected() > 0);
         assert!(

@@ -14,7 +14,7 @@
 use std::process::Command;
 
 use segment::record::BatchBuilder;
-use segment::{time::system_clock, Log, LogConfig, SegmentError};
+use segment::{Log, LogConfig, SegmentError};
 
 fn batch(base: i64) -> Vec<u8> {
     BatchBuilder::new(base)
@@ -26,7 +26,7 @@ fn batch(base: i64) -> Vec<u8> {
 #[test]
 fn append_refuses_a_batch_ending_at_i64_max_without_writing_it() {
     let dir = tempfile::tempdir().unwrap();
-    let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock()).unwrap();
+    let log = Log::open(dir.path(), LogConfig::default()).unwrap();
     log.append(&batch(i64::MAX - 1)).unwrap();
     assert_eq!(log.log_end_offset(), i64::MAX);
     let size = log.size();
@@ -38,7 +38,7 @@ fn append_refuses_a_batch_ending_at_i64_max_without_writing_it() {
     assert_eq!(log.size(), size, "nothing was written");
     assert_eq!(log.log_end_offset(), i64::MAX);
     log.close().unwrap();
-    let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock()).unwrap();
+    let log = Log::open(dir.path(), LogConfig::default()).unwrap();
     assert_eq!(log.log_end_offset(), i64::MAX);
     assert_eq!(log.size(), size);
 }
@@ -46,7 +46,7 @@ fn append_refuses_a_batch_ending_at_i64_max_without_writing_it() {
 #[test]
 fn append_refuses_i64_max_also_as_a_later_batch_of_the_input() {
     let dir = tempfile::tempdir().unwrap();
-    let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock()).unwrap();
+    let log = Log::open(dir.path(), LogConfig::default()).unwrap();
     log.truncate_fully_and_start_at(i64::MAX - 1).unwrap();
     let mut input = batch(i64::MAX - 1);
     input.extend(batch(i64::MAX));
@@ -76,8 +76,8 @@ fn recovery_truncates_a_batch_ending_at_i64_max() {
         ("09223372036854775806.log", &[i64::MAX - 1][..]),
     ] {
         let dir = dir_with_max_batch(name, before);
-        let log: Log = Log::open(dir.path(), LogConfig::default(), system_clock())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let log =
+            Log::open(dir.path(), LogConfig::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected_leo = before.last().map_or(i64::MAX, |&b| b + 1);
         assert_eq!(log.log_end_offset(), expected_leo, "{name}");
         assert_eq!(
@@ -98,9 +98,7 @@ fn a_segment_based_at_i64_max_holding_a_batch_is_reported_corrupt() {
     // Recovery covers base offsets below i64::MAX only (Kafka's `values(from, to)` is
     // exclusive of `to = Long.MAX_VALUE`), so the segment is met by read_next_offset.
     let dir = dir_with_max_batch("09223372036854775807.log", &[]);
-    let err =
-        Log::<segment::KafkaBatchFormat>::open(dir.path(), LogConfig::default(), system_clock())
-            .unwrap_err();
+    let err = Log::open(dir.path(), LogConfig::default()).unwrap_err();
     assert!(matches!(err, SegmentError::Corrupt { .. }), "{err:?}");
 }
 
@@ -112,7 +110,7 @@ fn read_next_offset_reports_corruption_instead_of_overflowing() {
     let dir = dir_with_max_batch("00000000000000000000.log", &[0]);
     std::fs::write(dir.path().join(".kafka_cleanshutdown"), b"").unwrap();
     std::fs::write(dir.path().join("recovery-point"), b"0\n2\n").unwrap();
-    match Log::<segment::KafkaBatchFormat>::open(dir.path(), LogConfig::default(), system_clock()) {
+    match Log::open(dir.path(), LogConfig::default()) {
         Ok(log) => {
             assert!(log.log_end_offset() <= 2, "{}", log.log_end_offset());
             assert_eq!(

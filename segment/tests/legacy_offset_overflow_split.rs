@@ -223,12 +223,10 @@ fn b5d_failure_at_every_step_of_the_split_rolls_back_or_completes() {
             write_legacy_segment(dir.path(), &bytes);
             let fs = Arc::new(FaultyFs::new());
             fs.inject(Fault::new(op, EIO).after(k).times(1));
-            let first = Log::<segment::KafkaBatchFormat>::open_with_fs(
-                dir.path(),
-                cfg.clone(),
-                clock.clone(),
-                fs.clone(),
-            );
+            let first = Log::options()
+                .clock(clock.clone())
+                .fs(fs.clone())
+                .open(dir.path(), cfg.clone());
             if fs.injected() == 0 {
                 // no more operations of this kind: the split completed
                 assert_split(dir.path(), &bytes, &first.unwrap());
@@ -323,12 +321,10 @@ fn an_unfinished_splits_swap_files_are_durably_gone_before_its_cleaned_files() {
         std::fs::write(&swap, &bytes[bytes.len() / 2..]).unwrap();
         let fs = Arc::new(FaultyFs::new());
         fs.inject(Fault::new(FsOp::SyncDir, EIO).after(k).times(1));
-        let first = Log::<segment::KafkaBatchFormat>::open_with_fs(
-            dir.path(),
-            config(1, 4096),
-            clock.clone(),
-            fs.clone(),
-        );
+        let first = Log::options()
+            .clock(clock.clone())
+            .fs(fs.clone())
+            .open(dir.path(), config(1, 4096));
         assert_eq!(fs.injected(), 1, "directory sync #{k} never came");
         assert!(
             matches!(first, Err(segment::SegmentError::Io { .. })),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use segment::fs::{Fault, FaultyFs, FsOp, EIO};
-use segment::{KafkaBatchFormat, Log};
+use segment::Log;
 
 /// A cleanly closed log: segment 0 holds 0..20, segment 20 holds 20..30.
 fn closed_log() -> tempfile::TempDir {
@@ -44,12 +44,10 @@ fn an_io_error_in_the_load_check_fails_the_open() {
     let fs = Arc::new(FaultyFs::new());
     fs.inject(Fault::new(FsOp::IndexResize, EIO).times(1));
     let (_t, clock) = mock();
-    let first = Log::<KafkaBatchFormat>::open_with_fs(
-        dir.path(),
-        config(1, 1 << 20),
-        clock.clone(),
-        fs.clone(),
-    );
+    let first = Log::options()
+        .clock(clock.clone())
+        .fs(fs.clone())
+        .open(dir.path(), config(1, 1 << 20));
     assert_eq!(fs.injected(), 1);
     match first {
         Err(e) => assert!(!e.is_corruption(), "an I/O error, not corruption: {e}"),

@@ -22,7 +22,7 @@ fn open_within_deadline(dir: &Path) -> segment::Result<Log> {
     let dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let (_t, clock) = mock();
-        let _ = tx.send(Log::open(dir, config(4096, 1 << 20), clock));
+        let _ = tx.send(Log::options().clock(clock).open(dir, config(4096, 1 << 20)));
     });
     rx.recv_timeout(Duration::from_secs(30))
         .expect("Log::open hung on the .lock file")

@@ -248,7 +248,12 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) -> (Counts, u64) {
         file_delete_delay_ms,
         ..LogConfig::default()
     };
-    let log: Arc<Log> = Arc::new(Log::open(dir.path(), cfg, Arc::new(t.clone())).unwrap());
+    let log = Arc::new(
+        Log::options()
+            .clock(Arc::new(t.clone()))
+            .open(dir.path(), cfg)
+            .unwrap(),
+    );
     if kind == Kind::TruncateTo {
         append_to(&log, FULL_END, t.milliseconds());
         assert!(log.segments().number_of_segments() >= 4, "several segments");
@@ -569,8 +574,13 @@ fn truncate_to_failing_inside_its_structural_change_takes_the_log_offline() {
         ..LogConfig::default()
     };
     let fs = Arc::new(FaultyFs::new());
-    let log: Arc<Log> =
-        Arc::new(Log::open_with_fs(dir.path(), cfg.clone(), clock.clone(), fs.clone()).unwrap());
+    let log = Arc::new(
+        Log::options()
+            .clock(clock.clone())
+            .fs(fs.clone())
+            .open(dir.path(), cfg.clone())
+            .unwrap(),
+    );
     append_to(&log, FULL_END, t.milliseconds());
     let cut = 70;
     let holder = log.segments().floor_segment(cut).unwrap();

@@ -40,7 +40,7 @@ fn appends_after_a_garbage_swap_survive_a_clean_close() {
     std::fs::write(dir.join(".kafka_cleanshutdown"), b"").unwrap();
     let clock = Arc::new(MockTime::new(1_700_000_000_000));
     let swap_file = dir.join("00000000000000000000.log.swap");
-    match Log::<KafkaBatchFormat>::open(&dir, config(), clock.clone()) {
+    match Log::options().clock(clock.clone()).open(&dir, config()) {
         Err(SegmentError::SwapRefused { path, action, .. }) => {
             assert_eq!(path, swap_file);
             assert!(action.contains("move the .swap files"), "{action}");
@@ -52,7 +52,10 @@ fn appends_after_a_garbage_swap_survive_a_clean_close() {
         "the refused swap is left for the operator"
     );
     std::fs::remove_file(&swap_file).unwrap();
-    let log = Log::<KafkaBatchFormat>::open(&dir, config(), clock.clone()).unwrap();
+    let log = Log::options()
+        .clock(clock.clone())
+        .open(&dir, config())
+        .unwrap();
     assert_eq!(log.log_end_offset(), 0);
     assert_eq!(log.size(), 0, "the garbage of the swap file is not served");
     let _ = log.roll(None);
@@ -66,7 +69,7 @@ fn appends_after_a_garbage_swap_survive_a_clean_close() {
         assert_eq!(info.first_offset, end);
     }
     log.close().unwrap();
-    let log = Log::<KafkaBatchFormat>::open(&dir, config(), clock).unwrap();
+    let log = Log::options().clock(clock).open(&dir, config()).unwrap();
     assert_eq!(log.log_end_offset(), 4);
 }
 
@@ -94,7 +97,10 @@ fn clock() -> segment::Clock {
 
 /// Segments 0, 24, 48 and 72, six-record batches, cleanly closed.
 fn four_segments(dir: &Path) {
-    let log = Log::<KafkaBatchFormat>::open(dir, swap_config(), clock()).unwrap();
+    let log = Log::options()
+        .clock(clock())
+        .open(dir, swap_config())
+        .unwrap();
     for s in 0..4 {
         if s > 0 {
             log.roll(None).unwrap();
@@ -128,7 +134,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 }
 
 fn open(dir: &Path) -> segment::Result<Log> {
-    Log::<KafkaBatchFormat>::open(dir, swap_config(), clock())
+    Log::options().clock(clock()).open(dir, swap_config())
 }
 
 fn refused(r: segment::Result<Log>) -> (PathBuf, String) {

@@ -21,7 +21,7 @@ fn cfg() -> LogConfig {
 
 fn open(dir: &Path) -> Log {
     let (_t, clock) = mock();
-    Log::open(dir, cfg(), clock).unwrap()
+    Log::options().clock(clock).open(dir, cfg()).unwrap()
 }
 
 fn seg_file(dir: &Path, base: i64, ext: &str) -> PathBuf {
@@ -324,7 +324,7 @@ fn a_marker_that_is_not_a_regular_file_is_not_trusted() {
     std::fs::remove_file(&marker).unwrap();
     std::fs::create_dir(&marker).unwrap();
     let (_t, clock) = mock();
-    match Log::<segment::KafkaBatchFormat>::open(dir.path(), cfg(), clock) {
+    match Log::options().clock(clock).open(dir.path(), cfg()) {
         Err(SegmentError::NotARegularFile { path, file_type }) => {
             assert_eq!((path, file_type), (marker, "directory"));
         }

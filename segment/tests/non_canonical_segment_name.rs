@@ -38,7 +38,10 @@ fn a_non_canonical_log_name_is_a_typed_error_and_creates_nothing() {
         }
     }
     let before = files(dir.path());
-    match Log::<segment::KafkaBatchFormat>::open(dir.path(), config(1, 1 << 16), mock().1) {
+    match Log::options()
+        .clock(mock().1)
+        .open(dir.path(), config(1, 1 << 16))
+    {
         Err(SegmentError::FileName { name, reason }) => {
             assert!(name.ends_with("0000000000000000000.log"), "{name}");
             assert!(reason.contains("canonical"), "{reason}");

@@ -104,12 +104,7 @@ fn non_monotonic_append_is_a_typed_error() {
 #[test]
 fn corrupt_append_input_is_invalid_input_not_log_corruption() {
     let dir = tempfile::tempdir().unwrap();
-    let log: segment::Log = segment::Log::open(
-        dir.path(),
-        segment::LogConfig::default(),
-        segment::time::system_clock(),
-    )
-    .unwrap();
+    let log = segment::Log::open(dir.path(), segment::LogConfig::default()).unwrap();
     let mut batch = segment::record::fixtures::v2(0, 1_000);
     let last = batch.len() - 1;
     batch[last] ^= 0xff; // breaks the CRC

@@ -142,7 +142,9 @@ fn every_partition_opens_and_lookups_agree_with_a_full_scan() {
                 std::fs::write(copy.path().join(".kafka_cleanshutdown"), "").unwrap();
             }
             let (_t, clock) = mock();
-            let log: Log = Log::open(copy.path(), cfg(), clock)
+            let log = Log::options()
+                .clock(clock)
+                .open(copy.path(), cfg())
                 .unwrap_or_else(|e| panic!("{}: {e}", part.display()));
             let mut expected_end = 0;
             for seg in log.segments().values() {

@@ -46,7 +46,12 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
         file_delete_delay_ms,
         ..LogConfig::default()
     };
-    let log = Arc::new(Log::open(dir.path(), cfg, Arc::new(t.clone())).unwrap());
+    let log = Arc::new(
+        Log::options()
+            .clock(Arc::new(t.clone()))
+            .open(dir.path(), cfg)
+            .unwrap(),
+    );
     let done = Arc::new(AtomicBool::new(false));
     // Truncations begun (`truncate_to` moves the log end back: a log end a reader loaded
     // before one may lie above the log end its read meets).

@@ -71,7 +71,7 @@ pub fn batch_ranges(bytes: &[u8]) -> Vec<(i64, i64)> {
 }
 
 pub fn open_log(dir: &Path, cfg: LogConfig, clock: Clock) -> segment::Log {
-    segment::Log::open(dir, cfg, clock).unwrap()
+    segment::Log::options().clock(clock).open(dir, cfg).unwrap()
 }
 
 /// Appends `n` batches of `per` records starting at `start`, timestamps `ts0 + offset`.

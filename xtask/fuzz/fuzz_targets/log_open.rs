@@ -341,7 +341,7 @@ fuzz_target!(|input: Input| {
         std::fs::write(dir.join(".kafka_cleanshutdown"), b"").unwrap();
     }
     let clock = Arc::new(MockTime::new(1_700_000_000_000));
-    let Ok(log) = Log::<KafkaBatchFormat>::open(&dir, config(), clock.clone()) else {
+    let Ok(log) = Log::options().clock(clock.clone()).open(&dir, config()) else {
         return;
     };
     assert!(log.log_start_offset() <= log.log_end_offset());
@@ -353,7 +353,7 @@ fuzz_target!(|input: Input| {
     }
     // A clean close is trusted on the reopen: nothing is lost or invented.
     let log =
-        Log::<KafkaBatchFormat>::open(&dir, config(), clock).expect("reopen after a clean close");
+        Log::options().clock(clock).open(&dir, config()).expect("reopen after a clean close");
     assert_eq!(
         log.log_end_offset(),
         end,

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use segment::format::{scan, BatchFormat, BatchInfo, FormatError};
-use segment::{Clock, Log, LogConfig, MockTime, TimestampAndOffset};
+use segment::{Clock, LogConfig, LogOptions, MockTime, TimestampAndOffset};
 
 const HEADER: usize = 28;
 
@@ -135,7 +135,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..LogConfig::default()
     };
     let clock: Clock = Arc::new(MockTime::new(1_700_000_000_000));
-    let log = Log::<Toy>::open(&dir, config.clone(), clock.clone())?;
+    let log = LogOptions::<Toy>::new()
+        .clock(clock.clone())
+        .open(&dir, config.clone())?;
     for i in 0..100i64 {
         log.append(&Toy::encode(i * 2, 1_700_000_000_000 + i, &[b"a", b"bc"]))?;
     }
@@ -147,7 +149,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("empty read")??;
     assert_eq!((first.info.base_offset, first.info.last_offset), (76, 77));
     log.close()?;
-    let log = Log::<Toy>::open(&dir, config, clock)?;
+    let log = LogOptions::<Toy>::new().clock(clock).open(&dir, config)?;
     assert_eq!(log.log_end_offset(), 200);
     log.close()?;
     std::fs::remove_dir_all(&dir)?;

@@ -110,12 +110,10 @@ fn open(
     config: &LogConfig,
     fs: Arc<dyn segment::fs::FileSystem>,
 ) -> segment::Result<Log> {
-    Log::open_with_fs(
-        dir,
-        config.clone(),
-        Arc::new(MockTime::new(2_000_000_000)),
-        fs,
-    )
+    Log::options()
+        .clock(Arc::new(MockTime::new(2_000_000_000)))
+        .fs(fs)
+        .open(dir, config.clone())
 }
 
 /// Reads every batch from the log start to the log end.

@@ -84,7 +84,7 @@ pub fn open(
     clock: Clock,
     fs: Arc<dyn segment::fs::FileSystem>,
 ) -> segment::Result<Log> {
-    Log::open_with_fs(dir, config.clone(), clock, fs)
+    Log::options().clock(clock).fs(fs).open(dir, config.clone())
 }
 
 #[derive(Default)]

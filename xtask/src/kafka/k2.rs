@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use segment::record::{BatchBuilder, CompressionType, ControlRecordType};
-use segment::time::system_clock;
 use segment::{Log, LogConfig};
 
 use super::broker::Broker;
@@ -203,7 +202,7 @@ fn now_ms() -> i64 {
 
 /// Writes the partition of `topic` with our `Log` into `dir`; returns what was written.
 fn write_partition(dir: &Path, lat: bool) -> Result<Model, String> {
-    let log: Log = Log::open(dir, config(), system_clock()).map_err(|e| e.to_string())?;
+    let log = Log::open(dir, config()).map_err(|e| e.to_string())?;
     let mut g = Gen {
         n: 0,
         ts: now_ms() - 3_600_000,

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use segment::dump::rebuild::{rebuild, Comparison, RebuildOptions};
 use segment::dump::{self, Collect, DumpOptions};
 use segment::record::{ControlRecordType, Record, RecordBatch};
-use segment::time::system_clock;
 use segment::{Log, LogConfig};
 
 /// One record as the comparisons see it.
@@ -71,8 +70,7 @@ pub fn content_hash(
 /// Opens the partition with our [`Log`] and reads every batch through [`Log::read`],
 /// checking every CRC. Returns the log and its batches.
 pub fn read_log(dir: &Path, config: LogConfig) -> Result<(Log, Vec<Batch>), String> {
-    let log: Log =
-        Log::open(dir, config, system_clock()).map_err(|e| format!("Log::open {dir:?}: {e}"))?;
+    let log = Log::open(dir, config).map_err(|e| format!("Log::open {dir:?}: {e}"))?;
     let mut batches = Vec::new();
     let mut offset = log.log_start_offset();
     let leo = log.log_end_offset();

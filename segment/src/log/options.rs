@@ -1,0 +1,86 @@
+//! Open options of a [`Log`]: the clock, the file-system seam and the batch format.
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+
+use super::Log;
+use crate::config::LogConfig;
+use crate::error::Result;
+use crate::format::{BatchFormat, KafkaBatchFormat};
+use crate::fs::FsRef;
+use crate::time::Clock;
+
+/// How to open a [`Log`] beyond its directory and [`LogConfig`] (redb's `Builder` shape):
+/// the wall clock, the file-system seam and the [`BatchFormat`].
+///
+/// [`Log::open`] is `Log::options().open(dir, config)`: the system clock, the real file
+/// system and Kafka's record batches. Start from [`Log::options`] for Kafka's format, or
+/// from [`LogOptions::new`] (`LogOptions::<MyFormat>::new()`) for another one:
+///
+/// ```
+/// # use segment::{Log, LogConfig, MockTime};
+/// # use std::sync::Arc;
+/// # let dir = tempfile::tempdir()?;
+/// let clock = Arc::new(MockTime::new(1_700_000_000_000));
+/// let log = Log::options().clock(clock).open(dir.path(), LogConfig::default())?;
+/// assert_eq!(log.log_end_offset(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "options do nothing until `open` is called"]
+pub struct LogOptions<F: BatchFormat = KafkaBatchFormat> {
+    clock: Clock,
+    fs: FsRef,
+    _format: PhantomData<fn() -> F>,
+}
+
+impl<F: BatchFormat> Default for LogOptions<F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F: BatchFormat> LogOptions<F> {
+    /// The defaults: [`system_clock`](crate::time::system_clock) and the real file system
+    /// ([`crate::fs::real`]).
+    pub fn new() -> Self {
+        LogOptions {
+            clock: crate::time::system_clock(),
+            fs: crate::fs::real(),
+            _format: PhantomData,
+        }
+    }
+
+    /// The wall clock of the log, for `segment.ms` rolls, `retention.ms` and
+    /// `file.delete.delay.ms`; not a source of record timestamps. In tests, a
+    /// [`MockTime`](crate::time::MockTime) (see [`Clock`]).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The file-system seam (see [`crate::fs`]): every segment, checkpoint, marker and
+    /// directory write of the log goes through it.
+    pub fn fs(mut self, fs: FsRef) -> Self {
+        self.fs = fs;
+        self
+    }
+
+    /// The same options for another batch format `G`.
+    pub fn format<G: BatchFormat>(self) -> LogOptions<G> {
+        LogOptions {
+            clock: self.clock,
+            fs: self.fs,
+            _format: PhantomData,
+        }
+    }
+
+    /// Opens (creating if needed) the log in `dir` with these options: Kafka's loader, as
+    /// described at [`Log::open`].
+    ///
+    /// # Errors
+    /// As [`Log::open`].
+    pub fn open(self, dir: impl Into<PathBuf>, config: LogConfig) -> Result<Log<F>> {
+        Log::open_with(dir.into(), config, self.clock, self.fs)
+    }
+}
