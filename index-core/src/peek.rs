@@ -1,6 +1,7 @@
-//! An index file's first and last entries read with two positioned reads, **without
-//! mapping** the file: what a loader's cheap consistency checks and a lazily opened
-//! index's "last entry" need, for thousands of segments, without paying a mapping each.
+//! An index file's entry count and first and last entries, read with two positioned
+//! reads **without mapping** the file ([`peek_last`]: the last entry alone, one read):
+//! what a loader's cheap consistency checks and a lazily opened index's "last entry"
+//! need, for thousands of segments, without paying a mapping each.
 //!
 //! The reads go through a caller's positioned-read function, so a caller with its own
 //! file-system seam keeps using it; [`peek_file_ends`] is the plain `std::fs::File` form.
@@ -45,7 +46,7 @@ pub enum PeekError {
 /// `Ok(None)` for an empty file (no read is made), else two reads of `E::SIZE` bytes.
 ///
 /// A caller that wants the complete entries of a file with a torn tail passes
-/// [`round_down`](crate::codec::round_down)`(len, E::SIZE)`.
+/// `len - len % E::SIZE` (Kafka's `roundDown`).
 ///
 /// # Errors
 /// [`PeekError::NotWholeEntries`] when `len` is not a multiple of `E::SIZE` (checked
@@ -54,17 +55,10 @@ pub fn peek_ends<E: IndexEntry>(
     len: u64,
     mut read_exact_at: impl FnMut(&mut [u8], u64) -> io::Result<()>,
 ) -> Result<Option<Ends<E>>, PeekError> {
-    let size = E::SIZE as u64;
-    if len % size != 0 {
-        return Err(PeekError::NotWholeEntries {
-            len,
-            entry_size: E::SIZE,
-        });
-    }
-    let entries = len / size;
-    if entries == 0 {
+    let Some(entries) = whole_entries::<E>(len)? else {
         return Ok(None);
-    }
+    };
+    let size = E::SIZE as u64;
     let mut first: E = bytemuck::Zeroable::zeroed();
     let mut last: E = bytemuck::Zeroable::zeroed();
     read_exact_at(bytemuck::bytes_of_mut(&mut first), 0)?;
@@ -74,6 +68,38 @@ pub fn peek_ends<E: IndexEntry>(
         first,
         last,
     }))
+}
+
+/// The entry count and last entry of an index file of `len` bytes, with one positioned
+/// read (`read_exact_at` as in [`peek_ends`]): `Ok(None)` for an empty file.
+///
+/// # Errors
+/// As [`peek_ends`].
+pub fn peek_last<E: IndexEntry>(
+    len: u64,
+    mut read_exact_at: impl FnMut(&mut [u8], u64) -> io::Result<()>,
+) -> Result<Option<(u64, E)>, PeekError> {
+    let Some(entries) = whole_entries::<E>(len)? else {
+        return Ok(None);
+    };
+    let mut last: E = bytemuck::Zeroable::zeroed();
+    read_exact_at(
+        bytemuck::bytes_of_mut(&mut last),
+        (entries - 1) * E::SIZE as u64,
+    )?;
+    Ok(Some((entries, last)))
+}
+
+/// `len / E::SIZE`, `None` for 0, or the error for a length of partial entries.
+fn whole_entries<E: IndexEntry>(len: u64) -> Result<Option<u64>, PeekError> {
+    let size = E::SIZE as u64;
+    if len % size != 0 {
+        return Err(PeekError::NotWholeEntries {
+            len,
+            entry_size: E::SIZE,
+        });
+    }
+    Ok(Some(len / size).filter(|&n| n != 0))
 }
 
 /// [`peek_ends`] on an open file: its length from `metadata`, then positioned reads.
@@ -157,6 +183,31 @@ mod tests {
         assert_eq!(ends.first, ends.last);
         assert_eq!(ends.first.key(0), 0x0102_0304_0506_0708);
         assert_eq!(ends.first.value(0), -2);
+    }
+
+    #[test]
+    fn last_alone_is_one_read_of_the_last_slot() {
+        let es = [entry(1, 0), entry(2, 1), entry(3, 2)];
+        let b = bytes_of(&es);
+        let mut reads = Vec::new();
+        let got = peek_last::<Entry>(b.len() as u64, |buf, at| {
+            reads.push(at);
+            buf.copy_from_slice(&b[at as usize..at as usize + buf.len()]);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, Some((3, es[2])));
+        assert_eq!(reads, [24]);
+        assert!(peek_last::<Entry>(0, |_, _| panic!("no read"))
+            .unwrap()
+            .is_none());
+        assert!(matches!(
+            peek_last::<Entry>(13, |_, _| panic!("no read")),
+            Err(PeekError::NotWholeEntries {
+                len: 13,
+                entry_size: 12
+            })
+        ));
     }
 
     #[test]
