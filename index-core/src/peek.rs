@@ -93,7 +93,7 @@ pub fn peek_last<E: IndexEntry>(
 /// `len / E::SIZE`, `None` for 0, or the error for a length of partial entries.
 fn whole_entries<E: IndexEntry>(len: u64) -> Result<Option<u64>, PeekError> {
     let size = E::SIZE as u64;
-    if len % size != 0 {
+    if !len.is_multiple_of(size) {
         return Err(PeekError::NotWholeEntries {
             len,
             entry_size: E::SIZE,
