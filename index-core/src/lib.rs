@@ -8,8 +8,13 @@
 //! * [`IndexFile`]: a memory-mapped file of entries: preallocate, append, truncate,
 //!   resize, trim, flush, close, rename, delete (Kafka's `AbstractIndex`). One appender
 //!   and any number of lock-free readers.
-//! * [`directory`]: the page directory (fence pointers, 8 bytes per page) behind
-//!   [`SearchStrategy::PageDirectory`], which reads one index page per lookup.
+//! * [`directory`]: the page directory behind [`SearchStrategy::PageDirectory`], which
+//!   reads one index page per lookup: an 8-byte fence, a 4-byte known-block count and
+//!   4 bytes per block key for each page, plus a 16-byte fence entry where entries can
+//!   straddle a page ([`directory::Directory::bytes_per_page`]: with 4 KiB pages 268
+//!   bytes per page of 8-byte entries, 372 per page of 12-byte entries).
+//! * [`peek`]: an index file's entry count and first and last entries from two
+//!   positioned reads, without mapping it.
 //! * [`search`]: the textbook binary search and Kafka's warm/cold search, pure functions of
 //!   a slice and a target, instrumented through a [`Probe`] that compiles away when unused
 //!   ([`NoProbe`]) or records pages touched ([`PageProbe`]).
@@ -52,6 +57,7 @@ pub mod codec;
 pub mod directory;
 mod error;
 mod file;
+pub mod peek;
 pub mod pio;
 pub mod readers;
 pub mod search;

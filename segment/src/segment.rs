@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use index_core::codec::relative_offset;
-use index_offset::{OffsetIndex, OffsetPosition};
-use index_time::{TimeIndex, TimestampOffset};
+use index_core::peek::{self, Ends, PeekError};
+use index_core::IndexEntry;
+use index_offset::{OffsetIndex, OffsetPosition, RawOffsetEntry};
+use index_time::{RawTimeEntry, TimeIndex, TimestampOffset};
 use index_txn::{TransactionIndex, TxnIndexSearchResult};
 use parking_lot::Mutex;
 
@@ -49,10 +51,6 @@ pub struct FetchDataInfo {
     /// one whole batch).
     pub first_entry_incomplete: bool,
 }
-
-/// `(entry count, first entry bytes, last entry bytes)` of an index file, or `None` if the
-/// file is missing or empty; `Err(reason)` on a bad length or read failure.
-type FirstLast = std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String>;
 
 #[derive(Debug)]
 struct State {
@@ -394,21 +392,15 @@ impl<F: BatchFormat> LogSegment<F> {
             Err(_) => return None,
         };
         let len = f.metadata().ok()?.len();
-        if len == 0 {
-            return Some(empty);
+        // Empty: `Ok(None)`; not whole entries or a failed read: `Err`.
+        match peek::peek_last::<RawTimeEntry>(len, |b, at| f.read_exact_at(b, at)) {
+            Ok(None) => Some(empty),
+            Ok(Some((_, last))) => Some(TimestampOffset {
+                timestamp: last.timestamp.get(),
+                offset: self.base_offset + last.relative_offset.get() as i64,
+            }),
+            Err(_) => None,
         }
-        if len % 12 != 0 {
-            return None;
-        }
-        let mut e = [0u8; 12];
-        f.read_exact_at(&mut e, len - 12).ok()?;
-        let mut ts = [0u8; 8];
-        ts.copy_from_slice(&e[..8]);
-        let rel = i32::from_be_bytes([e[8], e[9], e[10], e[11]]);
-        Some(TimestampOffset {
-            timestamp: i64::from_be_bytes(ts),
-            offset: self.base_offset + rel as i64,
-        })
     }
 
     /// Largest timestamp appended so far (ms since epoch; −1 if none), loading it from the
@@ -1359,6 +1351,28 @@ impl<F: BatchFormat> LogSegment<F> {
         Ok(())
     }
 
+    /// The entry count and first and last entries of the index file at `path`, opened
+    /// through the file-system seam: `None` if it is missing or empty; `Err(reason)` on a
+    /// length that is not whole entries or an I/O error.
+    fn index_ends<E: IndexEntry>(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<Option<Ends<E>>, String> {
+        let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        // Only non-empty files are checked by the caller (`n >= 1` there).
+        peek::peek_file_ends::<E>(&f).map_err(|e| match e {
+            PeekError::NotWholeEntries { len, entry_size } => format!(
+                "{}: length {len} is not a multiple of {entry_size}",
+                path.display()
+            ),
+            e => e.to_string(),
+        })
+    }
+
     /// A stricter, cheap check of the index files **without mapping them** (a few
     /// positioned reads): whole-entry lengths, and for each index its first and last
     /// entries must be ordered (offset index: last offset > first offset when there are
@@ -1368,56 +1382,35 @@ impl<F: BatchFormat> LogSegment<F> {
     ///
     /// Returns `Err(reason)` describing the first problem found.
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
-        use crate::pio::FileExt;
-        let read_entries = |path: &Path, size: u64| -> FirstLast {
-            let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(format!("{}: {e}", path.display())),
-            };
-            let len = f.metadata().map_err(|e| e.to_string())?.len();
-            if len % size != 0 {
-                return Err(format!(
-                    "{}: length {len} is not a multiple of {size}",
-                    path.display()
-                ));
-            }
-            let n = len / size;
-            if n == 0 {
-                // Only non-empty files are checked below (`n >= 1` there).
-                return Ok(None);
-            }
-            let mut first = vec![0u8; size as usize];
-            let mut last = vec![0u8; size as usize];
-            f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
-            f.read_exact_at(&mut last, (n - 1) * size)
-                .map_err(|e| e.to_string())?;
-            Ok(Some((n, first, last)))
-        };
-        let be32 = |b: &[u8]| i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-        let be64 = |b: &[u8]| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[..8]);
-            i64::from_be_bytes(a)
-        };
         let oi = self.offset_index.file();
-        if let Some((n, first, last)) = read_entries(&oi, 8)? {
-            if be32(&first) < 0 || be32(&last) < 0 {
+        if let Some(Ends {
+            entries: n,
+            first,
+            last,
+        }) = self.index_ends::<RawOffsetEntry>(&oi)?
+        {
+            let (r0, r1) = (first.relative_offset.get(), last.relative_offset.get());
+            if r0 < 0 || r1 < 0 {
                 return Err(format!("{}: negative relative offset", oi.display()));
             }
-            if n >= 2 && be32(&last) <= be32(&first) {
+            if n >= 2 && r1 <= r0 {
                 return Err(format!(
                     "{}: {n} entries but the last offset {} is not above the first {}",
                     oi.display(),
-                    self.base_offset + be32(&last) as i64,
-                    self.base_offset + be32(&first) as i64
+                    self.base_offset + r1 as i64,
+                    self.base_offset + r0 as i64
                 ));
             }
         }
         let ti = self.time_index.file();
-        if let Some((n, first, last)) = read_entries(&ti, 12)? {
-            let (t0, t1) = (be64(&first), be64(&last));
-            let (o0, o1) = (be32(&first[8..]), be32(&last[8..]));
+        if let Some(Ends {
+            entries: n,
+            first,
+            last,
+        }) = self.index_ends::<RawTimeEntry>(&ti)?
+        {
+            let (t0, t1) = (first.timestamp.get(), last.timestamp.get());
+            let (o0, o1) = (first.relative_offset.get(), last.relative_offset.get());
             if o0 < 0 || o1 < 0 {
                 return Err(format!("{}: negative relative offset", ti.display()));
             }

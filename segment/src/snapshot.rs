@@ -26,6 +26,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use bytemuck::{Pod, Zeroable};
+use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
+
 use crate::error::{Result, SegmentError};
 use crate::fs::FileSystem;
 use crate::names::{self, PRODUCER_SNAPSHOT_FILE_SUFFIX};
@@ -37,7 +40,7 @@ pub const SNAPSHOT_HEADER_BYTES: usize = 10;
 /// Bytes of one producer entry.
 pub const SNAPSHOT_ENTRY_BYTES: usize = 46;
 /// Offset of the first byte covered by the CRC (Kafka's `PRODUCER_ENTRIES_OFFSET`).
-const CRC_START: usize = 6;
+pub(crate) const CRC_START: usize = 6;
 /// Name of the leader-epoch checkpoint file inside a partition directory.
 pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";
 
@@ -68,32 +71,101 @@ pub struct SnapshotEntry {
 #[error("corrupt producer snapshot: {0}")]
 pub struct CorruptSnapshot(pub String);
 
+/// The 10-byte header of a snapshot file exactly as stored (alignment 1).
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+struct RawSnapshotHeader {
+    version: I16Be,
+    crc: U32Be,
+    count: I32Be,
+}
+
+/// One 46-byte producer entry exactly as stored (alignment 1).
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+struct RawSnapshotEntry {
+    producer_id: I64Be,
+    producer_epoch: I16Be,
+    last_sequence: I32Be,
+    last_offset: I64Be,
+    offset_delta: I32Be,
+    timestamp: I64Be,
+    coordinator_epoch: I32Be,
+    current_txn_first_offset: I64Be,
+}
+
+const _: () = assert!(std::mem::size_of::<RawSnapshotHeader>() == SNAPSHOT_HEADER_BYTES);
+const _: () = assert!(std::mem::align_of::<RawSnapshotHeader>() == 1);
+const _: () = assert!(std::mem::size_of::<RawSnapshotEntry>() == SNAPSHOT_ENTRY_BYTES);
+const _: () = assert!(std::mem::align_of::<RawSnapshotEntry>() == 1);
+
+impl From<&SnapshotEntry> for RawSnapshotEntry {
+    fn from(e: &SnapshotEntry) -> Self {
+        RawSnapshotEntry {
+            producer_id: e.producer_id.into(),
+            producer_epoch: e.producer_epoch.into(),
+            last_sequence: e.last_sequence.into(),
+            last_offset: e.last_offset.into(),
+            offset_delta: e.offset_delta.into(),
+            timestamp: e.timestamp.into(),
+            coordinator_epoch: e.coordinator_epoch.into(),
+            current_txn_first_offset: e.current_txn_first_offset.into(),
+        }
+    }
+}
+
+/// The header fields of a snapshot file, decoded but not checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SnapshotHeader {
+    /// File version (Kafka reads and writes only [`SNAPSHOT_VERSION`]).
+    pub(crate) version: i16,
+    /// The stored CRC-32C of bytes [`CRC_START`]`..`.
+    pub(crate) crc: u32,
+    /// Declared number of producer entries (may be negative in a corrupt file).
+    pub(crate) count: i32,
+}
+
+/// Decodes the first [`SNAPSHOT_HEADER_BYTES`] of a snapshot file, without checking them.
+pub(crate) fn decode_snapshot_header(b: &[u8; SNAPSHOT_HEADER_BYTES]) -> SnapshotHeader {
+    let h: RawSnapshotHeader = bytemuck::pod_read_unaligned(b);
+    SnapshotHeader {
+        version: h.version.get(),
+        crc: h.crc.get(),
+        count: h.count.get(),
+    }
+}
+
+/// Decodes one [`SNAPSHOT_ENTRY_BYTES`]-byte producer entry.
+pub(crate) fn decode_snapshot_entry(b: &[u8; SNAPSHOT_ENTRY_BYTES]) -> SnapshotEntry {
+    let e: RawSnapshotEntry = bytemuck::pod_read_unaligned(b);
+    SnapshotEntry {
+        producer_id: e.producer_id.get(),
+        producer_epoch: e.producer_epoch.get(),
+        last_sequence: e.last_sequence.get(),
+        last_offset: e.last_offset.get(),
+        offset_delta: e.offset_delta.get(),
+        timestamp: e.timestamp.get(),
+        coordinator_epoch: e.coordinator_epoch.get(),
+        current_txn_first_offset: e.current_txn_first_offset.get(),
+    }
+}
+
 /// Encodes a version-1 snapshot holding `entries`, in the given order.
 pub fn encode_snapshot(entries: &[SnapshotEntry]) -> Vec<u8> {
     let mut b = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + entries.len() * SNAPSHOT_ENTRY_BYTES);
-    b.extend_from_slice(&SNAPSHOT_VERSION.to_be_bytes());
-    b.extend_from_slice(&[0; 4]);
     let n = i32::try_from(entries.len()).unwrap_or(i32::MAX);
-    b.extend_from_slice(&n.to_be_bytes());
+    let header = RawSnapshotHeader {
+        version: SNAPSHOT_VERSION.into(),
+        crc: U32Be::new(0),
+        count: n.into(),
+    };
+    b.extend_from_slice(bytemuck::bytes_of(&header));
     for e in entries.iter().take(n as usize) {
-        b.extend_from_slice(&e.producer_id.to_be_bytes());
-        b.extend_from_slice(&e.producer_epoch.to_be_bytes());
-        b.extend_from_slice(&e.last_sequence.to_be_bytes());
-        b.extend_from_slice(&e.last_offset.to_be_bytes());
-        b.extend_from_slice(&e.offset_delta.to_be_bytes());
-        b.extend_from_slice(&e.timestamp.to_be_bytes());
-        b.extend_from_slice(&e.coordinator_epoch.to_be_bytes());
-        b.extend_from_slice(&e.current_txn_first_offset.to_be_bytes());
+        b.extend_from_slice(bytemuck::bytes_of(&RawSnapshotEntry::from(e)));
     }
     let crc = crc32c::crc32c(&b[CRC_START..]);
-    b[2..6].copy_from_slice(&crc.to_be_bytes());
+    b[2..CRC_START].copy_from_slice(&U32Be::new(crc).to_bytes());
     b
-}
-
-fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    out.copy_from_slice(&b[at..at + N]);
-    out
 }
 
 /// Decodes a snapshot. Stricter than Kafka in one point: bytes after the last declared
@@ -103,25 +175,26 @@ fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
 /// [`CorruptSnapshot`] for a short file, an unknown version, a CRC mismatch, or an entry
 /// count that does not match the length.
 pub fn decode_snapshot(bytes: &[u8]) -> std::result::Result<Vec<SnapshotEntry>, CorruptSnapshot> {
-    if bytes.len() < SNAPSHOT_HEADER_BYTES {
+    let Some((header, body)) = bytes.split_first_chunk::<SNAPSHOT_HEADER_BYTES>() else {
         return Err(CorruptSnapshot(format!(
             "{} bytes, shorter than the {SNAPSHOT_HEADER_BYTES}-byte header",
             bytes.len()
         )));
-    }
-    let version = i16::from_be_bytes(be(bytes, 0));
+    };
+    let SnapshotHeader {
+        version,
+        crc: stored,
+        count,
+    } = decode_snapshot_header(header);
     if version != SNAPSHOT_VERSION {
         return Err(CorruptSnapshot(format!("unknown file version {version}")));
     }
-    let stored = u32::from_be_bytes(be(bytes, 2));
     let computed = crc32c::crc32c(&bytes[CRC_START..]);
     if stored != computed {
         return Err(CorruptSnapshot(format!(
             "CRC is no longer valid: stored {stored}, computed {computed}"
         )));
     }
-    let count = i32::from_be_bytes(be(bytes, 6));
-    let body = &bytes[SNAPSHOT_HEADER_BYTES..];
     if count < 0 || body.len() != count as usize * SNAPSHOT_ENTRY_BYTES {
         return Err(CorruptSnapshot(format!(
             "{count} entries declared but {} entry bytes present",
@@ -130,16 +203,7 @@ pub fn decode_snapshot(bytes: &[u8]) -> std::result::Result<Vec<SnapshotEntry>, 
     }
     Ok(body
         .chunks_exact(SNAPSHOT_ENTRY_BYTES)
-        .map(|e| SnapshotEntry {
-            producer_id: i64::from_be_bytes(be(e, 0)),
-            producer_epoch: i16::from_be_bytes(be(e, 8)),
-            last_sequence: i32::from_be_bytes(be(e, 10)),
-            last_offset: i64::from_be_bytes(be(e, 14)),
-            offset_delta: i32::from_be_bytes(be(e, 22)),
-            timestamp: i64::from_be_bytes(be(e, 26)),
-            coordinator_epoch: i32::from_be_bytes(be(e, 34)),
-            current_txn_first_offset: i64::from_be_bytes(be(e, 38)),
-        })
+        .map(|e| decode_snapshot_entry(e.try_into().expect("chunks_exact")))
         .collect())
 }
 
@@ -279,6 +343,38 @@ mod tests {
         let mut flipped = b.clone();
         flipped[20] ^= 1;
         assert!(decode_snapshot(&flipped).is_err());
+    }
+
+    #[test]
+    fn layout_matches_the_format_docs() {
+        // docs/format.md: the empty snapshot, and a real broker's entry.
+        let empty = [0x00, 0x01, 0x48, 0x67, 0x4b, 0xc7, 0, 0, 0, 0];
+        assert_eq!(encode_snapshot(&[]), empty);
+        assert_eq!(
+            decode_snapshot_header(&empty),
+            SnapshotHeader {
+                version: 1,
+                crc: 0x4867_4bc7,
+                count: 0
+            }
+        );
+        let raw: [u8; SNAPSHOT_ENTRY_BYTES] = [
+            0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0x19, 0, 0, 0, 0, 0, 0, 0, 0x19, 0, 0, 0, 5, 0,
+            0, 0x01, 0x8e, 0xf6, 0x91, 0xf7, 0x68, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff,
+        ];
+        let e = SnapshotEntry {
+            producer_id: 3,
+            producer_epoch: 0,
+            last_sequence: 25,
+            last_offset: 25,
+            offset_delta: 5,
+            timestamp: 1_713_533_745_000,
+            coordinator_epoch: -1,
+            current_txn_first_offset: -1,
+        };
+        assert_eq!(decode_snapshot_entry(&raw), e);
+        assert_eq!(encode_snapshot(&[e])[SNAPSHOT_HEADER_BYTES..], raw);
     }
 
     #[test]

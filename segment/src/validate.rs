@@ -12,6 +12,11 @@
 
 use std::path::Path;
 
+use index_core::peek::{self, Ends};
+use index_core::IndexEntry;
+use index_offset::RawOffsetEntry;
+use index_time::RawTimeEntry;
+
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
@@ -199,13 +204,10 @@ mod tests {
 /// `readNextOffset` does to find the log end offset.
 pub(crate) const TAIL_SCAN_BUDGET: u64 = 8 << 20;
 
-/// `(entries, first entry bytes, last entry bytes)` of an index file, or why it could
-/// not be read.
-type IndexEnds = std::result::Result<Option<(u64, Vec<u8>, Vec<u8>)>, String>;
-
-/// The first and last raw entries of an index file, read with two positioned reads
-/// without mapping it: `(entries, first, last)`, `None` if missing or empty.
-fn index_ends(path: &Path, entry: usize) -> IndexEnds {
+/// The entry count and first and last entries of an index file, read with two positioned
+/// reads without mapping it: `None` if missing or empty. A trailing partial entry is
+/// ignored (the complete entries are checked).
+fn index_ends<E: IndexEntry>(path: &Path) -> std::result::Result<Option<Ends<E>>, String> {
     use crate::pio::FileExt;
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -213,20 +215,8 @@ fn index_ends(path: &Path, entry: usize) -> IndexEnds {
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let len = f.metadata().map_err(|e| e.to_string())?.len();
-    let n = len / entry as u64;
-    if n == 0 {
-        return Ok(None);
-    }
-    let mut first = vec![0u8; entry];
-    let mut last = vec![0u8; entry];
-    f.read_exact_at(&mut first, 0).map_err(|e| e.to_string())?;
-    f.read_exact_at(&mut last, (n - 1) * entry as u64)
-        .map_err(|e| e.to_string())?;
-    Ok(Some((n, first, last)))
-}
-
-fn be32(b: &[u8]) -> i32 {
-    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    let whole = len - len % E::SIZE as u64;
+    peek::peek_ends::<E>(whole, |b, at| f.read_exact_at(b, at)).map_err(|e| e.to_string())
 }
 
 /// What [`segment_check`] learnt about a consistent segment.
@@ -265,9 +255,16 @@ pub(crate) fn segment_check<F: BatchFormat>(
     let oi = seg.offset_index_file();
     let mut scan_from = 0u64;
     let mut last_indexed: Option<i64> = None;
-    if let Some((n, first, last)) = index_ends(&oi, 8)? {
-        let (r0, p0) = (be32(&first), be32(&first[4..]));
-        let (r1, p1) = (be32(&last), be32(&last[4..]));
+    if let Some(Ends {
+        entries: n,
+        first,
+        last,
+    }) = index_ends::<RawOffsetEntry>(&oi)?
+    {
+        // Positions as Java ints (Kafka's `OffsetIndex` reads them with `getInt`): one
+        // above `i32::MAX` is negative.
+        let (r0, p0) = (first.relative_offset.get(), first.position.get() as i32);
+        let (r1, p1) = (last.relative_offset.get(), last.position.get() as i32);
         if r0 < 0 || r1 < 0 || p0 < 0 || p1 < 0 {
             return Err(format!("{}: negative entry", oi.display()));
         }
@@ -369,12 +366,12 @@ pub(crate) fn segment_check<F: BatchFormat>(
         }
     }
     let ti = seg.time_index_file();
-    if let Some((_, _, last)) = index_ends(&ti, 12)? {
-        let rel = be32(&last[8..]);
+    if let Some(Ends { last, .. }) = index_ends::<RawTimeEntry>(&ti)? {
+        let rel = last.relative_offset.get();
         let abs = base + i64::from(rel.max(0));
         // An all-zero time index entry with an empty segment is the untrimmed form Kafka
         // leaves for a new active segment; anything else must name a held offset.
-        let untouched = size == 0 && last.iter().all(|&b| b == 0);
+        let untouched = size == 0 && bytemuck::bytes_of(&last).iter().all(|&b| b == 0);
         if !untouched && (rel < 0 || abs >= next.max(base + 1)) {
             return Err(format!(
                 "{}: the last entry names offset {abs}, beyond the segment's last offset {}",

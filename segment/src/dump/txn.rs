@@ -6,6 +6,10 @@ use index_txn::AbortedTxn;
 
 use super::reader::Slots;
 use super::{absolute, Bounded, DumpOptions, Event, Problem, ProducerLine, Sink};
+use crate::snapshot::{
+    decode_snapshot_entry, decode_snapshot_header, SnapshotHeader, CRC_START, SNAPSHOT_ENTRY_BYTES,
+    SNAPSHOT_HEADER_BYTES, SNAPSHOT_VERSION,
+};
 
 /// Transaction index dump: one entry per 34 bytes, read without opening the file for
 /// writing. Checks (always, not only with `--index-sanity-check`): supported version,
@@ -84,16 +88,6 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
     sink.progress(len);
 }
 
-/// Size of one producer snapshot entry (version 1): pid 8, epoch 2, last seq 4, last
-/// offset 8, offset delta 4, timestamp 8, coordinator epoch 4, txn first offset 8.
-const PRODUCER_ENTRY: usize = 46;
-/// Header: version i16, CRC-32C u32, entry count i32.
-const SNAPSHOT_HEADER: usize = 10;
-
-fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    b[at..at + N].try_into().expect("in bounds")
-}
-
 /// Producer state snapshot dump (`.snapshot`, version 1 with a CRC-32C of everything
 /// after the CRC field), read in bounded chunks: the CRC is checked over the whole file
 /// before any entry is printed, as Kafka does.
@@ -114,22 +108,25 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
             reason: format!("read error: {e}"),
         })
     };
-    if len < SNAPSHOT_HEADER as u64 {
+    if len < SNAPSHOT_HEADER_BYTES as u64 {
         sink.event(corrupt(format!(
-            "snapshot of {len} bytes is shorter than its {SNAPSHOT_HEADER}-byte header"
+            "snapshot of {len} bytes is shorter than its {SNAPSHOT_HEADER_BYTES}-byte header"
         )));
         return;
     }
     // The CRC covers bytes 6.. (count and entries); read them a chunk at a time.
-    let crc_input = Slots::new(file, 6, len, 1);
-    let mut header = [0u8; SNAPSHOT_HEADER];
+    let crc_input = Slots::new(file, CRC_START as u64, len, 1);
+    let mut header = [0u8; SNAPSHOT_HEADER_BYTES];
     if let Err(e) = crc_input.read_at(&mut header, 0) {
         sink.event(read_error(e));
         return;
     }
-    let version = i16::from_be_bytes(be(&header, 0));
-    let stored = u32::from_be_bytes(be(&header, 2));
-    if version != 1 {
+    let SnapshotHeader {
+        version,
+        crc: stored,
+        count,
+    } = decode_snapshot_header(&header);
+    if version != SNAPSHOT_VERSION {
         sink.event(corrupt(format!(
             "unsupported producer snapshot version {version}"
         )));
@@ -137,7 +134,7 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
     }
     let mut computed = 0u32;
     let mut chunk = vec![0u8; 64 << 10];
-    let mut at = 6u64;
+    let mut at = CRC_START as u64;
     while at < len {
         let n = (len - at).min(chunk.len() as u64) as usize;
         if let Err(e) = crc_input.read_at(&mut chunk[..n], at) {
@@ -153,9 +150,8 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
         )));
         return;
     }
-    let count = i32::from_be_bytes(be(&header, 6));
-    let body = len - SNAPSHOT_HEADER as u64;
-    if count < 0 || body != count as u64 * PRODUCER_ENTRY as u64 {
+    let body = len - SNAPSHOT_HEADER_BYTES as u64;
+    if count < 0 || body != count as u64 * SNAPSHOT_ENTRY_BYTES as u64 {
         sink.event(corrupt(format!(
             "{count} entries declared but {body} entry bytes present"
         )));
@@ -163,9 +159,9 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
     }
     let mut entries = Slots::new(
         crc_input.into_file(),
-        SNAPSHOT_HEADER as u64,
+        SNAPSHOT_HEADER_BYTES as u64,
         len,
-        PRODUCER_ENTRY,
+        SNAPSHOT_ENTRY_BYTES,
     );
     for i in 0..entries.count() {
         let e = match entries.get(i) {
@@ -175,20 +171,102 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
                 return;
             }
         };
-        let last_sequence = i32::from_be_bytes(be(e, 10));
-        let offset_delta = i32::from_be_bytes(be(e, 22));
+        let e = decode_snapshot_entry(e.try_into().expect("chunk size"));
         let line = ProducerLine {
-            producer_id: i64::from_be_bytes(be(e, 0)),
-            producer_epoch: i16::from_be_bytes(be(e, 8)),
-            last_sequence,
-            last_offset: i64::from_be_bytes(be(e, 14)),
-            offset_delta,
-            last_timestamp: i64::from_be_bytes(be(e, 26)),
-            coordinator_epoch: i32::from_be_bytes(be(e, 34)),
-            current_txn_first_offset: i64::from_be_bytes(be(e, 38)),
-            first_sequence: last_sequence.wrapping_sub(offset_delta),
+            producer_id: e.producer_id,
+            producer_epoch: e.producer_epoch,
+            last_sequence: e.last_sequence,
+            last_offset: e.last_offset,
+            offset_delta: e.offset_delta,
+            last_timestamp: e.timestamp,
+            coordinator_epoch: e.coordinator_epoch,
+            current_txn_first_offset: e.current_txn_first_offset,
+            first_sequence: e.last_sequence.wrapping_sub(e.offset_delta),
         };
         sink.event(Event::ProducerEntry(line));
     }
     sink.progress(len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::Collect;
+    use crate::snapshot::{encode_snapshot, SnapshotEntry};
+
+    /// The reasons of the corrupt-file problems and the producer lines the dump reports
+    /// for a `.snapshot` holding `bytes`.
+    fn dump(bytes: &[u8]) -> (Vec<String>, Vec<ProducerLine>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000007.snapshot");
+        std::fs::write(&path, bytes).unwrap();
+        let mut sink = Collect::default();
+        dump_producer_snapshot(&path, &mut sink);
+        let (mut reasons, mut lines) = (Vec::new(), Vec::new());
+        for e in sink.0 {
+            match e {
+                Event::Problem(Problem::CorruptFile { reason, .. }) => reasons.push(reason),
+                Event::ProducerEntry(l) => lines.push(l),
+                other => panic!("unexpected event {other:?}"),
+            }
+        }
+        (reasons, lines)
+    }
+
+    #[test]
+    fn snapshot_dump_lines_and_errors() {
+        let e = SnapshotEntry {
+            producer_id: 3,
+            producer_epoch: 0,
+            last_sequence: 25,
+            last_offset: 25,
+            offset_delta: 5,
+            timestamp: 1_713_533_745_000,
+            coordinator_epoch: -1,
+            current_txn_first_offset: -1,
+        };
+        let good = encode_snapshot(&[e]);
+        let (reasons, lines) = dump(&good);
+        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(
+            lines,
+            [ProducerLine {
+                producer_id: 3,
+                producer_epoch: 0,
+                coordinator_epoch: -1,
+                current_txn_first_offset: -1,
+                last_timestamp: 1_713_533_745_000,
+                first_sequence: 20,
+                last_sequence: 25,
+                last_offset: 25,
+                offset_delta: 5,
+            }]
+        );
+
+        assert_eq!(
+            dump(&good[..9]).0,
+            ["snapshot of 9 bytes is shorter than its 10-byte header"]
+        );
+        let mut v2 = good.clone();
+        v2[1] = 2;
+        assert_eq!(dump(&v2).0, ["unsupported producer snapshot version 2"]);
+        let mut flipped = good.clone();
+        flipped[20] ^= 1;
+        let stored = u32::from_be_bytes(good[2..6].try_into().unwrap());
+        let computed = crc32c::crc32c(&flipped[6..]);
+        assert_eq!(
+            dump(&flipped).0,
+            [format!(
+                "snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: {computed}"
+            )]
+        );
+        // A count that does not match the length, with a valid CRC.
+        let mut short = good[..good.len() - 1].to_vec();
+        let crc = crc32c::crc32c(&short[6..]);
+        short[2..6].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(
+            dump(&short).0,
+            ["1 entries declared but 45 entry bytes present"]
+        );
+    }
 }
