@@ -129,3 +129,30 @@ fn a_corrupt_snapshot_is_ignored_and_recovery_falls_back() {
         }
     }
 }
+
+/// Kafka's `UnifiedLog.maybeIncrementFirstUnstableOffset`: the first unstable offset is
+/// never below the log start offset. A transaction whose data lies wholly below a raised
+/// log start stays ongoing (Kafka's `onLogStartOffsetIncremented` drops only unreplicated
+/// completed transactions), and the last stable offset is the log start, not the
+/// transaction's first offset that the log no longer holds. Found by
+/// `cargo xtask crash --long` (workload 34: LSO 2 below the log start 14).
+#[test]
+fn last_stable_offset_is_never_below_the_log_start() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), config(4096, 1 << 20), clock);
+    fill(&log, 0, 2, 1, 0);
+    log.append(&txn(2, PID, 0)).unwrap();
+    fill(&log, 3, 5, 1, 3);
+    assert_eq!(log.last_stable_offset(), 2, "the transaction at 2 is open");
+    log.increment_log_start_offset(6).unwrap();
+    assert_eq!(
+        log.producer_state().ongoing_txns().len(),
+        1,
+        "still ongoing"
+    );
+    assert_eq!(log.last_stable_offset(), 6);
+    log.append(&control_batch(8, PID, 0, ControlRecordType::Abort, 0, 8).unwrap())
+        .unwrap();
+    assert_eq!(log.last_stable_offset(), 9);
+}

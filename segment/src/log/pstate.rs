@@ -334,12 +334,18 @@ impl<F: BatchFormat> Log<F> {
     /// or the log end offset if none is ongoing (there is no replication, so the high
     /// watermark is the log end offset). A `read_committed` reader must not be served
     /// offsets at or above it.
+    ///
+    /// As Kafka's `UnifiedLog.maybeIncrementFirstUnstableOffset`, the first unstable
+    /// offset is never below the log start offset: a transaction whose first batches were
+    /// removed (by retention, `delete_records` or a producer state rebuilt from an older
+    /// snapshot after a crash) does not hold the LSO below offsets the log no longer has.
     pub fn last_stable_offset(&self) -> i64 {
         let leo = self.log_end_offset();
+        let start = self.log_start_offset();
         self.producer_state
             .lock()
             .first_unstable_offset()
-            .map_or(leo, |o| o.min(leo))
+            .map_or(leo, |o| o.max(start).min(leo))
     }
 
     /// A copy of the producer state (per-producer entries, ongoing transactions, map end
