@@ -820,8 +820,17 @@ impl<F: BatchFormat> LogSegment<F> {
                 };
             }
             if valid_bytes - last_index_entry > self.index_interval_bytes {
-                oi.append(info.last_offset, valid_bytes as u32)?;
-                ti.maybe_append(max.timestamp, max.offset, false)?;
+                // Recovery indexes batch by batch, an append once per call: a segment
+                // written by multi-batch appends can need more entries here than its
+                // indexes hold. A full index stays sparse (lookups scan on from its last
+                // entry) instead of failing the open, where Kafka's `recover` throws
+                // (`docs/kafka-behaviour.md#recovery-full-index`).
+                if !oi.is_full() {
+                    oi.append(info.last_offset, valid_bytes as u32)?;
+                }
+                if !ti.is_full() {
+                    ti.maybe_append(max.timestamp, max.offset, false)?;
+                }
                 last_index_entry = valid_bytes;
             }
             valid_bytes += info.size_in_bytes as u64;

@@ -89,3 +89,45 @@ fn case60_recovery_rebuilds_epoch_cache() {
         .unwrap();
     assert_eq!(cache.entries(), &[(0, 104), (1, 106), (2, 110)]);
 }
+
+/// `docs/kafka-behaviour.md#recovery-full-index`: appends of four batches per call add one
+/// index entry per call, so recovery, which indexes batch by batch, needs four times as
+/// many entries as the indexes hold. It keeps them sparse instead of failing (found by
+/// `cargo xtask crash --long`, workload 49: "attempt to append to a full time index").
+#[test]
+fn recovery_keeps_a_full_index_sparse_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    // 48 bytes: 6 offset index entries, 4 time index entries (full at 3, Kafka's
+    // `TimeIndex.isFull` keeps the last slot for the roll's entry).
+    let seg = new_segment(dir.path(), 0, &config(0, 48), clock);
+    let mut o = 0i64;
+    for _ in 0..3 {
+        let mut bytes = Vec::new();
+        for _ in 0..4 {
+            bytes.extend(v2(o, 1000 + o));
+            o += 1;
+        }
+        seg.append(o - 1, 1000 + o - 1, o - 1, &bytes).unwrap();
+    }
+    assert!(!seg.offset_index().unwrap().is_full());
+    seg.flush().unwrap();
+    let size = seg.size();
+    assert_eq!(
+        seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
+        0,
+        "nothing to truncate"
+    );
+    assert_eq!(seg.size(), size);
+    assert!(seg.offset_index().unwrap().is_full());
+    for target in 0..o {
+        let fetch = seg.read(target, 1, Some(size), true).unwrap().unwrap();
+        assert_eq!(offsets_in(&fetch.records), vec![target], "offset {target}");
+        let found = seg
+            .find_offset_by_timestamp(1000 + target, 0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.offset, target);
+    }
+    assert_eq!(seg.read_next_offset().unwrap(), o);
+}
