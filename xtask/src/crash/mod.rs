@@ -79,6 +79,9 @@ struct Opts {
 #[derive(Debug)]
 struct Found {
     seed: u64,
+    /// States of the workload explored up to and including this one: with `--threads 1`,
+    /// `--seed seed --states states` explores this state again.
+    states: u64,
     cut: usize,
     op: String,
     messages: Vec<String>,
@@ -194,8 +197,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         *n <= 2
     }) {
         println!(
-            "violation: workload seed {} (cargo xtask crash --seed {} --states 1), cut at trace op {} ({}):",
-            f.seed, f.seed, f.cut, f.op
+            "violation: workload seed {} (cargo xtask crash --seed {} --states {} --threads 1), cut at trace op {} ({}):",
+            f.seed, f.seed, f.states, f.cut, f.op
         );
         for m in f.messages.iter().take(4) {
             println!("  {m}");
@@ -361,6 +364,7 @@ fn one_workload(
                     }
                     found.push(Found {
                         seed,
+                        states: n,
                         cut: i,
                         op: if i == 0 {
                             "before the first op".into()
