@@ -311,6 +311,22 @@ pub fn decode_leader_epoch_checkpoint(
     Ok(out)
 }
 
+/// The entry of `docs/format.md`'s producer snapshot example, for the unit tests of the
+/// snapshot codec and of its dump.
+#[cfg(test)]
+pub(crate) fn example_entry() -> SnapshotEntry {
+    SnapshotEntry {
+        producer_id: 3,
+        producer_epoch: 0,
+        last_sequence: 25,
+        last_offset: 25,
+        offset_delta: 5,
+        timestamp: 1_713_533_745_000,
+        coordinator_epoch: -1,
+        current_txn_first_offset: -1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,16 +379,7 @@ mod tests {
             0, 0x01, 0x8e, 0xf6, 0x91, 0xf7, 0x68, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
             0xff, 0xff, 0xff, 0xff,
         ];
-        let e = SnapshotEntry {
-            producer_id: 3,
-            producer_epoch: 0,
-            last_sequence: 25,
-            last_offset: 25,
-            offset_delta: 5,
-            timestamp: 1_713_533_745_000,
-            coordinator_epoch: -1,
-            current_txn_first_offset: -1,
-        };
+        let e = example_entry();
         assert_eq!(decode_snapshot_entry(&raw), e);
         assert_eq!(encode_snapshot(&[e])[SNAPSHOT_HEADER_BYTES..], raw);
     }

@@ -192,7 +192,7 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
 mod tests {
     use super::*;
     use crate::dump::Collect;
-    use crate::snapshot::{encode_snapshot, SnapshotEntry};
+    use crate::snapshot::encode_snapshot;
 
     /// The reasons of the corrupt-file problems and the producer lines the dump reports
     /// for a `.snapshot` holding `bytes`.
@@ -215,16 +215,7 @@ mod tests {
 
     #[test]
     fn snapshot_dump_lines_and_errors() {
-        let e = SnapshotEntry {
-            producer_id: 3,
-            producer_epoch: 0,
-            last_sequence: 25,
-            last_offset: 25,
-            offset_delta: 5,
-            timestamp: 1_713_533_745_000,
-            coordinator_epoch: -1,
-            current_txn_first_offset: -1,
-        };
+        let e = crate::snapshot::example_entry();
         let good = encode_snapshot(&[e]);
         let (reasons, lines) = dump(&good);
         assert!(reasons.is_empty(), "{reasons:?}");
