@@ -350,7 +350,13 @@ pub fn check(
             }
         }
     }
-    let lso = ongoing.values().copied().min().unwrap_or(got.log_end);
+    // Kafka clamps the first unstable offset to the log start, which may lie inside the
+    // first served batch (`UnifiedLog.maybeIncrementFirstUnstableOffset`).
+    let lso = ongoing
+        .values()
+        .copied()
+        .min()
+        .map_or(got.log_end, |o| o.max(got.log_start).min(got.log_end));
     // A transaction whose data lies wholly below the log start is not in the served
     // batches, yet Kafka's producer state keeps it ongoing when a snapshot knew it; the
     // last stable offset is then the log start (the first unstable offset clamped to it,
