@@ -134,10 +134,10 @@ pub use format::{BatchFormat, BatchInfo, KafkaBatchFormat};
 pub use lazy::{LazyIndex, LazyLoad};
 pub use lock::DirLock;
 pub use log::{Log, LogOptions, LogStats};
-pub use log_file::LogFile;
+pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
-pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
+pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
 pub use segments::LogSegments;
 pub use time::{Clock, MockTime, SystemTime, Time};
 

@@ -69,7 +69,7 @@ use crate::lock::DirLock;
 use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::TimestampAndOffset;
-use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
+use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
 use crate::segments::LogSegments;
 use crate::time::Clock;
 
@@ -643,16 +643,19 @@ impl<F: BatchFormat> Log<F> {
     }
 
     fn open_segment(&self, base: i64, exists: bool, suffix: &str) -> Result<LogSegment<F>> {
-        LogSegment::open_with_fs(
+        let options = if exists {
+            SegmentOptions::existing()
+        } else {
+            SegmentOptions::new_segment(&self.config)
+        };
+        LogSegment::open(
             &self.dir,
             base,
             &self.config,
-            self.clock.clone(),
-            exists,
-            if exists { 0 } else { self.config.segment_bytes },
-            !exists && self.config.preallocate,
-            suffix,
-            self.fs.clone(),
+            options
+                .suffix(suffix)
+                .clock(self.clock.clone())
+                .fs(self.fs.clone()),
         )
     }
 

@@ -14,6 +14,21 @@ use crate::fs::{FsRef, OpenMode};
 /// Kafka (`Integer.MAX_VALUE`).
 pub const MAX_LOG_FILE_SIZE: u64 = i32::MAX as u64;
 
+/// How [`LogFile::open`] opens a `.log` file (the `mutable`, `fileAlreadyExists`,
+/// `initFileSize` and `preallocate` arguments of Kafka's `FileRecords.open`, as one value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFileMode {
+    /// Read-only; the file must exist. The logical size is the file length.
+    ReadOnly,
+    /// Read-write, created empty if missing. The logical size is the file length.
+    ReadWrite,
+    /// Read-write for a **new** segment: the file (created if missing) is set to this many
+    /// bytes (sparse, at most [`MAX_LOG_FILE_SIZE`]) and the logical size starts at 0, as
+    /// Kafka does with `preallocate=true`. Any bytes an existing file held are past the
+    /// logical size, so never read; use it only for a segment that has no data yet.
+    Preallocate(u64),
+}
+
 /// A `.log` file of record batches with a logical size that may be smaller than the
 /// physical file length (preallocation).
 ///
@@ -43,32 +58,15 @@ pub struct LogFile {
 }
 
 impl LogFile {
-    /// Opens or creates a `.log` file (Kafka's `FileRecords.open`).
-    ///
-    /// * `mutable`: open read-write (creating the file if missing) or read-only.
-    /// * `file_already_exists`: whether the caller expects an existing file.
-    /// * `init_file_size`, `preallocate`: when both `preallocate` is set and the file is
-    ///   new, its length is set to `init_file_size` bytes (sparse) and the **logical size
-    ///   starts at 0**. Otherwise the logical size is the file length.
+    /// Opens or creates a `.log` file (Kafka's `FileRecords.open`), as `mode` says: see
+    /// [`LogFileMode`] for the logical size each mode starts at.
     ///
     /// # Errors
-    /// [`SegmentError::Io`] on open/stat/set_len failure; [`SegmentError::Corrupt`] if an
-    /// existing file is longer than [`MAX_LOG_FILE_SIZE`].
-    pub fn open(
-        path: impl Into<PathBuf>,
-        mutable: bool,
-        file_already_exists: bool,
-        init_file_size: u64,
-        preallocate: bool,
-    ) -> Result<Self> {
-        Self::open_with_fs(
-            path,
-            mutable,
-            file_already_exists,
-            init_file_size,
-            preallocate,
-            crate::fs::real(),
-        )
+    /// [`SegmentError::Io`] on open/stat/set_len failure (for [`LogFileMode::ReadOnly`],
+    /// also when the file is missing); [`SegmentError::Corrupt`] if an existing file is
+    /// longer than [`MAX_LOG_FILE_SIZE`].
+    pub fn open(path: impl Into<PathBuf>, mode: LogFileMode) -> Result<Self> {
+        Self::open_with_fs(path, mode, crate::fs::real())
     }
 
     /// [`open`](Self::open) with the file-system seam `fs`: appends, truncations,
@@ -76,25 +74,19 @@ impl LogFile {
     ///
     /// # Errors
     /// As [`open`](Self::open).
-    pub fn open_with_fs(
-        path: impl Into<PathBuf>,
-        mutable: bool,
-        file_already_exists: bool,
-        init_file_size: u64,
-        preallocate: bool,
-        fs: FsRef,
-    ) -> Result<Self> {
+    pub fn open_with_fs(path: impl Into<PathBuf>, mode: LogFileMode, fs: FsRef) -> Result<Self> {
         let path = path.into();
-        let mode = if mutable {
+        let mutable = !matches!(mode, LogFileMode::ReadOnly);
+        let open_mode = if mutable {
             OpenMode::Create
         } else {
             OpenMode::Read
         };
         let file = fs
-            .open_file(&path, mode)
+            .open_file(&path, open_mode)
             .map_err(|e| SegmentError::io("open", &path, e))?;
-        let preallocated = mutable && !file_already_exists && preallocate;
-        if preallocated {
+        let preallocated = matches!(mode, LogFileMode::Preallocate(_));
+        if let LogFileMode::Preallocate(init_file_size) = mode {
             let len = init_file_size.min(MAX_LOG_FILE_SIZE);
             fs.set_len(&path, &file, len)
                 .map_err(|e| SegmentError::io("preallocate", &path, e))?;

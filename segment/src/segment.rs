@@ -19,7 +19,7 @@ use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::fs::{FsOp, FsRef};
 use crate::lazy::LazyIndex;
-use crate::log_file::LogFile;
+use crate::log_file::{LogFile, LogFileMode};
 use crate::names::{self, FileKind};
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::{self, LogOffsetPosition, ScanStop, Scanner, TimestampAndOffset};
@@ -61,6 +61,75 @@ struct State {
     bytes_since_last_index_entry: u64,
 }
 
+/// How [`LogSegment::open`] opens a segment beyond its directory, base offset and
+/// [`LogConfig`]: the `.log` open mode, the file-name state suffix, the clock and the
+/// file-system seam (the positional `fileAlreadyExists`, `initFileSize`, `preallocate` and
+/// `fileSuffix` of Kafka's `LogSegment.open`, as named settings).
+///
+/// Start from [`existing`](Self::existing) for a segment whose `.log` is on disk, or from
+/// [`new_segment`](Self::new_segment) for a segment about to receive its first batch.
+#[derive(Clone, Debug)]
+#[must_use = "options do nothing until `LogSegment::open` is called"]
+pub struct SegmentOptions {
+    mode: LogFileMode,
+    suffix: String,
+    clock: Clock,
+    fs: FsRef,
+}
+
+impl SegmentOptions {
+    /// An existing segment: the `.log` is opened read-write without preallocation
+    /// ([`LogFileMode::ReadWrite`], logical size = file length), no suffix, the system
+    /// clock and the real file system.
+    pub fn existing() -> Self {
+        SegmentOptions {
+            mode: LogFileMode::ReadWrite,
+            suffix: String::new(),
+            clock: crate::time::system_clock(),
+            fs: crate::fs::real(),
+        }
+    }
+
+    /// A new segment with Kafka's settings from `config`: preallocated to
+    /// `config.segment_bytes` when `config.preallocate` ([`LogFileMode::Preallocate`],
+    /// logical size 0), else [`LogFileMode::ReadWrite`]; otherwise as
+    /// [`existing`](Self::existing).
+    pub fn new_segment(config: &LogConfig) -> Self {
+        let mode = if config.preallocate {
+            LogFileMode::Preallocate(config.segment_bytes)
+        } else {
+            LogFileMode::ReadWrite
+        };
+        Self::existing().mode(mode)
+    }
+
+    /// How the `.log` is opened.
+    pub fn mode(mut self, mode: LogFileMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The state suffix of every file name: `""` (the default) or one of
+    /// [`names`](crate::names)' suffixes such as `.swap` or `.cleaned`.
+    pub fn suffix(mut self, suffix: impl Into<String>) -> Self {
+        self.suffix = suffix.into();
+        self
+    }
+
+    /// The wall clock of the segment, for `segment.ms` rolls (see [`Clock`]).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The file-system seam (see [`crate::fs`]): the `.log`'s writes go through it, and
+    /// index trims, resizes, flushes, renames and deletions are reported to it first.
+    pub fn fs(mut self, fs: FsRef) -> Self {
+        self.fs = fs;
+        self
+    }
+}
+
 /// A log segment: a [`LogFile`] plus a lazily mapped offset index, a lazily mapped time
 /// index and a transaction index, all named after `base_offset` (Kafka's `LogSegment`).
 ///
@@ -92,16 +161,24 @@ pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
 
 impl<F: BatchFormat> LogSegment<F> {
     /// Opens or creates the segment with base offset `base_offset` in `dir` (Kafka's
-    /// `LogSegment.open`). File names are `<20-digit base><kind><suffix>`; `suffix` is ""
-    /// or a state suffix such as `.swap`.
-    ///
-    /// * `file_already_exists`: the `.log` is expected to exist (no preallocation).
-    /// * `init_file_size` (bytes) and `preallocate`: a new `.log` is created with that
-    ///   length and logical size 0.
+    /// `LogSegment.open`), as `options` says: how the `.log` is opened
+    /// ([`LogFileMode`]), the state suffix, the clock and the file-system seam. File names
+    /// are `<20-digit base><kind><suffix>`.
     ///
     /// Index files are not touched (they are created on first use, kafka-behaviour §5); the
     /// transaction index is created by its first entry. Uses `config.max_index_size` for
     /// both indexes, `config.index_interval_bytes` and a random roll jitter.
+    ///
+    /// ```
+    /// # use segment::{LogConfig, LogSegment, SegmentOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// let config = LogConfig::default();
+    /// let new: LogSegment = LogSegment::open(dir.path(), 0, &config, SegmentOptions::new_segment(&config))?;
+    /// drop(new);
+    /// let again: LogSegment = LogSegment::open(dir.path(), 0, &config, SegmentOptions::existing())?;
+    /// assert_eq!(again.size(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// [`SegmentError::InvalidConfig`] if `config` fails [`LogConfig::validate`];
@@ -109,48 +186,19 @@ impl<F: BatchFormat> LogSegment<F> {
     /// a regular file or a symlink to one (checked before anything is opened);
     /// [`SegmentError::Io`] if the `.log` cannot be opened or created;
     /// [`SegmentError::TxnIndex`] if an existing `.txnindex` cannot be opened.
-    #[allow(clippy::too_many_arguments)]
     pub fn open(
         dir: &Path,
         base_offset: i64,
         config: &LogConfig,
-        clock: Clock,
-        file_already_exists: bool,
-        init_file_size: u64,
-        preallocate: bool,
-        suffix: &str,
+        options: SegmentOptions,
     ) -> Result<Self> {
-        Self::open_with_fs(
-            dir,
-            base_offset,
-            config,
-            clock,
-            file_already_exists,
-            init_file_size,
-            preallocate,
+        let SegmentOptions {
+            mode,
             suffix,
-            crate::fs::real(),
-        )
-    }
-
-    /// [`open`](Self::open) with the file-system seam `fs` (see [`crate::fs`]): the
-    /// `.log`'s writes go through it and index trims, resizes, flushes, renames and
-    /// deletions are reported to it first.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open).
-    #[allow(clippy::too_many_arguments)]
-    pub fn open_with_fs(
-        dir: &Path,
-        base_offset: i64,
-        config: &LogConfig,
-        clock: Clock,
-        file_already_exists: bool,
-        init_file_size: u64,
-        preallocate: bool,
-        suffix: &str,
-        fs: FsRef,
-    ) -> Result<Self> {
+            clock,
+            fs,
+        } = options;
+        let suffix = suffix.as_str();
         config.validate()?;
         for kind in FileKind::ALL {
             crate::validate::check_regular_file(&names::segment_file(
@@ -160,14 +208,8 @@ impl<F: BatchFormat> LogSegment<F> {
                 suffix,
             ))?;
         }
-        let log = LogFile::open_with_fs(
-            names::log_file(dir, base_offset, suffix),
-            true,
-            file_already_exists,
-            init_file_size,
-            preallocate,
-            fs.clone(),
-        )?;
+        let log =
+            LogFile::open_with_fs(names::log_file(dir, base_offset, suffix), mode, fs.clone())?;
         let offset_index = LazyIndex::with_fs(
             names::offset_index_file(dir, base_offset, suffix),
             base_offset,
@@ -208,7 +250,8 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Creates a new, empty segment with Kafka's settings from `config`
-    /// (`init_file_size = segment_bytes`, preallocation per `config.preallocate`).
+    /// ([`SegmentOptions::new_segment`]: preallocated to `segment_bytes` when
+    /// `config.preallocate`) and the clock `clock`.
     ///
     /// # Errors
     /// As [`open`](Self::open).
@@ -217,11 +260,7 @@ impl<F: BatchFormat> LogSegment<F> {
             dir,
             base_offset,
             config,
-            clock,
-            false,
-            config.segment_bytes,
-            config.preallocate,
-            "",
+            SegmentOptions::new_segment(config).clock(clock),
         )
     }
 

@@ -471,7 +471,11 @@ fn header_extent<F: BatchFormat>(
     base: i64,
     fs: &crate::fs::FsRef,
 ) -> Result<(Vec<(i64, i64)>, i64)> {
-    let file = crate::log_file::LogFile::open_with_fs(path, false, true, 0, false, fs.clone())?;
+    let file = crate::log_file::LogFile::open_with_fs(
+        path,
+        crate::log_file::LogFileMode::ReadOnly,
+        fs.clone(),
+    )?;
     let mut intervals = Vec::new();
     let mut next = base;
     let mut sc = Scanner::<F>::new(&file, 0);
@@ -567,7 +571,11 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
     let mut checked: Vec<(i64, Option<i64>, i64, std::path::PathBuf)> = Vec::new();
     let mut errors: Vec<(std::path::PathBuf, String)> = Vec::new();
     for (base, path) in &swaps {
-        let file = crate::log_file::LogFile::open_with_fs(path, false, true, 0, false, fs.clone())?;
+        let file = crate::log_file::LogFile::open_with_fs(
+            path,
+            crate::log_file::LogFileMode::ReadOnly,
+            fs.clone(),
+        )?;
         let mut sc = Scanner::<F>::new(&file, 0);
         let mut prev_last: Option<i64> = None;
         let mut first: Option<i64> = None;

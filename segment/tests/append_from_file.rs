@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use segment::record::BatchBuilder;
-use segment::{LogFile, LogSegment};
+use segment::{LogFile, LogFileMode, LogSegment};
 
 fn v2_value(offset: i64, ts: i64, value_len: usize) -> Vec<u8> {
     BatchBuilder::new(offset)
@@ -23,7 +23,7 @@ fn case65_append_from_file_stops_at_relative_offset_overflow() {
         v2_value(2_147_483_652, 30, 1024),
     ];
     let src_path = dir.path().join("source.log");
-    let src = LogFile::open(&src_path, true, false, 0, false).unwrap();
+    let src = LogFile::open(&src_path, LogFileMode::ReadWrite).unwrap();
     for b in &batches {
         src.append(b).unwrap();
     }
@@ -54,7 +54,7 @@ fn case65_append_from_file_stops_at_relative_offset_overflow() {
 fn copies_in_chunks_below_one_mib_and_skips_a_torn_tail() {
     let dir = tmpdir();
     let (_t, clock) = mock();
-    let src = LogFile::open(dir.path().join("src.log"), true, false, 0, false).unwrap();
+    let src = LogFile::open(dir.path().join("src.log"), LogFileMode::ReadWrite).unwrap();
     let mut expected = Vec::new();
     for o in 0..1500 {
         let b = v2_value(o, 1_000 + o, 1000);
@@ -92,7 +92,7 @@ fn equal_largest_timestamps_in_a_chunk_keep_the_first_batchs_offset() {
     // timestamp, the first one's last offset is the offset of the largest timestamp.
     let dir = tmpdir();
     let (_t, clock) = mock();
-    let src = LogFile::open(dir.path().join("src.log"), true, false, 0, false).unwrap();
+    let src = LogFile::open(dir.path().join("src.log"), LogFileMode::ReadWrite).unwrap();
     src.append(&batch(0, 5, 1_000)).unwrap();
     src.append(&batch(5, 5, 1_000)).unwrap();
     let seg: LogSegment = new_segment(dir.path(), 0, &config(1, 1 << 20), clock);

@@ -63,11 +63,7 @@ fn opening_many_segments_maps_no_index() {
                 dir.path(),
                 b * 10,
                 &cfg,
-                clock.clone(),
-                true,
-                0,
-                false,
-                "",
+                segment::SegmentOptions::existing().clock(clock.clone()),
             )
             .unwrap()
         })

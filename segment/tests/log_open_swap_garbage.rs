@@ -320,11 +320,9 @@ fn a_swap_merge_leaves_no_preallocated_index_and_the_next_open_rebuilds_nothing(
         dir,
         0,
         &swap_config(),
-        clock(),
-        false,
-        0,
-        false,
-        ".swap",
+        segment::SegmentOptions::existing()
+            .suffix(".swap")
+            .clock(clock()),
     )
     .unwrap();
     piece.log().append(&batches(&[6, 12, 18])).unwrap();

@@ -193,11 +193,7 @@ fn recovery_rebuilds_identical_indexes_for_in_repo_partitions() {
                 copy.path(),
                 base,
                 &config,
-                clock,
-                true,
-                0,
-                false,
-                "",
+                segment::SegmentOptions::existing().clock(clock),
             )
             .unwrap();
             let orig_index = std::fs::read(seg.offset_index_file()).unwrap();
@@ -281,11 +277,7 @@ fn recovery_rebuilds_kafka_identical_indexes() {
             copy.path(),
             base,
             &cfg(),
-            clock,
-            true,
-            0,
-            false,
-            "",
+            segment::SegmentOptions::existing().clock(clock),
         )
         .unwrap();
         let orig_index = std::fs::read(seg.offset_index_file()).unwrap();

@@ -170,11 +170,7 @@ fn case47_append_offset_overflow() {
             dir.path(),
             base,
             &config(10, 1000),
-            clock,
-            false,
-            0,
-            false,
-            "",
+            segment::SegmentOptions::existing().clock(clock),
         )
         .unwrap();
         let err = seg

@@ -196,11 +196,7 @@ fn log_segment_open_checks_the_file_types_first() {
             &d,
             0,
             &cfg(),
-            clock,
-            true,
-            0,
-            false,
-            "",
+            segment::SegmentOptions::existing().clock(clock),
         );
         let _ = tx.send(r.map(|_| ()));
     });

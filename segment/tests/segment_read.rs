@@ -65,11 +65,9 @@ fn case64_preallocated_log_file() {
         dir.path(),
         40,
         &cfg,
-        clock.clone(),
-        false,
-        init,
-        true,
-        "",
+        segment::SegmentOptions::existing()
+            .mode(segment::LogFileMode::Preallocate(init))
+            .clock(clock.clone()),
     )
     .unwrap();
     seg.append(51, -1, -1, &v1(50, &["hello", "there"]))
@@ -85,9 +83,13 @@ fn case64_preallocated_log_file() {
     );
     seg.close().unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 156);
-    let seg =
-        LogSegment::<KafkaBatchFormat>::open(dir.path(), 40, &cfg, clock, true, init, true, "")
-            .unwrap();
+    let seg = LogSegment::<KafkaBatchFormat>::open(
+        dir.path(),
+        40,
+        &cfg,
+        segment::SegmentOptions::existing().clock(clock),
+    )
+    .unwrap();
     assert_eq!(seg.size(), 156);
     assert_eq!(
         offsets_in(&seg.read_simple(55, 200).unwrap().unwrap().records),

@@ -40,11 +40,7 @@ fn case53b_truncate_empty_segment() {
         dir.path(),
         0,
         &cfg,
-        clock.clone(),
-        true,
-        0,
-        false,
-        "",
+        segment::SegmentOptions::existing().clock(clock.clone()),
     )
     .unwrap();
     assert_eq!(seg.offset_index().unwrap().size_in_bytes(), 0);

@@ -2,7 +2,7 @@
 //! Kafka's iterator (size 0 < 14) and truncated by recovery; reads stop before it.
 mod common;
 use common::*;
-use segment::{KafkaBatchFormat, LogSegment, ProducerStateManager};
+use segment::{KafkaBatchFormat, LogSegment, ProducerStateManager, SegmentOptions};
 
 #[test]
 fn zero_filled_tail_after_crash_with_preallocation() {
@@ -14,11 +14,9 @@ fn zero_filled_tail_after_crash_with_preallocation() {
             dir.path(),
             0,
             &cfg,
-            clock.clone(),
-            false,
-            1 << 20,
-            true,
-            "",
+            SegmentOptions::existing()
+                .mode(segment::LogFileMode::Preallocate(1 << 20))
+                .clock(clock.clone()),
         )
         .unwrap();
         for i in 0..4 {
@@ -27,8 +25,13 @@ fn zero_filled_tail_after_crash_with_preallocation() {
         seg.flush().unwrap();
         seg.close_handlers(); // crash: .log stays 1 MiB, indexes untrimmed
     }
-    let seg = LogSegment::<KafkaBatchFormat>::open(dir.path(), 0, &cfg, clock, true, 0, false, "")
-        .unwrap();
+    let seg = LogSegment::<KafkaBatchFormat>::open(
+        dir.path(),
+        0,
+        &cfg,
+        SegmentOptions::existing().clock(clock),
+    )
+    .unwrap();
     assert_eq!(seg.size(), 1 << 20);
     // reads before the zeros work; the zero region is reported as corrupt, not served
     assert_eq!(

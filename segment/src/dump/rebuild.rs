@@ -36,7 +36,6 @@ use crate::config::LogConfig;
 use crate::names::{self, FileKind};
 use crate::producer::ProducerStateManager;
 use crate::segment::LogSegment;
-use crate::time::system_clock;
 
 /// Options of [`rebuild`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -391,11 +390,7 @@ fn rebuild_into(
         tmp.path(),
         base,
         &config,
-        system_clock(),
-        true,
-        0,
-        false,
-        "",
+        crate::segment::SegmentOptions::existing(),
     )
     .map_err(|e| e.to_string())?;
     let truncated = seg.recover(state, None).map_err(|e| e.to_string())?;

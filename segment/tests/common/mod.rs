@@ -3,7 +3,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use segment::record::fixtures;
-use segment::{Clock, LogConfig, LogSegment, MockTime};
+use segment::{Clock, LogConfig, LogSegment, MockTime, SegmentOptions};
 
 pub fn config(index_interval_bytes: u64, max_index_size: usize) -> LogConfig {
     LogConfig {
@@ -25,7 +25,7 @@ pub fn new_segment(dir: &Path, base: i64, cfg: &LogConfig, clock: Clock) -> LogS
 /// The segment at `base` whose files are already in `dir`, opened again as the loader
 /// does (`file_already_exists`, no preallocation, no suffix); its indexes map lazily.
 pub fn reopen_segment(dir: &Path, base: i64, cfg: &LogConfig, clock: Clock) -> LogSegment {
-    LogSegment::open(dir, base, cfg, clock, true, 0, false, "").unwrap()
+    LogSegment::open(dir, base, cfg, SegmentOptions::existing().clock(clock)).unwrap()
 }
 
 /// V2(o, ts): 73-byte one-record batch.

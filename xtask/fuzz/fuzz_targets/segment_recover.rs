@@ -7,7 +7,9 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use segment::{LeaderEpochCache, LogConfig, LogSegment, MockTime, ProducerStateManager};
+use segment::{
+    LeaderEpochCache, LogConfig, LogSegment, MockTime, ProducerStateManager, SegmentOptions,
+};
 
 fn scratch() -> &'static tempfile::TempDir {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -38,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let clock = Arc::new(MockTime::new(1_700_000_000_000));
     let Ok(seg) =
-        LogSegment::<segment::KafkaBatchFormat>::open(&dir, 0, &config, clock, true, 0, false, "")
+        LogSegment::<segment::KafkaBatchFormat>::open(&dir, 0, &config, SegmentOptions::existing().clock(clock))
     else {
         return;
     };
