@@ -594,7 +594,6 @@ pub(crate) fn finish_run(
     Ok((ins as u64, major.saturating_sub(start.major)))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn static_run<I: ReplayIndex>(
     path: &Path,
     cfg: &RealFaultConfig,

@@ -1497,7 +1497,6 @@ mod tests {
         raise: 0,
     };
 
-    #[allow(clippy::too_many_arguments)]
     fn compare_strategies<E: IndexEntry>(
         make: impl Fn(i64, i64) -> E,
         keys: &[i64],

@@ -268,8 +268,7 @@ impl<E: IndexEntry> Snapshot<E> {
         probe: &mut P,
     ) -> Option<usize> {
         search_in(
-            self.slots(),
-            self.mapping.dir.as_ref(),
+            (self.slots(), self.mapping.dir.as_ref()),
             self.base_offset,
             target,
             field,
@@ -290,8 +289,7 @@ impl<E: IndexEntry> Snapshot<E> {
         probe: &mut P,
     ) -> Option<usize> {
         search_in(
-            self.slots(),
-            self.mapping.dir.as_ref(),
+            (self.slots(), self.mapping.dir.as_ref()),
             self.base_offset,
             target,
             field,
@@ -656,8 +654,7 @@ impl<E: IndexEntry> IndexFile<E> {
         }
         let slots: &[E] = bytemuck::cast_slice(mapping.bytes(entries * E::SIZE));
         let found = search_in(
-            slots,
-            mapping.dir.as_ref(),
+            (slots, mapping.dir.as_ref()),
             self.base_offset,
             target,
             field,

@@ -224,9 +224,7 @@ fn field<E: IndexEntry, P: Probe>(
 
 /// Kafka's bisection over the inclusive slot range `[begin, end]` (upper middle; exact
 /// match returns at once). Returns the slot for the requested bound (`None` = Kafka's -1).
-/// The arguments mirror [`search`]'s plus the range; bundling them in a struct would only
-/// rename them.
-#[allow(clippy::too_many_arguments)]
+/// The arguments mirror [`search`]'s, with the range as `(begin, end)`.
 #[inline(always)]
 fn kafka_bisect<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -234,8 +232,7 @@ fn kafka_bisect<E: IndexEntry, P: Probe>(
     target: i64,
     which: SearchField,
     bound: Bound,
-    begin: usize,
-    end: usize,
+    (begin, end): (usize, usize),
     probe: &mut P,
 ) -> Option<usize> {
     let (mut lo, mut hi) = (begin, end);
@@ -308,8 +305,7 @@ pub fn search<E: IndexEntry, P: Probe>(
     probe: &mut P,
 ) -> Option<usize> {
     search_in(
-        slots,
-        None,
+        (slots, None),
         base_offset,
         target,
         which,
@@ -319,17 +315,16 @@ pub fn search<E: IndexEntry, P: Probe>(
     )
 }
 
-/// [`search`] with the index's page directory, if it has one (used by snapshots).
+/// [`search`] with the index's page directory, if it has one (used by snapshots): the
+/// index is passed as `(slots, directory)`.
 ///
 /// `#[inline(always)]`: at a lookup's call site the field and the bound are constants,
 /// so inlining folds the dispatch away; left to the compiler, the lookup path of
 /// `IndexFile::search` (nested in the reader-slot closure) called it out of line, which
 /// cost about a third of a hot-tail lookup (`cargo bench -p bench-harness --bench limit`).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn search_in<E: IndexEntry, P: Probe>(
-    slots: &[E],
-    directory: Option<&Directory>,
+    (slots, directory): (&[E], Option<&Directory>),
     base_offset: i64,
     target: i64,
     which: SearchField,
@@ -398,8 +393,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
                 target,
                 SearchField::Key,
                 false,
-                lo,
-                hi,
+                (lo, hi),
                 probe,
             ))
         }
@@ -414,8 +408,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
                         target,
                         SearchField::Key,
                         true,
-                        lo,
-                        hi,
+                        (lo, hi),
                         probe,
                     );
                     (last_below + 1 < n).then_some(last_below + 1)
@@ -438,8 +431,7 @@ fn search_paged<E: IndexEntry, P: Probe>(
 /// to qualify (or is Kafka's `begin`, which Kafka's bisection never compares either) and
 /// is never read. Branch-free halving: `ceil(log2(hi - lo + 1))` slot reads, all in
 /// `(lo, hi]`, the count fixed by the range alone (the loop branch is predictable; the
-/// comparison becomes a conditional move).
-#[allow(clippy::too_many_arguments)]
+/// comparison becomes a conditional move). The range is passed as `(lo, hi)`.
 #[inline(always)]
 fn last_qualifying<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -447,8 +439,7 @@ fn last_qualifying<E: IndexEntry, P: Probe>(
     target: i64,
     which: SearchField,
     strict: bool,
-    lo: usize,
-    hi: usize,
+    (lo, hi): (usize, usize),
     probe: &mut P,
 ) -> usize {
     // One monomorphic loop per field and bound, so that nothing but the halving step is
@@ -553,12 +544,11 @@ fn search_fast<E: IndexEntry, P: Probe>(
             target,
             which,
             false,
-            begin,
-            end,
+            (begin, end),
             probe,
         )),
         Bound::SmallestUpperBound => {
-            let lo = last_qualifying(slots, base_offset, target, which, true, begin, end, probe);
+            let lo = last_qualifying(slots, base_offset, target, which, true, (begin, end), probe);
             (lo + 1 < n).then_some(lo + 1)
         }
     }
@@ -603,7 +593,7 @@ pub fn kafka_search<E: IndexEntry, P: Probe>(
             if let Some(r) = below_first(probe) {
                 return r;
             }
-            kafka_bisect(slots, base_offset, target, which, bound, 0, n - 1, probe)
+            kafka_bisect(slots, base_offset, target, which, bound, (0, n - 1), probe)
         }
         Some(first_warm) => {
             if field(slots, first_warm, base_offset, which, probe) < target {
@@ -613,8 +603,7 @@ pub fn kafka_search<E: IndexEntry, P: Probe>(
                     target,
                     which,
                     bound,
-                    first_warm,
-                    n - 1,
+                    (first_warm, n - 1),
                     probe,
                 );
             }
@@ -627,8 +616,7 @@ pub fn kafka_search<E: IndexEntry, P: Probe>(
                 target,
                 which,
                 bound,
-                0,
-                first_warm,
+                (0, first_warm),
                 probe,
             )
         }

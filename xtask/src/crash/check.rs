@@ -206,21 +206,34 @@ pub struct Outcome {
     pub gap_only: u64,
 }
 
+/// The second crashes of invariant 6: under `model`, at up to `points` fsync-family
+/// points of the recovery (0: none), drawn with `rng`.
+pub struct SecondCrash<'r> {
+    /// The crash model of the second crash.
+    pub model: Model,
+    /// At most this many recovery points are crashed (each is one more state).
+    pub points: usize,
+    /// Picks the points and the kept fraction of unsynced writes.
+    pub rng: &'r mut StdRng,
+}
+
 /// Checks invariants 1–5 on `state` (materialised in the empty directory `dir`), and
-/// with `second_crash` invariant 6: a crash at up to `second_crash` fsync-family points
+/// with `second.points > 0` invariant 6: a crash at up to that many fsync-family points
 /// of the recovery, then another recovery, must serve what the uninterrupted recovery
 /// served.
-#[allow(clippy::too_many_arguments)]
 pub fn check(
     o: &Oracle,
     exp: &Expect,
     cut: usize,
     state: &State,
     dir: &Path,
-    model: Model,
-    second_crash: usize,
-    rng: &mut StdRng,
+    second: SecondCrash<'_>,
 ) -> Outcome {
+    let SecondCrash {
+        model,
+        points: second_crash,
+        rng,
+    } = second;
     let mut out = Outcome::default();
     let v = &mut out.violations;
     let config = o.config.clone().unwrap_or_default();

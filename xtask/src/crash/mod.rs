@@ -340,7 +340,18 @@ fn one_workload(
                 } else {
                     0
                 };
-                let out = check::check(&oracle, &exp, i, &state, sdir, o.model, second, &mut rng);
+                let out = check::check(
+                    &oracle,
+                    &exp,
+                    i,
+                    &state,
+                    sdir,
+                    check::SecondCrash {
+                        model: o.model,
+                        points: second,
+                        rng: &mut rng,
+                    },
+                );
                 let states = 1 + out.second;
                 gaps += out.gap_only;
                 n += states;
