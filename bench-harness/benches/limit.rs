@@ -434,7 +434,7 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 .unwrap()
                 .with_search_strategy(s);
             for i in 0..ENTRIES {
-                assert!(index.maybe_append(key(i), 2 * i as i64, false).unwrap());
+                assert!(index.maybe_append(key(i), 2 * i as i64).unwrap());
             }
             index
         })

@@ -208,7 +208,11 @@ impl ReplayIndex for TimeIndex {
         }
     }
     fn append_entry(&self, key: i64, value: i64, skip: bool) -> Result<bool, IndexError> {
-        self.maybe_append(key, value, skip)
+        if skip {
+            self.maybe_append_final(key, value)
+        } else {
+            self.maybe_append(key, value)
+        }
     }
     fn key_value(p: &IndexPoint) -> (i64, i64) {
         (p.max_timestamp, p.offset_of_max_timestamp)

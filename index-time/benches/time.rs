@@ -89,7 +89,7 @@ fn fixture(bytes: usize) -> Fixture {
     let writer = TimeIndex::open(&path, 0, bytes).unwrap();
     let n = writer.max_entries();
     for i in 0..n {
-        assert!(writer.maybe_append(key(i), offset(i), true).unwrap());
+        assert!(writer.maybe_append_final(key(i), offset(i)).unwrap());
     }
     writer.close().unwrap();
     let indexes = STRATEGIES
@@ -316,7 +316,7 @@ impl Appenders {
     }
     /// Kafka's append (checks, then write and publish) of entry `i`.
     fn index(&self, i: usize) {
-        assert!(self.index.maybe_append(key(i), offset(i), true).unwrap())
+        assert!(self.index.maybe_append_final(key(i), offset(i)).unwrap())
     }
     fn reset_index(&self) {
         self.index.truncate().unwrap()
@@ -326,7 +326,7 @@ impl Appenders {
     fn batched(&mut self, range: std::ops::Range<usize>) {
         let mut w = self.batched.appender().unwrap();
         for i in range {
-            assert!(w.maybe_append(key(i), offset(i), true).unwrap());
+            assert!(w.maybe_append_final(key(i), offset(i)).unwrap());
         }
     }
     fn reset_batched(&self) {
@@ -495,7 +495,7 @@ fn readers(c: &mut Criterion) {
         );
         let half = index.max_entries() / 2;
         for i in 0..half {
-            index.maybe_append(key(i), offset(i), false).unwrap();
+            index.maybe_append(key(i), offset(i)).unwrap();
         }
         let keys: Vec<i64> = (0..half).map(key).collect();
         let t = targets(&keys, true);
@@ -520,7 +520,7 @@ fn readers(c: &mut Criterion) {
                         index.truncate_to(offset(half)).unwrap();
                         i = half;
                     }
-                    index.maybe_append(key(i), offset(i), false).unwrap();
+                    index.maybe_append(key(i), offset(i)).unwrap();
                     i += 1;
                     appended += 1;
                 }

@@ -14,9 +14,9 @@
 //!
 //! let dir = tempfile::tempdir()?;
 //! let index = TimeIndex::open(dir.path().join("00000000000000000045.timeindex"), 45, 360)?;
-//! assert!(index.maybe_append(1_700_000_000_000, 55, false)?);
-//! assert!(!index.maybe_append(1_700_000_000_000, 60, false)?); // same timestamp: ignored
-//! assert!(index.maybe_append(1_700_000_000_500, 65, false)?);
+//! assert!(index.maybe_append(1_700_000_000_000, 55)?);
+//! assert!(!index.maybe_append(1_700_000_000_000, 60)?); // same timestamp: ignored
+//! assert!(index.maybe_append(1_700_000_000_500, 65)?);
 //! assert_eq!(index.lookup(1_700_000_000_250)?, TimestampOffset { timestamp: 1_700_000_000_000, offset: 55 });
 //! assert_eq!(index.lookup(0)?, TimestampOffset { timestamp: -1, offset: 45 }); // none: (-1, base)
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -210,22 +210,31 @@ impl TimeIndex {
     }
 
     /// Appends `(timestamp, offset)` if `timestamp` is larger than the last entry's
-    /// (Kafka's `maybeAppend`); returns whether an entry was written. Checks, in Kafka's
-    /// order:
+    /// (Kafka's `maybeAppend(timestamp, offset, skipFullCheck = false)`); returns whether
+    /// an entry was written. Checks, in Kafka's order:
     ///
-    /// 1. unless `skip_full_check`: [`TimeIndex::is_full`] → [`IndexError::IndexFull`];
+    /// 1. [`TimeIndex::is_full`] (one slot is kept for
+    ///    [`maybe_append_final`](Self::maybe_append_final)) → [`IndexError::IndexFull`];
     /// 2. non-empty and `offset < last offset` → [`IndexError::InvalidOffset`];
     /// 3. non-empty and `timestamp < last timestamp` → [`IndexError::InvalidTimestamp`];
     /// 4. `timestamp <= last timestamp` (−1 when empty, so [`NO_TIMESTAMP`] is never
     ///    indexed) → ignored, `Ok(false)`;
     /// 5. offset not representable → [`IndexError::OffsetOverflow`] — checked **before**
-    ///    anything is written (Kafka writes the timestamp first and corrupts its cursor);
-    /// 6. no slot left even with `skip_full_check` → [`IndexError::IndexFull`].
+    ///    anything is written (Kafka writes the timestamp first and corrupts its cursor).
     ///
     /// Each call takes and releases the writer lock; to append many entries in a row,
     /// [`TimeIndex::appender`] takes it once.
-    pub fn maybe_append(&self, timestamp: i64, offset: i64, skip_full_check: bool) -> Result<bool> {
-        TimeAppender::new(&self.file)?.maybe_append(timestamp, offset, skip_full_check)
+    pub fn maybe_append(&self, timestamp: i64, offset: i64) -> Result<bool> {
+        TimeAppender::new(&self.file)?.maybe_append(timestamp, offset)
+    }
+
+    /// The segment's final entry, written when it stops taking appends (a roll, the end
+    /// of recovery, a close): [`maybe_append`](Self::maybe_append) without check 1, so it
+    /// may take the slot that [`TimeIndex::is_full`] keeps free (Kafka's
+    /// `maybeAppend(timestamp, offset, skipFullCheck = true)`). Checks 2–5 apply; with no
+    /// slot left at all → [`IndexError::IndexFull`].
+    pub fn maybe_append_final(&self, timestamp: i64, offset: i64) -> Result<bool> {
+        TimeAppender::new(&self.file)?.maybe_append_final(timestamp, offset)
     }
 
     /// Takes the writer lock once for a run of appends (an index rebuild, a bulk load).
@@ -418,7 +427,20 @@ impl<'a> TimeAppender<'a> {
     /// than the last entry's, with the same checks in the same order and the same errors;
     /// returns whether an entry was written. Nothing is written when an error is returned.
     #[inline]
-    pub fn maybe_append(
+    pub fn maybe_append(&mut self, timestamp: i64, offset: i64) -> Result<bool> {
+        self.append_checked(timestamp, offset, false)
+    }
+
+    /// [`TimeIndex::maybe_append_final`] under this appender's lock: the final entry may
+    /// take the slot that [`TimeIndex::is_full`] keeps free.
+    #[inline]
+    pub fn maybe_append_final(&mut self, timestamp: i64, offset: i64) -> Result<bool> {
+        self.append_checked(timestamp, offset, true)
+    }
+
+    /// Kafka's `maybeAppend(timestamp, offset, skipFullCheck)`.
+    #[inline]
+    fn append_checked(
         &mut self,
         timestamp: i64,
         offset: i64,

@@ -503,8 +503,7 @@ impl<F: BatchFormat> LogSegment<F> {
             self.offset_index()?
                 .append(largest_offset, physical_position as u32)?;
             let m = self.load_max(&mut st)?;
-            self.time_index()?
-                .maybe_append(m.timestamp, m.offset, false)?;
+            self.time_index()?.maybe_append(m.timestamp, m.offset)?;
             st.bytes_since_last_index_entry = 0;
         }
         st.bytes_since_last_index_entry += records.len() as u64;
@@ -868,7 +867,7 @@ impl<F: BatchFormat> LogSegment<F> {
                     oi.append(info.last_offset, valid_bytes as u32)?;
                 }
                 if !ti.is_full() {
-                    ti.maybe_append(max.timestamp, max.offset, false)?;
+                    ti.maybe_append(max.timestamp, max.offset)?;
                 }
                 last_index_entry = valid_bytes;
             }
@@ -898,7 +897,7 @@ impl<F: BatchFormat> LogSegment<F> {
         self.before(FsOp::IndexTrim, &oi.path())?;
         oi.trim_to_valid_size()?;
         self.after(FsOp::IndexTrim, &oi.path());
-        ti.maybe_append(max.timestamp, max.offset, true)?;
+        ti.maybe_append_final(max.timestamp, max.offset)?;
         self.before(FsOp::IndexTrim, &ti.path())?;
         ti.trim_to_valid_size()?;
         self.after(FsOp::IndexTrim, &ti.path());
@@ -979,7 +978,7 @@ impl<F: BatchFormat> LogSegment<F> {
             self.load_max(&mut st)?
         };
         let ti = self.time_index()?;
-        ti.maybe_append(max.timestamp, max.offset, true)?;
+        ti.maybe_append_final(max.timestamp, max.offset)?;
         let oi = self.offset_index()?;
         self.before(FsOp::IndexTrim, &oi.path())?;
         oi.trim_to_valid_size()?;
@@ -1149,7 +1148,7 @@ impl<F: BatchFormat> LogSegment<F> {
         if let Some(m) = max {
             keep(
                 self.time_index()
-                    .and_then(|ti| Ok(ti.maybe_append(m.timestamp, m.offset, true).map(|_| ())?)),
+                    .and_then(|ti| Ok(ti.maybe_append_final(m.timestamp, m.offset).map(|_| ())?)),
             );
         }
         let loaded = self.offset_index.is_loaded();

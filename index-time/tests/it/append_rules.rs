@@ -15,17 +15,17 @@ fn case23_reserved_last_slot_and_skip_full_check() {
     assert!(!empty.is_full());
     let index = new_index(dir.path(), 45, 360);
     for i in 1..30 {
-        index.maybe_append(10 * i, 45 + 10 * i, false).unwrap();
+        index.maybe_append(10 * i, 45 + 10 * i).unwrap();
     }
     assert_eq!(index.entries(), 29);
     assert!(index.is_full(), "29 >= 30 - 1");
-    match index.maybe_append(10_000, 1000, false) {
+    match index.maybe_append(10_000, 1000) {
         Err(IndexError::IndexFull { entries, kind, .. }) => {
             assert_eq!((entries, kind), (29, "time index"))
         }
         other => panic!("expected IndexFull, got {other:?}"),
     }
-    match index.maybe_append(10_000, 280, true) {
+    match index.maybe_append_final(10_000, 280) {
         Err(IndexError::InvalidOffset {
             offset,
             slot,
@@ -34,12 +34,12 @@ fn case23_reserved_last_slot_and_skip_full_check() {
         }) => assert_eq!((offset, slot, last_offset), (280, 29, 335)),
         other => panic!("expected InvalidOffset, got {other:?}"),
     }
-    assert!(index.maybe_append(10_000, 1000, true).unwrap());
+    assert!(index.maybe_append_final(10_000, 1000).unwrap());
     assert_eq!(index.entries(), 30);
     assert_eq!(index.last_entry().unwrap(), to(10_000, 1000));
     // No room even with skip_full_check (Kafka: BufferOverflowException): typed error,
     // entries unchanged.
-    match index.maybe_append(20_000, 2000, true) {
+    match index.maybe_append_final(20_000, 2000) {
         Err(IndexError::IndexFull { entries, .. }) => assert_eq!(entries, 30),
         other => panic!("expected IndexFull, got {other:?}"),
     }
@@ -47,7 +47,7 @@ fn case23_reserved_last_slot_and_skip_full_check() {
     assert_eq!(index.last_entry().unwrap(), to(10_000, 1000));
     // The full-check comes first, even for an append that would be ignored.
     assert!(matches!(
-        index.maybe_append(5, 1000, false),
+        index.maybe_append(5, 1000),
         Err(IndexError::IndexFull { .. })
     ));
 }
@@ -58,21 +58,18 @@ fn case24_maybe_append_acceptance_rules() {
     let dir = tmp();
     let path = dir.path().join(timeindex_name(45));
     let index = new_index(dir.path(), 45, 360);
-    assert!(
-        !index.maybe_append(-1, 50, false).unwrap(),
-        "NO_TIMESTAMP ignored"
-    );
+    assert!(!index.maybe_append(-1, 50).unwrap(), "NO_TIMESTAMP ignored");
     assert_eq!(index.entries(), 0);
-    assert!(index.maybe_append(0, 46, false).unwrap());
+    assert!(index.maybe_append(0, 46).unwrap());
     assert!(
-        !index.maybe_append(0, 47, false).unwrap(),
+        !index.maybe_append(0, 47).unwrap(),
         "same timestamp ignored"
     );
     assert!(
-        index.maybe_append(5, 46, false).unwrap(),
+        index.maybe_append(5, 46).unwrap(),
         "same offset, larger timestamp"
     );
-    match index.maybe_append(4, 60, false) {
+    match index.maybe_append(4, 60) {
         Err(IndexError::InvalidTimestamp {
             timestamp,
             slot,
@@ -82,7 +79,7 @@ fn case24_maybe_append_acceptance_rules() {
         other => panic!("expected InvalidTimestamp, got {other:?}"),
     }
     assert!(matches!(
-        index.maybe_append(10, 45, false),
+        index.maybe_append(10, 45),
         Err(IndexError::InvalidOffset {
             offset: 45,
             last_offset: 46,
@@ -91,7 +88,7 @@ fn case24_maybe_append_acceptance_rules() {
     ));
     // Both regress: the offset is checked first.
     assert!(matches!(
-        index.maybe_append(3, 40, false),
+        index.maybe_append(3, 40),
         Err(IndexError::InvalidOffset { offset: 40, .. })
     ));
     assert_eq!(index.all_entries().unwrap(), vec![to(0, 46), to(5, 46)]);
@@ -130,9 +127,9 @@ fn offset_overflow_writes_nothing() {
     let dir = tmp();
     let path = dir.path().join(timeindex_name(100));
     let index = new_index(dir.path(), 100, 120);
-    assert!(index.maybe_append(10, 100, false).unwrap());
+    assert!(index.maybe_append(10, 100).unwrap());
     for bad in [100 + (1i64 << 31), i64::MAX] {
-        match index.maybe_append(20, bad, false) {
+        match index.maybe_append(20, bad) {
             Err(IndexError::OffsetOverflow {
                 offset,
                 base_offset,
@@ -145,14 +142,12 @@ fn offset_overflow_writes_nothing() {
     // On an empty index an offset below the base is an overflow too.
     let below = new_index(dir.path(), 200, 120);
     assert!(matches!(
-        below.maybe_append(20, 199, false),
+        below.maybe_append(20, 199),
         Err(IndexError::OffsetOverflow { .. })
     ));
-    assert!(below
-        .maybe_append(20, 200 + i32::MAX as i64, false)
-        .unwrap());
+    assert!(below.maybe_append(20, 200 + i32::MAX as i64).unwrap());
 
-    assert!(index.maybe_append(20, 101, false).unwrap());
+    assert!(index.maybe_append(20, 101).unwrap());
     assert_eq!(index.entries(), 2);
     index.close().unwrap();
     assert_eq!(
@@ -167,10 +162,10 @@ fn offset_overflow_writes_nothing() {
 fn ignored_append_does_not_check_representability() {
     let dir = tmp();
     let index = new_index(dir.path(), 100, 120);
-    assert!(index.maybe_append(10, 100, false).unwrap());
-    assert!(!index.maybe_append(10, i64::MAX, false).unwrap());
+    assert!(index.maybe_append(10, 100).unwrap());
+    assert!(!index.maybe_append(10, i64::MAX).unwrap());
     assert!(matches!(
-        index.maybe_append(-1, 5_000_000_000, false),
+        index.maybe_append(-1, 5_000_000_000),
         Err(IndexError::InvalidTimestamp {
             timestamp: -1,
             last_timestamp: 10,

@@ -39,8 +39,8 @@ proptest! {
             .with_search_strategy(strategy);
         let (p_one, p_run) = (format!("{:?}", one.path()), format!("{:?}", run.path()));
         for i in 0..preload as i64 {
-            let a = one.maybe_append(1_000 + 10 * i, base + 2 * i, false);
-            let b = run.maybe_append(1_000 + 10 * i, base + 2 * i, false);
+            let a = one.maybe_append(1_000 + 10 * i, base + 2 * i);
+            let b = run.maybe_append(1_000 + 10 * i, base + 2 * i);
             prop_assert_eq!(shape(&a, &p_one), shape(&b, &p_run));
         }
         let (mut ts, mut offset) = (1_000 + 10 * preload as i64, base + 2 * preload as i64);
@@ -52,8 +52,17 @@ proptest! {
                 offset.saturating_add(doff)
             };
             let target_ts = ts + dt;
-            let a = one.maybe_append(target_ts, target_offset, skip_full_check);
-            let b = appender.maybe_append(target_ts, target_offset, skip_full_check);
+            let (a, b) = if skip_full_check {
+                (
+                    one.maybe_append_final(target_ts, target_offset),
+                    appender.maybe_append_final(target_ts, target_offset),
+                )
+            } else {
+                (
+                    one.maybe_append(target_ts, target_offset),
+                    appender.maybe_append(target_ts, target_offset),
+                )
+            };
             prop_assert_eq!(shape(&a, &p_one), shape(&b, &p_run));
             prop_assert_eq!(one.entries(), appender.entries());
             prop_assert_eq!(one.last_entry().unwrap(), appender.last_entry());
@@ -90,10 +99,10 @@ fn appender_rules_in_kafka_order() {
     let mut a = index.appender().unwrap();
     assert_eq!(a.last_entry(), to(-1, 100));
     // The empty index's last timestamp is -1: -1 itself is never indexed.
-    assert!(!a.maybe_append(-1, 100, false).unwrap());
-    assert!(a.maybe_append(5_000, 100, false).unwrap());
-    assert!(!a.maybe_append(5_000, 101, false).unwrap());
-    match a.maybe_append(6_000, 99, false) {
+    assert!(!a.maybe_append(-1, 100).unwrap());
+    assert!(a.maybe_append(5_000, 100).unwrap());
+    assert!(!a.maybe_append(5_000, 101).unwrap());
+    match a.maybe_append(6_000, 99) {
         Err(IndexError::InvalidOffset {
             path: p,
             offset: 99,
@@ -103,7 +112,7 @@ fn appender_rules_in_kafka_order() {
         other => panic!("expected InvalidOffset, got {other:?}"),
     }
     assert!(matches!(
-        a.maybe_append(4_999, 101, false),
+        a.maybe_append(4_999, 101),
         Err(IndexError::InvalidTimestamp {
             timestamp: 4_999,
             last_timestamp: 5_000,
@@ -111,18 +120,18 @@ fn appender_rules_in_kafka_order() {
         })
     ));
     assert!(matches!(
-        a.maybe_append(6_000, 100 + (1 << 31), false),
+        a.maybe_append(6_000, 100 + (1 << 31)),
         Err(IndexError::OffsetOverflow { .. })
     ));
-    assert!(a.maybe_append(6_000, 110, false).unwrap());
+    assert!(a.maybe_append(6_000, 110).unwrap());
     // Two of three slots used: the full check keeps the last slot for the roll's entry.
     assert!(matches!(
-        a.maybe_append(7_000, 120, false),
+        a.maybe_append(7_000, 120),
         Err(IndexError::IndexFull { entries: 2, .. })
     ));
-    assert!(a.maybe_append(7_000, 120, true).unwrap());
+    assert!(a.maybe_append_final(7_000, 120).unwrap());
     assert!(matches!(
-        a.maybe_append(8_000, 130, true),
+        a.maybe_append_final(8_000, 130),
         Err(IndexError::IndexFull { entries: 3, .. })
     ));
     assert_eq!(a.entries(), 3);
@@ -137,15 +146,15 @@ fn appender_rules_in_kafka_order() {
 fn appender_on_closed_and_read_only() {
     let dir = tmp();
     let index = new_index(dir.path(), 0, 120);
-    index.maybe_append(10, 3, false).unwrap();
+    index.maybe_append(10, 3).unwrap();
     let path = index.path();
     index.close().unwrap();
     let mut ro = TimeIndex::open_read_only(&path, 0).unwrap();
     let before = fs::read(&path).unwrap();
-    let direct = format!("{:?}", ro.maybe_append(20, 4, true));
+    let direct = format!("{:?}", ro.maybe_append_final(20, 4));
     let mut a = ro.appender().unwrap();
     assert_eq!(a.last_entry(), to(10, 3));
-    let through = a.maybe_append(20, 4, true);
+    let through = a.maybe_append_final(20, 4);
     assert!(through.is_err(), "{through:?}");
     assert_eq!(format!("{through:?}"), direct);
     drop(a);
@@ -163,7 +172,7 @@ fn appender_entries_survive_reopen() {
     {
         let mut a = index.appender().unwrap();
         for i in 0..999 {
-            assert!(a.maybe_append(1_000 + 7 * i, 50 + 3 * i, false).unwrap());
+            assert!(a.maybe_append(1_000 + 7 * i, 50 + 3 * i).unwrap());
         }
     }
     let path = index.path();

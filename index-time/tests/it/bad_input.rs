@@ -56,7 +56,7 @@ fn lengths_not_multiple_of_entry_size() {
         assert_eq!(index.entries(), len / 12);
         assert_eq!(index.sanity_check().is_ok(), len % 12 == 0, "len {len}");
         index.resize(120).unwrap();
-        assert!(index.maybe_append(1000, 200, false).unwrap());
+        assert!(index.maybe_append(1000, 200).unwrap());
         assert_eq!(index.entry(len / 12).unwrap(), to(1000, 200));
     }
 }
@@ -73,16 +73,14 @@ fn non_monotonic_appends_on_real_index() {
     let n = index.entries();
     assert_eq!(n, 109);
     assert!(matches!(
-        index.maybe_append(last.timestamp + 1, last.offset - 1, false),
+        index.maybe_append(last.timestamp + 1, last.offset - 1),
         Err(IndexError::InvalidOffset { slot, .. }) if slot == n
     ));
     assert!(matches!(
-        index.maybe_append(last.timestamp - 1, last.offset + 1, false),
+        index.maybe_append(last.timestamp - 1, last.offset + 1),
         Err(IndexError::InvalidTimestamp { slot, .. }) if slot == n
     ));
-    assert!(!index
-        .maybe_append(last.timestamp, last.offset + 1, false)
-        .unwrap());
+    assert!(!index.maybe_append(last.timestamp, last.offset + 1).unwrap());
     assert_eq!(index.entries(), n);
 }
 
@@ -92,14 +90,12 @@ fn offset_more_than_i32_max_past_base() {
     let base = 7_000_000_000i64;
     let index = new_index(dir.path(), base, 120);
     assert!(matches!(
-        index.maybe_append(1, base + (1i64 << 31), false),
+        index.maybe_append(1, base + (1i64 << 31)),
         Err(IndexError::OffsetOverflow { offset, base_offset, .. })
             if offset == base + (1i64 << 31) && base_offset == base
     ));
     assert_eq!(index.entries(), 0);
-    assert!(index
-        .maybe_append(1, base + i32::MAX as i64, false)
-        .unwrap());
+    assert!(index.maybe_append(1, base + i32::MAX as i64).unwrap());
     assert_eq!(index.last_entry().unwrap(), to(1, base + i32::MAX as i64));
 }
 
@@ -154,8 +150,8 @@ proptest! {
         }
         rw.resize(bytes.len() + 120).unwrap();
         for &t in &targets {
-            let _ = rw.maybe_append(t, t, false);
-            let _ = rw.maybe_append(t, t, true);
+            let _ = rw.maybe_append(t, t);
+            let _ = rw.maybe_append_final(t, t);
         }
         exercise(&rw, &targets);
         rw.close().unwrap();

@@ -59,7 +59,7 @@ fn readers_stay_consistent_while_writer_appends_resizes_truncates_and_trims() {
         for round in 0..25 {
             while next < (round + 1) * 1200 {
                 let e = entry(next);
-                match index.maybe_append(e.timestamp, e.offset, false) {
+                match index.maybe_append(e.timestamp, e.offset) {
                     Ok(true) => next += 1,
                     Err(IndexError::IndexFull { .. }) => {
                         assert!(index.resize(index.length() + 12 * 341).unwrap());

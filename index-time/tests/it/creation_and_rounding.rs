@@ -71,11 +71,11 @@ fn case03_invalid_max_size() {
     let index = TimeIndex::open(&path, 45, 11).unwrap();
     assert!(index.is_full());
     assert!(matches!(
-        index.maybe_append(5, 46, false),
+        index.maybe_append(5, 46),
         Err(IndexError::IndexFull { entries: 0, .. })
     ));
     assert!(matches!(
-        index.maybe_append(5, 46, true),
+        index.maybe_append_final(5, 46),
         Err(IndexError::IndexFull { entries: 0, .. })
     ));
 }
@@ -86,7 +86,7 @@ fn case30_parse_entry_and_last_entry() {
     let dir = tmp();
     let index = new_index(dir.path(), 45, 360);
     assert_eq!(index.last_entry().unwrap(), to(-1, 45));
-    assert!(index.maybe_append(1, 46, false).unwrap());
+    assert!(index.maybe_append(1, 46).unwrap());
     assert_eq!(index.last_entry().unwrap(), to(1, 46));
     assert_eq!(index.entry(0).unwrap(), to(1, 46));
     assert_eq!(ENTRY_SIZE, 12);

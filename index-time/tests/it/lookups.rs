@@ -10,7 +10,7 @@ fn case20_index(
     let index = new_index(dir, 45, 360).with_search_strategy(strategy);
     assert_eq!(index.lookup(100).unwrap(), to(-1, 45), "empty");
     for i in 1..30 {
-        assert!(index.maybe_append(10 * i, 45 + 10 * i, false).unwrap());
+        assert!(index.maybe_append(10 * i, 45 + 10 * i).unwrap());
     }
     assert_eq!(index.entries(), 29);
     index
@@ -77,7 +77,7 @@ fn random_lookups_match_model() {
             for _ in 0..1500 {
                 ts += rng.range(1, 100);
                 off += rng.range(0, 5);
-                assert!(index.maybe_append(ts, off, false).unwrap());
+                assert!(index.maybe_append(ts, off).unwrap());
                 stored.push((ts, off));
             }
             for _ in 0..300 {

@@ -153,13 +153,9 @@ fn round_trip_is_byte_identical_to_kafka() {
         let index = TimeIndex::open(&out, base, TEN_MIB).unwrap();
         assert_eq!(index.max_entries(), 873_813);
         for (ts, o) in decode_timeindex_bytes(&kafka, base) {
-            assert!(
-                index.maybe_append(ts, o, false).unwrap(),
-                "{}",
-                path.display()
-            );
+            assert!(index.maybe_append(ts, o).unwrap(), "{}", path.display());
             // Kafka's roll/close writes the final entry again: deduplicated.
-            assert!(!index.maybe_append(ts, o, true).unwrap());
+            assert!(!index.maybe_append_final(ts, o).unwrap());
         }
         index.sanity_check().unwrap();
         index.close().unwrap();

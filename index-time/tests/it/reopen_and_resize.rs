@@ -28,7 +28,7 @@ fn reopened_trimmed_index_is_full_until_resized() {
     let path = dir.path().join(timeindex_name(45));
     let index = new_index(dir.path(), 45, 360);
     for i in 1..=3 {
-        index.maybe_append(100 * i, 45 + i, false).unwrap();
+        index.maybe_append(100 * i, 45 + i).unwrap();
     }
     index.close().unwrap();
     assert_eq!(fs::metadata(&path).unwrap().len(), 36);
@@ -37,11 +37,11 @@ fn reopened_trimmed_index_is_full_until_resized() {
     assert!(index.is_full());
     assert_eq!(index.last_entry().unwrap(), to(300, 48));
     assert!(matches!(
-        index.maybe_append(400, 49, false),
+        index.maybe_append(400, 49),
         Err(IndexError::IndexFull { entries: 3, .. })
     ));
     assert!(matches!(
-        index.maybe_append(400, 49, true),
+        index.maybe_append_final(400, 49),
         Err(IndexError::IndexFull { entries: 3, .. })
     ));
     // Resize below the used size: rejected, nothing changed.
@@ -56,7 +56,7 @@ fn reopened_trimmed_index_is_full_until_resized() {
     assert_eq!(fs::metadata(&path).unwrap().len(), 36);
     assert!(index.resize(120).unwrap());
     assert!(!index.is_full());
-    assert!(index.maybe_append(400, 49, false).unwrap());
+    assert!(index.maybe_append(400, 49).unwrap());
     assert_eq!(index.entries(), 4);
     // reset() with no max size: 0 bytes, 0 slots, full.
     index.reset().unwrap();
@@ -75,13 +75,13 @@ fn one_slot_index_is_full_while_empty() {
     let index = new_index(dir.path(), 0, 12);
     assert!(index.is_full());
     assert!(matches!(
-        index.maybe_append(5, 1, false),
+        index.maybe_append(5, 1),
         Err(IndexError::IndexFull { entries: 0, .. })
     ));
-    assert!(index.maybe_append(5, 1, true).unwrap());
+    assert!(index.maybe_append_final(5, 1).unwrap());
     assert_eq!(index.all_entries().unwrap(), vec![to(5, 1)]);
     // The repeated final entry is deduplicated (same timestamp) even when full.
-    assert!(!index.maybe_append(5, 1, true).unwrap());
+    assert!(!index.maybe_append_final(5, 1).unwrap());
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn reset_with_max_size_and_trim() {
     let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     let index = new_index(dir.path(), 0, 360);
-    index.maybe_append(7, 3, false).unwrap();
+    index.maybe_append(7, 3).unwrap();
     assert!(index.trim_to_valid_size().unwrap());
     assert_eq!(fs::metadata(&path).unwrap().len(), 12);
     index.reset().unwrap();

@@ -52,7 +52,7 @@ fn case26_five_valid_entries_pass() {
     let dir = tmp();
     let index = new_index(dir.path(), 45, 360);
     for i in 0..5 {
-        index.maybe_append(1000 + i, 45 + i, false).unwrap();
+        index.maybe_append(1000 + i, 45 + i).unwrap();
     }
     index.sanity_check().unwrap();
     // Empty passes too.

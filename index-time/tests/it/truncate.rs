@@ -15,7 +15,7 @@ fn case22_truncation() {
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         let fill = || {
             for i in 1..30 {
-                assert!(index.maybe_append(10 * i, 45 + 10 * i, false).unwrap());
+                assert!(index.maybe_append(10 * i, 45 + 10 * i).unwrap());
             }
         };
         fill();
@@ -40,7 +40,7 @@ fn case22_truncation() {
         index.truncate_to(10_000).unwrap(); // past the end: no-op
         assert_eq!(index.entries(), 4);
         assert_eq!(index.lookup(1_000).unwrap(), to(40, 85));
-        assert!(index.maybe_append(41, 86, false).unwrap());
+        assert!(index.maybe_append(41, 86).unwrap());
         assert_eq!(
             fs::metadata(&path).unwrap().len(),
             360,
@@ -59,7 +59,7 @@ fn duplicate_offsets_truncate_quirk() {
         let dir = tmp();
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         for (t, o) in [(10, 48), (20, 50), (30, 50), (40, 50)] {
-            assert!(index.maybe_append(t, o, false).unwrap());
+            assert!(index.maybe_append(t, o).unwrap());
         }
         index.truncate_to(50).unwrap();
         assert_eq!(index.entries(), 2, "{strategy:?}");
@@ -71,7 +71,7 @@ fn duplicate_offsets_truncate_quirk() {
         let dir = tmp();
         let index = new_index(dir.path(), 45, 360).with_search_strategy(strategy);
         for (t, o) in [(10, 48), (20, 50), (30, 50), (40, 50)] {
-            index.maybe_append(t, o, false).unwrap();
+            index.maybe_append(t, o).unwrap();
         }
         index.truncate_to(50).unwrap();
         assert!((1..=3).contains(&index.entries()), "{strategy:?}");

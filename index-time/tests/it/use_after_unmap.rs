@@ -17,14 +17,14 @@ fn every_operation_after_force_unmap_is_closed() {
     let dir = tmp();
     let path = dir.path().join(timeindex_name(0));
     let index = new_index(dir.path(), 0, 120);
-    index.maybe_append(10, 1, false).unwrap();
+    index.maybe_append(10, 1).unwrap();
     index.force_unmap();
     closed(index.lookup(10), "lookup");
     closed(index.entry(0), "entry");
     closed(index.last_entry(), "last_entry");
     closed(index.all_entries(), "all_entries");
-    closed(index.maybe_append(20, 2, false), "maybe_append");
-    closed(index.maybe_append(20, 2, true), "maybe_append skip");
+    closed(index.maybe_append(20, 2), "maybe_append");
+    closed(index.maybe_append_final(20, 2), "maybe_append skip");
     closed(index.truncate_to(1), "truncate_to");
     closed(index.resize(240), "resize");
     closed(index.trim_to_valid_size(), "trim");

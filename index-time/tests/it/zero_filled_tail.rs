@@ -103,11 +103,11 @@ fn recovery_rebuild_restores_kafka_bytes() {
     index.reset().unwrap();
     assert_eq!((index.entries(), index.max_entries()), (0, 873_813));
     for &(ts, o) in &entries {
-        assert!(index.maybe_append(ts, o, false).unwrap());
+        assert!(index.maybe_append(ts, o).unwrap());
     }
     let &(ts, o) = entries.last().unwrap();
     assert!(
-        !index.maybe_append(ts, o, true).unwrap(),
+        !index.maybe_append_final(ts, o).unwrap(),
         "final entry deduplicated"
     );
     index.sanity_check().unwrap();

@@ -140,7 +140,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = idx.sanity_check();
                 let idx = idx.with_search_strategy(pd);
                 let _ = idx.lookup(target);
-                let _ = idx.maybe_append(target, base.wrapping_add(5), false);
+                let _ = idx.maybe_append(target, base.wrapping_add(5));
                 let _ = idx.lookup(target);
                 let _ = idx.truncate_to(target);
                 let _ = idx.close();

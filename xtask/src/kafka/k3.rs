@@ -194,7 +194,7 @@ impl Live {
         match (op, self.idx.as_ref().expect("open")) {
             (Op::Append(a), Idx::Offset(i)) => i.append(a[0], a[1] as u32).map_err(e("append")),
             (Op::Append(a), Idx::Time(i)) => i
-                .maybe_append(a[0], a[1], false)
+                .maybe_append(a[0], a[1])
                 .map(|_| ())
                 .map_err(e("maybe_append")),
             (Op::Append(a), Idx::Txn(i)) => i
