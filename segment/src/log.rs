@@ -1556,7 +1556,7 @@ impl<F: BatchFormat> Log<F> {
             let mut seg = self.segments.floor_segment(offset);
             while let Some(s) = seg {
                 let size = s.size();
-                if let Some(info) = s.read(offset, max_bytes, Some(size), true)? {
+                if let Some(info) = s.read_min_one_message(offset, max_bytes, size)? {
                     if passed.iter().any(|(p, was)| p.size() != *was) {
                         continue 'pass;
                     }

@@ -606,19 +606,72 @@ impl<F: BatchFormat> LogSegment<F> {
         scan::search_for_offset_with_size::<F>(&self.log, offset, p.max(starting_position))
     }
 
-    /// Kafka's `read` (kafka-behaviour §9.4): up to `max_size` bytes (more if `min_one_message` and
-    /// the first batch is larger) starting at the batch holding `start_offset`, not going
-    /// past `max_position` (bytes). With `max_position = None` only the metadata is
-    /// returned (empty records). `None` when `start_offset` is beyond the segment.
+    /// Kafka's two-argument `read(startOffset, maxSize)` (kafka-behaviour §9.4): up to
+    /// `max_size` bytes starting at the batch holding `start_offset`, up to the segment's
+    /// size; [`read_up_to`](Self::read_up_to) with `max_position = size()`. `None` when
+    /// `start_offset` is beyond the segment.
+    ///
+    /// # Errors
+    /// Those of [`translate_offset`](Self::translate_offset).
+    pub fn read(&self, start_offset: i64, max_size: u64) -> Result<Option<FetchDataInfo>> {
+        self.read_with(start_offset, max_size, self.size(), false)
+    }
+
+    /// Kafka's `read(startOffset, maxSize, maxPosition, minOneMessage = false)`: up to
+    /// `max_size` bytes starting at the batch holding `start_offset`, not going past
+    /// `max_position` (bytes); a first batch larger than `max_size` is returned cut, with
+    /// [`FetchDataInfo::first_entry_incomplete`] set. `None` when `start_offset` is beyond
+    /// the segment.
     ///
     /// # Errors
     /// [`SegmentError::InvalidArgument`] if `max_position` is before the batch start;
     /// those of [`translate_offset`](Self::translate_offset).
-    pub fn read(
+    pub fn read_up_to(
         &self,
         start_offset: i64,
         max_size: u64,
-        max_position: Option<u64>,
+        max_position: u64,
+    ) -> Result<Option<FetchDataInfo>> {
+        self.read_with(start_offset, max_size, max_position, false)
+    }
+
+    /// Kafka's `read(startOffset, maxSize, maxPosition, minOneMessage = true)`, the
+    /// fetch's form: as [`read_up_to`](Self::read_up_to), but a first batch larger than
+    /// `max_size` is returned whole (still not past `max_position`), so that a consumer
+    /// always makes progress.
+    ///
+    /// # Errors
+    /// As [`read_up_to`](Self::read_up_to).
+    pub fn read_min_one_message(
+        &self,
+        start_offset: i64,
+        max_size: u64,
+        max_position: u64,
+    ) -> Result<Option<FetchDataInfo>> {
+        self.read_with(start_offset, max_size, max_position, true)
+    }
+
+    /// Kafka's `read` with an empty `maxPosition`: where a read of `start_offset` would
+    /// start (the position of the batch holding it), without reading any bytes. `None`
+    /// when `start_offset` is beyond the segment.
+    ///
+    /// # Errors
+    /// Those of [`translate_offset`](Self::translate_offset).
+    pub fn read_metadata(&self, start_offset: i64) -> Result<Option<LogOffsetMetadata>> {
+        Ok(self
+            .translate_offset(start_offset, 0)?
+            .map(|t| LogOffsetMetadata {
+                message_offset: start_offset,
+                segment_base_offset: self.base_offset,
+                relative_position_in_segment: t.position,
+            }))
+    }
+
+    fn read_with(
+        &self,
+        start_offset: i64,
+        max_size: u64,
+        max_position: u64,
         min_one_message: bool,
     ) -> Result<Option<FetchDataInfo>> {
         let Some(t) = self.translate_offset(start_offset, 0)? else {
@@ -634,16 +687,12 @@ impl<F: BatchFormat> LogSegment<F> {
         } else {
             max_size
         };
-        let empty = FetchDataInfo {
-            fetch_offset_metadata: meta,
-            records: Vec::new(),
-            first_entry_incomplete: false,
-        };
-        let Some(max_position) = max_position else {
-            return Ok(Some(empty));
-        };
         if adjusted == 0 {
-            return Ok(Some(empty));
+            return Ok(Some(FetchDataInfo {
+                fetch_offset_metadata: meta,
+                records: Vec::new(),
+                first_entry_incomplete: false,
+            }));
         }
         let Some(room) = max_position.checked_sub(t.position) else {
             return Err(SegmentError::arg(format!(
@@ -658,14 +707,6 @@ impl<F: BatchFormat> LogSegment<F> {
             records,
             first_entry_incomplete: adjusted < t.size,
         }))
-    }
-
-    /// `read(start_offset, max_size, Some(size), false)`: Kafka's two-argument form.
-    ///
-    /// # Errors
-    /// As [`read`](Self::read).
-    pub fn read_simple(&self, start_offset: i64, max_size: u64) -> Result<Option<FetchDataInfo>> {
-        self.read(start_offset, max_size, Some(self.size()), false)
     }
 
     /// Kafka's `findOffsetByTimestamp` (kafka-behaviour §9.5): the first record with timestamp ≥

@@ -34,7 +34,7 @@ fn case65_append_from_file_stops_at_relative_offset_overflow() {
     assert_eq!(copied, first_two);
     assert_eq!(seg.size(), copied);
     assert_eq!(seg.read_next_offset().unwrap(), 501);
-    let all = seg.read_simple(0, 4 << 20).unwrap().unwrap();
+    let all = seg.read(0, 4 << 20).unwrap().unwrap();
     assert_eq!(all.records, [&batches[0][..], &batches[1][..]].concat());
 
     let seg2: LogSegment = new_segment(dir.path(), 2_147_483_647, &cfg, clock);
@@ -43,7 +43,7 @@ fn case65_append_from_file_stops_at_relative_offset_overflow() {
     assert_eq!(seg2.size(), rest);
     assert_eq!(copied + rest, src.size_in_bytes());
     assert_eq!(seg2.read_next_offset().unwrap(), 2_147_483_653);
-    let r = seg2.read_simple(2_147_483_652, 1 << 20).unwrap().unwrap();
+    let r = seg2.read(2_147_483_652, 1 << 20).unwrap().unwrap();
     assert_eq!(r.records, batches[2]);
     // the max timestamp follows the copied batches
     assert_eq!(seg.max_timestamp_so_far().unwrap(), 20);
@@ -77,10 +77,7 @@ fn copies_in_chunks_below_one_mib_and_skips_a_torn_tail() {
         let t = seg.translate_offset(o, 0).unwrap().unwrap();
         assert_eq!(t.offset, o);
     }
-    assert_eq!(
-        seg.read_simple(0, 1 << 30).unwrap().unwrap().records,
-        expected
-    );
+    assert_eq!(seg.read(0, 1 << 30).unwrap().unwrap().records, expected);
     assert_eq!(seg.max_timestamp_so_far().unwrap(), 1_000 + 1499);
     // nothing to copy at the torn tail
     assert_eq!(seg.append_from_file(&src, copied).unwrap(), 0);

@@ -70,7 +70,7 @@ fn deleted_segments_wait_for_the_delay_and_held_handles_keep_reading() {
     // The held segment still answers, and flushing it is a no-op.
     assert!(held.is_deleted());
     let r = held
-        .read(3, 1 << 20, Some(held.size()), true)
+        .read_min_one_message(3, 1 << 20, held.size())
         .unwrap()
         .unwrap();
     assert_eq!(offsets_in(&r.records), (0..10).collect::<Vec<_>>());

@@ -28,7 +28,7 @@ fn b14_empty_batch_segment_reopens_clean_and_unclean() {
         let r = log.read(50, 61).unwrap();
         assert_eq!(r.records.len(), 61);
         let s = log.segments().active_segment().unwrap();
-        let r = s.read(50, 60, Some(s.size()), false).unwrap().unwrap();
+        let r = s.read_up_to(50, 60, s.size()).unwrap().unwrap();
         assert!(r.first_entry_incomplete);
         log.append(&batch(53, 2, 2000)).unwrap();
         assert_eq!(log.log_end_offset(), 55);

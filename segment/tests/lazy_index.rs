@@ -73,7 +73,7 @@ fn opening_many_segments_maps_no_index() {
         .all(|s| !s.lazy_offset_index().is_loaded() && !s.lazy_time_index().is_loaded()));
     assert_eq!(
         segs[7]
-            .read_simple(70, 100)
+            .read(70, 100)
             .unwrap()
             .map(|r| offsets_in(&r.records)),
         Some(vec![70])

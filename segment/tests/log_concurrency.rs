@@ -462,7 +462,7 @@ fn segment_readers_against_close() {
                     let seg = segs.iter().rev().find(|s| s.base_offset() <= o).unwrap();
                     let max_bytes = 1 + (r >> 24) % 600;
                     c.reads += 1;
-                    match seg.read(o, max_bytes, Some(seg.size()), true) {
+                    match seg.read_min_one_message(o, max_bytes, seg.size()) {
                         Ok(Some(info)) => {
                             c.check_records("close", o, &info);
                         }

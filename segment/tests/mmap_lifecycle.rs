@@ -164,7 +164,7 @@ fn b17d_lookups_racing_trim_resize_unload_and_delete() {
                             .find_offset_by_timestamp(1_000 + o, 0)
                             .map(|r| r.map(|f| f.offset)),
                         _ => seg
-                            .read(o, 1, Some(seg.size()), true)
+                            .read_min_one_message(o, 1, seg.size())
                             .map(|r| r.map(|f| offsets_in(&f.records)[0])),
                     };
                     match res {

@@ -28,7 +28,7 @@ fn case50_append_path_indexing() {
     assert_eq!(seg.shallow_offset_of_max_timestamp_so_far().unwrap(), 105);
     let t = seg.translate_offset(103, 0).unwrap().unwrap();
     assert_eq!((t.offset, t.position, t.size), (103, 219, 73));
-    let r = seg.read_simple(103, 1000).unwrap().unwrap();
+    let r = seg.read(103, 1000).unwrap().unwrap();
     assert_eq!(r.records.len(), 219);
     assert_eq!(r.fetch_offset_metadata.relative_position_in_segment, 219);
     assert_eq!(seg.read_next_offset().unwrap(), 106);
@@ -43,11 +43,11 @@ fn case50_append_path_indexing() {
     assert_eq!(f(0, 0), Some((1000, 100)));
     assert_eq!(f(1000, 103), Some((1030, 103)));
     assert_eq!(f(1051, 0), None);
-    let r = seg.read(100, 10, Some(438), true).unwrap().unwrap();
+    let r = seg.read_min_one_message(100, 10, 438).unwrap().unwrap();
     assert_eq!((r.records.len(), r.first_entry_incomplete), (73, false));
-    let r = seg.read(100, 10, Some(438), false).unwrap().unwrap();
+    let r = seg.read_up_to(100, 10, 438).unwrap().unwrap();
     assert_eq!((r.records.len(), r.first_entry_incomplete), (10, true));
-    let r = seg.read(100, 1000, Some(146), false).unwrap().unwrap();
+    let r = seg.read_up_to(100, 1000, 146).unwrap().unwrap();
     assert_eq!(r.records.len(), 146);
 }
 

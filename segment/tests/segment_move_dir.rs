@@ -33,10 +33,7 @@ fn update_parent_dir_moves_every_path_to_the_new_directory() {
         assert_eq!(path.parent().unwrap(), new, "{path:?}");
     }
     // The indexes load from the new directory: lookups and reads work.
-    let r = seg
-        .read(2, 1 << 20, Some(seg.size()), false)
-        .unwrap()
-        .unwrap();
+    let r = seg.read_up_to(2, 1 << 20, seg.size()).unwrap().unwrap();
     assert_eq!(offsets_in(&r.records), vec![2, 3]);
     assert_eq!(
         seg.find_offset_by_timestamp(1_003, 0)

@@ -39,7 +39,7 @@ fn corrupt_and_recover(ext: &str) {
     );
     let size = seg.size();
     for i in 0..100i64 {
-        let r = seg.read(i, 1, Some(size), true).unwrap().unwrap();
+        let r = seg.read_min_one_message(i, 1, size).unwrap().unwrap();
         assert_eq!(offsets_in(&r.records)[0], i);
         assert_eq!(
             seg.find_offset_by_timestamp(i * 10, 0)
@@ -121,7 +121,7 @@ fn recovery_keeps_a_full_index_sparse_instead_of_failing() {
     assert_eq!(seg.size(), size);
     assert!(seg.offset_index().unwrap().is_full());
     for target in 0..o {
-        let fetch = seg.read(target, 1, Some(size), true).unwrap().unwrap();
+        let fetch = seg.read_min_one_message(target, 1, size).unwrap().unwrap();
         assert_eq!(offsets_in(&fetch.records), vec![target], "offset {target}");
         let found = seg
             .find_offset_by_timestamp(1000 + target, 0)

@@ -22,7 +22,7 @@ fn case53a_truncate_full_resets_roll_state() {
     );
     assert!(!seg.offset_index().unwrap().is_full());
     assert!(!seg.time_index().unwrap().is_full());
-    assert!(seg.read_simple(0, 1024).unwrap().is_none());
+    assert!(seg.read(0, 1024).unwrap().is_none());
     seg.append(41, -1, -1, &v1(40, &["hello", "there"]))
         .unwrap();
 }

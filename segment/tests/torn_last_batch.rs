@@ -18,7 +18,7 @@ fn torn_last_batch_is_truncated_by_recover() {
     let cut = last.len() - 7;
     seg.log().append(&last[..cut]).unwrap(); // torn write
     assert_eq!(seg.read_next_offset().unwrap(), 50);
-    assert!(seg.read_simple(50, 10_000).unwrap().is_none());
+    assert!(seg.read(50, 10_000).unwrap().is_none());
     assert_eq!(
         seg.recover(&mut ProducerStateManager::new(), None).unwrap(),
         cut as u64

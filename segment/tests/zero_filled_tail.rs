@@ -35,11 +35,11 @@ fn zero_filled_tail_after_crash_with_preallocation() {
     assert_eq!(seg.size(), 1 << 20);
     // reads before the zeros work; the zero region is reported as corrupt, not served
     assert_eq!(
-        offsets_in(&seg.read_simple(2, 73).unwrap().unwrap().records),
+        offsets_in(&seg.read(2, 73).unwrap().unwrap().records),
         vec![2]
     );
     assert!(matches!(
-        seg.read_simple(4, 100),
+        seg.read(4, 100),
         Err(segment::SegmentError::Format { .. })
     ));
     let truncated = seg.recover(&mut ProducerStateManager::new(), None).unwrap();

@@ -53,8 +53,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(size <= log_bytes.len() as u64, "recovery grew the log");
     let _ = seg.read_next_offset();
     let _ = seg.translate_offset(target, 0);
-    let _ = seg.read(target, 1 << 16, Some(size), true);
-    let _ = seg.read(0, 1, Some(size), true);
+    let _ = seg.read_min_one_message(target, 1 << 16, size);
+    let _ = seg.read_min_one_message(0, 1, size);
     let _ = seg.find_offset_by_timestamp(target, 0);
     let _ = seg.max_timestamp_so_far();
     let _ = seg.collect_aborted_txns(0, i64::MAX);
