@@ -1303,8 +1303,11 @@ impl<F: BatchFormat> LogSegment<F> {
         self.deleted.load(Ordering::Acquire)
     }
 
-    /// `true` iff none of the four files exists (Kafka's `deleted()`).
-    pub fn deleted(&self) -> bool {
+    /// `true` iff none of the four files exists on disk (Kafka's `deleted()`). Unlike
+    /// [`is_deleted`](Self::is_deleted), which says the segment has left its log, this
+    /// asks the file system, so a `.deleted` segment whose removal is still pending
+    /// answers `false`.
+    pub fn files_removed(&self) -> bool {
         !self.log.path().exists()
             && !self.offset_index.file().exists()
             && !self.time_index.file().exists()

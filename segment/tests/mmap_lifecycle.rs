@@ -200,7 +200,7 @@ fn b17d_lookups_racing_trim_resize_unload_and_delete() {
     }
     seg.change_file_suffixes("", ".deleted").unwrap();
     seg.delete_if_exists().unwrap();
-    assert!(seg.deleted());
+    assert!(seg.files_removed());
     stop.store(true, Ordering::Release);
     for r in readers {
         r.join().unwrap();
@@ -212,7 +212,7 @@ fn b17d_lookups_racing_trim_resize_unload_and_delete() {
     );
     // the deleted segment never recreated an index file
     assert!(
-        seg.deleted(),
+        seg.files_removed(),
         "an index file was recreated after the deletion"
     );
     drop(seg);
