@@ -13,6 +13,12 @@
 //! larger than [`MAX_CHECKPOINT_BYTES`], not UTF-8, empty, a version other than `0`, a
 //! missing, overflowing or negative offset, or any further non-empty line. Only an I/O
 //! error while reading a regular file is an error.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::io::Read;
 use std::path::Path;

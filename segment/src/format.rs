@@ -235,6 +235,12 @@
 //! log.close()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use crate::record::{
     self, ControlRecordType, EndTransactionMarker, FileBatch, RawBatchHeader, RecordError,
@@ -547,7 +553,11 @@ impl BatchFormat for KafkaBatchFormat {
         if header.len() < Self::HEADER_PEEK_BYTES {
             return Ok(None);
         }
-        let size = bytemuck::pod_read_unaligned::<I32Be>(&header[SIZE_OFFSET..LOG_OVERHEAD]).get();
+        // Present: header is at least HEADER_PEEK_BYTES (18) > LOG_OVERHEAD (12) long.
+        let Some(size_field) = header.get(SIZE_OFFSET..LOG_OVERHEAD) else {
+            return Ok(None);
+        };
+        let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
         if size < MIN_SIZE_FIELD as i32 {
             return Err(FormatError::Corrupt {
                 position,
@@ -562,14 +572,21 @@ impl BatchFormat for KafkaBatchFormat {
     #[inline]
     fn parse_header(bytes: &[u8], position: u64) -> Result<BatchInfo, FormatError> {
         let corrupt = |reason: String| FormatError::Corrupt { position, reason };
-        let Some(size) = Self::peek_size(bytes, position)? else {
-            return Err(corrupt(format!(
+        let too_short = || {
+            corrupt(format!(
                 "only {} bytes available, at least {} are needed to read a batch header",
                 bytes.len(),
                 Self::HEADER_PEEK_BYTES
-            )));
+            ))
         };
-        let magic = bytes[MAGIC_OFFSET] as i8;
+        let Some(size) = Self::peek_size(bytes, position)? else {
+            return Err(too_short());
+        };
+        // Present: peek_size returned a size, so bytes holds HEADER_PEEK_BYTES.
+        let Some(head) = bytes.first_chunk::<{ HEADER_SIZE_UP_TO_MAGIC + 1 }>() else {
+            return Err(too_short());
+        };
+        let magic = head[MAGIC_OFFSET] as i8;
         let need = |n: usize| -> Result<&[u8], FormatError> {
             bytes.get(..n).ok_or_else(|| {
                 corrupt(format!(
@@ -621,7 +638,12 @@ impl BatchFormat for KafkaBatchFormat {
                         )));
                     }
                     let b = need(26)?;
-                    bytemuck::pod_read_unaligned::<I64Be>(&b[18..26]).get()
+                    #[expect(
+                        clippy::indexing_slicing,
+                        reason = "need(26) returned exactly 26 bytes"
+                    )]
+                    let ts = &b[18..26];
+                    bytemuck::pod_read_unaligned::<I64Be>(ts).get()
                 }
                 m => {
                     return Err(corrupt(format!(
@@ -629,7 +651,7 @@ impl BatchFormat for KafkaBatchFormat {
                     )))
                 }
             };
-            let offset = bytemuck::pod_read_unaligned::<I64Be>(&bytes[..8]).get();
+            let offset = bytemuck::pod_read_unaligned::<I64Be>(&head[..8]).get();
             Ok(BatchInfo {
                 position,
                 base_offset: offset,
@@ -752,7 +774,9 @@ impl<'a, F: BatchFormat> Iterator for Scan<'a, F> {
             return None;
         }
         let position = self.pos as u64;
-        let rest = &self.data[self.pos..];
+        // pos <= data.len() always (`scan` clamps it, `next` adds the size of a batch taken
+        // from `rest`); past the end would read as the end.
+        let rest = self.data.get(self.pos..).unwrap_or_default();
         let fail = |stop: &mut Option<StopReason>, e: FormatError| {
             *stop = Some(StopReason::Corrupt {
                 position,
@@ -760,7 +784,8 @@ impl<'a, F: BatchFormat> Iterator for Scan<'a, F> {
             });
             Some(Err(e))
         };
-        let size = match F::peek_size(&rest[..rest.len().min(F::HEADER_PEEK_BYTES)], position) {
+        let peek = rest.get(..F::HEADER_PEEK_BYTES).unwrap_or(rest);
+        let size = match F::peek_size(peek, position) {
             Err(e) => return fail(&mut self.stop, e),
             Ok(Some(0)) => {
                 let e = FormatError::Corrupt {
@@ -771,21 +796,18 @@ impl<'a, F: BatchFormat> Iterator for Scan<'a, F> {
             }
             Ok(size) => size,
         };
-        match size {
+        match size.map(|size| rest.get(..size)) {
             None if rest.is_empty() => {
                 self.stop = Some(StopReason::End);
                 None
             }
-            Some(size) if size <= rest.len() => {
-                let bytes = &rest[..size];
-                match F::parse_header(bytes, position) {
-                    Ok(info) => {
-                        self.pos += size;
-                        Some(Ok(ScannedBatch { info, bytes }))
-                    }
-                    Err(e) => fail(&mut self.stop, e),
+            Some(Some(bytes)) => match F::parse_header(bytes, position) {
+                Ok(info) => {
+                    self.pos += bytes.len();
+                    Some(Ok(ScannedBatch { info, bytes }))
                 }
-            }
+                Err(e) => fail(&mut self.stop, e),
+            },
             _ => {
                 self.stop = Some(StopReason::TornTail {
                     position,

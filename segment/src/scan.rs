@@ -4,6 +4,12 @@
 //! The record module's iterator works on a whole file image; a segment can be up to 2 GiB,
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::marker::PhantomData;
 
@@ -77,6 +83,9 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
         self.stop.as_ref()
     }
 
+    /// Makes `buf` hold `len` bytes from `pos` and returns where they start in it:
+    /// `off + len <= buf.len()` when `len <= end - pos` (a refill reads
+    /// `min(max(len, window), end - pos) >= len` bytes).
     fn fill(&mut self, pos: u64, len: usize) -> Result<usize> {
         let have =
             pos >= self.buf_start && pos + len as u64 <= self.buf_start + self.buf.len() as u64;
@@ -109,7 +118,12 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
         }
         let peek = (F::HEADER_PEEK_BYTES as u64).min(remaining) as usize;
         let off = self.fill(pos, peek)?;
-        let size = match F::peek_size(&self.buf[off..off + peek], pos) {
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "peek <= remaining = end - pos, so fill left off + peek <= buf.len()"
+        )]
+        let header = &self.buf[off..off + peek];
+        let size = match F::peek_size(header, pos) {
             Err(error) => {
                 self.stop = Some(ScanStop::Corrupt {
                     position: pos,
@@ -137,6 +151,11 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             }
         };
         let off = self.fill(pos, size)?;
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "size <= remaining = end - pos (checked above), so fill left \
+                      off + size <= buf.len()"
+        )]
         let bytes = &self.buf[off..off + size];
         match F::parse_header(bytes, pos) {
             Ok(info) => {

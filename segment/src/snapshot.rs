@@ -22,6 +22,12 @@
 //! A snapshot with no producers is the 10 bytes `00 01 | CRC of 00 00 00 00 | 00 00 00 00`.
 //! The offset in the file name is the producer state's map end offset when it was taken:
 //! the state is that of every batch below that offset.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -152,19 +158,24 @@ pub(crate) fn decode_snapshot_entry(b: &[u8; SNAPSHOT_ENTRY_BYTES]) -> SnapshotE
 
 /// Encodes a version-1 snapshot holding `entries`, in the given order.
 pub fn encode_snapshot(entries: &[SnapshotEntry]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + entries.len() * SNAPSHOT_ENTRY_BYTES);
     let n = i32::try_from(entries.len()).unwrap_or(i32::MAX);
+    let count = I32Be::new(n);
+    let raw: Vec<RawSnapshotEntry> = entries
+        .iter()
+        .take(n as usize)
+        .map(RawSnapshotEntry::from)
+        .collect();
+    let body: &[u8] = bytemuck::cast_slice(&raw);
+    // The CRC covers bytes CRC_START.. : the count, then the entries.
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&count.to_bytes()), body);
     let header = RawSnapshotHeader {
         version: SNAPSHOT_VERSION.into(),
-        crc: U32Be::new(0),
-        count: n.into(),
+        crc: U32Be::new(crc),
+        count,
     };
+    let mut b = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + body.len());
     b.extend_from_slice(bytemuck::bytes_of(&header));
-    for e in entries.iter().take(n as usize) {
-        b.extend_from_slice(bytemuck::bytes_of(&RawSnapshotEntry::from(e)));
-    }
-    let crc = crc32c::crc32c(&b[CRC_START..]);
-    b[2..CRC_START].copy_from_slice(&U32Be::new(crc).to_bytes());
+    b.extend_from_slice(body);
     b
 }
 
@@ -189,7 +200,7 @@ pub fn decode_snapshot(bytes: &[u8]) -> std::result::Result<Vec<SnapshotEntry>, 
     if version != SNAPSHOT_VERSION {
         return Err(CorruptSnapshot(format!("unknown file version {version}")));
     }
-    let computed = crc32c::crc32c(&bytes[CRC_START..]);
+    let computed = crc32c::crc32c_append(crc32c::crc32c(&header[CRC_START..]), body);
     if stored != computed {
         return Err(CorruptSnapshot(format!(
             "CRC is no longer valid: stored {stored}, computed {computed}"
@@ -201,10 +212,9 @@ pub fn decode_snapshot(bytes: &[u8]) -> std::result::Result<Vec<SnapshotEntry>, 
             body.len()
         )));
     }
-    Ok(body
-        .chunks_exact(SNAPSHOT_ENTRY_BYTES)
-        .map(|e| decode_snapshot_entry(e.try_into().expect("chunks_exact")))
-        .collect())
+    // No remainder: body.len() is a multiple of SNAPSHOT_ENTRY_BYTES (checked above).
+    let (raw, _) = body.as_chunks::<SNAPSHOT_ENTRY_BYTES>();
+    Ok(raw.iter().map(decode_snapshot_entry).collect())
 }
 
 /// `<dir>/<20-digit offset>.snapshot` (Kafka's `LogFileUtils.producerSnapshotFile`).
@@ -328,6 +338,13 @@ pub(crate) fn example_entry() -> SnapshotEntry {
 }
 
 #[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

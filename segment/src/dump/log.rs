@@ -67,12 +67,20 @@ fn legacy_crcs(batch: &LegacyBatch<'_>, limit: usize) -> Option<Vec<(u32, bool)>
     let data = decompress_with_limit(codec, value?, limit).ok()?;
     let mut out = Vec::new();
     let mut at = 0usize;
-    while data.len() - at >= LOG_OVERHEAD {
-        let size = i32::from_be_bytes(data[at + 8..at + 12].try_into().ok()?);
-        if size < 14 || LOG_OVERHEAD + size as usize > data.len() - at {
+    loop {
+        // at <= data.len(): it only advances by the size of an entry viewed in `rest`.
+        let rest = data.get(at..).unwrap_or_default();
+        let Some(size_field) = rest.get(8..LOG_OVERHEAD) else {
+            break; // fewer than LOG_OVERHEAD bytes left
+        };
+        let size = i32::from_be_bytes(size_field.try_into().ok()?);
+        if size < 14 {
             break;
         }
-        let inner = LegacyBatch::at(&data[at..at + LOG_OVERHEAD + size as usize], 0).ok()?;
+        let Some(entry) = rest.get(..LOG_OVERHEAD + size as usize) else {
+            break;
+        };
+        let inner = LegacyBatch::at(entry, 0).ok()?;
         out.push((inner.checksum(), inner.is_valid()));
         at += inner.size_in_bytes();
     }

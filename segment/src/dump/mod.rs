@@ -42,6 +42,12 @@
 //!
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file, sizes are bytes.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod index;
 mod log;

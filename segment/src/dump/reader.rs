@@ -114,10 +114,12 @@ impl LogReader {
             return Ok(Step::Stop(torn));
         }
         let off = self.fill(pos, HEADER_SIZE_UP_TO_MAGIC)?;
-        let size_bytes: [u8; 4] = self.buf[off + SIZE_OFFSET..off + LOG_OVERHEAD]
-            .try_into()
-            .expect("4 bytes");
-        let size = i32::from_be_bytes(size_bytes);
+        let header = window(&self.buf, off, HEADER_SIZE_UP_TO_MAGIC)?;
+        let size_bytes = header
+            .get(SIZE_OFFSET..)
+            .and_then(<[u8]>::first_chunk::<4>)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        let size = i32::from_be_bytes(*size_bytes);
         // Rule 2: size < 14 is corrupt.
         if size < MIN_SIZE_FIELD as i32 {
             return Ok(Step::Stop(StopReason::Corrupt {
@@ -139,7 +141,7 @@ impl LogReader {
             });
         }
         let off = self.fill(pos, total as usize)?;
-        let bytes = &self.buf[off..off + total as usize];
+        let bytes = window(&self.buf, off, total as usize)?;
         match FileBatch::at(bytes, pos) {
             Ok(batch) => {
                 self.pos = pos + total;
@@ -151,6 +153,15 @@ impl LogReader {
             })),
         }
     }
+}
+
+/// The `len` bytes at `off` of a window filled by [`LogReader::fill`]. A window ends at
+/// the end of the file and callers check `len <= end - pos`, so they are there; bytes
+/// missing otherwise are reported as `UnexpectedEof`.
+fn window(buf: &[u8], off: usize, len: usize) -> io::Result<&[u8]> {
+    buf.get(off..)
+        .and_then(|b| b.get(..len))
+        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
 }
 
 /// The message of a record error without the position prefix duplication.
@@ -214,7 +225,25 @@ impl Slots {
             self.buf_start = at;
         }
         let off = (at - self.buf_start) as usize;
-        Ok(&self.buf[off..off + self.size])
+        // In the buffer for i < count(); past the last whole slot it is a short read.
+        self.buf
+            .get(off..)
+            .and_then(|b| b.get(..self.size))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+    }
+
+    /// Like [`Slots::get`], as an array: `N` must be the slot size.
+    ///
+    /// # Errors
+    /// As [`Slots::get`]; `InvalidInput` if `N` is not the slot size.
+    pub(crate) fn get_array<const N: usize>(&mut self, i: usize) -> io::Result<&[u8; N]> {
+        let size = self.size;
+        self.get(i)?.try_into().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("slots of {size} bytes read as {N}-byte arrays"),
+            )
+        })
     }
 
     /// The file, for reading it again with other slots.

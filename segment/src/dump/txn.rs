@@ -26,11 +26,8 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
     let abs = absolute(path);
     let mut failed = false;
     for slot in 0..slots.count() {
-        let txn = match slots.get(slot) {
-            Ok(chunk) => {
-                let raw: &[u8; AbortedTxn::SIZE] = chunk.try_into().expect("chunk size");
-                AbortedTxn::from_bytes(raw)
-            }
+        let txn = match slots.get_array::<{ AbortedTxn::SIZE }>(slot) {
+            Ok(raw) => AbortedTxn::from_bytes(raw),
             Err(e) => {
                 sink.event(Event::Problem(Problem::Unreadable {
                     path: path.to_path_buf(),
@@ -137,11 +134,12 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
     let mut at = CRC_START as u64;
     while at < len {
         let n = (len - at).min(chunk.len() as u64) as usize;
-        if let Err(e) = crc_input.read_at(&mut chunk[..n], at) {
+        chunk.truncate(n); // shrinks only for the last, short chunk
+        if let Err(e) = crc_input.read_at(&mut chunk, at) {
             sink.event(read_error(e));
             return;
         }
-        computed = crc32c::crc32c_append(computed, &chunk[..n]);
+        computed = crc32c::crc32c_append(computed, &chunk);
         at += n as u64;
     }
     if stored != computed {
@@ -164,14 +162,13 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
         SNAPSHOT_ENTRY_BYTES,
     );
     for i in 0..entries.count() {
-        let e = match entries.get(i) {
-            Ok(e) => e,
+        let e = match entries.get_array::<SNAPSHOT_ENTRY_BYTES>(i) {
+            Ok(e) => decode_snapshot_entry(e),
             Err(err) => {
                 sink.event(read_error(err));
                 return;
             }
         };
-        let e = decode_snapshot_entry(e.try_into().expect("chunk size"));
         let line = ProducerLine {
             producer_id: e.producer_id,
             producer_epoch: e.producer_epoch,
@@ -189,6 +186,13 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
 }
 
 #[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use crate::dump::Collect;

@@ -189,7 +189,7 @@ impl<'a> RecordBatch<'a> {
             ));
         }
         let size = size as usize;
-        if size > bytes.len() {
+        let Some(batch_bytes) = bytes.get(..size) else {
             return Err(RecordError::corrupt(
                 position,
                 format!(
@@ -197,7 +197,7 @@ impl<'a> RecordBatch<'a> {
                     bytes.len()
                 ),
             ));
-        }
+        };
         if header.magic < 2 {
             return Err(RecordError::corrupt(
                 position,
@@ -205,7 +205,7 @@ impl<'a> RecordBatch<'a> {
             ));
         }
         Ok(RecordBatch {
-            bytes: &bytes[..size],
+            bytes: batch_bytes,
             header,
             position,
         })
@@ -222,6 +222,11 @@ impl<'a> RecordBatch<'a> {
     }
 
     /// The (possibly compressed) record bytes after the 61-byte header.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`RecordBatch::at`, the only constructor, makes `bytes` at least \
+                  RECORD_BATCH_OVERHEAD long"
+    )]
     pub fn records_bytes(&self) -> &'a [u8] {
         &self.bytes[RECORD_BATCH_OVERHEAD..]
     }
@@ -262,6 +267,11 @@ impl<'a> RecordBatch<'a> {
     }
 
     /// CRC-32C of bytes `[21, end)`, i.e. what [`RecordBatch::checksum`] should be.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`RecordBatch::at`, the only constructor, makes `bytes` at least \
+                  RECORD_BATCH_OVERHEAD (61) long, past CRC_OFFSET + 4 (21)"
+    )]
     pub fn compute_checksum(&self) -> u32 {
         crc32c::crc32c(&self.bytes[CRC_OFFSET + 4..])
     }

@@ -235,7 +235,17 @@ impl BatchBuilder {
         let start = out.len();
         out.extend_from_slice(bytemuck::bytes_of(&header));
         out.extend_from_slice(body);
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "the 61-byte header was just appended at `start`, so \
+                      start + CRC_OFFSET + 4 (start + 21) <= out.len()"
+        )]
         let crc = crc32c::crc32c(&out[start + CRC_OFFSET + 4..]);
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "the 61-byte header was just appended at `start`, so its CRC field \
+                      start + CRC_OFFSET..start + CRC_OFFSET + 4 is inside `out`"
+        )]
         out[start + CRC_OFFSET..start + CRC_OFFSET + 4]
             .copy_from_slice(&U32Be::new(crc).to_bytes());
         out.len() - start
@@ -535,8 +545,22 @@ impl<'a> LegacyMessage<'a> {
                 "legacy message larger than i32::MAX bytes",
             ));
         };
+        // The offset (8 bytes) and the size + crc placeholder (8 bytes) were appended at
+        // `start` above, so start + 16 <= out.len() for the three statements below.
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "start + 12 <= out.len(), see above"
+        )]
         out[start + 8..start + 12].copy_from_slice(&I32Be::new(size32).to_bytes());
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "start + 16 <= out.len(), see above"
+        )]
         let crc = crc32fast::hash(&out[start + 16..]);
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "start + 16 <= out.len(), see above"
+        )]
         out[start + 12..start + 16].copy_from_slice(&U32Be::new(crc).to_bytes());
         Ok(out.len() - start)
     }

@@ -190,6 +190,11 @@ fn read_bounded(mut reader: impl Read, limit: usize) -> Result<Vec<u8>, Decompre
             let cap = out.capacity().min(limit);
             out.resize(cap, 0);
         }
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "filled <= out.len(): filled starts at 0, out only grows (to at least \
+                      filled + 1 when full) and read returns n <= the buffer's length"
+        )]
         let n = read_retrying(&mut reader, &mut out[filled..])?;
         if n == 0 {
             out.truncate(filled);
@@ -220,13 +225,12 @@ fn read_retrying(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 #[cfg(feature = "lz4")]
 fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
     let short = |what: &str| invalid_data(format!("truncated lz4 frame: {what} missing"));
-    if data.len() < 4 {
+    let Some(magic) = data.first_chunk::<4>() else {
         return Err(short("frame magic"));
-    }
-    if data[..4] != LZ4_FRAME_MAGIC {
+    };
+    if *magic != LZ4_FRAME_MAGIC {
         return Err(invalid_data(format!(
-            "not an lz4 frame: magic {:02x?}, expected {LZ4_FRAME_MAGIC:02x?}",
-            &data[..4]
+            "not an lz4 frame: magic {magic:02x?}, expected {LZ4_FRAME_MAGIC:02x?}"
         )));
     }
     let flg = *data.get(4).ok_or_else(|| short("frame descriptor"))?;
@@ -240,8 +244,11 @@ fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
         return Err(short("frame descriptor"));
     }
     loop {
-        let word = data.get(at..at + 4).ok_or_else(|| short("end marker"))?;
-        let word = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+        let word = data
+            .get(at..)
+            .and_then(<[u8]>::first_chunk::<4>)
+            .ok_or_else(|| short("end marker"))?;
+        let word = u32::from_le_bytes(*word);
         at += 4;
         if word == 0 {
             break;
@@ -255,11 +262,9 @@ fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
     }
     if content_checksum {
         at += 4;
-        if data.len() < at {
-            return Err(short("content checksum"));
-        }
     }
-    Ok(&data[..at])
+    // Without a content checksum, `at <= data.len()` already (the block loop checks it).
+    data.get(..at).ok_or_else(|| short("content checksum"))
 }
 
 /// Smallest zstd window cap (2^24 bytes = 16 MiB): above every window a producer's zstd
@@ -319,6 +324,10 @@ fn snappy_raw(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), Decom
     reserve_bounded(out, len, limit)?;
     let start = out.len();
     out.resize(start + len, 0);
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "start is out.len() before the resize to start + len, so it is in bounds"
+    )]
     let written = snap::raw::Decoder::new()
         .decompress(block, &mut out[start..])
         .map_err(|e| invalid_data(e.to_string()))?;
@@ -329,27 +338,30 @@ fn snappy_raw(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), Decom
 #[cfg(feature = "snappy")]
 fn snappy_decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, DecompressError> {
     let mut out = Vec::new();
-    if data.len() >= 16 && data[..8] == XERIAL_SNAPPY_MAGIC {
+    let xerial = data
+        .split_first_chunk::<16>()
+        .filter(|(header, _)| header.starts_with(&XERIAL_SNAPPY_MAGIC));
+    if let Some((_, blocks)) = xerial {
         // 8-byte magic, i32 version, i32 minimum compatible version, then blocks.
-        let mut rest = &data[16..];
+        let mut rest = blocks;
         while !rest.is_empty() {
-            if rest.len() < 4 {
+            let Some((len, tail)) = rest.split_first_chunk::<4>() else {
                 return Err(invalid_data("truncated xerial snappy block length").into());
-            }
-            let len: I32Be = bytemuck::pod_read_unaligned(&rest[..4]);
+            };
+            let len: I32Be = bytemuck::pod_read_unaligned(len.as_slice());
             let len = len.get();
             let len = usize::try_from(len)
                 .map_err(|_| invalid_data(format!("negative xerial snappy block length {len}")))?;
-            rest = &rest[4..];
-            if len > rest.len() {
+            rest = tail;
+            let Some((block, tail)) = rest.split_at_checked(len) else {
                 return Err(invalid_data(format!(
                     "xerial snappy block of {len} bytes but only {} remain",
                     rest.len()
                 ))
                 .into());
-            }
-            snappy_raw(&rest[..len], &mut out, limit)?;
-            rest = &rest[len..];
+            };
+            snappy_raw(block, &mut out, limit)?;
+            rest = tail;
         }
     } else {
         snappy_raw(data, &mut out, limit)?;
@@ -475,6 +487,13 @@ pub fn compress(codec: CompressionType, data: &[u8]) -> io::Result<Vec<u8>> {
     feature = "lz4",
     feature = "zstd"
 ))]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -114,7 +114,7 @@ impl ControlRecordType {
     pub fn parse_key(key: Option<&[u8]>, position: u64) -> Result<Self, RecordError> {
         let key =
             key.ok_or_else(|| RecordError::invalid(position, "control record has a null key"))?;
-        if key.len() < Self::KEY_SIZE {
+        let Some(raw) = key.get(..Self::KEY_SIZE) else {
             return Err(RecordError::invalid(
                 position,
                 format!(
@@ -123,8 +123,8 @@ impl ControlRecordType {
                     key.len()
                 ),
             ));
-        }
-        let raw: RawControlKey = bytemuck::pod_read_unaligned(&key[..Self::KEY_SIZE]);
+        };
+        let raw: RawControlKey = bytemuck::pod_read_unaligned(raw);
         let version = raw.version.get();
         if version < 0 {
             return Err(RecordError::invalid(
@@ -204,7 +204,7 @@ impl EndTransactionMarker {
             )));
         }
         let value = value.unwrap_or(&[]);
-        if value.len() < Self::VALUE_SIZE {
+        let Some(raw) = value.get(..Self::VALUE_SIZE) else {
             return Err(RecordError::invalid(
                 position,
                 format!(
@@ -213,8 +213,8 @@ impl EndTransactionMarker {
                     value.len()
                 ),
             ));
-        }
-        let raw: RawEndTxnMarkerValue = bytemuck::pod_read_unaligned(&value[..Self::VALUE_SIZE]);
+        };
+        let raw: RawEndTxnMarkerValue = bytemuck::pod_read_unaligned(raw);
         let version = raw.version.get();
         if version < 0 {
             return Err(RecordError::invalid(

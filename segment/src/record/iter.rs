@@ -339,7 +339,11 @@ pub fn peek_batch(rest: &[u8], position: u64) -> Result<Peek, RecordError> {
     if rest.len() <= HEADER_SIZE_UP_TO_MAGIC {
         return Ok(Peek::TornTail);
     }
-    let size = bytemuck::pod_read_unaligned::<I32Be>(&rest[SIZE_OFFSET..LOG_OVERHEAD]).get();
+    // Present: rest is longer than HEADER_SIZE_UP_TO_MAGIC (17) > LOG_OVERHEAD (12).
+    let Some(size_field) = rest.get(SIZE_OFFSET..LOG_OVERHEAD) else {
+        return Ok(Peek::TornTail);
+    };
+    let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
     if size < MIN_SIZE_FIELD as i32 {
         return Err(RecordError::corrupt(
             position,
@@ -398,7 +402,9 @@ impl<'a> Iterator for BatchIter<'a> {
             return None;
         }
         let position = self.pos as u64;
-        let rest = &self.data[self.pos..];
+        // pos <= data.len() always (`new` clamps it, `next` adds the size of a batch taken
+        // from `rest`); past the end would read as the end.
+        let rest = self.data.get(self.pos..).unwrap_or_default();
         let result = peek_batch(rest, position).and_then(|peek| match peek {
             Peek::End => {
                 self.stop = Some(StopReason::End);
@@ -411,6 +417,10 @@ impl<'a> Iterator for BatchIter<'a> {
                 });
                 Ok(None)
             }
+            #[expect(
+                clippy::indexing_slicing,
+                reason = "peek_batch returns Batch(total) only when total <= rest.len()"
+            )]
             Peek::Batch(total) => FileBatch::at(&rest[..total], position).map(Some),
         });
         match result {

@@ -98,7 +98,7 @@ impl<'a> LegacyBatch<'a> {
             ));
         }
         let total = LOG_OVERHEAD + size as usize;
-        if total > bytes.len() {
+        let Some(entry) = bytes.get(..total) else {
             return Err(RecordError::corrupt(
                 position,
                 format!(
@@ -106,8 +106,13 @@ impl<'a> LegacyBatch<'a> {
                     bytes.len()
                 ),
             ));
-        }
-        let header: &RawLegacyHeader = bytemuck::from_bytes(&bytes[..TIMESTAMP_OFFSET]);
+        };
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "entry is total = LOG_OVERHEAD + size >= 12 + RECORD_OVERHEAD_V0 = 26 \
+                      bytes (size checked above), more than TIMESTAMP_OFFSET (18)"
+        )]
+        let header: &RawLegacyHeader = bytemuck::from_bytes(&entry[..TIMESTAMP_OFFSET]);
         match header.magic {
             0 => {}
             1 if size as usize >= RECORD_OVERHEAD_V1 => {}
@@ -125,7 +130,7 @@ impl<'a> LegacyBatch<'a> {
             }
         }
         Ok(LegacyBatch {
-            bytes: &bytes[..total],
+            bytes: entry,
             header,
             position,
         })
@@ -168,6 +173,11 @@ impl<'a> LegacyBatch<'a> {
     }
 
     /// CRC-32 (IEEE) of the message from the magic byte to its end.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`LegacyBatch::at`, the only constructor, makes `bytes` at least \
+                  LOG_OVERHEAD + RECORD_OVERHEAD_V0 (26) long, past CRC_COVERAGE_START (16)"
+    )]
     pub fn compute_checksum(&self) -> u32 {
         crc32fast::hash(&self.bytes[CRC_COVERAGE_START..])
     }
@@ -211,10 +221,14 @@ impl<'a> LegacyBatch<'a> {
         if self.magic() == 0 {
             NO_TIMESTAMP
         } else {
-            bytemuck::pod_read_unaligned::<I64Be>(
-                &self.bytes[TIMESTAMP_OFFSET..TIMESTAMP_OFFSET + 8],
-            )
-            .get()
+            #[expect(
+                clippy::indexing_slicing,
+                reason = "`LegacyBatch::at`, the only constructor, makes a magic 1 entry at \
+                          least LOG_OVERHEAD + RECORD_OVERHEAD_V1 (34) bytes long, past \
+                          TIMESTAMP_OFFSET + 8 (26)"
+            )]
+            let field = &self.bytes[TIMESTAMP_OFFSET..TIMESTAMP_OFFSET + 8];
+            bytemuck::pod_read_unaligned::<I64Be>(field).get()
         }
     }
 
@@ -249,21 +263,23 @@ impl<'a> LegacyBatch<'a> {
         } else {
             TIMESTAMP_OFFSET + 8
         };
-        let mut rest = &self.bytes[key_at..];
+        // `at` makes the entry at least 26 (magic 0) or 34 (magic 1) bytes, so key_at is in
+        // bounds; were it not, the key length read below would report the truncation.
+        let mut rest = self.bytes.get(key_at..).unwrap_or_default();
         let mut field = |name: &str| -> Result<Option<&'a [u8]>, RecordError> {
-            let Some(len_bytes) = rest.get(..4) else {
+            let Some((len_bytes, tail)) = rest.split_first_chunk::<4>() else {
                 return Err(RecordError::invalid(
                     self.position,
                     format!("legacy message truncated before the {name} length"),
                 ));
             };
-            let len = bytemuck::pod_read_unaligned::<I32Be>(len_bytes).get();
-            rest = &rest[4..];
+            let len = bytemuck::pod_read_unaligned::<I32Be>(len_bytes.as_slice()).get();
+            rest = tail;
             if len < 0 {
                 return Ok(None);
             }
             let len = len as usize;
-            if len > rest.len() {
+            let Some((out, tail)) = rest.split_at_checked(len) else {
                 return Err(RecordError::invalid(
                     self.position,
                     format!(
@@ -271,9 +287,8 @@ impl<'a> LegacyBatch<'a> {
                         rest.len()
                     ),
                 ));
-            }
-            let out = &rest[..len];
-            rest = &rest[len..];
+            };
+            rest = tail;
             Ok(Some(out))
         };
         let key = field("key")?;
@@ -322,18 +337,23 @@ impl<'a> LegacyBatch<'a> {
         })?;
         let mut inner = Vec::new();
         let mut at = 0usize;
-        while data.len() - at >= LOG_OVERHEAD {
-            let size = bytemuck::pod_read_unaligned::<I32Be>(&data[at + 8..at + 12]).get();
+        loop {
+            // at <= data.len(): it only advances by the size of an entry viewed in `rest`.
+            let rest = data.get(at..).unwrap_or_default();
+            let Some(size_field) = rest.get(8..LOG_OVERHEAD) else {
+                break; // fewer than LOG_OVERHEAD bytes left
+            };
+            let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
             if size < RECORD_OVERHEAD_V0 as i32 {
                 return Err(RecordError::corrupt(
                     self.position,
                     format!("inner record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"),
                 ));
             }
-            if LOG_OVERHEAD + size as usize > data.len() - at {
+            if LOG_OVERHEAD + size as usize > rest.len() {
                 break; // partial trailing inner entry: ignored like a torn tail
             }
-            let entry = LegacyBatch::at(&data[at..], self.position)?;
+            let entry = LegacyBatch::at(rest, self.position)?;
             if entry.compression()? != CompressionType::None {
                 return Err(RecordError::invalid(
                     self.position,

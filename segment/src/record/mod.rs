@@ -18,12 +18,20 @@
 //! timestamps are milliseconds since the Unix epoch (`i64`, −1 = none); positions are byte
 //! positions in a file (`u64`); sizes are in bytes. No function panics on malformed
 //! input: every problem is a [`RecordError`].
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod batch;
 mod builder;
 mod compression;
 mod control;
 mod error;
+// Test fixtures: a fixed, valid input that fails to encode is a bug in the fixture.
+#[allow(clippy::expect_used)]
 pub mod fixtures;
 mod iter;
 mod legacy;

@@ -318,7 +318,9 @@ fn step<'b>(
     read: u32,
     total: u32,
 ) -> Option<Result<Record<'b>, RecordError>> {
-    let rest = &data[*pos..];
+    // *pos <= data.len(): it only advances by what a cursor over `rest` consumed; past
+    // the end would read as the end of the records.
+    let rest = data.get(*pos..).unwrap_or_default();
     if read >= total {
         if rest.is_empty() {
             return None;

@@ -60,19 +60,27 @@ impl<'a> Cursor<'a> {
 
     pub(crate) fn read_bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let remaining = self.remaining();
-        if n > remaining {
-            return Err(DecodeError::Eof {
+        let out = self
+            .buf
+            .get(self.pos..)
+            .and_then(|rest| rest.get(..n))
+            .ok_or(DecodeError::Eof {
                 needed: n,
                 remaining,
-            });
-        }
-        let out = &self.buf[self.pos..self.pos + n];
+            })?;
         self.pos += n;
         Ok(out)
     }
 
     pub(crate) fn read_u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.read_bytes(1)?[0])
+        let Some(&b) = self.buf.get(self.pos) else {
+            return Err(DecodeError::Eof {
+                needed: 1,
+                remaining: self.remaining(),
+            });
+        };
+        self.pos += 1;
+        Ok(b)
     }
 
     /// Reads a zig-zag varint (at most 5 bytes).
