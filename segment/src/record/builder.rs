@@ -205,7 +205,6 @@ impl BatchBuilder {
         a | i16::from(self.compression.id())
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn header(
         &self,
         batch_length: i32,
