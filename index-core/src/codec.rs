@@ -27,6 +27,11 @@ macro_rules! be_int {
             pub const fn get(self) -> $int {
                 <$int>::from_be_bytes(self.0)
             }
+            /// The field stored as these big-endian bytes (as read from a file).
+            #[inline(always)]
+            pub const fn from_bytes(bytes: [u8; $n]) -> Self {
+                Self(bytes)
+            }
             /// The raw big-endian bytes.
             #[inline(always)]
             pub const fn to_bytes(self) -> [u8; $n] {

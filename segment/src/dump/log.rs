@@ -73,7 +73,7 @@ fn legacy_crcs(batch: &LegacyBatch<'_>, limit: usize) -> Option<Vec<(u32, bool)>
         let Some(size_field) = rest.get(8..LOG_OVERHEAD) else {
             break; // fewer than LOG_OVERHEAD bytes left
         };
-        let size = i32::from_be_bytes(size_field.try_into().ok()?);
+        let size = index_core::codec::I32Be::from_bytes(*size_field.first_chunk::<4>()?).get();
         if size < 14 {
             break;
         }

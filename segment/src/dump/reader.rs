@@ -119,7 +119,7 @@ impl LogReader {
             .get(SIZE_OFFSET..)
             .and_then(<[u8]>::first_chunk::<4>)
             .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        let size = i32::from_be_bytes(*size_bytes);
+        let size = index_core::codec::I32Be::from_bytes(*size_bytes).get();
         // Rule 2: size < 14 is corrupt.
         if size < MIN_SIZE_FIELD as i32 {
             return Ok(Step::Stop(StopReason::Corrupt {
