@@ -132,7 +132,7 @@ impl ReplayIndex for OffsetIndex {
     type Entry = index_offset::RawOffsetEntry;
     const KIND: IndexKind = IndexKind::Offset;
     fn snapshot(&self) -> Result<Snapshot<Self::Entry>, IndexError> {
-        OffsetIndex::snapshot(self)
+        self.index_file().snapshot()
     }
     fn api_lookup(&self, target: i64) -> Result<(i64, i64), IndexError> {
         let r = self.lookup(target)?;
@@ -142,7 +142,7 @@ impl ReplayIndex for OffsetIndex {
         (self.base_offset(), 0)
     }
     fn entries(&self) -> usize {
-        OffsetIndex::entries(self)
+        self.index_file().entries()
     }
     fn capacity(&self, _skip_full_check: bool) -> usize {
         self.max_entries()
@@ -188,7 +188,7 @@ impl ReplayIndex for TimeIndex {
     type Entry = index_time::RawTimeEntry;
     const KIND: IndexKind = IndexKind::Time;
     fn snapshot(&self) -> Result<Snapshot<Self::Entry>, IndexError> {
-        TimeIndex::snapshot(self)
+        self.index_file().snapshot()
     }
     fn api_lookup(&self, target: i64) -> Result<(i64, i64), IndexError> {
         let r = self.lookup(target)?;
@@ -198,7 +198,7 @@ impl ReplayIndex for TimeIndex {
         (index_time::NO_TIMESTAMP, self.base_offset())
     }
     fn entries(&self) -> usize {
-        TimeIndex::entries(self)
+        self.index_file().entries()
     }
     fn capacity(&self, skip_full_check: bool) -> usize {
         if skip_full_check {

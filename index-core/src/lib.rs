@@ -64,6 +64,7 @@ pub mod search;
 mod sync;
 #[allow(unsafe_code)] // the workspace's only `unsafe` (ARCHITECTURE.md, Invariants)
 pub mod sys;
+mod typed;
 
 pub use codec::IndexEntry;
 pub use error::{IndexError, Result};
@@ -72,3 +73,4 @@ pub use search::{
     Bound, NoProbe, PageProbe, Probe, SearchField, SearchStrategy, DEFAULT_PAGE_SIZE,
     DEFAULT_WARM_SECTION_BYTES,
 };
+pub use typed::TypedIndex;

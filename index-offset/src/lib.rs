@@ -25,7 +25,7 @@
 //! ```
 #![warn(missing_docs)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytemuck::{Pod, Zeroable};
 use index_core::codec::{relative_offset, I32Be, IndexEntry, U32Be};
@@ -103,12 +103,35 @@ pub struct OffsetIndex {
     file: IndexFile<RawOffsetEntry>,
 }
 
+/// The file's lifecycle ([`IndexFile::path`], [`IndexFile::entries`],
+/// [`IndexFile::max_entries`], [`IndexFile::resize`], [`IndexFile::trim_to_valid_size`],
+/// [`IndexFile::flush`], [`IndexFile::rename_to`], [`IndexFile::delete_if_exists`],
+/// [`IndexFile::force_unmap`], …) is the [`IndexFile`]'s: a `OffsetIndex` derefs to it.
+/// The methods of `OffsetIndex` itself are Kafka's rules for this layout; where a name is
+/// on both (`entry`, `last_entry`, `close`), the typed one is what callers get.
+impl std::ops::Deref for OffsetIndex {
+    type Target = IndexFile<RawOffsetEntry>;
+    fn deref(&self) -> &IndexFile<RawOffsetEntry> {
+        &self.file
+    }
+}
+
+impl index_core::TypedIndex for OffsetIndex {
+    type Entry = RawOffsetEntry;
+    fn open_writable(path: &Path, base_offset: i64, max_index_size: usize) -> Result<Self> {
+        OffsetIndex::open(path, base_offset, max_index_size)
+    }
+    fn index_file(&self) -> &IndexFile<RawOffsetEntry> {
+        &self.file
+    }
+}
+
 impl OffsetIndex {
     /// Creates (preallocating `max_index_size_bytes`, rounded down to a multiple of 8) or
     /// opens a writable offset index for the segment starting at `base_offset`.
     ///
     /// An existing file is mapped at its current length and **every slot counts as an
-    /// entry** (so a reopened trimmed index is full until [`OffsetIndex::resize`]d, and a
+    /// entry** (so a reopened trimmed index is full until [`IndexFile::resize`]d, and a
     /// crash-left zero-filled tail reads as entries `(base_offset, 0)`, as in Kafka).
     ///
     /// # Errors
@@ -160,46 +183,6 @@ impl OffsetIndex {
     /// The underlying memory-mapped file.
     pub fn index_file(&self) -> &IndexFile<RawOffsetEntry> {
         &self.file
-    }
-
-    /// A lock-free view of the used slots.
-    pub fn snapshot(&self) -> Result<Snapshot<RawOffsetEntry>> {
-        self.file.snapshot()
-    }
-
-    /// The segment base offset.
-    pub fn base_offset(&self) -> i64 {
-        self.file.base_offset()
-    }
-
-    /// The file path.
-    pub fn path(&self) -> PathBuf {
-        self.file.path()
-    }
-
-    /// Number of entries.
-    pub fn entries(&self) -> usize {
-        self.file.entries()
-    }
-
-    /// Number of slots in the file.
-    pub fn max_entries(&self) -> usize {
-        self.file.max_entries()
-    }
-
-    /// Whether every slot is used (`entries >= max_entries`).
-    pub fn is_full(&self) -> bool {
-        self.file.is_full()
-    }
-
-    /// Bytes used by entries (`entries * 8`).
-    pub fn size_in_bytes(&self) -> usize {
-        self.file.size_in_bytes()
-    }
-
-    /// Mapped file length in bytes.
-    pub fn length(&self) -> usize {
-        self.file.length()
     }
 
     /// The last entry, or `(base_offset, 0)` when empty (Kafka's `lastEntry`).
@@ -328,27 +311,6 @@ impl OffsetIndex {
         self.file.truncate_to_entries(0)
     }
 
-    /// Removes all entries and resizes the file back to the max index size.
-    pub fn reset(&self) -> Result<()> {
-        self.file.reset()
-    }
-
-    /// Resizes the file to `new_size_bytes` rounded down to a multiple of 8; returns
-    /// whether the length changed. Rejects (changing nothing) a size below the used bytes.
-    pub fn resize(&self, new_size_bytes: usize) -> Result<bool> {
-        self.file.resize(new_size_bytes)
-    }
-
-    /// Shrinks the file to the used bytes.
-    pub fn trim_to_valid_size(&self) -> Result<bool> {
-        self.file.trim_to_valid_size()
-    }
-
-    /// Writes the mapping back to disk.
-    pub fn flush(&self) -> Result<()> {
-        self.file.flush()
-    }
-
     /// Checks Kafka's invariants (Kafka's `sanityCheck`):
     /// [`IndexError::CorruptIndex`] if the index is non-empty and its last offset is below
     /// the base offset, or if the file length is not a multiple of 8. A zero-filled tail
@@ -383,31 +345,10 @@ impl OffsetIndex {
     /// entries is an `8 * n`-byte file.
     ///
     /// # Errors
-    /// [`IndexError::Closed`] after [`Self::force_unmap`] or [`Self::delete_if_exists`]
+    /// [`IndexError::Closed`] after [`IndexFile::force_unmap`] or [`IndexFile::delete_if_exists`]
     /// (the file could not be trimmed); [`IndexError::Io`].
     pub fn close(self) -> Result<()> {
         self.file.close()
-    }
-
-    /// Unmaps without trimming (Kafka's `closeHandler`); later calls fail with
-    /// [`IndexError::Closed`].
-    pub fn force_unmap(&self) {
-        self.file.force_unmap()
-    }
-
-    /// Unmaps and deletes the file; returns whether it existed.
-    pub fn delete_if_exists(&self) -> Result<bool> {
-        self.file.delete_if_exists()
-    }
-
-    /// Renames the file (see [`IndexFile::rename_to`]).
-    pub fn rename_to(&self, new_path: impl Into<PathBuf>) -> Result<()> {
-        self.file.rename_to(new_path)
-    }
-
-    /// Changes the stored parent directory (no I/O).
-    pub fn update_parent_dir(&self, dir: &Path) {
-        self.file.update_parent_dir(dir)
     }
 }
 

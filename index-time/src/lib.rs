@@ -23,7 +23,7 @@
 //! ```
 #![warn(missing_docs)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytemuck::{Pod, Zeroable};
 use index_core::codec::{relative_offset, I32Be, I64Be, IndexEntry};
@@ -102,6 +102,29 @@ pub struct TimeIndex {
     file: IndexFile<RawTimeEntry>,
 }
 
+/// The file's lifecycle ([`IndexFile::path`], [`IndexFile::entries`],
+/// [`IndexFile::max_entries`], [`IndexFile::resize`], [`IndexFile::trim_to_valid_size`],
+/// [`IndexFile::flush`], [`IndexFile::rename_to`], [`IndexFile::delete_if_exists`],
+/// [`IndexFile::force_unmap`], …) is the [`IndexFile`]'s: a `TimeIndex` derefs to it.
+/// The methods of `TimeIndex` itself are Kafka's rules for this layout; where a name is
+/// on both (`entry`, `last_entry`, `close`, `is_full`), the typed one is what callers get.
+impl std::ops::Deref for TimeIndex {
+    type Target = IndexFile<RawTimeEntry>;
+    fn deref(&self) -> &IndexFile<RawTimeEntry> {
+        &self.file
+    }
+}
+
+impl index_core::TypedIndex for TimeIndex {
+    type Entry = RawTimeEntry;
+    fn open_writable(path: &Path, base_offset: i64, max_index_size: usize) -> Result<Self> {
+        TimeIndex::open(path, base_offset, max_index_size)
+    }
+    fn index_file(&self) -> &IndexFile<RawTimeEntry> {
+        &self.file
+    }
+}
+
 impl TimeIndex {
     /// Creates (preallocating `max_index_size_bytes`, rounded down to a multiple of 12) or
     /// opens a writable time index for the segment starting at `base_offset`. An existing
@@ -155,46 +178,11 @@ impl TimeIndex {
         &self.file
     }
 
-    /// A lock-free view of the used slots.
-    pub fn snapshot(&self) -> Result<Snapshot<RawTimeEntry>> {
-        self.file.snapshot()
-    }
-
-    /// The segment base offset.
-    pub fn base_offset(&self) -> i64 {
-        self.file.base_offset()
-    }
-
-    /// The file path.
-    pub fn path(&self) -> PathBuf {
-        self.file.path()
-    }
-
-    /// Number of entries.
-    pub fn entries(&self) -> usize {
-        self.file.entries()
-    }
-
-    /// Number of slots in the file.
-    pub fn max_entries(&self) -> usize {
-        self.file.max_entries()
-    }
-
     /// Whether the index is full: `entries >= max_entries - 1`. One slot is always kept
     /// for the final entry written when the segment rolls or closes (Kafka's override);
     /// an index with 0 or 1 slots is always full.
     pub fn is_full(&self) -> bool {
         self.entries() >= self.max_entries().saturating_sub(1)
-    }
-
-    /// Bytes used by entries (`entries * 12`).
-    pub fn size_in_bytes(&self) -> usize {
-        self.file.size_in_bytes()
-    }
-
-    /// Mapped file length in bytes.
-    pub fn length(&self) -> usize {
-        self.file.length()
     }
 
     /// The last entry, or `(-1, base_offset)` when empty (Kafka's `lastEntry`).
@@ -311,27 +299,6 @@ impl TimeIndex {
         self.file.truncate_to_entries(0)
     }
 
-    /// Removes all entries and resizes the file back to the max index size.
-    pub fn reset(&self) -> Result<()> {
-        self.file.reset()
-    }
-
-    /// Resizes the file to `new_size_bytes` rounded down to a multiple of 12; returns
-    /// whether the length changed. Rejects (changing nothing) a size below the used bytes.
-    pub fn resize(&self, new_size_bytes: usize) -> Result<bool> {
-        self.file.resize(new_size_bytes)
-    }
-
-    /// Shrinks the file to the used bytes.
-    pub fn trim_to_valid_size(&self) -> Result<bool> {
-        self.file.trim_to_valid_size()
-    }
-
-    /// Writes the mapping back to disk.
-    pub fn flush(&self) -> Result<()> {
-        self.file.flush()
-    }
-
     /// Checks Kafka's invariants, in Kafka's order ([`IndexError::CorruptIndex`]):
     /// the last timestamp is below the first one; the last offset is below the base
     /// offset; the file length is not a multiple of 12.
@@ -374,30 +341,10 @@ impl TimeIndex {
     /// Trims to the used bytes and unmaps (Kafka's `close`).
     ///
     /// # Errors
-    /// [`IndexError::Closed`] after [`Self::force_unmap`] or [`Self::delete_if_exists`]
+    /// [`IndexError::Closed`] after [`IndexFile::force_unmap`] or [`IndexFile::delete_if_exists`]
     /// (the file could not be trimmed); [`IndexError::Io`].
     pub fn close(self) -> Result<()> {
         self.file.close()
-    }
-
-    /// Unmaps without trimming; later calls fail with [`IndexError::Closed`].
-    pub fn force_unmap(&self) {
-        self.file.force_unmap()
-    }
-
-    /// Unmaps and deletes the file; returns whether it existed.
-    pub fn delete_if_exists(&self) -> Result<bool> {
-        self.file.delete_if_exists()
-    }
-
-    /// Renames the file (see [`IndexFile::rename_to`]).
-    pub fn rename_to(&self, new_path: impl Into<PathBuf>) -> Result<()> {
-        self.file.rename_to(new_path)
-    }
-
-    /// Changes the stored parent directory (no I/O).
-    pub fn update_parent_dir(&self, dir: &Path) {
-        self.file.update_parent_dir(dir)
     }
 }
 

@@ -4,86 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
-use index_core::IndexError;
-use index_offset::OffsetIndex;
-use index_time::TimeIndex;
+use index_core::{IndexError, TypedIndex};
 use parking_lot::RwLock;
 
 use crate::fs::{FsOp, FsRef};
-
-/// An index type that [`LazyIndex`] can load and whose file operations it can delegate.
-/// Implemented for [`OffsetIndex`] and [`TimeIndex`].
-pub trait LazyLoad: Send + Sync + Sized {
-    /// Opens (creating and preallocating `max_index_size` bytes if missing) the writable
-    /// index at `path` for a segment with base offset `base_offset`.
-    ///
-    /// # Errors
-    /// Any [`IndexError`] of the index's `open`.
-    fn load(path: &Path, base_offset: i64, max_index_size: usize) -> Result<Self, IndexError>;
-    /// The index's current file path.
-    fn current_path(&self) -> PathBuf;
-    /// Renames the index file (missing source tolerated).
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    fn rename_file(&self, to: &Path) -> Result<(), IndexError>;
-    /// Unmaps and deletes the file; whether a file was deleted.
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    fn delete_file(&self) -> Result<bool, IndexError>;
-    /// Trims and unmaps (Kafka's `close`).
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    fn close_file(&self) -> Result<(), IndexError>;
-    /// Unmaps without trimming or flushing (Kafka's `closeHandler`).
-    fn close_handler(&self);
-    /// Shrinks the file to its entries (`trimToValidSize`).
-    ///
-    /// # Errors
-    /// [`IndexError::Io`].
-    fn trim_file(&self) -> Result<(), IndexError>;
-    /// Changes the parent directory of the stored path, without I/O.
-    fn update_parent(&self, dir: &Path);
-}
-
-macro_rules! impl_lazy_load {
-    ($t:ty) => {
-        impl LazyLoad for $t {
-            fn load(
-                path: &Path,
-                base_offset: i64,
-                max_index_size: usize,
-            ) -> Result<Self, IndexError> {
-                <$t>::open(path, base_offset, max_index_size)
-            }
-            fn current_path(&self) -> PathBuf {
-                self.path()
-            }
-            fn rename_file(&self, to: &Path) -> Result<(), IndexError> {
-                self.rename_to(to.to_path_buf())
-            }
-            fn delete_file(&self) -> Result<bool, IndexError> {
-                self.delete_if_exists()
-            }
-            fn close_file(&self) -> Result<(), IndexError> {
-                self.index_file().close()
-            }
-            fn close_handler(&self) {
-                self.force_unmap()
-            }
-            fn trim_file(&self) -> Result<(), IndexError> {
-                self.trim_to_valid_size().map(|_| ())
-            }
-            fn update_parent(&self, dir: &Path) {
-                self.update_parent_dir(dir)
-            }
-        }
-    };
-}
-impl_lazy_load!(OffsetIndex);
-impl_lazy_load!(TimeIndex);
 
 /// The load state of a [`LazyIndex`].
 #[derive(Debug)]
@@ -128,7 +52,7 @@ struct State<T> {
 /// take the write lock. Mutations (unload, rename, delete, close) must be serialised by
 /// the caller, as every segment mutation is.
 #[derive(Debug)]
-pub struct LazyIndex<T: LazyLoad> {
+pub struct LazyIndex<T: TypedIndex> {
     /// The seam the open of the index is reported to ([`FsOp::Open`]).
     fs: FsRef,
     base_offset: i64,
@@ -136,7 +60,7 @@ pub struct LazyIndex<T: LazyLoad> {
     state: RwLock<State<T>>,
 }
 
-impl<T: LazyLoad> LazyIndex<T> {
+impl<T: TypedIndex> LazyIndex<T> {
     /// A lazy index for the file at `path` (which may not exist) of a segment with base
     /// offset `base_offset`; `max_index_size` (bytes) is used when the file is created or
     /// reset.
@@ -201,7 +125,11 @@ impl<T: LazyLoad> LazyIndex<T> {
                             path: st.path.clone(),
                             source,
                         })?;
-                    let v = Arc::new(T::load(&st.path, self.base_offset, self.max_index_size)?);
+                    let v = Arc::new(T::open_writable(
+                        &st.path,
+                        self.base_offset,
+                        self.max_index_size,
+                    )?);
                     self.fs.after(FsOp::Open, &st.path, None);
                     v
                 }
@@ -233,7 +161,7 @@ impl<T: LazyLoad> LazyIndex<T> {
     pub fn file(&self) -> PathBuf {
         let st = self.state.read();
         match &st.slot {
-            Slot::Loaded(v) => v.current_path(),
+            Slot::Loaded(v) => v.index_file().path(),
             _ => st.path.clone(),
         }
     }
@@ -255,8 +183,8 @@ impl<T: LazyLoad> LazyIndex<T> {
         let mut st = self.state.write();
         if let Slot::Loaded(v) = &st.slot {
             let v = v.clone();
-            v.trim_file()?;
-            st.path = v.current_path();
+            v.index_file().trim_to_valid_size()?;
+            st.path = v.index_file().path();
             st.slot = Slot::Unloaded(Arc::downgrade(&v));
         }
         Ok(())
@@ -276,7 +204,7 @@ impl<T: LazyLoad> LazyIndex<T> {
             Slot::Gone => None,
         };
         match held {
-            Some(v) => v.rename_file(&to)?,
+            Some(v) => v.index_file().rename_to(to.clone())?,
             None => match std::fs::rename(&st.path, &to) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && !st.path.exists() => {}
@@ -296,10 +224,10 @@ impl<T: LazyLoad> LazyIndex<T> {
     pub fn update_parent_dir(&self, dir: &Path) {
         let mut st = self.state.write();
         match &st.slot {
-            Slot::Loaded(v) => v.update_parent(dir),
+            Slot::Loaded(v) => v.index_file().update_parent_dir(dir),
             Slot::Unloaded(w) => {
                 if let Some(v) = w.upgrade() {
-                    v.update_parent(dir);
+                    v.index_file().update_parent_dir(dir);
                 }
             }
             Slot::Gone => {}
@@ -322,7 +250,7 @@ impl<T: LazyLoad> LazyIndex<T> {
             Slot::Gone => None,
         };
         if let Some(v) = held {
-            return v.delete_file();
+            return v.index_file().delete_if_exists();
         }
         match std::fs::remove_file(&st.path) {
             Ok(()) => Ok(true),
@@ -348,9 +276,9 @@ impl<T: LazyLoad> LazyIndex<T> {
         };
         match held {
             Some(v) => {
-                st.path = v.current_path();
+                st.path = v.index_file().path();
                 st.slot = Slot::Gone;
-                v.close_file()
+                v.index_file().close()
             }
             None => Ok(()),
         }
@@ -365,9 +293,9 @@ impl<T: LazyLoad> LazyIndex<T> {
             Slot::Gone => None,
         };
         if let Some(v) = held {
-            st.path = v.current_path();
+            st.path = v.index_file().path();
             st.slot = Slot::Gone;
-            v.close_handler();
+            v.index_file().force_unmap();
         }
     }
 }

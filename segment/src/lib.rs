@@ -131,7 +131,7 @@ pub(crate) mod validate;
 pub use config::{LogConfig, RollParams};
 pub use error::{Result, SegmentError};
 pub use format::{BatchFormat, BatchInfo, KafkaBatchFormat};
-pub use lazy::{LazyIndex, LazyLoad};
+pub use lazy::LazyIndex;
 pub use lock::DirLock;
 pub use log::{Log, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};

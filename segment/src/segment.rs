@@ -110,7 +110,7 @@ impl SegmentOptions {
     }
 
     /// The state suffix of every file name: `""` (the default) or one of
-    /// [`names`](crate::names)' suffixes such as `.swap` or `.cleaned`.
+    /// [`crate::names`]' suffixes such as `.swap` or `.cleaned`.
     pub fn suffix(mut self, suffix: impl Into<String>) -> Self {
         self.suffix = suffix.into();
         self
@@ -1142,14 +1142,11 @@ impl<F: BatchFormat> LogSegment<F> {
     /// (an inactive segment's, see [`unload_indexes`](Self::unload_indexes)) is fsynced
     /// through a plain file handle instead of being mapped again; a missing one is
     /// materialised, as Kafka does.
-    fn flush_index<T: crate::lazy::LazyLoad + FlushIndex>(
-        &self,
-        lazy: &LazyIndex<T>,
-    ) -> Result<()> {
+    fn flush_index<T: index_core::TypedIndex>(&self, lazy: &LazyIndex<T>) -> Result<()> {
         let path = lazy.file();
         self.before(FsOp::IndexFlush, &path)?;
         if let Some(ix) = lazy.get_if_loaded() {
-            ix.flush_index()?;
+            ix.index_file().flush()?;
             self.after(FsOp::IndexFlush, &path);
             return Ok(());
         }
@@ -1157,7 +1154,9 @@ impl<F: BatchFormat> LogSegment<F> {
             Ok(f) => f
                 .sync_data()
                 .map_err(|e| SegmentError::io("fsync", &path, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => lazy.get()?.flush_index(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(lazy.get()?.index_file().flush()?)
+            }
             Err(e) => Err(SegmentError::io("open", &path, e)),
         }?;
         self.after(FsOp::IndexFlush, &path);
@@ -1530,22 +1529,5 @@ impl<F: BatchFormat> LogSegment<F> {
     /// The clock this segment uses.
     pub fn clock(&self) -> &Clock {
         &self.clock
-    }
-}
-
-/// `flush` of the two mapped index types.
-trait FlushIndex {
-    fn flush_index(&self) -> Result<()>;
-}
-
-impl FlushIndex for OffsetIndex {
-    fn flush_index(&self) -> Result<()> {
-        Ok(self.flush()?)
-    }
-}
-
-impl FlushIndex for TimeIndex {
-    fn flush_index(&self) -> Result<()> {
-        Ok(self.flush()?)
     }
 }
