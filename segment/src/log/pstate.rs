@@ -209,7 +209,7 @@ impl<F: BatchFormat> Log<F> {
         }
         match self.write_pending_epochs() {
             Err(SegmentError::Io { op, path, source })
-                if op != "fsync dir" || super::is_open_failure_io(&source) =>
+                if op != "fsync dir" || super::flush::is_open_failure_io(&source) =>
             {
                 tracing::warn!(file = %path.display(), error = %source, op, "could not write the leader-epoch checkpoint after an append; deferring it to the next flush");
                 Ok(())

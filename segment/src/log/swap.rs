@@ -1,0 +1,245 @@
+//! The crash-safe replacement of segments by `.swap` files (Kafka's `replaceSegments`):
+//! step 2 of the loader, which deletes what an unfinished replacement left and completes
+//! a finished one, and the loader's split of a legacy segment whose offsets overflow.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{Log, SwapReplacement};
+use crate::diag as tracing;
+use crate::error::{Result, SegmentError};
+use crate::format::BatchFormat;
+use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+use crate::segment::LogSegment;
+
+impl<F: BatchFormat> Log<F> {
+    /// Step 2 of [`open`](Self::open), Kafka's `removeTempFilesAndCollectSwapFiles` and the
+    /// swap passes of `LogLoader.load`: `.cleaned` files (and `.swap` files at or above the
+    /// lowest of them) are deleted, `.deleted` files are deleted, and the remaining
+    /// `.swap` files are completed: the segments they replace are deleted and the swaps
+    /// renamed. Stricter than Kafka (`docs/kafka-behaviour.md#swap-refusal`): the swaps
+    /// are checked first ([`crate::validate::plan_swaps`]) and refused with
+    /// [`SegmentError::SwapRefused`] before anything else is touched; what a completed
+    /// swap replaced is reported in [`LogStats::swap_replacement`]. No index of a swap is
+    /// opened (a mapping would create a preallocated `.index.swap` that the renames
+    /// would miss).
+    ///
+    /// [`LogStats::swap_replacement`]: super::LogStats::swap_replacement
+    pub(super) fn remove_temp_files_and_swap(&self) -> Result<()> {
+        let mut swaps = Vec::new();
+        let mut cleaned = Vec::new();
+        let mut deleted = Vec::new();
+        for p in self.list_dir()? {
+            let name = names::file_name(&p).to_string();
+            if name.ends_with(DELETED_FILE_SUFFIX) {
+                if !name.ends_with(".checkpoint.deleted") {
+                    deleted.push(p);
+                }
+            } else if name.ends_with(CLEANED_FILE_SUFFIX) {
+                cleaned.push(p);
+            } else if name.ends_with(SWAP_FILE_SUFFIX) {
+                swaps.push(p);
+            }
+        }
+        let min_cleaned = cleaned
+            .iter()
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .min()
+            .unwrap_or(i64::MAX);
+        // A `.swap` at or above the lowest `.cleaned` belongs to an unfinished split or
+        // clean (the `.cleaned` → `.swap` renames go from the highest base down): delete
+        // it, and fail the open if that is impossible — keeping it would make the next
+        // open treat it as complete once the `.cleaned` files are gone.
+        let mut complete = Vec::new();
+        for p in swaps {
+            if names::offset_from_file(&p).map_or(true, |o| o < min_cleaned) {
+                complete.push(p);
+            } else {
+                tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+                self.remove_if_exists(&p)?;
+            }
+        }
+        let swaps = complete;
+        if !cleaned.is_empty() {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
+        for p in &cleaned {
+            self.remove_if_exists(p)?;
+        }
+        let log_swaps = swaps
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(".log.swap"))
+            .map(|p| Ok((names::canonical_offset_from_file(p)?, p.clone())))
+            .collect::<Result<Vec<_>>>()?;
+        // Before anything is replaced: are the swaps sound, and what do they replace?
+        // The `.deleted` segments a crash in the middle of a replacement left count as
+        // replaced, so they are read before they are deleted.
+        let plan = if log_swaps.is_empty() {
+            None
+        } else {
+            let segment_logs = |files: &[PathBuf], suffix: &str| -> Vec<(i64, PathBuf)> {
+                files
+                    .iter()
+                    .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                    .filter_map(|p| Some((names::canonical_offset_from_file(p).ok()?, p.clone())))
+                    .collect()
+            };
+            let all = self.list_dir()?;
+            let live: Vec<(i64, PathBuf)> = segment_logs(&all, "");
+            let deleted_logs = segment_logs(&deleted, DELETED_FILE_SUFFIX);
+            Some(crate::validate::plan_swaps::<F>(
+                &self.fs,
+                &self.dir,
+                &log_swaps,
+                &live,
+                &deleted_logs,
+            )?)
+        };
+        for p in &deleted {
+            self.remove_if_exists(p)?;
+        }
+        if swaps.is_empty() {
+            return Ok(());
+        }
+        // Index `.swap` files without a `.log.swap` (a crash between renaming a piece's
+        // `.log` and its indexes to their final names) are still renamed below, as Kafka
+        // renames every swap file.
+        if let Some(plan) = &plan {
+            // Kafka deletes the files with a base in [min swap base, max swap next
+            // offset); the files of a segment at a swap's own base go too (the rename
+            // replaces its `.log`; its indexes would not match the new one).
+            for p in self.list_dir()? {
+                let name = names::file_name(&p);
+                if name.ends_with(SWAP_FILE_SUFFIX)
+                    || !(names::is_log_file(&p) || names::is_index_file(&p))
+                {
+                    continue;
+                }
+                if let Ok(o) = names::offset_from_file(&p) {
+                    if (o >= plan.min_base && o < plan.max_next) || plan.swap_bases.contains(&o) {
+                        self.remove_if_exists(&p)?;
+                    }
+                }
+            }
+        }
+        for p in &swaps {
+            let to = names::replace_suffix(p, SWAP_FILE_SUFFIX, "")?;
+            self.fs
+                .rename(p, &to)
+                .map_err(|e| SegmentError::io("rename", p, e))?;
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        if let Some(plan) = plan {
+            let report = SwapReplacement::new(plan);
+            tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
+            *self.stats.swap.lock() = Some(report);
+        }
+        Ok(())
+    }
+
+    /// Kafka's `splitOverflowedSegment` + `replaceSegments`: copies the batches of `seg`
+    /// into new `.cleaned` segments, each starting at the base offset of its first batch
+    /// and holding the batches representable relative to it; any bytes after the last
+    /// complete, well-framed batch (a torn or corrupt tail) are copied verbatim to the end
+    /// of the last piece, so the pieces together hold exactly the old bytes and recovery
+    /// treats that tail as it would have. The pieces are trimmed, flushed and given the
+    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), the old
+    /// segment is deleted, and the pieces renamed `.swap` → final. Returns the base
+    /// offsets to recover (all pieces: their transaction indexes are rebuilt, and the last
+    /// one may end in an invalid tail).
+    pub(super) fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
+        use crate::scan::Scanner;
+        let src = seg.log();
+        let size = src.size_in_bytes();
+        tracing::warn!(segment = %src.path().display(), size, "splitting a segment with relative offset overflow");
+        let mut pieces: Vec<LogSegment<F>> = Vec::new();
+        let mut recheck = Vec::new();
+        let built = (|| -> Result<()> {
+            let mut position = 0u64;
+            while position < size {
+                let first = Scanner::<F>::new(src, position)
+                    .next_batch()?
+                    .map(|(info, _)| info.base_offset);
+                let Some(base) = first else { break };
+                for kind in names::FileKind::ALL {
+                    let p = names::segment_file(&self.dir, base, kind, CLEANED_FILE_SUFFIX);
+                    crate::fs::remove_if_exists_with(&*self.fs, &p)?;
+                }
+                let piece = self.open_segment(base, false, CLEANED_FILE_SUFFIX)?;
+                let n = piece.append_from_file(src, position);
+                pieces.push(piece);
+                let n = n?;
+                if n == 0 {
+                    return Err(SegmentError::IllegalState {
+                        path: src.path(),
+                        reason: format!(
+                            "failed to split the segment: nothing could be copied from position {position}"
+                        ),
+                    });
+                }
+                position += n;
+            }
+            if position < size {
+                let Some(last) = pieces.last() else {
+                    return Err(SegmentError::IllegalState {
+                        path: src.path(),
+                        reason: "overflowed segment without a complete batch".into(),
+                    });
+                };
+                tracing::warn!(segment = %src.path().display(), position, size, "copying an invalid tail verbatim; recovery will truncate it");
+                last.log().append(&src.read(position, size - position)?)?;
+            }
+            let mtime = seg.last_modified()?;
+            let mut total = 0;
+            for p in &pieces {
+                p.on_become_inactive_segment()?;
+                p.flush()?;
+                p.set_last_modified(mtime)?;
+                total += p.size();
+            }
+            if total != size {
+                return Err(SegmentError::IllegalState {
+                    path: src.path(),
+                    reason: format!(
+                        "inconsistent segment sizes after split: before {size}, after {total}"
+                    ),
+                });
+            }
+            Ok(())
+        })();
+        if let Err(e) = built {
+            for p in &pieces {
+                p.close_handlers();
+                let _ = p.delete_if_exists();
+            }
+            return Err(e);
+        }
+        // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
+        for p in pieces.iter().rev() {
+            p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        self.segments.remove(seg.base_offset());
+        seg.close_handlers();
+        seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
+        seg.delete_if_exists()?;
+        self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        for p in &pieces {
+            p.change_file_suffixes(SWAP_FILE_SUFFIX, "")?;
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        let bases: Vec<i64> = pieces.iter().map(|p| p.base_offset()).collect();
+        // Recover every piece (once): the transaction index and producer state are not
+        // copied by the split, and the last piece may end in an invalid tail.
+        recheck.extend(&bases);
+        tracing::info!(
+            ?bases,
+            "replaced the overflowed segment with split segments"
+        );
+        for p in pieces {
+            self.segments.add(Arc::new(p));
+        }
+        Ok(recheck)
+    }
+}

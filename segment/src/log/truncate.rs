@@ -1,0 +1,162 @@
+//! Truncation of a [`Log`]: removing the offsets from one on, or every offset and
+//! restarting at a new one, as structural changes that concurrent reads never see half
+//! done.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{Log, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
+use crate::diag as tracing;
+use crate::error::{Result, SegmentError};
+use crate::format::BatchFormat;
+
+impl<F: BatchFormat> Log<F> {
+    /// Removes every offset ≥ `offset` (Kafka's `truncateTo`, field case B18): segments with a base
+    /// above `offset` are deleted, the segment holding it is truncated (at the start of the
+    /// batch holding `offset`) and becomes the active segment with re-grown indexes. A
+    /// target below the log start offset empties the log and restarts it there.
+    /// Returns whether anything was truncated.
+    ///
+    /// Under concurrent readers: the log end is lowered to `offset` (published) before any
+    /// segment leaves the map or is truncated, and the removal and truncation run as one
+    /// structural change (see [`read`](Self::read) and
+    /// `docs/kafka-behaviour.md#concurrent-reads`), so a read answers from the log before
+    /// or after the truncation, never from a mix.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors. A failure after the lowered log end was published
+    /// leaves the segments in an unknown state: the log goes **offline**
+    /// ([`is_offline`](Self::is_offline)) and the next open recovers it.
+    pub fn truncate_to(&self, offset: i64) -> Result<bool> {
+        let _g = self.lock.lock();
+        self.check_online()?;
+        if offset < 0 {
+            return Err(SegmentError::arg(format!(
+                "cannot truncate to negative offset {offset}"
+            )));
+        }
+        if offset >= self.log_end_offset() {
+            return Ok(false);
+        }
+        if offset < self.log_start_offset() {
+            self.restart_at_locked(offset, offset)?;
+            return Ok(true);
+        }
+        self.deleter.delete_expired()?;
+        let leo = {
+            let change = self.segments.begin_change();
+            // Publish the lowered end first: from here every offset at or above `offset` is
+            // out of range (the end only moves further down below).
+            self.log_end_offset.store(offset, Ordering::Release);
+            let truncated = self.truncate_segments_locked(offset);
+            let leo = match truncated {
+                Ok(leo) => leo,
+                Err(e) => return Err(self.fail_structural_change("truncate_to", e)),
+            };
+            let start = self.log_start_offset();
+            if leo < start {
+                // What is left ends below the log start (the segments had a gap there): no
+                // offset at or above the start exists any more, so the log is empty from its
+                // start on and restarts there; the log end never goes below the log start.
+                // Until then the log is `[start, start]`: empty, never a hole.
+                self.log_end_offset.store(start, Ordering::Release);
+                drop(change);
+                self.restart_at_locked(start, start)?;
+                return Ok(true);
+            }
+            self.log_end_offset.store(leo, Ordering::Release);
+            leo
+        };
+        if self.recovery_point() > leo {
+            self.recovery_point.store(leo, Ordering::Release);
+            // The cut must be durable before a checkpoint says so: unlike Kafka, fsync
+            // first (docs/kafka-behaviour.md#truncate-fsync).
+            let active = self.segments.active_segment()?;
+            self.sync_before_checkpoint(&active)?;
+            self.checkpoint(RECOVERY_POINT_FILE, leo)?;
+        }
+        self.state_after_truncate_to(leo)?;
+        Ok(true)
+    }
+
+    /// `truncate_to`'s removal of the segments above `offset` and truncation of the one
+    /// holding it (which becomes the active segment); returns the next offset after what
+    /// is left. Inside a structural change.
+    fn truncate_segments_locked(&self, offset: i64) -> Result<i64> {
+        // Highest first: a power cut between two removals then leaves a prefix of the log,
+        // never a hole whose lost batches (a transaction's marker, say) the producer
+        // snapshots above it still count (docs/kafka-behaviour.md#crash-persistence-model).
+        for s in self.segments.values().into_iter().rev() {
+            if s.base_offset() > offset {
+                self.delete_segment_files(&s)?;
+            }
+        }
+        let active = self.segments.active_segment()?;
+        active.truncate_to(offset)?;
+        self.active_ready.store(true, Ordering::Release);
+        active.read_next_offset()
+    }
+
+    /// A structural change failed after it published new bounds: the map and the files
+    /// may hold any part of it, so nothing more is written (the log goes offline, as
+    /// after a failed fsync) and the next open recovers. Returns `e`.
+    fn fail_structural_change(&self, what: &str, e: SegmentError) -> SegmentError {
+        tracing::error!(dir = %self.dir.display(), error = %e, op = what, "structural change failed; the log is now offline");
+        self.go_offline(format!("{what} failed inside its structural change (the map and the files may hold any part of it)"));
+        e
+    }
+
+    /// Deletes every segment and starts an empty log at `new_offset` (Kafka's
+    /// `truncateFullyAndStartAt`).
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `new_offset` is negative, below the log start
+    /// offset (offsets already handed out would be reused) or `i64::MAX` (no batch could
+    /// be appended); I/O.
+    pub fn truncate_fully_and_start_at(&self, new_offset: i64) -> Result<()> {
+        let _g = self.lock.lock();
+        self.check_online()?;
+        crate::validate::check_start_at(new_offset, self.log_start_offset())?;
+        self.restart_at_locked(new_offset, new_offset)
+    }
+
+    /// Deletes every segment and starts an empty log at log end `new_offset` with log
+    /// start `log_start` (≥ `new_offset`; above it only for the follower restart of
+    /// [`append`](Self::append), which keeps the old log start).
+    ///
+    /// Under concurrent readers: the new bounds are published first (a log start raised,
+    /// a log end lowered) and the removal of every segment and the creation of the new one
+    /// run as one structural change (`docs/kafka-behaviour.md#concurrent-reads`): no read
+    /// meets the empty map. A failure inside it takes the log offline.
+    pub(super) fn restart_at_locked(&self, new_offset: i64, log_start: i64) -> Result<()> {
+        self.deleter.delete_expired()?;
+        {
+            let _change = self.segments.begin_change();
+            // Publish first: from here every offset below the new start or above the new end
+            // is out of range.
+            if log_start > self.log_start_offset() {
+                self.log_start_offset.store(log_start, Ordering::Release);
+            }
+            if new_offset < self.log_end_offset() {
+                self.log_end_offset.store(new_offset, Ordering::Release);
+            }
+            let replaced = (|| {
+                for s in &self.segments.values() {
+                    self.delete_segment_files(s)?;
+                }
+                let seg = Arc::new(self.open_segment(new_offset, false, "")?);
+                self.segments.add(seg);
+                Ok(())
+            })();
+            if let Err(e) = replaced {
+                return Err(self.fail_structural_change("restart", e));
+            }
+            self.log_end_offset.store(new_offset, Ordering::Release);
+            self.log_start_offset.store(log_start, Ordering::Release);
+        }
+        self.recovery_point.store(new_offset, Ordering::Release);
+        self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;
+        self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
+        self.state_after_truncate_fully(new_offset)
+    }
+}
