@@ -15,7 +15,7 @@ fn data_dir() -> Option<PathBuf> {
     field_data::field_data_dir("dump-log field data")
 }
 
-/// The in-repository partition written by this crate (see `tests/generated_fixture.rs`).
+/// The in-repository partition written by this crate (see `tests/log/generated_fixture.rs`).
 const GENERATED: &str = "orders-0";
 
 /// A partition by name: an in-repository one, else one of the field data (tests about a

@@ -7,8 +7,8 @@
 //!
 //! This test regenerates the partition in a temporary directory and requires it to be
 //! byte-identical to the committed files, so the fixture always says what the writer
-//! writes. `REGENERATE_FIXTURES=1 cargo test -p segment --test generated_fixture` rewrites
-//! the committed copy.
+//! writes. `REGENERATE_FIXTURES=1 cargo test -p segment --test log generated_fixture::`
+//! rewrites the committed copy.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

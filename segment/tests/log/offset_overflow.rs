@@ -72,7 +72,7 @@ fn b5c_segment_level_overflow_leaves_files_unchanged() {
     assert_eq!(before, (snap("log"), snap("index"), snap("timeindex")));
 }
 
-// field case B5(d), splitting a legacy overflowed segment on load: tests/legacy_offset_overflow_split.rs
+// field case B5(d), splitting a legacy overflowed segment on load: tests/log/legacy_offset_overflow_split.rs
 
 #[test]
 fn non_monotonic_append_is_a_typed_error() {
