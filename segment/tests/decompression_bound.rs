@@ -6,6 +6,10 @@
 //! The memory check reads the process's peak RSS (`VmHWM` in `/proc/self/status`), so it
 //! is the only test of this file that decompresses a large stream.
 
+#[expect(
+    dead_code,
+    reason = "a single-scenario binary: it uses a few of the shared helpers"
+)]
 mod common;
 
 use segment::record::{

@@ -4,6 +4,10 @@
 //! a process that keeps opening, deleting from and closing logs must neither run out of
 //! file descriptors nor hold the disk space of segments it deleted.
 #![cfg(target_os = "linux")]
+#[expect(
+    dead_code,
+    reason = "a single-scenario binary: it uses a few of the shared helpers"
+)]
 mod common;
 
 use common::*;

@@ -6,6 +6,10 @@
 //! overwrote records the writer had acknowledged. The scenarios run in real processes:
 //! this test binary re-executes itself, running the ignored test `child_process` with the
 //! role in `DIR_LOCK_ROLE`.
+#[expect(
+    dead_code,
+    reason = "a single-scenario binary: it uses a few of the shared helpers"
+)]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};

@@ -11,6 +11,10 @@
 //!   index trim not fsynced on shutdown), KAFKA-21000 (the `.log` flushed before it is
 //!   trimmed), KAFKA-19200 (a full-size never-written `.timeindex` below the recovery
 //!   point), KAFKA-10207 (an untrimmed index).
+#[expect(
+    dead_code,
+    reason = "a single-scenario binary: it uses a few of the shared helpers"
+)]
 mod common;
 use std::path::Path;
 use std::process::Command;

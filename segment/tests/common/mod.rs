@@ -1,4 +1,5 @@
-#![allow(dead_code)]
+//! Helpers shared by the integration tests of `segment` (`log`, `segments` and the
+//! single-scenario binaries).
 use std::path::Path;
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ pub fn v2(o: i64, ts: i64) -> Vec<u8> {
     fixtures::v2(o, ts)
 }
 
+#[allow(dead_code, reason = "used by the `segments` binary, not by `log`")]
 pub fn v1(o: i64, values: &[&str]) -> Vec<u8> {
     fixtures::v1(o, values)
 }
@@ -60,14 +62,6 @@ pub fn offsets_in(bytes: &[u8]) -> Vec<i64> {
         }
     }
     out
-}
-
-/// Batch (base, last) pairs in a byte slice.
-pub fn batch_ranges(bytes: &[u8]) -> Vec<(i64, i64)> {
-    segment::format::scan::<segment::KafkaBatchFormat>(bytes, 0)
-        .filter_map(|b| b.ok())
-        .map(|b| (b.info.base_offset, b.info.last_offset))
-        .collect()
 }
 
 pub fn open_log(dir: &Path, cfg: LogConfig, clock: Clock) -> segment::Log {
@@ -134,6 +128,10 @@ pub fn index_mappings(dir: &Path) -> (usize, usize) {
 /// `plain` (an uncompressed v2 batch) with its records replaced by `stream` (them, or
 /// anything, in codec `codec_id`): the length, the compression bits and the CRC-32C
 /// fixed up, as a producer that wrote those bytes would have.
+#[allow(
+    dead_code,
+    reason = "used by the `record` tests, not by `log` or `segments`"
+)]
 pub fn batch_with_stream(plain: &[u8], stream: &[u8], codec_id: u8) -> Vec<u8> {
     let mut out = plain[..61].to_vec();
     out.extend_from_slice(stream);
@@ -145,6 +143,10 @@ pub fn batch_with_stream(plain: &[u8], stream: &[u8], codec_id: u8) -> Vec<u8> {
 
 /// Sets the compression id (attribute bits 0-2) of the v2 batch `batch` to `codec_id`
 /// and recomputes its CRC-32C.
+#[allow(
+    dead_code,
+    reason = "used by `segments` and `batch_with_stream`, not by `log`"
+)]
 pub fn set_codec(batch: &mut [u8], codec_id: u8) {
     let attributes = i16::from_be_bytes([batch[21], batch[22]]) & !0x07 | i16::from(codec_id);
     batch[21..23].copy_from_slice(&attributes.to_be_bytes());

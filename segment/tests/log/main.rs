@@ -1,0 +1,47 @@
+//! The `Log` integration tests (open, recovery, retention, truncation, transactions,
+//! checkpoints, concurrency, injected faults), one binary: one module per scenario file.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod append_input_checks;
+mod append_path_txn_index;
+mod close_handlers;
+mod config_validation;
+mod crash_recovery_proptest;
+mod deleted_suffix_delay;
+mod empty_batch_segment;
+mod garbage_checkpoints;
+mod generated_fixture;
+mod io_fault_injection;
+mod kafka_440_producer_state;
+#[cfg(feature = "cli")]
+mod last_offset_i64_max;
+mod leader_epoch_checkpoint;
+mod legacy_offset_overflow_split;
+mod load_check_errors;
+#[cfg(unix)]
+mod lock_file_types;
+mod log_concurrency;
+mod log_open_recover;
+mod log_open_swap_garbage;
+mod log_retention;
+mod log_segments_map;
+mod log_start_beyond_end;
+mod log_truncate;
+mod lying_clean_marker;
+mod many_overflowed_segments;
+mod missing_index_files;
+mod non_canonical_segment_name;
+mod offset_overflow;
+mod producer_snapshot;
+mod read_path_errors;
+mod real_kafka_data;
+mod recovery_stats;
+mod retention_boundaries;
+mod retention_checkpoints;
+mod retention_under_readers;
+mod timestamp_free_segments;
+mod truncate_below_log_start;
+mod txn_before_recovery_point;
+mod txn_collect;
