@@ -5,7 +5,7 @@ use bytemuck::{Pod, Zeroable};
 use index_core::codec::{I16Be, I64Be};
 
 /// One aborted transaction, as recorded in the transaction index of the segment that holds
-/// its ABORT control marker (kafka-behaviour §6.1, kafka-behaviour §6.4).
+/// its ABORT control marker (docs/kafka-behaviour.md#txn-entry, docs/kafka-behaviour.md#txn-written-on-abort).
 ///
 /// All offsets are absolute Kafka log offsets (`i64`), not relative to the segment base.
 ///
@@ -61,7 +61,7 @@ impl AbortedTxn {
     /// Whether Kafka's reader accepts this entry's version: `version <= 0`.
     ///
     /// Kafka only rejects versions *greater* than the current one, so negative values
-    /// (a first byte `0x80..=0xff`) pass, exactly as in Kafka (kafka-behaviour §6.1 quirk).
+    /// (a first byte `0x80..=0xff`) pass, exactly as in Kafka (docs/kafka-behaviour.md#txn-entry quirk).
     pub const fn is_supported_version(&self) -> bool {
         self.version <= Self::CURRENT_VERSION
     }
@@ -94,7 +94,7 @@ impl AbortedTxn {
 }
 
 /// One `.txnindex` entry exactly as laid out on disk: 34 bytes, big-endian, alignment 1,
-/// no padding (kafka-behaviour §6.1).
+/// no padding (docs/kafka-behaviour.md#txn-entry).
 ///
 /// | byte offset | size | field |
 /// |---|---|---|
@@ -132,7 +132,7 @@ impl RawAbortedTxn {
     /// (Kafka reads it with `ByteBuffer.get`, a signed byte).
     ///
     /// So bytes `00 01` read as version 0 (accepted), `01 00` as version 1 (rejected), and
-    /// `ff 00` as version -1 (accepted, as in Kafka). *(kafka-behaviour §6.1, verified quirk)*
+    /// `ff 00` as version -1 (accepted, as in Kafka). *(docs/kafka-behaviour.md#txn-entry, verified quirk)*
     pub const fn kafka_version(&self) -> i16 {
         let [high, _low] = self.version.to_bytes();
         high as i8 as i16

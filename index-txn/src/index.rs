@@ -68,7 +68,7 @@ struct Snapshot {
 
 /// Kafka's transaction index (`.txnindex`): the aborted transactions whose ABORT marker lies
 /// in one log segment, as a plain file of 34-byte [`RawAbortedTxn`] entries in append order
-/// (kafka-behaviour §6). The file is **not** memory-mapped, pre-allocated or trimmed; reads use
+/// (docs/kafka-behaviour.md#txn-index). The file is **not** memory-mapped, pre-allocated or trimmed; reads use
 /// positioned reads (`pread`) and appends positioned writes at the end of the file.
 ///
 /// # Concurrency

@@ -7,7 +7,7 @@
 //! [`TransactionIndex::collect_aborted_txns`] to tell consumers which records to drop.
 //! The on-disk format is a plain (not memory-mapped) file of 34-byte big-endian entries
 //! ([`RawAbortedTxn`]), byte-compatible with Apache Kafka's `TransactionIndex`
-//! (`docs/kafka-behaviour.md` §6 in the repository; deviations in §15).
+//! (`docs/kafka-behaviour.md` docs/kafka-behaviour.md#txn-index in the repository; deviations in docs/kafka-behaviour.md#differences).
 //!
 //! # Example
 //!
@@ -47,7 +47,7 @@
 //! Reading is byte-compatible with Kafka, including the version quirk (the version is taken
 //! from the entry's **first byte only**: `00 01` reads as version 0, `01 00` as version 1,
 //! which is rejected). Writing always uses version `0x0000`. Where Kafka's behaviour can
-//! lose or hide acknowledged data we deliberately differ (kafka-behaviour §15):
+//! lose or hide acknowledged data we deliberately differ (docs/kafka-behaviour.md#differences):
 //!
 //! 1. **Partial trailing entry → appends refused.** Kafka appends after a partial tail at
 //!    the physical end of file, so the new entry is misaligned and lost (acceptance case 40). We read

@@ -1,4 +1,4 @@
-//! Segment and log configuration (Kafka topic configs, kafka-behaviour §13).
+//! Segment and log configuration (Kafka topic configs, docs/kafka-behaviour.md#config-defaults).
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -16,7 +16,7 @@ pub const MAX_INT_CONFIG: u64 = i32::MAX as u64;
 pub const MIN_INDEX_BYTES: usize = 24;
 
 /// Configuration of a [`Log`](crate::Log) and of the [`LogSegment`](crate::LogSegment)s it
-/// creates. Defaults are Kafka's (kafka-behaviour §13).
+/// creates. Defaults are Kafka's (docs/kafka-behaviour.md#config-defaults).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogConfig {
     /// `segment.bytes`: maximum size of a segment's `.log`, in bytes (default 1 GiB;

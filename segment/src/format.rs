@@ -15,7 +15,7 @@
 //! A log file is a concatenation of batches with no file header and no padding. Each
 //! batch announces its own total size in its first [`BatchFormat::HEADER_PEEK_BYTES`]
 //! bytes. [`scan`] walks a file image with these rules (Kafka's `FileLogInputStream`
-//! rules, kafka-behaviour §7.5, for [`KafkaBatchFormat`]):
+//! rules, docs/kafka-behaviour.md#batch-iteration, for [`KafkaBatchFormat`]):
 //!
 //! 1. [`BatchFormat::peek_size`] returns `Ok(None)` → clean end (too few bytes remain);
 //! 2. it returns an error → the batch is corrupt (recovery truncates here);
@@ -536,7 +536,7 @@ pub trait BatchFormat: Send + Sync + 'static {
 }
 
 /// Kafka's on-disk formats: magic v2 record batches and legacy magic 0/1 message sets,
-/// read with exactly the iteration rules of Kafka's `FileLogInputStream` (kafka-behaviour §7.5).
+/// read with exactly the iteration rules of Kafka's `FileLogInputStream` (docs/kafka-behaviour.md#batch-iteration).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct KafkaBatchFormat;
 

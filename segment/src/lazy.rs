@@ -1,5 +1,5 @@
 //! [`LazyIndex`]: an offset or time index that is memory-mapped only on first use
-//! (Kafka's `LazyIndex`, kafka-behaviour §5).
+//! (Kafka's `LazyIndex`, docs/kafka-behaviour.md#lazy-indexes).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -36,7 +36,7 @@ struct State<T> {
 ///
 /// Before loading, [`file`](Self::file), [`rename_to`](Self::rename_to),
 /// [`update_parent_dir`](Self::update_parent_dir), [`delete_if_exists`](Self::delete_if_exists)
-/// and [`close`](Self::close) act on the path only and never create the file (kafka-behaviour §5,
+/// and [`close`](Self::close) act on the path only and never create the file (docs/kafka-behaviour.md#lazy-indexes,
 /// acceptance case 31). After loading they delegate to the index. Opening a directory with thousands
 /// of segments therefore maps no index until a lookup needs it (KAFKA-7283).
 ///

@@ -8,9 +8,9 @@
 //! Behaviour follows Kafka's `LogSegment`, `LazyIndex`, `FileRecords`, `LogLoader` and
 //! `LogSegments` (sections 1, 5 and 8–11 of `docs/kafka-behaviour.md` in the repository);
 //! deviations (where Kafka can lose or hide data) are documented on the items concerned.
-//! "kafka-behaviour §N", "field case BN" and "acceptance case N" in these docs refer to
-//! that document's sections and tables: they say where a rule comes from, and every item's
-//! docs stand without them.
+//! `docs/kafka-behaviour.md#<name>` (a named anchor), "field case BN" and "acceptance case N"
+//! in these docs refer to that document's sections and tables: they say where a rule comes
+//! from, and every item's docs stand without them.
 //!
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file (`u64`), sizes

@@ -1,4 +1,4 @@
-//! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, kafka-behaviour §8).
+//! [`LogFile`]: a segment's `.log` file (Kafka's `FileRecords`, docs/kafka-behaviour.md#log-file).
 
 use crate::pio::FileExt;
 use std::fs::File;

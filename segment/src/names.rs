@@ -1,4 +1,4 @@
-//! Kafka's segment file naming (`LogFileUtils`, kafka-behaviour §1).
+//! Kafka's segment file naming (`LogFileUtils`, docs/kafka-behaviour.md#file-names).
 //!
 //! Every file of a segment is named after the segment's base offset printed in decimal and
 //! zero-padded to 20 digits, followed by a kind suffix (`.log`, `.index`, `.timeindex`,

@@ -1,4 +1,4 @@
-//! Chunked batch scanning of a [`LogFile`] (kafka-behaviour §7.5 stop rules) and the searches of
+//! Chunked batch scanning of a [`LogFile`] (docs/kafka-behaviour.md#batch-iteration stop rules) and the searches of
 //! Kafka's `FileRecords` built on it.
 //!
 //! The record module's iterator works on a whole file image; a segment can be up to 2 GiB,
@@ -48,7 +48,7 @@ pub enum ScanStop {
 }
 
 /// A sliding-window reader yielding the complete batches of a log file from a position,
-/// with the framing rules of the [`BatchFormat`] (Kafka: kafka-behaviour §7.5).
+/// with the framing rules of the [`BatchFormat`] (Kafka: docs/kafka-behaviour.md#batch-iteration).
 pub(crate) struct Scanner<'a, F: BatchFormat> {
     file: &'a LogFile,
     end: u64,

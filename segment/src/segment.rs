@@ -1,4 +1,4 @@
-//! [`LogSegment`]: one `.log` file with its offset, time and transaction indexes (kafka-behaviour §9).
+//! [`LogSegment`]: one `.log` file with its offset, time and transaction indexes (docs/kafka-behaviour.md#log-segments).
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -165,7 +165,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// ([`LogFileMode`]), the state suffix, the clock and the file-system seam. File names
     /// are `<20-digit base><kind><suffix>`.
     ///
-    /// Index files are not touched (they are created on first use, kafka-behaviour §5); the
+    /// Index files are not touched (they are created on first use, docs/kafka-behaviour.md#lazy-indexes); the
     /// transaction index is created by its first entry. Uses `config.max_index_size` for
     /// both indexes, `config.index_interval_bytes` and a random roll jitter.
     ///
@@ -463,7 +463,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Appends `records` (whole batches) whose largest offset is `largest_offset`
-    /// (Kafka's `append`, kafka-behaviour §9.2). `largest_timestamp` (ms since epoch) and
+    /// (Kafka's `append`, docs/kafka-behaviour.md#segment-append). `largest_timestamp` (ms since epoch) and
     /// `shallow_offset_of_max_timestamp` describe the max timestamp of the appended
     /// batches. Adds a sparse index entry `(largest_offset, start position)` when more than
     /// `index_interval_bytes` were appended since the last entry (counted **before** this
@@ -606,7 +606,7 @@ impl<F: BatchFormat> LogSegment<F> {
         scan::search_for_offset_with_size::<F>(&self.log, offset, p.max(starting_position))
     }
 
-    /// Kafka's two-argument `read(startOffset, maxSize)` (kafka-behaviour §9.4): up to
+    /// Kafka's two-argument `read(startOffset, maxSize)` (docs/kafka-behaviour.md#segment-read): up to
     /// `max_size` bytes starting at the batch holding `start_offset`, up to the segment's
     /// size; [`read_up_to`](Self::read_up_to) with `max_position = size()`. `None` when
     /// `start_offset` is beyond the segment.
@@ -709,7 +709,7 @@ impl<F: BatchFormat> LogSegment<F> {
         }))
     }
 
-    /// Kafka's `findOffsetByTimestamp` (kafka-behaviour §9.5): the first record with timestamp ≥
+    /// Kafka's `findOffsetByTimestamp` (docs/kafka-behaviour.md#segment-find-by-timestamp): the first record with timestamp ≥
     /// `timestamp` (ms since epoch) and offset ≥ `starting_offset`.
     ///
     /// # Errors
@@ -744,7 +744,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Kafka's `readNextOffset`: the offset after the last batch of the segment, or the
-    /// base offset if it holds none (kafka-behaviour §9.7). A header-only (0-record) batch counts.
+    /// base offset if it holds none (docs/kafka-behaviour.md#segment-read-next-offset). A header-only (0-record) batch counts.
     ///
     /// # Errors
     /// Index, format and I/O errors; [`SegmentError::Corrupt`] if a batch's last offset is
@@ -782,7 +782,7 @@ impl<F: BatchFormat> LogSegment<F> {
         Ok(next > self.base_offset && !self.can_convert_to_relative_offset(next - 1))
     }
 
-    /// Kafka's `recover` (kafka-behaviour §9.8): validates every batch, rebuilds the offset, time and
+    /// Kafka's `recover` (docs/kafka-behaviour.md#segment-recover): validates every batch, rebuilds the offset, time and
     /// transaction indexes per batch, truncates the `.log` after the last valid batch and
     /// returns the number of bytes truncated.
     ///
@@ -963,7 +963,7 @@ impl<F: BatchFormat> LogSegment<F> {
         })
     }
 
-    /// Kafka's `truncateTo` (kafka-behaviour §9.9): removes every batch from the one holding (or
+    /// Kafka's `truncateTo` (docs/kafka-behaviour.md#segment-truncate): removes every batch from the one holding (or
     /// following) `offset` onwards, truncates all three indexes, re-grows the offset and
     /// time indexes to the max index size (the segment becomes appendable again), and
     /// recomputes the largest timestamp from what remains. Returns the bytes removed.
@@ -1033,7 +1033,7 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Resizes both indexes to `size` bytes (the loader does this for the active
-    /// segment, kafka-behaviour §10 step 7).
+    /// segment, docs/kafka-behaviour.md#log-loading step 7).
     ///
     /// # Errors
     /// Index errors; a refusal of the seam.
@@ -1087,7 +1087,7 @@ impl<F: BatchFormat> LogSegment<F> {
         })
     }
 
-    /// Kafka's `shouldRoll` (kafka-behaviour §9.10): the new data would not fit; or the segment is
+    /// Kafka's `shouldRoll` (docs/kafka-behaviour.md#segment-roll): the new data would not fit; or the segment is
     /// non-empty and old enough (minus jitter); or either index is full; or the incoming
     /// max offset is not representable relative to the base offset.
     ///

@@ -1,4 +1,4 @@
-//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (kafka-behaviour §11),
+//! [`LogSegments`]: the concurrent sorted map of a log's segments by base offset (docs/kafka-behaviour.md#segment-map),
 //! and the structural-change counter readers validate against
 //! (`docs/kafka-behaviour.md#concurrent-reads`).
 

@@ -7,6 +7,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
+mod anchors;
 mod crash;
 mod fuzz;
 mod kafka;
@@ -148,6 +149,17 @@ fn ci() -> Res {
 }
 
 fn lint() -> Res {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ok_or("xtask has no parent directory")?;
+    let broken = anchors::check(root)?;
+    if !broken.is_empty() {
+        for b in &broken {
+            eprintln!("{}:{}: {}", b.file.display(), b.line, b.what);
+        }
+        return Err(format!("{} broken document citation(s)", broken.len()));
+    }
+    eprintln!("==> document citations: all resolve");
     let mut c = cargo();
     c.args(["fmt", "--all", "--check"]);
     run(c)?;

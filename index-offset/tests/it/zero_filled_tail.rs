@@ -2,16 +2,16 @@
 //! zero slots (REPORT.md: no untrimmed fixture below 4 MiB exists, and a trimmed fixture
 //! plus zero slots is a faithful stand-in).
 //!
-//! Kafka (kafka-behaviour §2.3) counts every complete slot of an existing file as an entry, so each
+//! Kafka (docs/kafka-behaviour.md#index-open) counts every complete slot of an existing file as an entry, so each
 //! zero slot reads as `(base_offset, 0)`; the last offset becomes the base offset, the
 //! offset-index sanity check **passes** (last offset == base is allowed since 2.1), and
 //! lookups over the now non-monotonic data return harmless but useless answers such as
 //! `(base_offset, 0)`. The expected values below were worked out by hand from Kafka's
-//! search algorithm (kafka-behaviour §2.4) for this data.
+//! search algorithm (docs/kafka-behaviour.md#index-search) for this data.
 //!
 //! What repairs it later: the segment is the active one after an unclean shutdown, so it
 //! lies above the recovery-point checkpoint and `LogLoader.recoverLog` runs
-//! `LogSegment.recover` on it (kafka-behaviour §10 step 6, kafka-behaviour §9.8): `offsetIndex.reset()` (entries 0,
+//! `LogSegment.recover` on it (docs/kafka-behaviour.md#log-loading step 6, docs/kafka-behaviour.md#segment-recover): `offsetIndex.reset()` (entries 0,
 //! file resized to the max index size), then one `append` per indexed batch rebuilt from
 //! the `.log`, then `trimToValidSize()`. The sanity check is not what catches it.
 //! `recovery_rebuild_restores_kafka_bytes` replays that index-level sequence.

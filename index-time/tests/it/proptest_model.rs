@@ -63,7 +63,7 @@ fn outcome(r: Result<bool, IndexError>) -> Outcome {
     }
 }
 
-/// Kafka's maybeAppend (kafka-behaviour §4.4), with the overflow validated before writing.
+/// Kafka's maybeAppend (docs/kafka-behaviour.md#time-maybe-append), with the overflow validated before writing.
 fn model_append(
     model: &mut Vec<(i64, i64)>,
     max_entries: usize,

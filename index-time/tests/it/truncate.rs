@@ -1,4 +1,4 @@
-//! Acceptance case 22 and the duplicate-offset quirk of kafka-behaviour §4.7: truncate_to searches by offset
+//! Acceptance case 22 and the duplicate-offset quirk of docs/kafka-behaviour.md#time-truncate: truncate_to searches by offset
 //! (the entry value).
 
 use std::fs;
@@ -49,7 +49,7 @@ fn case22_truncation() {
     }
 }
 
-/// Spec kafka-behaviour §4.7 (verified in Kafka): entries [(10,48),(20,50),(30,50),(40,50)],
+/// Spec docs/kafka-behaviour.md#time-truncate (verified in Kafka): entries [(10,48),(20,50),(30,50),(40,50)],
 /// truncate_to(50) keeps 2 entries, because the exact-match bisection hits the middle
 /// duplicate, so an entry with offset 50 survives. Kafka's warm/cold (and the textbook
 /// binary search) give exactly that.

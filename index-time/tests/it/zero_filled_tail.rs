@@ -1,12 +1,12 @@
 //! A crash left a preallocated time index untrimmed: a real trimmed `.timeindex` plus
 //! zero slots. Kafka counts every slot; each zero slot decodes as `(0, base_offset)`.
 //! Unlike the offset index, the time-index sanity check **fails** (last timestamp 0 <
-//! first timestamp, kafka-behaviour §4.8 check 1), so the loader's sanity pass flags the segment.
+//! first timestamp, docs/kafka-behaviour.md#time-sanity-check check 1), so the loader's sanity pass flags the segment.
 //! Either way the segment is rebuilt: after an unclean shutdown `recoverLog` recovers
-//! every segment above the recovery point (kafka-behaviour §10 step 6), and `LogSegment.recover`
+//! every segment above the recovery point (docs/kafka-behaviour.md#log-loading step 6), and `LogSegment.recover`
 //! resets the time index and re-appends one entry per indexed batch plus the final
-//! `maybeAppend(maxTimestampSoFar, offset, skipFullCheck = true)`, then trims (kafka-behaviour §9.8).
-//! Expected lookup values were worked out by hand from Kafka's algorithm (kafka-behaviour §2.4).
+//! `maybeAppend(maxTimestampSoFar, offset, skipFullCheck = true)`, then trims (docs/kafka-behaviour.md#segment-recover).
+//! Expected lookup values were worked out by hand from Kafka's algorithm (docs/kafka-behaviour.md#index-search).
 
 use std::fs;
 

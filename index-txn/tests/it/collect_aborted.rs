@@ -41,7 +41,7 @@ fn case35_collect_aborted_txns() {
 }
 
 /// What the log layer does: collect from the segment holding `fetch` onwards until one
-/// index reports `is_complete` (kafka-behaviour §6.4).
+/// index reports `is_complete` (docs/kafka-behaviour.md#txn-written-on-abort).
 fn collect_across(segments: &[&TransactionIndex], fetch: i64, upper: i64) -> Vec<AbortedTxn> {
     let mut all = Vec::new();
     for seg in segments {

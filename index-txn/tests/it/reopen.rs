@@ -22,7 +22,7 @@ fn case32_reopen_keeps_data_appends_go_to_end() {
 }
 
 /// Deviation: Kafka does not reload the last offset on open, so appending a smaller last
-/// offset after a reopen succeeds there (kafka-behaviour §6.2, verified). We reload it and refuse.
+/// offset after a reopen succeeds there (docs/kafka-behaviour.md#txn-file, verified). We reload it and refuse.
 #[test]
 fn reopen_reloads_last_offset_and_rejects_smaller() {
     let (_dir, path) = temp_path();

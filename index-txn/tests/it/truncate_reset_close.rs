@@ -1,4 +1,4 @@
-//! `truncate_to`, `reset` and `close` (kafka-behaviour §6.3), including the close deviation.
+//! `truncate_to`, `reset` and `close` (docs/kafka-behaviour.md#txn-append-collect), including the close deviation.
 
 use crate::common::*;
 use index_txn::{AbortedTxn, TransactionIndex, TxnIndexError};

@@ -1,4 +1,4 @@
-//! Offset and time index dumps and their verification against the `.log` (kafka-behaviour §12).
+//! Offset and time index dumps and their verification against the `.log` (docs/kafka-behaviour.md#dump-log-segments).
 
 use std::path::Path;
 
@@ -177,7 +177,7 @@ fn open_log(index: &Path, opts: &DumpOptions, sink: &mut dyn Sink) -> Option<Log
     }
 }
 
-/// Offset index dump (kafka-behaviour §12 "Offset index dump"), reading the index in
+/// Offset index dump (docs/kafka-behaviour.md#dump-log-segments "Offset index dump"), reading the index in
 /// bounded chunks.
 pub(crate) fn dump_offset_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
@@ -330,7 +330,7 @@ fn record_timestamps(
     Ok((at, max))
 }
 
-/// Time index dump (kafka-behaviour §12 "Time index dump"), reading the time index in
+/// Time index dump (docs/kafka-behaviour.md#dump-log-segments "Time index dump"), reading the time index in
 /// bounded chunks and looking entries up through a sampled [`OffsetLookup`].
 pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {

@@ -1,5 +1,5 @@
 //! Log dump (`.log` and KRaft `.checkpoint` files): batch lines, deep iteration, CRC and
-//! framing checks, non-consecutive offsets, trailing bytes (kafka-behaviour §12 "Log dump").
+//! framing checks, non-consecutive offsets, trailing bytes (docs/kafka-behaviour.md#dump-log-segments "Log dump").
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! `dump-log`: Kafka's `DumpLogSegments` (`kafka-dump-log.sh`, kafka-behaviour §12) as a library.
+//! `dump-log`: Kafka's `DumpLogSegments` (`kafka-dump-log.sh`, docs/kafka-behaviour.md#dump-log-segments) as a library.
 //!
 //! The functions here read Kafka partition files **read-only** and report what they find
 //! as a stream of [`Event`]s delivered to a [`Sink`]: the entries, batches and records that
@@ -12,7 +12,7 @@
 //!
 //! # Verification rules
 //!
-//! Index verification uses Kafka's rules of kafka-behaviour §12 (an offset-index entry must name the last
+//! Index verification uses Kafka's rules of docs/kafka-behaviour.md#dump-log-segments (an offset-index entry must name the last
 //! offset of the first batch at its position; a time-index entry must name the last offset
 //! of a batch whose largest record timestamp is the entry's timestamp), with these
 //! differences, all chosen so that valid broker data is never reported as an error:
@@ -28,7 +28,7 @@
 //!   pre-2.0 first-offset entry, acceptance case 69 c) is still a mismatch.
 //! * **Record-level time-index offsets.** Brokers 2.x–3.7 on the leader path stored the
 //!   offset of the *record* holding the max timestamp (or the first offset of the append)
-//!   instead of a batch's last offset (kafka-behaviour §14). Kafka's tool reports those as "indexed
+//!   instead of a batch's last offset (docs/kafka-behaviour.md#old-data-versions). Kafka's tool reports those as "indexed
 //!   offsets not found in the log". Here, an entry whose offset lies inside the batch found
 //!   and whose record at that offset carries exactly the entry's timestamp is accepted as a
 //!   [`Note::RecordLevelTimeEntry`].
@@ -78,7 +78,7 @@ pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
 /// still read in bounded chunks, never whole.
 pub const MAX_INDEX_FILE_BYTES: u64 = i32::MAX as u64;
 
-/// Options of a dump (the flags of `kafka-dump-log.sh`, kafka-behaviour §12, plus our own).
+/// Options of a dump (the flags of `kafka-dump-log.sh`, docs/kafka-behaviour.md#dump-log-segments, plus our own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpOptions {
     /// `--print-data-log`: print record keys and values (implies `deep_iteration`).
@@ -139,7 +139,7 @@ impl DumpOptions {
     }
 }
 
-/// What a file is, from the suffix after its **last** dot (Kafka's dispatch, kafka-behaviour §12).
+/// What a file is, from the suffix after its **last** dot (Kafka's dispatch, docs/kafka-behaviour.md#dump-log-segments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileType {
@@ -899,7 +899,7 @@ pub fn parse_kraft_snapshot_name(name: &str) -> Option<(i64, i64)> {
     Some((offset.parse().ok()?, epoch.parse().ok()?))
 }
 
-/// Dumps one file: emits `Dumping`, then dispatches on its type (kafka-behaviour §12).
+/// Dumps one file: emits `Dumping`, then dispatches on its type (docs/kafka-behaviour.md#dump-log-segments).
 pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let file_type = FileType::of(path);
     sink.event(Event::Dumping {

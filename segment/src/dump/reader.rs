@@ -1,6 +1,6 @@
 //! A read-only, chunked batch reader over a `.log` file for the dump tool.
 //!
-//! Applies Kafka's `FileLogInputStream` stop rules (kafka-behaviour §7.5) through positioned reads of
+//! Applies Kafka's `FileLogInputStream` stop rules (docs/kafka-behaviour.md#batch-iteration) through positioned reads of
 //! a sliding window, so a 1 GiB segment is never loaded whole. The file is opened
 //! read-only and never written.
 

@@ -1,5 +1,5 @@
 //! `--rebuild-indexes-to DIR`: writes the `.index`, `.timeindex` and `.txnindex` that
-//! Kafka's recovery (`LogSegment.recover`, kafka-behaviour §9.8) builds for a `.log`, without touching
+//! Kafka's recovery (`LogSegment.recover`, docs/kafka-behaviour.md#segment-recover) builds for a `.log`, without touching
 //! the broker's files, and compares them with the index files next to the `.log`.
 //!
 //! Method: the `.log` is copied into a temporary directory created inside `DIR`, a

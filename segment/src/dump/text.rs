@@ -1,5 +1,5 @@
 //! Text rendering of dump [`Event`]s in the format of Kafka's `kafka-dump-log.sh`
-//! (kafka-behaviour §12), and the end-of-run report of problems and notes.
+//! (docs/kafka-behaviour.md#dump-log-segments), and the end-of-run report of problems and notes.
 //!
 //! # Escaping
 //!

@@ -1,6 +1,6 @@
 //! The loader: what [`Log::open`] (through [`LogOptions::open`])
 //! does to a partition directory before the log takes its first call — Kafka's
-//! `LogLoader` (kafka-behaviour §10). The steps, in order:
+//! `LogLoader` (docs/kafka-behaviour.md#log-loading). The steps, in order:
 //!
 //! 0. the directory's `.lock` file is locked exclusively ([`DirLock`]) before anything
 //!    else is read or written; the lock is held until the log is closed or dropped;
@@ -69,7 +69,7 @@ use crate::time::Clock;
 
 impl Log<KafkaBatchFormat> {
     /// Opens (creating if needed) the log in `dir`, of Kafka's record batches — Kafka's
-    /// loader (kafka-behaviour §10). It locks the directory ([`DirLock`]) and removes the
+    /// loader (docs/kafka-behaviour.md#log-loading). It locks the directory ([`DirLock`]) and removes the
     /// clean-shutdown marker before anything else, resolves leftover `.deleted`, `.cleaned`
     /// and `.swap` files, opens the segments (a file named like a segment file that is not
     /// a regular file is [`SegmentError::NotARegularFile`]), checks each segment's files
@@ -454,7 +454,7 @@ impl<F: BatchFormat> Log<F> {
                 self.stats.rolls.fetch_add(1, Ordering::Relaxed);
             }
         }
-        // Kafka resizes the active segment's indexes here (kafka-behaviour §10 step 7). We defer it to
+        // Kafka resizes the active segment's indexes here (docs/kafka-behaviour.md#log-loading step 7). We defer it to
         // the first append/roll (`ensure_active_ready`) so that opening a cleanly shut down
         // log rewrites no index file (field case B3) — an empty active segment with 0-byte indexes is
         // still never rolled onto itself (field case B4).

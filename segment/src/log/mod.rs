@@ -1,5 +1,5 @@
 //! [`Log`]: a partition directory of segments with Kafka's loader, recovery, append, roll,
-//! read, truncation and retention (kafka-behaviour §9.10, kafka-behaviour §10, kafka-behaviour §11).
+//! read, truncation and retention (docs/kafka-behaviour.md#segment-roll, docs/kafka-behaviour.md#log-loading, docs/kafka-behaviour.md#segment-map).
 //!
 //! # Files in the directory
 //!

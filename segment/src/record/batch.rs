@@ -1,5 +1,5 @@
 //! Zero-copy view of a magic v2 record batch: [`RawBatchHeader`] (the 61-byte header as a
-//! `#[repr(C)]` Pod struct), [`Attributes`] and [`RecordBatch`] (kafka-behaviour §7.1).
+//! `#[repr(C)]` Pod struct), [`Attributes`] and [`RecordBatch`] (docs/kafka-behaviour.md#v2-batch-header).
 
 use bytemuck::{Pod, Zeroable};
 use index_core::codec::{I16Be, I32Be, I64Be, U32Be};

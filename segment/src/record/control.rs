@@ -1,5 +1,5 @@
 //! Control records: [`ControlRecordType`] (the key of every record of a control batch) and
-//! [`EndTransactionMarker`] (the value of an ABORT/COMMIT marker), kafka-behaviour §7.3.
+//! [`EndTransactionMarker`] (the value of an ABORT/COMMIT marker), docs/kafka-behaviour.md#control-batches.
 //!
 //! Key layout: `int16 version, int16 type` (4 bytes, version 0). Value layout of an end
 //! transaction marker: `int16 version, int32 coordinatorEpoch` (6 bytes, version 0).

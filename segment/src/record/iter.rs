@@ -1,5 +1,5 @@
-//! Iterating the batches of a `.log` file image (kafka-behaviour §7.5) and the `FileRecords` search
-//! functions built on it (kafka-behaviour §8).
+//! Iterating the batches of a `.log` file image (docs/kafka-behaviour.md#batch-iteration) and the `FileRecords` search
+//! functions built on it (docs/kafka-behaviour.md#log-file).
 //!
 //! All functions work on a byte slice holding the file from position 0 to its logical end
 //! (e.g. a memory map or a `Vec` read from disk); positions are byte indexes into that
@@ -317,7 +317,7 @@ pub enum StopReason {
     },
 }
 
-/// What the kafka-behaviour §7.5 rules say about the bytes at one position.
+/// What the docs/kafka-behaviour.md#batch-iteration rules say about the bytes at one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peek {
     /// Nothing follows: clean end.
@@ -328,7 +328,7 @@ pub enum Peek {
     Batch(usize),
 }
 
-/// Applies rules 1–3 of kafka-behaviour §7.5 to the bytes `rest` that remain from a position to the end.
+/// Applies rules 1–3 of docs/kafka-behaviour.md#batch-iteration to the bytes `rest` that remain from a position to the end.
 ///
 /// # Errors
 /// [`RecordError::CorruptRecord`] (at `position`) if the size field is below 14.
@@ -359,7 +359,7 @@ pub fn peek_batch(rest: &[u8], position: u64) -> Result<Peek, RecordError> {
     Ok(Peek::Batch(total))
 }
 
-/// Iterator over the batches of a file image from a start position (kafka-behaviour §7.5).
+/// Iterator over the batches of a file image from a start position (docs/kafka-behaviour.md#batch-iteration).
 ///
 /// Yields `Ok(FileBatch)` for each complete batch and at most one `Err` (after which it
 /// ends); [`BatchIter::stop_reason`] then says why it stopped. Does not validate CRCs.

@@ -1,4 +1,4 @@
-//! Legacy message sets, magic 0 and 1 (kafka-behaviour §7.4): [`RawLegacyHeader`] and the zero-copy
+//! Legacy message sets, magic 0 and 1 (docs/kafka-behaviour.md#legacy-message-sets): [`RawLegacyHeader`] and the zero-copy
 //! [`LegacyBatch`] view of one log entry (`offset, size, message`).
 //!
 //! Message layout after the 12-byte log overhead:
@@ -311,7 +311,7 @@ impl<'a> LegacyBatch<'a> {
     }
 
     /// Decompresses a wrapper's value and returns its inner records with absolute offsets
-    /// and effective timestamps (kafka-behaviour §7.4).
+    /// and effective timestamps (docs/kafka-behaviour.md#legacy-message-sets).
     fn inner_records(
         &self,
         codec: CompressionType,

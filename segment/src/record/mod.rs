@@ -1,4 +1,4 @@
-//! Kafka record formats as stored in `.log` files (kafka-behaviour §7, kafka-behaviour §8).
+//! Kafka record formats as stored in `.log` files (docs/kafka-behaviour.md#record-formats, docs/kafka-behaviour.md#log-file).
 //!
 //! * [`RecordBatch`] — zero-copy view of a magic v2 batch over `&[u8]`, with its 61-byte
 //!   header as the Pod struct [`RawBatchHeader`], CRC-32C validation, attribute decoding

@@ -1,5 +1,5 @@
 //! Records inside a batch: [`Record`], [`Header`], [`TimestampType`] and the [`Records`]
-//! iterator shared by v2 batches and legacy message sets (kafka-behaviour §7.2, kafka-behaviour §7.4).
+//! iterator shared by v2 batches and legacy message sets (docs/kafka-behaviour.md#v2-records, docs/kafka-behaviour.md#legacy-message-sets).
 
 use std::borrow::Cow;
 

@@ -1,5 +1,5 @@
-//! Acceptance case 46 (file iteration stop/error rules, kafka-behaviour §7.5) and the `FileRecords` searches of
-//! kafka-behaviour §8, over synthetic files mixing v2 batches and legacy messages.
+//! Acceptance case 46 (file iteration stop/error rules, docs/kafka-behaviour.md#batch-iteration) and the `FileRecords` searches of
+//! docs/kafka-behaviour.md#log-file, over synthetic files mixing v2 batches and legacy messages.
 
 use segment::record::{
     batches_from, fixtures, largest_timestamp_after, peek_batch, search_for_offset_with_size,

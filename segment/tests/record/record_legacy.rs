@@ -1,4 +1,4 @@
-//! Legacy magic 0/1 message sets, including compressed wrapper messages (kafka-behaviour §7.4).
+//! Legacy magic 0/1 message sets, including compressed wrapper messages (docs/kafka-behaviour.md#legacy-message-sets).
 
 use segment::record::{
     batches_from, fixtures, legacy_wrapper, CompressionType, FileBatch, LegacyMessage, RecordError,

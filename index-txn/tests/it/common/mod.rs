@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests (cases from the acceptance cases of `docs/kafka-behaviour.md` §D).
+//! Helpers shared by the integration tests (cases from the acceptance cases of `docs/kafka-behaviour.md#acceptance-cases`).
 
 use std::path::PathBuf;
 
