@@ -8,23 +8,25 @@
 //! transactions follow the first unstable offset and the last stable offset written into
 //! each aborted transaction's `.txnindex` entry.
 //!
-//! Snapshots (`<offset>.snapshot`, format in [`crate::snapshot`]) let recovery start from
+//! Snapshots (`<offset>.snapshot`, format in [`snapshot`]) let recovery start from
 //! the latest snapshot at or below the point it recovers from instead of from the log
 //! start, so that a transaction that began before that point is still known when its
 //! marker is replayed.
+
+pub mod snapshot;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use index_txn::AbortedTxn;
 
+use self::snapshot::SnapshotEntry;
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::fs::FileSystem;
 use crate::record::{ControlRecordType, EndTransactionMarker};
 use crate::segments::LogSegments;
-use crate::snapshot::{self, SnapshotEntry};
 
 /// Kafka's default `producer.id.expiration.ms` (1 day).
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
