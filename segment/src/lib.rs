@@ -124,7 +124,6 @@ pub mod producer;
 pub mod scan;
 pub mod segment;
 pub mod segments;
-pub mod snapshot;
 pub mod time;
 pub(crate) mod validate;
 

@@ -6,7 +6,7 @@ use index_txn::AbortedTxn;
 
 use super::reader::Slots;
 use super::{absolute, Bounded, DumpOptions, Event, Problem, ProducerLine, Sink};
-use crate::snapshot::{
+use crate::producer::snapshot::{
     decode_snapshot_entry, decode_snapshot_header, SnapshotHeader, CRC_START, SNAPSHOT_ENTRY_BYTES,
     SNAPSHOT_HEADER_BYTES, SNAPSHOT_VERSION,
 };
@@ -196,7 +196,7 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
 mod tests {
     use super::*;
     use crate::dump::Collect;
-    use crate::snapshot::encode_snapshot;
+    use crate::producer::snapshot::encode_snapshot;
 
     /// The reasons of the corrupt-file problems and the producer lines the dump reports
     /// for a `.snapshot` holding `bytes`.
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn snapshot_dump_lines_and_errors() {
-        let e = crate::snapshot::example_entry();
+        let e = crate::producer::snapshot::example_entry();
         let good = encode_snapshot(&[e]);
         let (reasons, lines) = dump(&good);
         assert!(reasons.is_empty(), "{reasons:?}");

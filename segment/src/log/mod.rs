@@ -18,7 +18,7 @@
 //! * `log-start-offset` — the log start offset checkpoint, same format. Retention and
 //!   [`Log::delete_records`] write it (and raise `recovery-point` to it) before any segment
 //!   leaves the log.
-//! * `<offset>.snapshot` — Kafka's producer-state snapshots ([`crate::snapshot`]), taken on
+//! * `<offset>.snapshot` — Kafka's producer-state snapshots ([`crate::producer::snapshot`]), taken on
 //!   roll (at the new segment's base offset), on close (at the log end offset) and after
 //!   loading or truncation; recovery of a segment starts from the latest one at or below
 //!   its base offset, so a transaction that began before it is still known. Retention

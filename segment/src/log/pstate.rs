@@ -10,13 +10,13 @@ use super::Log;
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
+use crate::producer::snapshot::{encode_leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT_FILE};
 use crate::producer::{
     read_leader_epoch_checkpoint_with, rebuild_producer_state, LeaderEpochCache,
     ProducerStateManager,
 };
 use crate::record::EndTransactionMarker;
 use crate::segment::LogSegment;
-use crate::snapshot::{encode_leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT_FILE};
 
 /// One batch handed to [`Log::append`], as the producer state needs it.
 pub(super) struct AppendedBatch {

@@ -31,7 +31,7 @@ struct Outcome {
     aborted: Vec<AbortedTxn>,
     aborted_from: Vec<Vec<AbortedTxn>>,
     epochs: Vec<(i32, i64)>,
-    producers: Vec<segment::snapshot::SnapshotEntry>,
+    producers: Vec<segment::producer::snapshot::SnapshotEntry>,
     ongoing: Vec<(i64, i64)>,
     lso: i64,
     leo: i64,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 use segment::format::{scan, BatchFormat};
-use segment::snapshot::{decode_snapshot, encode_snapshot, list_snapshot_files};
+use segment::producer::snapshot::{decode_snapshot, encode_snapshot, list_snapshot_files};
 use segment::{KafkaBatchFormat, LogConfig};
 
 fn partitions() -> Vec<PathBuf> {

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use crate::common::*;
+use segment::producer::snapshot::LEADER_EPOCH_CHECKPOINT_FILE;
 use segment::record::BatchBuilder;
-use segment::snapshot::LEADER_EPOCH_CHECKPOINT_FILE;
 use segment::LogConfig;
 
 fn at_epoch(o: i64, n: usize, epoch: i32) -> Vec<u8> {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::*;
+use segment::producer::snapshot::{decode_snapshot, encode_snapshot, list_snapshot_files};
 use segment::record::{control_batch, BatchBuilder, ControlRecordType};
-use segment::snapshot::{decode_snapshot, encode_snapshot, list_snapshot_files};
 use segment::LogConfig;
 
 /// The optional field data (`None`: skipped outside CI, a failure under `CI=true`).

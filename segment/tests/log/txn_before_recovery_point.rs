@@ -4,8 +4,8 @@
 //! the transaction (Kafka's `LogLoader.recoverSegment` + `rebuildProducerState`).
 use crate::common::*;
 use index_txn::AbortedTxn;
+use segment::producer::snapshot::{decode_snapshot, producer_snapshot_file};
 use segment::record::{control_batch, BatchBuilder, ControlRecordType};
-use segment::snapshot::{decode_snapshot, producer_snapshot_file};
 
 const PID: i64 = 7;
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use segment::snapshot::{
+use segment::producer::snapshot::{
     decode_leader_epoch_checkpoint, decode_snapshot, LEADER_EPOCH_CHECKPOINT_FILE,
 };
 use segment::Log;

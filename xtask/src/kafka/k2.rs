@@ -883,7 +883,7 @@ fn compare_rebuild(
                     y.len()
                 ));
             }
-            match segment::snapshot::decode_snapshot(&y) {
+            match segment::producer::snapshot::decode_snapshot(&y) {
                 Ok(entries) => {
                     let got: BTreeMap<i64, (i16, i32, i64, i32)> = entries
                         .iter()
@@ -926,7 +926,8 @@ fn compare_rebuild(
     // end, where there is no batch of ours: that last entry is its, not a rebuild's.
     let read = |p: PathBuf| -> Result<Vec<(i32, i64)>, String> {
         let bytes = std::fs::read(&p).map_err(|e| format!("{p:?}: {e}"))?;
-        segment::snapshot::decode_leader_epoch_checkpoint(&bytes).map_err(|e| format!("{p:?}: {e}"))
+        segment::producer::snapshot::decode_leader_epoch_checkpoint(&bytes)
+            .map_err(|e| format!("{p:?}: {e}"))
     };
     let leo = m.leo;
     let x = read(ours_dir.join("leader-epoch-checkpoint"))?;

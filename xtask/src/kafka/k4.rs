@@ -41,7 +41,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use segment::fs::RealFs;
 use segment::producer::read_leader_epoch_checkpoint;
-use segment::snapshot::{
+use segment::producer::snapshot::{
     decode_leader_epoch_checkpoint, encode_leader_epoch_checkpoint, write_file_atomically,
     LEADER_EPOCH_CHECKPOINT_FILE,
 };
