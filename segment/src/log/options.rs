@@ -26,12 +26,44 @@ use crate::time::Clock;
 /// assert_eq!(log.log_end_offset(), 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone)]
+///
+/// The options of a format that is neither `Clone` nor `Debug` are both:
+///
+/// ```
+/// # use segment::{BatchFormat, LogOptions};
+/// fn cloned<F: BatchFormat>(o: &LogOptions<F>) -> LogOptions<F> {
+///     println!("{o:?}");
+///     o.clone()
+/// }
+/// # let _ = cloned(&segment::Log::options());
+/// ```
 #[must_use = "options do nothing until `open` is called"]
 pub struct LogOptions<F: BatchFormat = KafkaBatchFormat> {
     clock: Clock,
     fs: FsRef,
     _format: PhantomData<fn() -> F>,
+}
+
+// By hand: a derive would require `F: Clone + Debug`, which a batch format (a marker
+// type) need not be.
+impl<F: BatchFormat> Clone for LogOptions<F> {
+    fn clone(&self) -> Self {
+        LogOptions {
+            clock: self.clock.clone(),
+            fs: self.fs.clone(),
+            _format: PhantomData,
+        }
+    }
+}
+
+impl<F: BatchFormat> std::fmt::Debug for LogOptions<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogOptions")
+            .field("clock", &self.clock)
+            .field("fs", &self.fs)
+            .field("format", &std::any::type_name::<F>())
+            .finish()
+    }
 }
 
 impl<F: BatchFormat> Default for LogOptions<F> {
