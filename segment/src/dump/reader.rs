@@ -244,3 +244,87 @@ impl Slots {
         self.file.read_exact_at(out, pos)
     }
 }
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures;
+
+    /// What a [`LogReader`] over `bytes` (batch limit `max_batch`) meets, step by step:
+    /// `"batch at P"`, `"too large at P: S"` or the stop reason's `Debug`.
+    fn steps(bytes: &[u8], max_batch: u64) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, bytes).unwrap();
+        let mut reader = LogReader::open(&path, u64::MAX, max_batch).unwrap();
+        let mut out = Vec::new();
+        loop {
+            match reader.next_batch().unwrap() {
+                Step::Batch(b) => out.push(format!("batch at {}", b.position())),
+                Step::TooLarge { position, size } => {
+                    out.push(format!("too large at {position}: {size}"));
+                    return out;
+                }
+                Step::Stop(stop) => {
+                    out.push(format!("{stop:?}"));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stops_as_kafka_does_with_the_dump_messages() {
+        let batch = fixtures::v2(0, 1000);
+        let mut two = batch.clone();
+        two.extend(fixtures::v2(1, 1000));
+        assert_eq!(steps(&two, u64::MAX), ["batch at 0", "batch at 73", "End"]);
+        // A tail of 17 bytes, of 18 bytes, and a batch running past the end: torn tails.
+        for tail in [17, 18, 72] {
+            let mut data = batch.clone();
+            data.extend_from_slice(&two[73..73 + tail]);
+            assert_eq!(
+                steps(&data, u64::MAX),
+                [
+                    "batch at 0".to_string(),
+                    format!("TornTail {{ position: 73, remaining_bytes: {tail} }}")
+                ]
+            );
+        }
+        // A size field below 14: the dump's message, capitalised, without the position.
+        let mut data = batch.clone();
+        data.extend_from_slice(&batch);
+        data[73 + 8..73 + 12].copy_from_slice(&13i32.to_be_bytes());
+        assert_eq!(
+            steps(&data, u64::MAX),
+            [
+                "batch at 0",
+                "Corrupt { position: 73, reason: \"Record size 13 is less than the minimum \
+                 record overhead (14)\" }"
+            ]
+        );
+        // A header the batch view rejects: the record error's message, position included.
+        let mut data = batch.clone();
+        data[8..12].copy_from_slice(&20i32.to_be_bytes());
+        assert_eq!(
+            steps(&data, u64::MAX),
+            [
+                "Corrupt { position: 0, reason: \"corrupt record batch at position 0: only 32 \
+              bytes available, a v2 batch header needs 61\" }"
+            ]
+        );
+        // Larger than the batch limit: not read; a torn tail wins over the limit.
+        assert_eq!(steps(&two, 72), ["too large at 0: 73"]);
+        assert_eq!(
+            steps(&batch[..72], 10),
+            ["TornTail { position: 0, remaining_bytes: 72 }"]
+        );
+    }
+}
