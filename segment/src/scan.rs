@@ -16,8 +16,8 @@ use std::marker::PhantomData;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo, FormatError};
 use crate::log_file::LogFile;
-use crate::record::Peek;
 pub use crate::record::TimestampAndOffset;
+use crate::record::{Peek, StopReason};
 
 /// First read-ahead window, bytes; it doubles on each refill up to [`MAX_WINDOW`], so a
 /// short lookup reads little and a long scan reads in large chunks.
@@ -46,6 +46,28 @@ pub enum ScanStop {
         /// The format's error.
         error: FormatError,
     },
+}
+
+/// The in-memory iterators' view of a scan's stop ([`BatchIter`](crate::record::BatchIter),
+/// [`format::scan`](crate::format::scan)): the same three outcomes, with the error as its
+/// message and the remaining bytes as a `usize` (saturating).
+impl From<ScanStop> for StopReason {
+    fn from(stop: ScanStop) -> Self {
+        match stop {
+            ScanStop::End => StopReason::End,
+            ScanStop::TornTail {
+                position,
+                remaining,
+            } => StopReason::TornTail {
+                position,
+                remaining_bytes: usize::try_from(remaining).unwrap_or(usize::MAX),
+            },
+            ScanStop::Corrupt { position, error } => StopReason::Corrupt {
+                position,
+                reason: error.to_string(),
+            },
+        }
+    }
 }
 
 /// A read-ahead window over a file: the one buffer of positioned reads behind both the
@@ -326,4 +348,71 @@ pub(crate) fn largest_timestamp_after<F: BatchFormat>(
     }
     stop_error(file, sc.stop())?;
     Ok(best)
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::format::{self, KafkaBatchFormat};
+    use crate::log_file::LogFileMode;
+    use crate::record::{fixtures, BatchIter};
+
+    /// Positions and stop of the [`Scanner`] over `bytes` written to a file.
+    fn scanner(bytes: &[u8]) -> (Vec<u64>, ScanStop) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, bytes).unwrap();
+        let file = LogFile::open(&path, LogFileMode::ReadOnly).unwrap();
+        let mut sc = Scanner::<KafkaBatchFormat>::new(&file, 0);
+        let mut positions = Vec::new();
+        while let Some((info, _)) = sc.next_batch().unwrap() {
+            positions.push(info.position);
+        }
+        (positions, sc.stop().cloned().unwrap())
+    }
+
+    /// The file scanner, the generic in-memory scan and the record iterator (three
+    /// readers, one framing rule) see the same batches and the same stop.
+    #[test]
+    fn the_readers_agree() {
+        let batch = fixtures::v2(0, 1000);
+        // Enough batches to cross the first 16 KiB window and refill.
+        let many: Vec<u8> = (0..400).flat_map(|o| fixtures::v2(o, 1000)).collect();
+        let mut undersized = batch.clone();
+        undersized.extend_from_slice(&batch);
+        undersized[73 + 8..73 + 12].copy_from_slice(&13i32.to_be_bytes());
+        let mut cases = vec![Vec::new(), batch.clone(), many.clone(), undersized];
+        for tail in [1, 17, 18, 72] {
+            cases.push([&many[..], &batch[..tail]].concat());
+        }
+        for bytes in &cases {
+            let (positions, stop) = scanner(bytes);
+            let mut sc = format::scan::<KafkaBatchFormat>(bytes, 0);
+            let scanned: Vec<u64> = sc
+                .by_ref()
+                .filter_map(|b| Some(b.ok()?.info.position))
+                .collect();
+            assert_eq!(positions, scanned);
+            assert_eq!(Some(&StopReason::from(stop.clone())), sc.stop_reason());
+            let mut it = BatchIter::new(bytes, 0);
+            let iterated: Vec<u64> = it
+                .by_ref()
+                .filter_map(|b| Some(b.ok()?.position()))
+                .collect();
+            assert_eq!(positions, iterated);
+            match (stop, it.stop_reason().unwrap()) {
+                (ScanStop::Corrupt { position, .. }, StopReason::Corrupt { position: p, .. }) => {
+                    assert_eq!(position, *p);
+                }
+                (stop, reason) => assert_eq!(StopReason::from(stop), *reason),
+            }
+        }
+    }
 }
