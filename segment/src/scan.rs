@@ -4,6 +4,10 @@
 //! The record module's iterator works on a whole file image; a segment can be up to 2 GiB,
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
+//!
+//! The `Window` and the framing rule `frame` are the one copy of each: the dump tool's
+//! log reader uses both, and the record module's `peek_batch` (behind `BatchIter`) applies
+//! `frame` to bytes in memory.
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
