@@ -4,6 +4,10 @@
 //! The record module's iterator works on a whole file image; a segment can be up to 2 GiB,
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
+//!
+//! The `Window` and the framing rule `frame` are the one copy of each: the dump tool's
+//! log reader uses both, and the record module's `peek_batch` (behind `BatchIter`) applies
+//! `frame` to bytes in memory.
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -17,6 +21,7 @@ use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo, FormatError};
 use crate::log_file::LogFile;
 pub use crate::record::TimestampAndOffset;
+use crate::record::{Peek, StopReason};
 
 /// First read-ahead window, bytes; it doubles on each refill up to [`MAX_WINDOW`], so a
 /// short lookup reads little and a long scan reads in large chunks.
@@ -47,15 +52,141 @@ pub enum ScanStop {
     },
 }
 
+/// The in-memory iterators' view of a scan's stop ([`BatchIter`](crate::record::BatchIter),
+/// [`format::scan`](crate::format::scan)): the same three outcomes, with the error as its
+/// message and the remaining bytes as a `usize` (saturating).
+impl From<ScanStop> for StopReason {
+    fn from(stop: ScanStop) -> Self {
+        match stop {
+            ScanStop::End => StopReason::End,
+            ScanStop::TornTail {
+                position,
+                remaining,
+            } => StopReason::TornTail {
+                position,
+                remaining_bytes: usize::try_from(remaining).unwrap_or(usize::MAX),
+            },
+            ScanStop::Corrupt { position, error } => StopReason::Corrupt {
+                position,
+                reason: error.to_string(),
+            },
+        }
+    }
+}
+
+/// A read-ahead window over a file: the one buffer of positioned reads behind both the
+/// segment's [`Scanner`] and the dump tool's log reader. A refill reads at least the
+/// bytes asked for, and at least the current window size, which doubles on each refill
+/// up to [`MAX_WINDOW`], so a short lookup reads little and a long scan reads in large
+/// chunks.
+pub(crate) struct Window {
+    buf: Vec<u8>,
+    buf_start: u64,
+    window: usize,
+}
+
+impl Window {
+    /// An empty window whose first refill reads at least `min_window` bytes.
+    pub(crate) fn new(min_window: usize, start: u64) -> Self {
+        Window {
+            buf: Vec::new(),
+            buf_start: start,
+            window: min_window,
+        }
+    }
+
+    /// The `min(len, limit - pos)` bytes at `pos`, refilling the window with `read`
+    /// (positioned reads of the file, whose bytes up to `limit` may be read) when it does
+    /// not hold them already.
+    ///
+    /// # Errors
+    /// Those of `read`.
+    pub(crate) fn fill<E>(
+        &mut self,
+        pos: u64,
+        len: usize,
+        limit: u64,
+        read: impl FnOnce(&mut [u8], u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<&[u8], E> {
+        let len = (len as u64).min(limit.saturating_sub(pos)) as usize;
+        let have =
+            pos >= self.buf_start && pos + len as u64 <= self.buf_start + self.buf.len() as u64;
+        if !have {
+            let want = len.max(self.window) as u64;
+            self.window = (self.window * 2).min(MAX_WINDOW);
+            let n = want.min(limit.saturating_sub(pos)) as usize;
+            self.buf.resize(n, 0);
+            read(&mut self.buf, pos)?;
+            self.buf_start = pos;
+        }
+        let off = (pos - self.buf_start) as usize;
+        #[expect(
+            clippy::indexing_slicing,
+            reason = "either the window held [pos, pos + len) (`have`), or it was refilled from \
+                      pos with n = min(max(len, window), limit - pos) >= len bytes, since len \
+                      was clamped to limit - pos: off + len <= buf.len() both ways"
+        )]
+        Ok(&self.buf[off..off + len])
+    }
+
+    /// The framing of the batch at `pos` of a file whose logical end is `end` ([`frame`]
+    /// applied to the first `min(F::HEADER_PEEK_BYTES, end - pos)` bytes there, read
+    /// through the window as [`fill`](Self::fill) does).
+    ///
+    /// # Errors
+    /// Those of `read`; the framing's own verdict is the inner `Result`.
+    pub(crate) fn frame<F: BatchFormat, E>(
+        &mut self,
+        pos: u64,
+        end: u64,
+        limit: u64,
+        read: impl FnOnce(&mut [u8], u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<std::result::Result<Peek, FormatError>, E> {
+        let remaining = end.saturating_sub(pos);
+        if remaining == 0 {
+            return Ok(Ok(Peek::End));
+        }
+        let peek = (F::HEADER_PEEK_BYTES as u64).min(remaining) as usize;
+        let header = self.fill(pos, peek, limit, read)?;
+        Ok(frame::<F>(header, remaining, pos))
+    }
+}
+
+/// The framing rule of docs/kafka-behaviour.md#batch-iteration (Kafka's `FileLogInputStream`
+/// for [`KafkaBatchFormat`](crate::KafkaBatchFormat)), the one check every batch reader
+/// applies: `remaining` bytes follow `position`, and `header` holds the first
+/// `min(F::HEADER_PEEK_BYTES, remaining)` of them (or more).
+///
+/// Nothing remaining is [`Peek::End`]; [`BatchFormat::peek_size`] finding too few bytes,
+/// or a size running past `remaining`, is [`Peek::TornTail`]; a size of 0 is corrupt.
+///
+/// # Errors
+/// [`FormatError::Corrupt`] for an impossible size field (Kafka: below 14) or a zero size.
+pub(crate) fn frame<F: BatchFormat>(
+    header: &[u8],
+    remaining: u64,
+    position: u64,
+) -> std::result::Result<Peek, FormatError> {
+    if remaining == 0 {
+        return Ok(Peek::End);
+    }
+    match F::peek_size(header, position)? {
+        Some(0) => Err(FormatError::Corrupt {
+            position,
+            reason: "zero-size batch".into(),
+        }),
+        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
+        _ => Ok(Peek::TornTail),
+    }
+}
+
 /// A sliding-window reader yielding the complete batches of a log file from a position,
 /// with the framing rules of the [`BatchFormat`] (Kafka: docs/kafka-behaviour.md#batch-iteration).
 pub(crate) struct Scanner<'a, F: BatchFormat> {
     file: &'a LogFile,
     end: u64,
     pos: u64,
-    buf: Vec<u8>,
-    buf_start: u64,
-    window: usize,
+    window: Window,
     stop: Option<ScanStop>,
     _f: PhantomData<F>,
 }
@@ -70,9 +201,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             file,
             end,
             pos: start,
-            buf: Vec::new(),
-            buf_start: start,
-            window: MIN_WINDOW,
+            window: Window::new(MIN_WINDOW, start),
             stop: None,
             _f: PhantomData,
         }
@@ -81,23 +210,6 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// Why the scan stopped (after `next_batch` returned `None`).
     pub(crate) fn stop(&self) -> Option<&ScanStop> {
         self.stop.as_ref()
-    }
-
-    /// Makes `buf` hold `len` bytes from `pos` and returns where they start in it:
-    /// `off + len <= buf.len()` when `len <= end - pos` (a refill reads
-    /// `min(max(len, window), end - pos) >= len` bytes).
-    fn fill(&mut self, pos: u64, len: usize) -> Result<usize> {
-        let have =
-            pos >= self.buf_start && pos + len as u64 <= self.buf_start + self.buf.len() as u64;
-        if !have {
-            let want = len.max(self.window) as u64;
-            self.window = (self.window * 2).min(MAX_WINDOW);
-            let n = want.min(self.end.saturating_sub(pos)) as usize;
-            self.buf.resize(n, 0);
-            self.file.read_exact_at(&mut self.buf, pos)?;
-            self.buf_start = pos;
-        }
-        Ok((pos - self.buf_start) as usize)
     }
 
     /// The next complete batch as `(info, bytes)`, or `None` at the end (see
@@ -111,19 +223,22 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             return Ok(None);
         }
         let pos = self.pos;
-        let remaining = self.end.saturating_sub(pos);
-        if remaining == 0 {
-            self.stop = Some(ScanStop::End);
-            return Ok(None);
-        }
-        let peek = (F::HEADER_PEEK_BYTES as u64).min(remaining) as usize;
-        let off = self.fill(pos, peek)?;
-        #[expect(
-            clippy::indexing_slicing,
-            reason = "peek <= remaining = end - pos, so fill left off + peek <= buf.len()"
-        )]
-        let header = &self.buf[off..off + peek];
-        let size = match F::peek_size(header, pos) {
+        let end = self.end;
+        let file = self.file;
+        let read = |buf: &mut [u8], at: u64| file.read_exact_at(buf, at);
+        let size = match self.window.frame::<F, _>(pos, end, end, read)? {
+            Ok(Peek::Batch(size)) => size,
+            Ok(Peek::End) => {
+                self.stop = Some(ScanStop::End);
+                return Ok(None);
+            }
+            Ok(Peek::TornTail) => {
+                self.stop = Some(ScanStop::TornTail {
+                    position: pos,
+                    remaining: end.saturating_sub(pos),
+                });
+                return Ok(None);
+            }
             Err(error) => {
                 self.stop = Some(ScanStop::Corrupt {
                     position: pos,
@@ -131,32 +246,9 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
                 });
                 return Ok(None);
             }
-            Ok(Some(0)) => {
-                self.stop = Some(ScanStop::Corrupt {
-                    position: pos,
-                    error: FormatError::Corrupt {
-                        position: pos,
-                        reason: "zero-size batch".into(),
-                    },
-                });
-                return Ok(None);
-            }
-            Ok(Some(size)) if size as u64 <= remaining => size,
-            Ok(_) => {
-                self.stop = Some(ScanStop::TornTail {
-                    position: pos,
-                    remaining,
-                });
-                return Ok(None);
-            }
         };
-        let off = self.fill(pos, size)?;
-        #[expect(
-            clippy::indexing_slicing,
-            reason = "size <= remaining = end - pos (checked above), so fill left \
-                      off + size <= buf.len()"
-        )]
-        let bytes = &self.buf[off..off + size];
+        // frame returned Batch(size) only for size <= end - pos: all of it is read.
+        let bytes = self.window.fill(pos, size, end, read)?;
         match F::parse_header(bytes, pos) {
             Ok(info) => {
                 self.pos = pos + size as u64;
@@ -260,4 +352,71 @@ pub(crate) fn largest_timestamp_after<F: BatchFormat>(
     }
     stop_error(file, sc.stop())?;
     Ok(best)
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::format::{self, KafkaBatchFormat};
+    use crate::log_file::LogFileMode;
+    use crate::record::{fixtures, BatchIter};
+
+    /// Positions and stop of the [`Scanner`] over `bytes` written to a file.
+    fn scanner(bytes: &[u8]) -> (Vec<u64>, ScanStop) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, bytes).unwrap();
+        let file = LogFile::open(&path, LogFileMode::ReadOnly).unwrap();
+        let mut sc = Scanner::<KafkaBatchFormat>::new(&file, 0);
+        let mut positions = Vec::new();
+        while let Some((info, _)) = sc.next_batch().unwrap() {
+            positions.push(info.position);
+        }
+        (positions, sc.stop().cloned().unwrap())
+    }
+
+    /// The file scanner, the generic in-memory scan and the record iterator (three
+    /// readers, one framing rule) see the same batches and the same stop.
+    #[test]
+    fn the_readers_agree() {
+        let batch = fixtures::v2(0, 1000);
+        // Enough batches to cross the first 16 KiB window and refill.
+        let many: Vec<u8> = (0..400).flat_map(|o| fixtures::v2(o, 1000)).collect();
+        let mut undersized = batch.clone();
+        undersized.extend_from_slice(&batch);
+        undersized[73 + 8..73 + 12].copy_from_slice(&13i32.to_be_bytes());
+        let mut cases = vec![Vec::new(), batch.clone(), many.clone(), undersized];
+        for tail in [1, 17, 18, 72] {
+            cases.push([&many[..], &batch[..tail]].concat());
+        }
+        for bytes in &cases {
+            let (positions, stop) = scanner(bytes);
+            let mut sc = format::scan::<KafkaBatchFormat>(bytes, 0);
+            let scanned: Vec<u64> = sc
+                .by_ref()
+                .filter_map(|b| Some(b.ok()?.info.position))
+                .collect();
+            assert_eq!(positions, scanned);
+            assert_eq!(Some(&StopReason::from(stop.clone())), sc.stop_reason());
+            let mut it = BatchIter::new(bytes, 0);
+            let iterated: Vec<u64> = it
+                .by_ref()
+                .filter_map(|b| Some(b.ok()?.position()))
+                .collect();
+            assert_eq!(positions, iterated);
+            match (stop, it.stop_reason().unwrap()) {
+                (ScanStop::Corrupt { position, .. }, StopReason::Corrupt { position: p, .. }) => {
+                    assert_eq!(position, *p);
+                }
+                (stop, reason) => assert_eq!(StopReason::from(stop), *reason),
+            }
+        }
+    }
 }

@@ -9,13 +9,13 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use crate::record::{
-    FileBatch, RecordError, StopReason, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_SIZE_FIELD,
-    SIZE_OFFSET,
-};
+use crate::format::{FormatError, KafkaBatchFormat};
+use crate::record::{FileBatch, Peek, RecordError, StopReason};
+use crate::scan::Window;
 
+/// First read-ahead window of a [`LogReader`], bytes (the window grows as in
+/// [`Window`]).
 const MIN_WINDOW: usize = 64 << 10;
-const MAX_WINDOW: usize = 1 << 20;
 
 /// What [`LogReader::next_batch`] found at the current position.
 pub(crate) enum Step<'a> {
@@ -33,15 +33,16 @@ pub(crate) enum Step<'a> {
     },
 }
 
-/// Sequential batch reader over `[start, end)` of a log file.
+/// Sequential batch reader over `[start, end)` of a log file: the segment's [`Window`]
+/// and framing rule ([`crate::scan::frame`]) over a read-only [`File`].
 pub(crate) struct LogReader {
     file: File,
     file_len: u64,
     end: u64,
     pos: u64,
-    buf: Vec<u8>,
-    buf_start: u64,
-    window: usize,
+    /// Refilled up to the end of the file (not `end`), so that a [`LogReader::seek`]
+    /// can reuse it.
+    window: Window,
     /// The largest batch read into memory (`--max-message-size`).
     max_batch: u64,
 }
@@ -60,9 +61,7 @@ impl LogReader {
             file_len,
             end: file_len.min(limit),
             pos: 0,
-            buf: Vec::new(),
-            buf_start: 0,
-            window: MIN_WINDOW,
+            window: Window::new(MIN_WINDOW, 0),
             max_batch,
         })
     }
@@ -84,67 +83,43 @@ impl LogReader {
         self.pos
     }
 
-    fn fill(&mut self, pos: u64, len: usize) -> io::Result<usize> {
-        let buf_end = self.buf_start + self.buf.len() as u64;
-        if !(pos >= self.buf_start && pos + len as u64 <= buf_end) {
-            let want = len.max(self.window) as u64;
-            self.window = (self.window * 2).min(MAX_WINDOW);
-            let n = want.min(self.file_len.saturating_sub(pos)) as usize;
-            self.buf.resize(n, 0);
-            self.file.read_exact_at(&mut self.buf, pos)?;
-            self.buf_start = pos;
-        }
-        Ok((pos - self.buf_start) as usize)
-    }
-
     /// The batch at the current position, advancing past it; or why iteration stops.
     /// After a stop the position is left at the unconsumed bytes.
     pub(crate) fn next_batch(&mut self) -> io::Result<Step<'_>> {
         let pos = self.pos;
         let remaining = self.end.saturating_sub(pos);
-        if remaining == 0 {
-            return Ok(Step::Stop(StopReason::End));
-        }
-        let torn = StopReason::TornTail {
-            position: pos,
-            remaining_bytes: remaining as usize,
+        let file = &self.file;
+        let read = |buf: &mut [u8], at: u64| file.read_exact_at(buf, at);
+        let frame = self
+            .window
+            .frame::<KafkaBatchFormat, _>(pos, self.end, self.file_len, read)?;
+        let total = match frame {
+            Ok(Peek::End) => return Ok(Step::Stop(StopReason::End)),
+            Ok(Peek::TornTail) => {
+                return Ok(Step::Stop(StopReason::TornTail {
+                    position: pos,
+                    remaining_bytes: remaining as usize,
+                }))
+            }
+            Err(e) => {
+                return Ok(Step::Stop(StopReason::Corrupt {
+                    position: pos,
+                    reason: capitalized(reason_of_format(e)),
+                }))
+            }
+            Ok(Peek::Batch(total)) => total,
         };
-        // Rule 1: fewer than 18 bytes left is a clean end.
-        if remaining <= HEADER_SIZE_UP_TO_MAGIC as u64 {
-            return Ok(Step::Stop(torn));
-        }
-        let off = self.fill(pos, HEADER_SIZE_UP_TO_MAGIC)?;
-        let header = window(&self.buf, off, HEADER_SIZE_UP_TO_MAGIC)?;
-        let size_bytes = header
-            .get(SIZE_OFFSET..)
-            .and_then(<[u8]>::first_chunk::<4>)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        let size = index_core::codec::I32Be::from_bytes(*size_bytes).get();
-        // Rule 2: size < 14 is corrupt.
-        if size < MIN_SIZE_FIELD as i32 {
-            return Ok(Step::Stop(StopReason::Corrupt {
-                position: pos,
-                reason: format!(
-                    "Record size {size} is less than the minimum record overhead ({MIN_SIZE_FIELD})"
-                ),
-            }));
-        }
-        let total = LOG_OVERHEAD as u64 + size as u64;
-        // Rule 3: a batch running past the end is a clean end (torn tail).
-        if total > remaining {
-            return Ok(Step::Stop(torn));
-        }
-        if total > self.max_batch {
+        if total as u64 > self.max_batch {
             return Ok(Step::TooLarge {
                 position: pos,
-                size: total,
+                size: total as u64,
             });
         }
-        let off = self.fill(pos, total as usize)?;
-        let bytes = window(&self.buf, off, total as usize)?;
+        // frame returned Batch(total) only for total <= end - pos <= file_len - pos.
+        let bytes = self.window.fill(pos, total, self.file_len, read)?;
         match FileBatch::at(bytes, pos) {
             Ok(batch) => {
-                self.pos = pos + total;
+                self.pos = pos + total as u64;
                 Ok(Step::Batch(batch))
             }
             Err(e) => Ok(Step::Stop(StopReason::Corrupt {
@@ -155,13 +130,23 @@ impl LogReader {
     }
 }
 
-/// The `len` bytes at `off` of a window filled by [`LogReader::fill`]. A window ends at
-/// the end of the file and callers check `len <= end - pos`, so they are there; bytes
-/// missing otherwise are reported as `UnexpectedEof`.
-fn window(buf: &[u8], off: usize, len: usize) -> io::Result<&[u8]> {
-    buf.get(off..)
-        .and_then(|b| b.get(..len))
-        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+/// The reason of a framing error, without the position (the dump prints it apart).
+fn reason_of_format(e: FormatError) -> String {
+    match e {
+        FormatError::Corrupt { reason, .. }
+        | FormatError::InvalidRecord { reason, .. }
+        | FormatError::Unsupported { reason, .. } => reason,
+    }
+}
+
+/// `reason` with its first letter upper-cased: the dump has always printed the framing
+/// rule's "Record size … is less than the minimum record overhead (14)" capitalised.
+fn capitalized(reason: String) -> String {
+    let mut chars = reason.chars();
+    match chars.next() {
+        Some(first) if first.is_lowercase() => first.to_uppercase().chain(chars).collect(),
+        _ => reason,
+    }
 }
 
 /// The message of a record error without the position prefix duplication.
@@ -257,5 +242,89 @@ impl Slots {
     /// The read failed.
     pub(crate) fn read_at(&self, out: &mut [u8], pos: u64) -> io::Result<()> {
         self.file.read_exact_at(out, pos)
+    }
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures;
+
+    /// What a [`LogReader`] over `bytes` (batch limit `max_batch`) meets, step by step:
+    /// `"batch at P"`, `"too large at P: S"` or the stop reason's `Debug`.
+    fn steps(bytes: &[u8], max_batch: u64) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, bytes).unwrap();
+        let mut reader = LogReader::open(&path, u64::MAX, max_batch).unwrap();
+        let mut out = Vec::new();
+        loop {
+            match reader.next_batch().unwrap() {
+                Step::Batch(b) => out.push(format!("batch at {}", b.position())),
+                Step::TooLarge { position, size } => {
+                    out.push(format!("too large at {position}: {size}"));
+                    return out;
+                }
+                Step::Stop(stop) => {
+                    out.push(format!("{stop:?}"));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stops_as_kafka_does_with_the_dump_messages() {
+        let batch = fixtures::v2(0, 1000);
+        let mut two = batch.clone();
+        two.extend(fixtures::v2(1, 1000));
+        assert_eq!(steps(&two, u64::MAX), ["batch at 0", "batch at 73", "End"]);
+        // A tail of 17 bytes, of 18 bytes, and a batch running past the end: torn tails.
+        for tail in [17, 18, 72] {
+            let mut data = batch.clone();
+            data.extend_from_slice(&two[73..73 + tail]);
+            assert_eq!(
+                steps(&data, u64::MAX),
+                [
+                    "batch at 0".to_string(),
+                    format!("TornTail {{ position: 73, remaining_bytes: {tail} }}")
+                ]
+            );
+        }
+        // A size field below 14: the dump's message, capitalised, without the position.
+        let mut data = batch.clone();
+        data.extend_from_slice(&batch);
+        data[73 + 8..73 + 12].copy_from_slice(&13i32.to_be_bytes());
+        assert_eq!(
+            steps(&data, u64::MAX),
+            [
+                "batch at 0",
+                "Corrupt { position: 73, reason: \"Record size 13 is less than the minimum \
+                 record overhead (14)\" }"
+            ]
+        );
+        // A header the batch view rejects: the record error's message, position included.
+        let mut data = batch.clone();
+        data[8..12].copy_from_slice(&20i32.to_be_bytes());
+        assert_eq!(
+            steps(&data, u64::MAX),
+            [
+                "Corrupt { position: 0, reason: \"corrupt record batch at position 0: only 32 \
+              bytes available, a v2 batch header needs 61\" }"
+            ]
+        );
+        // Larger than the batch limit: not read; a torn tail wins over the limit.
+        assert_eq!(steps(&two, 72), ["too large at 0: 73"]);
+        assert_eq!(
+            steps(&batch[..72], 10),
+            ["TornTail { position: 0, remaining_bytes: 72 }"]
+        );
     }
 }

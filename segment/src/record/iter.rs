@@ -21,15 +21,15 @@
 
 use std::path::Path;
 
-use index_core::codec::I32Be;
+use crate::format::{BatchFormat, FormatError, KafkaBatchFormat};
 
 use super::batch::RecordBatch;
 use super::compression::CompressionType;
 use super::legacy::{LegacyBatch, RECORD_OVERHEAD_V0};
 use super::records::{Records, TimestampType};
 use super::{
-    RecordError, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, NO_PARTITION_LEADER_EPOCH,
-    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, SIZE_OFFSET,
+    RecordError, HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET, NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP,
 };
 
 /// Smallest value of the size field that is not corrupt (Kafka
@@ -330,33 +330,32 @@ pub enum Peek {
 
 /// Applies rules 1–3 of docs/kafka-behaviour.md#batch-iteration to the bytes `rest` that remain from a position to the end.
 ///
+/// This is the framing check of the segment's file scanner and of the dump tool
+/// (`scan::frame` with Kafka's format), applied to bytes in memory.
+///
 /// # Errors
 /// [`RecordError::CorruptRecord`] (at `position`) if the size field is below 14.
 pub fn peek_batch(rest: &[u8], position: u64) -> Result<Peek, RecordError> {
-    if rest.is_empty() {
-        return Ok(Peek::End);
+    let header = rest
+        .get(..KafkaBatchFormat::HEADER_PEEK_BYTES)
+        .unwrap_or(rest);
+    crate::scan::frame::<KafkaBatchFormat>(header, rest.len() as u64, position)
+        .map_err(record_error)
+}
+
+/// The [`RecordError`] of a framing error. Kafka's framing reports only
+/// [`FormatError::Corrupt`] (a size field below 14), which is
+/// [`RecordError::CorruptRecord`] with the same position and reason.
+fn record_error(e: FormatError) -> RecordError {
+    match e {
+        FormatError::Corrupt { position, reason } => {
+            RecordError::CorruptRecord { position, reason }
+        }
+        FormatError::InvalidRecord { position, reason } => {
+            RecordError::InvalidRecord { position, reason }
+        }
+        FormatError::Unsupported { position, .. } => RecordError::corrupt(position, e.to_string()),
     }
-    if rest.len() <= HEADER_SIZE_UP_TO_MAGIC {
-        return Ok(Peek::TornTail);
-    }
-    // Present: rest is longer than HEADER_SIZE_UP_TO_MAGIC (17) > LOG_OVERHEAD (12).
-    let Some(size_field) = rest.get(SIZE_OFFSET..LOG_OVERHEAD) else {
-        return Ok(Peek::TornTail);
-    };
-    let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
-    if size < MIN_SIZE_FIELD as i32 {
-        return Err(RecordError::corrupt(
-            position,
-            format!(
-                "record size {size} is less than the minimum record overhead ({MIN_SIZE_FIELD})"
-            ),
-        ));
-    }
-    let total = LOG_OVERHEAD + size as usize;
-    if total > rest.len() {
-        return Ok(Peek::TornTail);
-    }
-    Ok(Peek::Batch(total))
 }
 
 /// Iterator over the batches of a file image from a start position (docs/kafka-behaviour.md#batch-iteration).
@@ -565,4 +564,35 @@ pub fn read_log_file(path: impl AsRef<Path>) -> Result<Vec<u8>, RecordError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peek_reports_the_size_rule_with_its_values() {
+        for size in [13i32, 0, -1, i32::MIN] {
+            let mut bytes = vec![0u8; 40];
+            bytes[8..12].copy_from_slice(&size.to_be_bytes());
+            let e = peek_batch(&bytes, 5).unwrap_err();
+            let want = RecordError::CorruptRecord {
+                position: 5,
+                reason: format!("record size {size} is less than the minimum record overhead (14)"),
+            };
+            assert_eq!(e.to_string(), want.to_string());
+            assert!(matches!(e, RecordError::CorruptRecord { position: 5, .. }));
+        }
+        // A size field past the end of the data: a torn tail, whatever the size says.
+        let mut bytes = vec![0u8; 18];
+        bytes[8..12].copy_from_slice(&i32::MAX.to_be_bytes());
+        assert_eq!(peek_batch(&bytes, 0).unwrap(), Peek::TornTail);
+    }
 }
