@@ -92,10 +92,11 @@ pub trait ReplayIndex {
     fn entries(&self) -> usize;
     /// Number of entries at which appends stop: `max_entries` for the offset index,
     /// `max_entries - 1` for the time index unless `skip_full_check` (Kafka keeps one
-    /// slot for the entry written when the segment is closed).
+    /// slot for the entry written when the segment rolls or closes).
     fn capacity(&self, skip_full_check: bool) -> usize;
     /// Appends `(key, value)`: `append(offset, position)` or
-    /// `maybe_append(timestamp, offset, skip_full_check)`. Returns whether an entry was
+    /// `maybe_append(timestamp, offset)`, or `maybe_append_final` with `skip_full_check`
+    /// (Kafka's `skipFullCheck`). Returns whether an entry was
     /// written (the time index skips a timestamp that does not increase).
     fn append_entry(&self, key: i64, value: i64, skip_full_check: bool)
         -> Result<bool, IndexError>;

@@ -108,7 +108,10 @@ pub struct OffsetIndex {
 /// [`IndexFile::flush`], [`IndexFile::rename_to`], [`IndexFile::delete_if_exists`],
 /// [`IndexFile::force_unmap`], …) is the [`IndexFile`]'s: a `OffsetIndex` derefs to it.
 /// The methods of `OffsetIndex` itself are Kafka's rules for this layout; where a name is
-/// on both (`entry`, `last_entry`, `close`), the typed one is what callers get.
+/// on both (`append`, `entry`, `last_entry`, `close`), the typed one is what callers
+/// get. The file's own writers ([`IndexFile::append`], [`IndexFile::writer`],
+/// [`IndexFile::truncate_to_entries`]) take raw entries and skip Kafka's rules: use the
+/// typed methods unless you are rebuilding an index slot by slot.
 impl std::ops::Deref for OffsetIndex {
     type Target = IndexFile<RawOffsetEntry>;
     fn deref(&self) -> &IndexFile<RawOffsetEntry> {

@@ -108,6 +108,10 @@ pub struct TimeIndex {
 /// [`IndexFile::force_unmap`], …) is the [`IndexFile`]'s: a `TimeIndex` derefs to it.
 /// The methods of `TimeIndex` itself are Kafka's rules for this layout; where a name is
 /// on both (`entry`, `last_entry`, `close`, `is_full`), the typed one is what callers get.
+/// The file's own writers ([`IndexFile::append`], [`IndexFile::writer`],
+/// [`IndexFile::truncate_to_entries`]) take raw entries and skip Kafka's rules (the
+/// reserved slot, increasing timestamps): use [`TimeIndex::maybe_append`] unless you are
+/// rebuilding an index slot by slot.
 impl std::ops::Deref for TimeIndex {
     type Target = IndexFile<RawTimeEntry>;
     fn deref(&self) -> &IndexFile<RawTimeEntry> {

@@ -7,7 +7,7 @@
 //! [`TransactionIndex::collect_aborted_txns`] to tell consumers which records to drop.
 //! The on-disk format is a plain (not memory-mapped) file of 34-byte big-endian entries
 //! ([`RawAbortedTxn`]), byte-compatible with Apache Kafka's `TransactionIndex`
-//! (`docs/kafka-behaviour.md` docs/kafka-behaviour.md#txn-index in the repository; deviations in docs/kafka-behaviour.md#differences).
+//! (`docs/kafka-behaviour.md#txn-index` in the repository; deviations in docs/kafka-behaviour.md#differences).
 //!
 //! # Example
 //!

@@ -5,9 +5,11 @@
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
 //!
-//! The `Window` and the framing rule `frame` are the one copy of each: the dump tool's
-//! log reader uses both, and the record module's `peek_batch` (behind `BatchIter`) applies
-//! `frame` to bytes in memory.
+//! The `Window` and the framing rule `frame` are shared by every reader of a `.log` file:
+//! the segment's scanner here, the dump tool's log reader (both), and the record module's
+//! `peek_batch` (behind `BatchIter`), which applies `frame` to bytes in memory. The one
+//! other framing loop is [`format::scan`](crate::format::scan), the `BatchFormat` seam's
+//! own iterator over bytes in memory, whose zero-size message names the format.
 #![deny(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -153,8 +155,8 @@ impl Window {
 }
 
 /// The framing rule of docs/kafka-behaviour.md#batch-iteration (Kafka's `FileLogInputStream`
-/// for [`KafkaBatchFormat`](crate::KafkaBatchFormat)), the one check every batch reader
-/// applies: `remaining` bytes follow `position`, and `header` holds the first
+/// for [`KafkaBatchFormat`](crate::KafkaBatchFormat)), the check the file readers and
+/// `BatchIter` apply: `remaining` bytes follow `position`, and `header` holds the first
 /// `min(F::HEADER_PEEK_BYTES, remaining)` of them (or more).
 ///
 /// Nothing remaining is [`Peek::End`]; [`BatchFormat::peek_size`] finding too few bytes,

@@ -1,5 +1,5 @@
 //! The checker: recovers a crash state with `Log::open` and checks the invariants of
-//! issue 19 docs/kafka-behaviour.md#file-names (numbered as there; see the README's "Crash states").
+//! the README's "Crash states" (numbered as there).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
