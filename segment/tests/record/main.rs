@@ -5,49 +5,33 @@
 #[expect(dead_code, reason = "the record tests use only the codec helpers")]
 mod common;
 
+#[cfg(feature = "lz4")]
 mod lz4_truncated_frame;
-mod record_builder_compression;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_builder_roundtrip;
 mod record_format;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_interop;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_iteration;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_legacy;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_no_panic;
-#[cfg(all(
-    feature = "gzip",
-    feature = "snappy",
-    feature = "lz4",
-    feature = "zstd"
-))]
-mod record_real_data;
 mod record_vectors;
+
+/// The scenarios that need every codec (`gzip`, `snappy`, `lz4`, `zstd`), declared under
+/// one `cfg`.
+macro_rules! with_every_codec {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            #[cfg(all(
+                feature = "gzip",
+                feature = "snappy",
+                feature = "lz4",
+                feature = "zstd"
+            ))]
+            mod $scenario;
+        )*
+    };
+}
+
+with_every_codec!(
+    record_builder_compression,
+    record_builder_roundtrip,
+    record_interop,
+    record_iteration,
+    record_legacy,
+    record_no_panic,
+    record_real_data,
+);
