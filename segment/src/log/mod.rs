@@ -58,6 +58,8 @@
 //!
 //! * `mod.rs` — the `Log` type, its counters and reports, and the small accessors;
 //! * `options.rs` — [`LogOptions`]: the clock, file-system seam and format to open with;
+//! * `leader.rs` — [`Log::append_as_leader`]: the leader append, offsets assigned
+//!   (with the rules in [`crate::leader`]);
 //! * `load.rs` — the loader behind [`Log::open`]: segments, checkpoints, recovery;
 //! * `swap.rs` — `.cleaned`/`.swap` files: completing a replacement, splitting a segment;
 //! * `append.rs` — [`Log::append`] and [`Log::roll`];
@@ -86,6 +88,7 @@ use crate::time::Clock;
 
 mod append;
 mod flush;
+mod leader;
 mod load;
 mod options;
 mod pstate;
@@ -266,6 +269,10 @@ impl LogStats {
     }
 }
 
+/// How the reason of every refusal by an offline log starts (see
+/// [`SegmentError::kafka_error`]).
+pub(crate) const OFFLINE_REASON_PREFIX: &str = "the log is offline";
+
 /// What [`Log::append`] appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -377,7 +384,7 @@ impl<F: BatchFormat> Log<F> {
                 .unwrap_or_else(|| "a flush failed".into());
             return Err(SegmentError::IllegalState {
                 path: self.dir.clone(),
-                reason: format!("the log is offline: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
+                reason: format!("{OFFLINE_REASON_PREFIX}: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
             });
         }
         Ok(())
