@@ -39,6 +39,7 @@
 //! | [`validate`](BatchFormat::validate) | [`Log::append`](crate::Log::append) (every input batch, before anything is written) and recovery (every batch scanned) | never on reads: [`Log::read`](crate::Log::read) returns the stored bytes unchecked |
 //! | [`search_timestamp`](BatchFormat::search_timestamp) | [`Log::offset_for_timestamp`](crate::Log::offset_for_timestamp) and `LogSegment::find_offset_by_timestamp` | only batches whose [`BatchInfo::max_timestamp`] reaches the target |
 //! | [`end_txn_marker`](BatchFormat::end_txn_marker) | recovery, only when [`BatchFormat::KAFKA_PRODUCER_STATE`] is `true` | control batches |
+//! | [`assign_base_offset`](BatchFormat::assign_base_offset), [`set_partition_leader_epoch`](BatchFormat::set_partition_leader_epoch), [`stamp_log_append_time`](BatchFormat::stamp_log_append_time) | [`Log::append_as_leader`](crate::Log::append_as_leader) (the last only under `message.timestamp.type=LogAppendTime`) | every input batch, after [`validate`](BatchFormat::validate) |
 //!
 //! The `position` argument of every method is the batch's byte position in whatever the
 //! caller is walking: the `.log` file for recovery and lookups, the input buffer for
@@ -51,7 +52,10 @@
 //! The offsets are the caller's: [`Log::append`](crate::Log::append) stores batches that
 //! already carry their offsets (it does not assign them), so an embedder reads
 //! [`Log::log_end_offset`](crate::Log::log_end_offset) and encodes it as the next batch's
-//! base offset. The format type is named when opening:
+//! base offset. Or the log assigns them:
+//! [`Log::append_as_leader`](crate::Log::append_as_leader) writes the log end offset into
+//! each batch with [`BatchFormat::assign_base_offset`], which a format implements when
+//! its base offset can be patched in place (the default refuses). The format type is named when opening:
 //! `LogOptions::<Tiny>::new().open(..)` ([`Log::open`](crate::Log::open) is Kafka's format). Reads return the raw bytes of your
 //! batches; walk them with [`scan`]. The crate does not export a CRC helper; the example
 //! uses the `crc32c` crate.

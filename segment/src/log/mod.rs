@@ -304,8 +304,11 @@ pub struct AppendInfo {
 /// opens one of your own [`BatchFormat`] (a complete example is in the
 /// [`format`](mod@crate::format) module docs).
 ///
-/// Offsets are assigned by the caller: [`append`](Log::append) stores batches that carry
-/// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
+/// Offsets are assigned by the caller with [`append`](Log::append), which stores batches
+/// that carry their offsets (a follower's append), the next one starting at
+/// [`log_end_offset`](Log::log_end_offset); or by the log with
+/// [`append_as_leader`](Log::append_as_leader), Kafka's leader append with its produce
+/// validation and idempotence.
 /// [`read`](Log::read) returns the stored bytes of whole batches, which you decode with
 /// your format ([`format::scan`](crate::format::scan)).
 ///
