@@ -26,7 +26,7 @@ impl<F: BatchFormat> Log<F> {
     /// first, and nothing is appended unless all pass (docs/kafka-behaviour.md#leader-validation,
     /// docs/kafka-behaviour.md#leader-producer):
     ///
-    /// * one magic v2 batch (Kafka's produce request rule: magic 0/1 and several batches
+    /// * one magic v2 batch (Kafka's produce request rule: any other magic and several batches
     ///   are `INVALID_RECORD`); its base offset 0 (origin [`AppendOrigin::Client`]); at
     ///   most [`max_message_bytes`](crate::LogConfig::max_message_bytes)
     ///   (`MESSAGE_TOO_LARGE`); a valid CRC (`CORRUPT_MESSAGE`);
@@ -120,7 +120,7 @@ impl<F: BatchFormat> Log<F> {
         for b in &mut it {
             let b =
                 b.map_err(|e| SegmentError::rejected(KafkaError::CorruptMessage, e.to_string()))?;
-            if b.info.magic < 2 {
+            if b.info.magic != 2 {
                 return Err(SegmentError::rejected(
                     KafkaError::InvalidRecord,
                     format!(
