@@ -10,6 +10,13 @@ use crate::leader::validate::{self, Params};
 use crate::leader::{producer, AppendOrigin, KafkaError, LogAppendInfo, TimestampType};
 use crate::record::{CompressionType, RecordBatch};
 
+fn no_batch() -> SegmentError {
+    SegmentError::rejected(
+        KafkaError::InvalidRecord,
+        "the input holds no complete batch",
+    )
+}
+
 fn format_rejected(e: &format::FormatError) -> SegmentError {
     SegmentError::rejected(crate::leader::error_kind_of_format(e), e.to_string())
 }
@@ -51,8 +58,9 @@ impl<F: BatchFormat> Log<F> {
     /// [`BatchBuilder`](crate::record::BatchBuilder). Under
     /// [`TimestampType::LogAppendTime`] the batch is stamped with the log's clock.
     ///
-    /// Bytes after the last complete batch are ignored, and an input without a complete
-    /// batch appends nothing and answers offsets −1, as Kafka.
+    /// Bytes after the last complete batch are ignored (Kafka's batch iterator stops
+    /// there); an input without a complete batch is `INVALID_RECORD` (Kafka's produce
+    /// request rule).
     ///
     /// A format other than Kafka's (with [`BatchFormat::KAFKA_PRODUCER_STATE`] `false`)
     /// gets the format-neutral part: each batch is validated
@@ -144,7 +152,7 @@ impl<F: BatchFormat> Log<F> {
             found.push(b);
         }
         let Some(first) = found.first() else {
-            return Ok(LogAppendInfo::empty(self.log_start_offset()));
+            return Err(no_batch());
         };
         if found.len() > 1 {
             return Err(SegmentError::rejected(
@@ -231,7 +239,7 @@ impl<F: BatchFormat> Log<F> {
         }
         let valid = it.position() as usize;
         if ranges.is_empty() {
-            return Ok(LogAppendInfo::empty(self.log_start_offset()));
+            return Err(no_batch());
         }
         let mut bytes = records.get(..valid).unwrap_or_default().to_vec();
         let first_offset = self.log_end_offset();

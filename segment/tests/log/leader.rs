@@ -272,12 +272,11 @@ fn batch_level_rules() {
     let (e, m, _) = rejected(log.append_as_leader(&marker, 0, client));
     assert_eq!(e, KafkaError::InvalidRecord, "{m}");
     assert_eq!(log.log_end_offset(), 0);
-    // No complete batch: nothing appended, offsets −1 (Kafka's answer).
-    let none = log.append_as_leader(&mid[..30], 0, client).unwrap();
-    assert_eq!(
-        (none.first_offset, none.last_offset, none.valid_bytes),
-        (-1, -1, 0)
-    );
+    // No complete batch (Kafka's produce request: at least one batch).
+    let (e, _, _) = rejected(log.append_as_leader(&mid[..30], 0, client));
+    assert_eq!(e, KafkaError::InvalidRecord);
+    let (e, _, _) = rejected(log.append_as_leader(&[], 0, client));
+    assert_eq!(e, KafkaError::InvalidRecord);
     // A torn tail after a complete batch is ignored (Kafka trims it).
     let one = plain(1, NOW);
     let torn = [one.clone(), one[..20].to_vec()].concat();
@@ -826,4 +825,34 @@ fn another_format_gets_offsets_assigned_when_it_can() {
         .unwrap_err();
     assert_eq!(e.kafka_error(), KafkaError::UnsupportedForMessageFormat);
     assert_eq!(log3.log_end_offset(), 0);
+}
+
+#[test]
+fn config_defaults_are_kafka_44s() {
+    let c = LogConfig::default();
+    assert_eq!(c.message_timestamp_type, TimestampType::CreateTime);
+    assert_eq!(c.message_timestamp_before_max_ms, i64::MAX);
+    assert_eq!(c.message_timestamp_after_max_ms, 3_600_000);
+    assert_eq!(c.max_message_bytes, 1_048_588);
+    assert_eq!(c.compression_type, TopicCompression::Producer);
+    assert_eq!(TopicCompression::Zstd.name(), "zstd");
+    assert!(!c.compact);
+    for bad in [
+        LogConfig {
+            message_timestamp_after_max_ms: -1,
+            ..LogConfig::default()
+        },
+        LogConfig {
+            message_timestamp_before_max_ms: -1,
+            ..LogConfig::default()
+        },
+        LogConfig {
+            max_message_bytes: u32::MAX,
+            ..LogConfig::default()
+        },
+    ] {
+        let e = bad.validate().unwrap_err();
+        assert!(matches!(e, SegmentError::InvalidConfig { .. }), "{e}");
+        assert_eq!(e.kafka_error(), KafkaError::InvalidConfig);
+    }
 }
