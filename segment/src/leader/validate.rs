@@ -180,6 +180,20 @@ fn patch<T>(r: std::result::Result<T, crate::format::FormatError>) -> Result<T> 
     r.map_err(|e| SegmentError::rejected(super::error::format_error_kind(&e), e.to_string()))
 }
 
+/// The last offset of `n` records from `first`, refused when the log end offset after it
+/// would not be representable (as the follower append refuses it).
+fn last_offset(first: i64, n: u64) -> Result<i64> {
+    i64::try_from(n)
+        .ok()
+        .and_then(|n| first.checked_add(n - 1))
+        .filter(|&last| last < i64::MAX)
+        .ok_or_else(|| {
+            SegmentError::arg(format!(
+                "{n} records from offset {first}: the log end offset after them would overflow"
+            ))
+        })
+}
+
 /// Kafka's `validateMessagesAndAssignOffsets` for one v2 batch (`batch` is exactly its
 /// bytes, CRC already checked).
 pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
@@ -219,7 +233,7 @@ pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
     let lat = p.timestamp_type == TimestampType::LogAppendTime;
     if in_place {
         let mut bytes = batch.to_vec();
-        let last = p.first_offset + n as i64 - 1;
+        let last = last_offset(p.first_offset, n)?;
         let base = last - i64::from(b.last_offset_delta());
         if base < p.first_offset {
             return Err(invalid(format!(
@@ -265,7 +279,7 @@ pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
     let bytes = builder.build().map_err(decode)?;
     Ok(Validated {
         bytes,
-        last_offset: p.first_offset + count as i64 - 1,
+        last_offset: last_offset(p.first_offset, count)?,
         max_timestamp: if lat { p.now } else { max_ts },
         rebuilt: true,
         num_records: count,

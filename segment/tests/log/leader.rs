@@ -856,3 +856,21 @@ fn config_defaults_are_kafka_44s() {
         assert_eq!(e.kafka_error(), KafkaError::InvalidConfig);
     }
 }
+
+#[test]
+fn offsets_never_overflow() {
+    let (_d, log, _t) = leader_log(LogConfig::default());
+    log.truncate_fully_and_start_at(i64::MAX - 2).unwrap();
+    let e = log
+        .append_as_leader(&plain(3, NOW), 0, AppendOrigin::Client)
+        .unwrap_err();
+    assert!(matches!(e, SegmentError::InvalidArgument { .. }), "{e}");
+    assert_eq!(log.log_end_offset(), i64::MAX - 2);
+    let a = log
+        .append_as_leader(&plain(2, NOW), 0, AppendOrigin::Client)
+        .unwrap();
+    assert_eq!(a.last_offset, i64::MAX - 1);
+    assert!(log
+        .append_as_leader(&plain(1, NOW), 0, AppendOrigin::Client)
+        .is_err());
+}
