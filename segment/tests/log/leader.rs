@@ -457,6 +457,21 @@ fn transactions_and_coordinator_markers() {
     )
     .unwrap();
     assert_eq!(log.last_stable_offset(), log.log_end_offset());
+    // The abort has its `.txnindex` entry: the transaction from offset 4 (txn(0, 2)) to
+    // the marker, with the LSO of the moment.
+    let aborted = log.collect_aborted_txns(0, log.log_end_offset()).unwrap();
+    let end = log.log_end_offset();
+    assert_eq!(aborted.len(), 1);
+    let t = &aborted[0];
+    assert_eq!(
+        (
+            t.producer_id,
+            t.first_offset,
+            t.last_offset,
+            t.last_stable_offset
+        ),
+        (9, 4, end - 1, end)
+    );
     let (e, _, _) = rejected(log.append_as_leader(&txn(0, 3), 0, c));
     assert_eq!(e, KafkaError::InvalidProducerEpoch);
 }
