@@ -11,6 +11,7 @@ mod config_validation;
 mod crash_recovery_proptest;
 mod deleted_suffix_delay;
 mod empty_batch_segment;
+mod fetch_isolation;
 mod garbage_checkpoints;
 mod generated_fixture;
 mod io_fault_injection;
