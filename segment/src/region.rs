@@ -230,3 +230,38 @@ pub struct RegionFetch {
     /// As [`FetchDataInfo::aborted_transactions`](crate::FetchDataInfo::aborted_transactions).
     pub aborted_transactions: Option<Vec<AbortedTxn>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CutLog;
+
+    #[test]
+    fn the_smallest_cut_since_a_sequence_number() {
+        let c = CutLog::default();
+        assert_eq!(c.smallest_cut_since(0), None);
+        c.record(500);
+        c.record(300);
+        c.record(400);
+        assert_eq!(c.smallest_cut_since(0), Some(300));
+        assert_eq!(c.smallest_cut_since(1), Some(300));
+        assert_eq!(c.smallest_cut_since(2), Some(400));
+        assert_eq!(c.smallest_cut_since(3), None);
+    }
+
+    #[test]
+    fn merged_cuts_only_err_on_the_safe_side() {
+        let c = CutLog::default();
+        // Increasing targets: nothing is redundant, so the log must merge.
+        for i in 0..200u64 {
+            c.record(1000 + i);
+        }
+        assert!(c.cuts.lock().len() <= super::MAX_CUTS);
+        for since in 0..200u64 {
+            let exact = 1000 + since; // the cut with sequence number since + 1
+            let got = c.smallest_cut_since(since).unwrap();
+            assert!(got <= exact, "since {since}: {got} > {exact}");
+        }
+        assert_eq!(c.smallest_cut_since(199), Some(1199));
+        assert_eq!(c.smallest_cut_since(200), None);
+    }
+}

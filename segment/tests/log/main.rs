@@ -12,6 +12,7 @@ mod crash_recovery_proptest;
 mod deleted_suffix_delay;
 mod empty_batch_segment;
 mod fetch_isolation;
+mod file_regions;
 mod garbage_checkpoints;
 mod generated_fixture;
 mod io_fault_injection;
