@@ -9,33 +9,44 @@ use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::scan::Scanner;
 
-/// Kafka's `ListOffsetsRequest.LATEST_TIMESTAMP`: the log end offset.
-pub const LATEST_TIMESTAMP: i64 = -1;
-/// Kafka's `ListOffsetsRequest.EARLIEST_TIMESTAMP`: the log start offset.
-pub const EARLIEST_TIMESTAMP: i64 = -2;
-/// Kafka's `ListOffsetsRequest.MAX_TIMESTAMP`: the record with the largest timestamp.
-pub const MAX_TIMESTAMP: i64 = -3;
-/// Kafka's `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`: the first offset on local
-/// storage (the log start offset, without remote storage).
-pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
-/// Kafka's `ListOffsetsRequest.LATEST_TIERED_TIMESTAMP`: the last offset on remote
-/// storage (none here).
-pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
-/// Kafka 4.4's `EARLIEST_PENDING_UPLOAD_TIMESTAMP`: the first offset not yet uploaded to
-/// remote storage (none here).
-pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
+const LATEST_TIMESTAMP: i64 = ListedOffset::LATEST_TIMESTAMP;
+const EARLIEST_TIMESTAMP: i64 = ListedOffset::EARLIEST_TIMESTAMP;
+const MAX_TIMESTAMP: i64 = ListedOffset::MAX_TIMESTAMP;
+const EARLIEST_LOCAL_TIMESTAMP: i64 = ListedOffset::EARLIEST_LOCAL_TIMESTAMP;
+const LATEST_TIERED_TIMESTAMP: i64 = ListedOffset::LATEST_TIERED_TIMESTAMP;
+const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP;
 
 /// An answer of [`Log::fetch_offset_by_timestamp`] (Kafka's
 /// `FileRecords.TimestampAndOffset`, what a ListOffsets response carries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ListedOffset {
     /// The record's timestamp (ms since epoch), or −1 for the answers of a sentinel other
-    /// than [`MAX_TIMESTAMP`].
+    /// than [`MAX_TIMESTAMP`](ListedOffset::MAX_TIMESTAMP).
     pub timestamp: i64,
     /// The offset (−1 for the remote-storage sentinels of a log without it).
     pub offset: i64,
     /// The leader epoch of the answer, if known.
     pub leader_epoch: Option<i32>,
+}
+
+/// The ListOffsets sentinels [`Log::fetch_offset_by_timestamp`] answers (Kafka 4.4's
+/// `ListOffsetsRequest` constants).
+impl ListedOffset {
+    /// Kafka's `ListOffsetsRequest.LATEST_TIMESTAMP`: the log end offset.
+    pub const LATEST_TIMESTAMP: i64 = -1;
+    /// Kafka's `ListOffsetsRequest.EARLIEST_TIMESTAMP`: the log start offset.
+    pub const EARLIEST_TIMESTAMP: i64 = -2;
+    /// Kafka's `ListOffsetsRequest.MAX_TIMESTAMP`: the record with the largest timestamp.
+    pub const MAX_TIMESTAMP: i64 = -3;
+    /// Kafka's `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`: the first offset on local
+    /// storage (the log start offset, without remote storage).
+    pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
+    /// Kafka's `ListOffsetsRequest.LATEST_TIERED_TIMESTAMP`: the last offset on remote
+    /// storage (none here).
+    pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
+    /// Kafka 4.4's `EARLIEST_PENDING_UPLOAD_TIMESTAMP`: the first offset not yet uploaded to
+    /// remote storage (none here).
+    pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -163,10 +174,10 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// | `timestamp` | answer |
     /// |---|---|
-    /// | −1 [`LATEST_TIMESTAMP`] | `(−1, log end offset, latest epoch of the leader-epoch cache)` |
-    /// | −2 [`EARLIEST_TIMESTAMP`], −4 [`EARLIEST_LOCAL_TIMESTAMP`] | `(−1, log start offset, the cache's earliest epoch if its start offset is ≤ the log start offset)` |
-    /// | −3 [`MAX_TIMESTAMP`] | the record with the largest timestamp: `(its timestamp, its offset, its batch's epoch if ≥ 0)`; `None` if no record has a timestamp (an empty log, magic 0 data) |
-    /// | −5 [`LATEST_TIERED_TIMESTAMP`], −6 [`EARLIEST_PENDING_UPLOAD_TIMESTAMP`] | `(−1, −1, Some(−1))` (nothing is on remote storage) |
+    /// | −1 [`LATEST_TIMESTAMP`](ListedOffset::LATEST_TIMESTAMP) | `(−1, log end offset, latest epoch of the leader-epoch cache)` |
+    /// | −2 [`EARLIEST_TIMESTAMP`](ListedOffset::EARLIEST_TIMESTAMP), −4 [`EARLIEST_LOCAL_TIMESTAMP`](ListedOffset::EARLIEST_LOCAL_TIMESTAMP) | `(−1, log start offset, the cache's earliest epoch if its start offset is ≤ the log start offset)` |
+    /// | −3 [`MAX_TIMESTAMP`](ListedOffset::MAX_TIMESTAMP) | the record with the largest timestamp: `(its timestamp, its offset, its batch's epoch if ≥ 0)`; `None` if no record has a timestamp (an empty log, magic 0 data) |
+    /// | −5 [`LATEST_TIERED_TIMESTAMP`](ListedOffset::LATEST_TIERED_TIMESTAMP), −6 [`EARLIEST_PENDING_UPLOAD_TIMESTAMP`](ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP) | `(−1, −1, Some(−1))` (nothing is on remote storage) |
     /// | ≥ 0 | [`offset_for_timestamp`](Self::offset_for_timestamp): the first record at or after it, with its batch's leader epoch; `None` if none |
     ///
     /// The −1 answer is the log end offset whatever the high watermark (Kafka's broker,

@@ -21,6 +21,7 @@ mod kafka_440_producer_state;
 mod last_offset_i64_max;
 mod leader_epoch_checkpoint;
 mod legacy_offset_overflow_split;
+mod list_offsets;
 mod load_check_errors;
 #[cfg(unix)]
 mod lock_file_types;
