@@ -308,19 +308,29 @@ impl<F: BatchFormat> Log<F> {
     }
 
     /// The segment and byte position of offset `o` (Kafka's `convertToOffsetMetadata`):
-    /// the batch holding it, or the first batch above it where the log has a gap; the
-    /// active segment's end where no batch is at or above it.
+    /// the batch holding it, or the first batch above it where the log has a gap. Where
+    /// no batch is at or above it, the end of the last segment searched, as its size was
+    /// **before** the search: an append of the batch at `o` that is under way (its bytes
+    /// visible, the log end not yet moved) is then not counted below `o`.
     fn position_of(&self, o: i64) -> Result<(Arc<LogSegment<F>>, u64)> {
         let mut seg = self.segments.floor_segment(o);
+        let mut last = None;
         while let Some(s) = seg {
+            let size = s.size();
             if let Some(t) = s.translate_offset(o, 0)? {
                 return Ok((s, t.position));
             }
             seg = self.segments.higher_segment(s.base_offset());
+            last = Some((s, size));
         }
-        let active = self.segments.active_segment()?;
-        let size = active.size();
-        Ok((active, size))
+        match last {
+            Some(found) => Ok(found),
+            None => {
+                let active = self.segments.active_segment()?;
+                let size = active.size();
+                Ok((active, size))
+            }
+        }
     }
 
     /// An empty answer at offset `o`, at the place [`position_of`](Self::position_of)
@@ -367,18 +377,21 @@ impl<F: BatchFormat> Log<F> {
             return Ok((empty, txn.then(Vec::new)));
         }
         // Kafka's `maxPosition`: segments below the bound's segment are read to their
-        // size, the bound's segment up to the bound's batch, later ones not at all.
-        let limit = if bound >= leo {
-            None
-        } else {
+        // size, the bound's segment up to the bound's batch, later ones not at all. The
+        // log end is a bound too (Kafka's `logEndOffsetMetadata`): an append under way
+        // above it is not returned.
+        let (limit_base, limit_position) = {
             let (s, p) = self.position_of(bound)?;
-            Some((s.base_offset(), p))
+            (s.base_offset(), p)
         };
-        let max_position = |s: &LogSegment<F>, size: u64| match limit {
-            None => Some(size),
-            Some((base, _)) if s.base_offset() < base => Some(size),
-            Some((base, p)) if s.base_offset() == base => Some(p.min(size)),
-            Some(_) => None,
+        let max_position = |s: &LogSegment<F>, size: u64| {
+            if s.base_offset() < limit_base {
+                Some(size)
+            } else if s.base_offset() == limit_base {
+                Some(limit_position.min(size))
+            } else {
+                None
+            }
         };
         'pass: loop {
             let mut passed: Vec<(Arc<LogSegment<F>>, u64)> = Vec::new();
