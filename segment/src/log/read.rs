@@ -47,6 +47,11 @@ impl<F: BatchFormat> Log<F> {
     /// yields the complete batches and ignores a cut one; to read on, call again from the
     /// last offset read plus one.
     ///
+    /// This is the follower's read, bounded only by the log end. A consumer's read,
+    /// bounded by the high watermark or the last stable offset, is
+    /// [`read_with`](Self::read_with); the same without copying the bytes,
+    /// [`read_region`](Self::read_region).
+    ///
     /// # Under concurrent changes (`docs/kafka-behaviour.md#concurrent-reads`)
     ///
     /// Reads take no lock and may run concurrently with every other call. Whatever runs
