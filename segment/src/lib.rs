@@ -127,6 +127,7 @@ pub mod log_file;
 pub mod names;
 use index_core::pio;
 pub mod producer;
+pub mod region;
 pub mod scan;
 pub mod segment;
 pub mod segments;
@@ -141,9 +142,10 @@ pub use leader::{
     AppendOrigin, KafkaError, LogAppendInfo, RecordError, TimestampType, TopicCompression,
 };
 pub use lock::DirLock;
-pub use log::{Log, LogOptions, LogStats};
+pub use log::{FetchIsolation, ListedOffset, Log, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
+pub use region::{FileRegion, RegionFetch};
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
 pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
 pub use segments::LogSegments;

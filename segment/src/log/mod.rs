@@ -63,7 +63,10 @@
 //! * `load.rs` — the loader behind [`Log::open`]: segments, checkpoints, recovery;
 //! * `swap.rs` — `.cleaned`/`.swap` files: completing a replacement, splitting a segment;
 //! * `append.rs` — [`Log::append`] and [`Log::roll`];
-//! * `read.rs` — [`Log::read`], [`Log::offset_for_timestamp`], aborted transactions;
+//! * `read.rs` — [`Log::read`], [`Log::read_with`] and [`Log::read_region`] (isolation
+//!   bounds, zero-copy regions), [`Log::offset_for_timestamp`], aborted transactions;
+//! * `watermark.rs` — the high watermark ([`Log::high_watermark`]) and the ListOffsets
+//!   answers of [`Log::fetch_offset_by_timestamp`];
 //! * `truncate.rs` — [`Log::truncate_to`] and [`Log::truncate_fully_and_start_at`];
 //! * `retention.rs` — [`Log::delete_old_segments`], the log start offset, deleted files;
 //! * `flush.rs` — [`Log::flush`], [`Log::close`] and the offline rule;
@@ -96,8 +99,11 @@ mod read;
 mod retention;
 mod swap;
 mod truncate;
+mod watermark;
 
 pub use options::LogOptions;
+pub use read::FetchIsolation;
+pub use watermark::ListedOffset;
 
 /// Name of the clean-shutdown marker file inside the log directory.
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
@@ -350,6 +356,11 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
     deleter: SegmentDeleter<F>,
+    /// Whether the high watermark is the caller's ([`LogOptions::manual_high_watermark`]);
+    /// when not, it follows the log end (`docs/kafka-behaviour.md#high-watermark`).
+    manual_hw: std::sync::atomic::AtomicBool,
+    /// The caller's high watermark (only read when `manual_hw`).
+    high_watermark: AtomicI64,
 }
 
 impl<F: BatchFormat> Log<F> {

@@ -93,3 +93,43 @@ fn case64_preallocated_log_file() {
     seg.append(62, -1, -1, &v1(62, &["x"])).unwrap();
     assert_eq!(seg.size(), 156 + 35);
 }
+
+/// Issue 21, branch `reads`: `LogSegment::read_region`, Kafka's `read` with an optional
+/// `maxPosition` as a file region: the bytes `read_up_to` / `read_min_one_message` read,
+/// and an empty region where the max position is absent.
+#[test]
+fn read_region_is_the_read_as_a_file_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    let seg = new_segment(dir.path(), 40, &config(10, 1000), clock);
+    seg.append(51, -1, -1, &v1(50, &["hello", "there"]))
+        .unwrap();
+    seg.append(61, -1, -1, &v1(60, &["alpha", "gamma"]))
+        .unwrap();
+    let size = seg.size();
+    assert!(seg
+        .read_region(70, 100, Some(size), true)
+        .unwrap()
+        .is_none());
+    for (o, max, min_one) in [(50, 1000, false), (55, 10, true), (50, 10, false)] {
+        let r = seg
+            .read_region(o, max, Some(size), min_one)
+            .unwrap()
+            .unwrap();
+        let want = if min_one {
+            seg.read_min_one_message(o, max, size).unwrap().unwrap()
+        } else {
+            seg.read_up_to(o, max, size).unwrap().unwrap()
+        };
+        assert_eq!(r.region.to_vec().unwrap(), want.records);
+        assert_eq!(r.fetch_offset_metadata, want.fetch_offset_metadata);
+        assert_eq!(r.first_entry_incomplete, want.first_entry_incomplete);
+        assert_eq!(r.aborted_transactions, None);
+    }
+    let r = seg.read_region(55, 1000, None, true).unwrap().unwrap();
+    assert!(r.region.is_empty());
+    assert_eq!(
+        r.region.position(),
+        r.fetch_offset_metadata.relative_position_in_segment
+    );
+}
