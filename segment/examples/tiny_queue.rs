@@ -1,7 +1,8 @@
 //! An embedded "tiny queue": the `segment` crate's [`Log`] storing batches of a format that
 //! has nothing to do with Kafka, plugged in through the [`BatchFormat`] seam.
 //!
-//! The example appends messages (rolling small segments), "crashes" by tearing the last
+//! The example appends messages as a leader does ([`Log::append_as_leader`]: the log
+//! assigns the offsets, whatever base offset the producer wrote; rolling small segments), "crashes" by tearing the last
 //! batch of the active `.log` in half and dropping the log without closing it, reopens it
 //! (recovery truncates the torn batch and rebuilds the indexes), and looks messages up by
 //! offset and by timestamp. Every step asserts its result, so this is also a test.
@@ -27,14 +28,17 @@
 //!
 //! The format tells the segment machinery its framing (12 bytes are enough to learn a
 //! batch's size), its header facts ([`BatchInfo`]), its checksum and a record-level
-//! timestamp search; offset and time indexes, rolling, recovery and lookups come for free.
+//! timestamp search, and how to write a base offset into a batch
+//! ([`BatchFormat::assign_base_offset`], for the leader append); offset and time indexes,
+//! rolling, recovery and lookups come for free.
 
 use std::fs::OpenOptions;
 use std::sync::Arc;
 
 use segment::format::FormatError;
 use segment::{
-    BatchFormat, BatchInfo, Clock, Log, LogConfig, LogOptions, MockTime, TimestampAndOffset,
+    AppendOrigin, BatchFormat, BatchInfo, Clock, Log, LogConfig, LogOptions, MockTime,
+    TimestampAndOffset,
 };
 
 /// The tiny-queue batch format (see the module docs). A zero-sized marker type: every
@@ -201,6 +205,20 @@ impl BatchFormat for TinyFormat {
         Self::decode(batch, position).map(|_| ())
     }
 
+    /// The base offset lies outside the CRC (bytes 0–7): the leader writes it in place.
+    fn assign_base_offset(
+        batch: &mut [u8],
+        position: u64,
+        base_offset: i64,
+    ) -> Result<(), FormatError> {
+        let field = batch.get_mut(0..8).ok_or(FormatError::Corrupt {
+            position,
+            reason: "batch shorter than its base offset".into(),
+        })?;
+        field.copy_from_slice(&base_offset.to_be_bytes());
+        Ok(())
+    }
+
     /// Record-level: the first record with `timestamp ≥ target` and `offset ≥ starting`.
     fn search_timestamp(
         batch: &[u8],
@@ -251,7 +269,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let clock: Clock = Arc::new(MockTime::new(T0));
 
-    // 1. Append 600 messages in batches of 1..=5 records.
+    // 1. Append 600 messages in batches of 1..=5 records. The producer does not know the
+    //    offsets (it writes base offset 0); the log assigns them from its end.
     let log = LogOptions::<TinyFormat>::new()
         .clock(clock.clone())
         .open(&path, config.clone())?;
@@ -260,9 +279,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let n = (batches % 5 + 1).min(600 - next);
         let msgs: Vec<(i64, String)> = (next..next + n).map(message).collect();
         let records: Vec<(i64, &[u8])> = msgs.iter().map(|(t, m)| (*t, m.as_bytes())).collect();
-        let info = log.append(&TinyFormat::encode(next, &records))?;
+        let info =
+            log.append_as_leader(&TinyFormat::encode(0, &records), 0, AppendOrigin::Client)?;
         assert_eq!((info.first_offset, info.last_offset), (next, next + n - 1));
-        last_batch_size = info.size;
+        last_batch_size = info.valid_bytes;
         next += n;
         batches += 1;
     }
@@ -327,7 +347,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 5. Append after recovery, close cleanly; the next open recovers nothing.
     let resume = log.log_end_offset();
     let (ts, m) = message(resume);
-    log.append(&TinyFormat::encode(resume, &[(ts, m.as_bytes())]))?;
+    let info = log.append_as_leader(
+        &TinyFormat::encode(0, &[(ts, m.as_bytes())]),
+        0,
+        AppendOrigin::Client,
+    )?;
+    assert_eq!(info.first_offset, resume);
     log.close()?;
     let log = LogOptions::<TinyFormat>::new()
         .clock(clock)

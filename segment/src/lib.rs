@@ -115,6 +115,7 @@ pub mod dump;
 pub mod error;
 pub mod fs;
 pub mod lazy;
+pub mod leader;
 pub mod lock;
 pub mod log;
 pub mod log_file;
@@ -131,6 +132,9 @@ pub use config::{LogConfig, RollParams};
 pub use error::{Result, SegmentError};
 pub use format::{BatchFormat, BatchInfo, KafkaBatchFormat};
 pub use lazy::LazyIndex;
+pub use leader::{
+    AppendOrigin, KafkaError, LogAppendInfo, RecordError, TimestampType, TopicCompression,
+};
 pub use lock::DirLock;
 pub use log::{Log, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};

@@ -58,6 +58,8 @@
 //!
 //! * `mod.rs` — the `Log` type, its counters and reports, and the small accessors;
 //! * `options.rs` — [`LogOptions`]: the clock, file-system seam and format to open with;
+//! * `leader.rs` — [`Log::append_as_leader`]: the leader append, offsets assigned
+//!   (with the rules in [`crate::leader`]);
 //! * `load.rs` — the loader behind [`Log::open`]: segments, checkpoints, recovery;
 //! * `swap.rs` — `.cleaned`/`.swap` files: completing a replacement, splitting a segment;
 //! * `append.rs` — [`Log::append`] and [`Log::roll`];
@@ -86,6 +88,7 @@ use crate::time::Clock;
 
 mod append;
 mod flush;
+mod leader;
 mod load;
 mod options;
 mod pstate;
@@ -266,6 +269,10 @@ impl LogStats {
     }
 }
 
+/// How the reason of every refusal by an offline log starts (see
+/// [`SegmentError::kafka_error`]).
+pub(crate) const OFFLINE_REASON_PREFIX: &str = "the log is offline";
+
 /// What [`Log::append`] appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -297,8 +304,11 @@ pub struct AppendInfo {
 /// opens one of your own [`BatchFormat`] (a complete example is in the
 /// [`format`](mod@crate::format) module docs).
 ///
-/// Offsets are assigned by the caller: [`append`](Log::append) stores batches that carry
-/// their offsets, the next one starting at [`log_end_offset`](Log::log_end_offset).
+/// Offsets are assigned by the caller with [`append`](Log::append), which stores batches
+/// that carry their offsets (a follower's append), the next one starting at
+/// [`log_end_offset`](Log::log_end_offset); or by the log with
+/// [`append_as_leader`](Log::append_as_leader), Kafka's leader append with its produce
+/// validation and idempotence.
 /// [`read`](Log::read) returns the stored bytes of whole batches, which you decode with
 /// your format ([`format::scan`](crate::format::scan)).
 ///
@@ -377,7 +387,7 @@ impl<F: BatchFormat> Log<F> {
                 .unwrap_or_else(|| "a flush failed".into());
             return Err(SegmentError::IllegalState {
                 path: self.dir.clone(),
-                reason: format!("the log is offline: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
+                reason: format!("{OFFLINE_REASON_PREFIX}: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
             });
         }
         Ok(())

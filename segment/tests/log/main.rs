@@ -17,6 +17,7 @@ mod io_fault_injection;
 mod kafka_440_producer_state;
 #[cfg(feature = "cli")]
 mod last_offset_i64_max;
+mod leader;
 mod leader_epoch_checkpoint;
 mod legacy_offset_overflow_split;
 mod load_check_errors;
