@@ -7,7 +7,7 @@
 //!    the partition's last replica (the state Kafka 4.4 reports, ISR and ELR, is printed);
 //! 2. our `Log` writes the partition (plain, idempotent and transactional producers,
 //!    committed and aborted overlapping transactions, all five codecs, a few segments),
-//!    every batch through one leader-append function at epoch `E0`; its files replace
+//!    every batch through `Log::append_as_leader` at epoch `E0`; its files replace
 //!    broker 1's (partition.metadata kept), the checkpoints set to our log end;
 //! 3. broker 1 starts and leads again, at an epoch `E1 > E0` from our log end offset (read
 //!    from its log), without recovering anything of ours; the partition is reassigned to
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use segment::record::{BatchBuilder, CompressionType, ControlRecordType, RecordBatch};
-use segment::{Log, LogConfig};
+use segment::{AppendOrigin, Log, LogConfig};
 
 use super::cluster::{Cluster, CONTROLLER};
 use super::k1::{self, PartitionAnswers};
@@ -49,6 +49,9 @@ fn config() -> LogConfig {
         segment_bytes: SEGMENT_BYTES,
         index_interval_bytes: INDEX_INTERVAL,
         retention_ms: -1,
+        // The topic's configuration (Workload.topicConfig): no timestamp bounds.
+        message_timestamp_before_max_ms: i64::MAX,
+        message_timestamp_after_max_ms: i64::MAX,
         ..LogConfig::default()
     }
 }
@@ -86,24 +89,24 @@ impl Model {
     }
 }
 
-/// Our leader append: every batch of the scenario enters the log here, as broker 1's
-/// leader at `epoch`; returns the offset the batch was appended at.
-///
-/// `Log::append_as_leader` (branch `leader`) is not merged yet: until it is, the batch
-/// carries its offsets (built from the log end) and `epoch` as its partition leader epoch,
-/// and goes through `Log::append`.
-fn leader_append(log: &Log, batch: &[u8], epoch: i32) -> Result<i64, String> {
-    let b = RecordBatch::new(batch).map_err(|e| e.to_string())?;
-    let (base, leo) = (b.base_offset(), log.log_end_offset());
-    if base != leo || b.partition_leader_epoch() != epoch {
+/// Our leader append: every batch of the scenario enters the log here, through
+/// [`Log::append_as_leader`] as broker 1's leader at `epoch` (data batches from a client,
+/// markers from the coordinator), which assigns the offsets; returns the offset the batch
+/// was appended at.
+fn leader_append(log: &Log, batch: &[u8], epoch: i32, origin: AppendOrigin) -> Result<i64, String> {
+    let count = RecordBatch::new(batch)
+        .map(|b| b.last_offset_delta() as i64 + 1)
+        .map_err(|e| e.to_string())?;
+    let leo = log.log_end_offset();
+    let info = log
+        .append_as_leader(batch, epoch, origin)
+        .map_err(|e| format!("append_as_leader at {leo}: {e}"))?;
+    if info.duplicate || info.first_offset != leo || info.last_offset != leo + count - 1 {
         return Err(format!(
-            "a batch at offset {base}, epoch {} for a log ending at {leo}, epoch {epoch}",
-            b.partition_leader_epoch()
+            "append_as_leader at log end {leo} of {count} records answered {info:?}"
         ));
     }
-    log.append(batch)
-        .map_err(|e| format!("append at {base}: {e}"))?;
-    Ok(base)
+    Ok(info.first_offset)
 }
 
 /// Writes our partition into `dir` at leader epoch `epoch`; returns what was written.
@@ -125,17 +128,16 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
                      transactional: bool,
                      count: usize|
      -> Result<(), String> {
-        let base = log.log_end_offset();
-        let mut b = BatchBuilder::new(base)
-            .compression(codec)
-            .partition_leader_epoch(epoch);
+        // A producer's batch: offsets from 0, no epoch (the leader assigns both).
+        let mut b = BatchBuilder::new(0).compression(codec);
         if let Some(pid) = producer {
             let s = seq.entry(pid).or_insert(0);
             b = b.producer(pid, 0, *s);
             *s += count as i32;
         }
         b = b.transactional(transactional);
-        for i in 0..count {
+        let mut written = Vec::with_capacity(count);
+        for _ in 0..count {
             n += 1;
             ts += 3;
             let t = ts + (n as i64 * 7919 % 2000) - 1000;
@@ -155,19 +157,21 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
                 key.as_deref().map(str::as_bytes),
                 value.as_deref().map(str::as_bytes),
             );
+            written.push((t, ours::content_hash(k, v, &headers)));
+            b = b.record_with_headers(t, k, v, &headers);
+        }
+        let bytes = b.build().map_err(|e| e.to_string())?;
+        let base = leader_append(log, &bytes, epoch, AppendOrigin::Client)?;
+        for (i, (t, hash)) in written.into_iter().enumerate() {
             let offset = base + i as i64;
-            m.records
-                .push((offset, t, ours::content_hash(k, v, &headers)));
+            m.records.push((offset, t, hash));
             if transactional {
                 m.open
                     .entry(producer.unwrap_or(-1))
                     .or_default()
                     .push(offset);
             }
-            b = b.record_with_headers(t, k, v, &headers);
         }
-        let bytes = b.build().map_err(|e| e.to_string())?;
-        leader_append(log, &bytes, epoch)?;
         m.batches += 1;
         m.codecs.insert(codec as u8);
         Ok(())
@@ -191,12 +195,11 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
                 },
             ),
         ] {
-            let marker = BatchBuilder::new(log.log_end_offset())
-                .partition_leader_epoch(epoch)
+            let marker = BatchBuilder::new(0)
                 .producer(pid, 0, -1)
                 .build_end_txn_marker(kind, 0, start_ts + 3_000 * round as i64)
                 .map_err(|e| e.to_string())?;
-            leader_append(&log, &marker, epoch)?;
+            leader_append(&log, &marker, epoch, AppendOrigin::Coordinator)?;
             let offsets = m.open.remove(&pid).unwrap_or_default();
             if kind == ControlRecordType::Abort {
                 m.aborted.extend(offsets);
@@ -254,12 +257,13 @@ fn copy_of(dir: &Path, home: &Path, tag: &str) -> Result<PathBuf, String> {
     Ok(to)
 }
 
-/// The `(leader epoch, start offset)` of every "starts at leader epoch" line a broker
-/// logged for our partition after byte `from` of its server.log.
+/// The `(leader epoch, start offset)` of every `Leader <partition> ... starts at leader
+/// epoch` line (a become-leader; not a become-follower's) a broker logged for our partition
+/// after byte `from` of its server.log.
 fn leader_starts(log: &str, from: usize) -> Vec<(i32, i64)> {
     let mut out = Vec::new();
     for l in log.get(from..).unwrap_or("").lines() {
-        if !l.contains(&format!("{TOPIC}-0")) {
+        if !l.contains(&format!("] Leader {TOPIC}-0 ")) {
             continue;
         }
         let Some(rest) = l.split("starts at leader epoch ").nth(1) else {
@@ -537,9 +541,8 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     }
 
     // The survivors' files, through our Log.
-    let log_new_from = 0;
     cluster.stop_all()?;
-    let starts2 = leader_starts(&cluster.node(new_leader).server_log(), log_new_from);
+    let starts2 = leader_starts(&cluster.node(new_leader).server_log(), 0);
     let e2 = starts2.last().map_or(-1, |s| s.0);
     match starts2.last() {
         Some(&(e, o)) if e > e1 && o == model.leo => {}
