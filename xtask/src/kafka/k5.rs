@@ -197,7 +197,7 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
         ] {
             let marker = BatchBuilder::new(0)
                 .producer(pid, 0, -1)
-                .build_end_txn_marker(kind, 0, start_ts + 3_000 * round as i64)
+                .build_end_txn_marker(kind, 0, start_ts + 250 * round as i64)
                 .map_err(|e| e.to_string())?;
             leader_append(&log, &marker, epoch, AppendOrigin::Coordinator)?;
             let offsets = m.open.remove(&pid).unwrap_or_default();
@@ -368,9 +368,23 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     let others = cluster.bootstrap(&[CONTROLLER, 3]);
     let offline = state_line(&oracle(
         ctx,
-        &[s("cluster-state"), others.clone(), s(TOPIC)],
+        &[
+            s("cluster-state"),
+            others.clone(),
+            s(TOPIC),
+            s("-1"),
+            s("30"),
+        ],
         60,
     )?);
+    // Broker 1 must stay the partition's only eligible replica, in the ISR or (Kafka 4.4
+    // with eligible leader replicas) the ELR, for it to be elected again with our files.
+    let eligible = |k: &str| field(&offline, k) == Some("[1]");
+    if !(eligible("isr") || eligible("elr")) {
+        diffs.push(format!(
+            "after broker 1's clean shutdown the controller keeps neither ISR nor ELR [1]: {offline}"
+        ));
+    }
     let epochs0 = leader_epochs(&b1_dir)?;
     let e0 = epochs0.last().map_or(0, |e| e.0);
     if epochs0 != [(e0, 0)] {
@@ -464,7 +478,22 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
             -1
         }
     };
-    for l in log1.get(log1_from..).unwrap_or("").lines() {
+    // Broker 1 loads our producer-state snapshot at the log end, and rejects none.
+    let snapshot = format!("{:020}.snapshot", model.leo);
+    let restart = log1.get(log1_from..).unwrap_or("");
+    if !restart.lines().any(|l| {
+        l.contains(&format!("partition={name}]"))
+            && l.contains("Loading producer state from snapshot file")
+            && l.contains(&snapshot)
+    }) {
+        diffs.push(format!(
+            "broker 1 did not log loading our snapshot {snapshot}"
+        ));
+    }
+    for l in restart.lines() {
+        if l.contains(&name) && l.contains("Failed to load producer snapshot") {
+            diffs.push(format!("broker 1 log: {l}"));
+        }
         if k2::RECOVERY_MARKERS.iter().any(|m| l.contains(m)) && l.contains(&name) {
             diffs.push(format!(
                 "broker 1 log: {}",
@@ -552,6 +581,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
         )),
     }
     let mut compared = 0;
+    let mut answers_compared = 0;
     let mut replica_segments = Vec::new();
     for id in [new_leader, follower] {
         let dir = cluster.node(id).data().join(&name);
@@ -605,6 +635,15 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
                 first_diff(&rc, &committed)
             ));
         }
+        if id == new_leader {
+            // Everything the consumers and admin got from the new leader (earliest and latest
+            // offsets, max timestamp, every record, read_committed, offsetsForTimes) against
+            // our Log's answers on its files (indexes of Kafka's follower).
+            let mut t = k1::Tally::default();
+            k1::compare(&who, &log, &parsed, a, &mut t)?;
+            answers_compared = t.answers;
+            diffs.extend(t.diffs);
+        }
         log.close().map_err(|e| e.to_string())?;
         let epochs = leader_epochs(&dir)?;
         let want: Vec<(i32, i64)> = if id == new_leader {
@@ -620,7 +659,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     }
 
     let line = format!(
-        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {} differences",
+        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {answers_compared} of the new leader's answers compared with our Log's, {} differences",
         model.batches,
         model.markers,
         model.codecs,

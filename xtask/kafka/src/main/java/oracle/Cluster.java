@@ -22,7 +22,8 @@ import org.apache.kafka.common.TopicPartitionInfo;
  *
  * <pre>
  *   cluster-create   BOOTSTRAP TOPIC SEG INTERVAL BROKER   topic of one partition on BROKER only
- *   cluster-state    BOOTSTRAP TOPIC                       print the partition's state once
+ *   cluster-state    BOOTSTRAP TOPIC [LEADER TIMEOUT_S]    print the partition's state (once it
+ *                                                          has that leader, -1 for none)
  *   cluster-reassign BOOTSTRAP TOPIC R1,R2,.. END TIMEOUT_S
  *       reassign the partition to the replicas, wait until the reassignment is done, every
  *       replica is in the ISR, every replica's log holds the same bytes (DescribeLogDirs) and
@@ -85,8 +86,18 @@ final class Cluster {
     }
 
     static void printState(String[] a) throws Exception {
+        long t0 = System.currentTimeMillis();
+        Integer want = a.length > 2 ? Integer.parseInt(a[2]) : null;
+        long deadline = t0 + (a.length > 3 ? Long.parseLong(a[3]) * 1000 : 0);
         try (Admin admin = Workload.admin(a[0])) {
-            System.out.println(state(admin, a[1], false).line(0));
+            while (true) {
+                State s = state(admin, a[1], false);
+                if (want == null || s.leader() == want || System.currentTimeMillis() > deadline) {
+                    System.out.println(s.line(System.currentTimeMillis() - t0));
+                    return;
+                }
+                Thread.sleep(100);
+            }
         }
     }
 
