@@ -24,6 +24,8 @@
 //!    (copies): every batch byte-identical to ours, every record and the read_committed
 //!    view equal to what we wrote, the new leader's epoch checkpoint `[(E0, 0), (E2, LEO)]`.
 //!
+//! What Kafka does at each step: docs/kafka-behaviour.md#replication-failover.
+//!
 //! `--sabotage k5-cluster-drop-record` drops one committed record from our expected list;
 //! the scenario must then fail naming it.
 
