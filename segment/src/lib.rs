@@ -67,6 +67,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`Log::append`] is a follower's append (the batches carry their offsets);
+//! [`Log::append_as_leader`] is Kafka's leader append: the log assigns the offsets and
+//! applies Kafka's produce validation, the topic's codec and timestamp type, and
+//! idempotence and transactions ([`leader`]).
+//!
 //! Another storage engine can use the same machinery with its own batch format by
 //! implementing [`BatchFormat`]: the [`format`](mod@format) module docs say what each
 //! method must do and when it is called, with a complete example (a length-prefixed,

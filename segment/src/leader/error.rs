@@ -6,7 +6,9 @@ use crate::error::SegmentError;
 use crate::format::FormatError;
 use crate::record::RecordError as DecodeError;
 
-/// One record a batch was rejected for (Kafka's `ProduceResponse.RecordError`).
+/// One record a batch was rejected for (Kafka's `ProduceResponse.RecordError`), listed in
+/// [`SegmentError::Rejected`]. Not the decoding error of the record module
+/// ([`crate::record::RecordError`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RecordError {
     /// Index of the record in its batch (0 = first).

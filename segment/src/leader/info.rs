@@ -82,11 +82,9 @@ impl TopicCompression {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogAppendInfo {
-    /// First offset assigned (for a duplicate: the original batch's first offset; −1 if
-    /// the input held no complete batch).
+    /// First offset assigned (for a duplicate: the original batch's first offset).
     pub first_offset: i64,
-    /// Last offset assigned (for a duplicate: the original batch's last offset; −1 if the
-    /// input held no complete batch).
+    /// Last offset assigned (for a duplicate: the original batch's last offset).
     pub last_offset: i64,
     /// The partition leader epoch the producer's last batch carried before the leader
     /// set its own (Kafka reports the incoming value; `None` for −1, what producers send).
@@ -116,25 +114,4 @@ pub struct LogAppendInfo {
     /// `true` when the batch repeats one of the producer's last five batches: nothing was
     /// appended and the offsets are the original's.
     pub duplicate: bool,
-}
-
-impl LogAppendInfo {
-    /// The answer for an input without a complete batch: nothing appended.
-    pub(crate) fn empty(log_start_offset: i64) -> Self {
-        LogAppendInfo {
-            first_offset: -1,
-            last_offset: -1,
-            last_leader_epoch: None,
-            max_timestamp: -1,
-            offset_of_max_timestamp: -1,
-            log_append_time: -1,
-            log_start_offset,
-            num_batches: 0,
-            num_records: 0,
-            valid_bytes: 0,
-            source_compression: CompressionType::None,
-            target_compression: CompressionType::None,
-            duplicate: false,
-        }
-    }
 }

@@ -180,6 +180,20 @@ fn patch<T>(r: std::result::Result<T, crate::format::FormatError>) -> Result<T> 
     r.map_err(|e| SegmentError::rejected(super::error::format_error_kind(&e), e.to_string()))
 }
 
+/// The last offset of `n` records from `first`, refused when the log end offset after it
+/// would not be representable (as the follower append refuses it).
+fn last_offset(first: i64, n: u64) -> Result<i64> {
+    i64::try_from(n)
+        .ok()
+        .and_then(|n| first.checked_add(n - 1))
+        .filter(|&last| last < i64::MAX)
+        .ok_or_else(|| {
+            SegmentError::arg(format!(
+                "{n} records from offset {first}: the log end offset after them would overflow"
+            ))
+        })
+}
+
 /// Kafka's `validateMessagesAndAssignOffsets` for one v2 batch (`batch` is exactly its
 /// bytes, CRC already checked).
 pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
@@ -219,7 +233,7 @@ pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
     let lat = p.timestamp_type == TimestampType::LogAppendTime;
     if in_place {
         let mut bytes = batch.to_vec();
-        let last = p.first_offset + n as i64 - 1;
+        let last = last_offset(p.first_offset, n)?;
         let base = last - i64::from(b.last_offset_delta());
         if base < p.first_offset {
             return Err(invalid(format!(
@@ -265,9 +279,103 @@ pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
     let bytes = builder.build().map_err(decode)?;
     Ok(Validated {
         bytes,
-        last_offset: p.first_offset + count as i64 - 1,
+        last_offset: last_offset(p.first_offset, count)?,
         max_timestamp: if lat { p.now } else { max_ts },
         rebuilt: true,
         num_records: count,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(origin: AppendOrigin, target: CompressionType) -> Params {
+        Params {
+            now: 10_000,
+            timestamp_type: TimestampType::CreateTime,
+            before_max_ms: i64::MAX,
+            after_max_ms: 3_600_000,
+            compact: false,
+            leader_epoch: 4,
+            origin,
+            target,
+            first_offset: 100,
+        }
+    }
+
+    #[test]
+    fn in_place_keeps_the_producers_crc() {
+        let b = BatchBuilder::new(0)
+            .record(9_000, None, Some(b"a"))
+            .record(9_500, None, Some(b"b"))
+            .build()
+            .unwrap();
+        let v = validate_v2(&b, &params(AppendOrigin::Client, CompressionType::None)).unwrap();
+        assert!(!v.rebuilt);
+        assert_eq!(
+            (v.last_offset, v.max_timestamp, v.num_records),
+            (101, 9_500, 2)
+        );
+        let out = RecordBatch::new(&v.bytes).unwrap();
+        assert_eq!((out.base_offset(), out.partition_leader_epoch()), (100, 4));
+        assert_eq!(out.checksum(), RecordBatch::new(&b).unwrap().checksum());
+        assert!(out.is_valid());
+    }
+
+    #[test]
+    fn a_wrong_header_max_timestamp_is_fixed_and_the_crc_recomputed() {
+        let mut b = BatchBuilder::new(0)
+            .record(9_000, None, Some(b"a"))
+            .build()
+            .unwrap();
+        b[35..43].copy_from_slice(&1i64.to_be_bytes());
+        let crc = crc32c::crc32c(&b[21..]);
+        b[17..21].copy_from_slice(&crc.to_be_bytes());
+        let v = validate_v2(&b, &params(AppendOrigin::Client, CompressionType::None)).unwrap();
+        let out = RecordBatch::new(&v.bytes).unwrap();
+        assert_eq!(out.max_timestamp(), 9_000);
+        assert!(out.is_valid());
+        assert_ne!(out.checksum(), RecordBatch::new(&b).unwrap().checksum());
+    }
+
+    #[test]
+    fn compressed_inner_offsets_out_of_line_are_rebuilt() {
+        // A coordinator batch (no count check) whose inner offsets are 0 and 2.
+        let b = BatchBuilder::new(0)
+            .compression(CompressionType::Gzip)
+            .record_at(0, 9_000, Some(b"k"), Some(b"a"), &[])
+            .record_at(2, 9_001, Some(b"k"), Some(b"b"), &[])
+            .build()
+            .unwrap();
+        let v = validate_v2(
+            &b,
+            &params(AppendOrigin::Coordinator, CompressionType::Gzip),
+        )
+        .unwrap();
+        assert!(v.rebuilt);
+        assert_eq!(v.last_offset, 101);
+        let out = RecordBatch::new(&v.bytes).unwrap();
+        assert_eq!((out.base_offset(), out.last_offset_delta()), (100, 1));
+        let offsets: Vec<i64> = out.records().unwrap().map(|r| r.unwrap().offset).collect();
+        assert_eq!(offsets, vec![100, 101]);
+        // From a client the same batch fails the count check first.
+        let e = validate_v2(&b, &params(AppendOrigin::Client, CompressionType::Gzip)).unwrap_err();
+        assert_eq!(e.kafka_error(), KafkaError::InvalidRecord);
+    }
+
+    #[test]
+    fn timestamp_bounds_wrap_like_java() {
+        let b = BatchBuilder::new(0)
+            .record(0, None, Some(b"a"))
+            .build()
+            .unwrap();
+        let mut p = params(AppendOrigin::Client, CompressionType::None);
+        p.before_max_ms = 9_999;
+        let e = validate_v2(&b, &p).unwrap_err();
+        assert_eq!(e.kafka_error(), KafkaError::InvalidTimestamp);
+        assert_eq!(e.record_errors()[0].batch_index, 0);
+        p.before_max_ms = 10_000;
+        assert!(validate_v2(&b, &p).is_ok());
+    }
 }

@@ -10,6 +10,13 @@ use crate::leader::validate::{self, Params};
 use crate::leader::{producer, AppendOrigin, KafkaError, LogAppendInfo, TimestampType};
 use crate::record::{CompressionType, RecordBatch};
 
+fn no_batch() -> SegmentError {
+    SegmentError::rejected(
+        KafkaError::InvalidRecord,
+        "the input holds no complete batch",
+    )
+}
+
 fn format_rejected(e: &format::FormatError) -> SegmentError {
     SegmentError::rejected(crate::leader::error_kind_of_format(e), e.to_string())
 }
@@ -26,7 +33,7 @@ impl<F: BatchFormat> Log<F> {
     /// first, and nothing is appended unless all pass (docs/kafka-behaviour.md#leader-validation,
     /// docs/kafka-behaviour.md#leader-producer):
     ///
-    /// * one magic v2 batch (Kafka's produce request rule: magic 0/1 and several batches
+    /// * one magic v2 batch (Kafka's produce request rule: any other magic and several batches
     ///   are `INVALID_RECORD`); its base offset 0 (origin [`AppendOrigin::Client`]); at
     ///   most [`max_message_bytes`](crate::LogConfig::max_message_bytes)
     ///   (`MESSAGE_TOO_LARGE`); a valid CRC (`CORRUPT_MESSAGE`);
@@ -51,8 +58,9 @@ impl<F: BatchFormat> Log<F> {
     /// [`BatchBuilder`](crate::record::BatchBuilder). Under
     /// [`TimestampType::LogAppendTime`] the batch is stamped with the log's clock.
     ///
-    /// Bytes after the last complete batch are ignored, and an input without a complete
-    /// batch appends nothing and answers offsets −1, as Kafka.
+    /// Bytes after the last complete batch are ignored (Kafka's batch iterator stops
+    /// there); an input without a complete batch is `INVALID_RECORD` (Kafka's produce
+    /// request rule).
     ///
     /// A format other than Kafka's (with [`BatchFormat::KAFKA_PRODUCER_STATE`] `false`)
     /// gets the format-neutral part: each batch is validated
@@ -120,7 +128,7 @@ impl<F: BatchFormat> Log<F> {
         for b in &mut it {
             let b =
                 b.map_err(|e| SegmentError::rejected(KafkaError::CorruptMessage, e.to_string()))?;
-            if b.info.magic < 2 {
+            if b.info.magic != 2 {
                 return Err(SegmentError::rejected(
                     KafkaError::InvalidRecord,
                     format!(
@@ -144,7 +152,7 @@ impl<F: BatchFormat> Log<F> {
             found.push(b);
         }
         let Some(first) = found.first() else {
-            return Ok(LogAppendInfo::empty(self.log_start_offset()));
+            return Err(no_batch());
         };
         if found.len() > 1 {
             return Err(SegmentError::rejected(
@@ -231,7 +239,7 @@ impl<F: BatchFormat> Log<F> {
         }
         let valid = it.position() as usize;
         if ranges.is_empty() {
-            return Ok(LogAppendInfo::empty(self.log_start_offset()));
+            return Err(no_batch());
         }
         let mut bytes = records.get(..valid).unwrap_or_default().to_vec();
         let first_offset = self.log_end_offset();

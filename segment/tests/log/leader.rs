@@ -272,12 +272,11 @@ fn batch_level_rules() {
     let (e, m, _) = rejected(log.append_as_leader(&marker, 0, client));
     assert_eq!(e, KafkaError::InvalidRecord, "{m}");
     assert_eq!(log.log_end_offset(), 0);
-    // No complete batch: nothing appended, offsets −1 (Kafka's answer).
-    let none = log.append_as_leader(&mid[..30], 0, client).unwrap();
-    assert_eq!(
-        (none.first_offset, none.last_offset, none.valid_bytes),
-        (-1, -1, 0)
-    );
+    // No complete batch (Kafka's produce request: at least one batch).
+    let (e, _, _) = rejected(log.append_as_leader(&mid[..30], 0, client));
+    assert_eq!(e, KafkaError::InvalidRecord);
+    let (e, _, _) = rejected(log.append_as_leader(&[], 0, client));
+    assert_eq!(e, KafkaError::InvalidRecord);
     // A torn tail after a complete batch is ignored (Kafka trims it).
     let one = plain(1, NOW);
     let torn = [one.clone(), one[..20].to_vec()].concat();
@@ -458,6 +457,21 @@ fn transactions_and_coordinator_markers() {
     )
     .unwrap();
     assert_eq!(log.last_stable_offset(), log.log_end_offset());
+    // The abort has its `.txnindex` entry: the transaction from offset 4 (txn(0, 2)) to
+    // the marker, with the LSO of the moment.
+    let aborted = log.collect_aborted_txns(0, log.log_end_offset()).unwrap();
+    let end = log.log_end_offset();
+    assert_eq!(aborted.len(), 1);
+    let t = &aborted[0];
+    assert_eq!(
+        (
+            t.producer_id,
+            t.first_offset,
+            t.last_offset,
+            t.last_stable_offset
+        ),
+        (9, 4, end - 1, end)
+    );
     let (e, _, _) = rejected(log.append_as_leader(&txn(0, 3), 0, c));
     assert_eq!(e, KafkaError::InvalidProducerEpoch);
 }
@@ -651,4 +665,227 @@ fn concurrent_leaders_get_every_offset_once() {
             assert_eq!(by_offset[&(first + r)], format!("p{t}-s{}", seq + r as i32));
         }
     }
+}
+
+#[test]
+fn other_magic_and_coordinator_offsets() {
+    let (_d, log, _t) = leader_log(LogConfig::default());
+    let mut m3 = plain(1, NOW);
+    m3[16] = 3;
+    let (e, _, _) = rejected(log.append_as_leader(&m3, 0, AppendOrigin::Client));
+    assert_eq!(e, KafkaError::InvalidRecord);
+    // The coordinator's base offset is not checked; the log assigns it anyway.
+    let b = BatchBuilder::new(42)
+        .record(NOW, Some(b"k"), Some(b"v"))
+        .build()
+        .unwrap();
+    let a = log
+        .append_as_leader(&b, 2, AppendOrigin::Coordinator)
+        .unwrap();
+    assert_eq!((a.first_offset, a.last_offset), (0, 0));
+    assert_eq!(
+        RecordBatch::new(&stored_batches(&log)[0])
+            .unwrap()
+            .base_offset(),
+        0
+    );
+}
+
+#[test]
+fn a_retry_of_the_last_batch_is_a_duplicate_after_reopening() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = open_log(dir.path(), LogConfig::default(), clock.clone());
+    for i in 0..3 {
+        log.append_as_leader(&produce(4, 0, i, 1, NOW), 0, AppendOrigin::Client)
+            .unwrap();
+    }
+    log.close().unwrap();
+    let log = open_log(dir.path(), LogConfig::default(), clock);
+    // The snapshot keeps the producer's last batch only (Kafka's snapshot format).
+    let a = log
+        .append_as_leader(&produce(4, 0, 2, 1, NOW), 0, AppendOrigin::Client)
+        .unwrap();
+    assert!(a.duplicate);
+    assert_eq!((a.first_offset, a.last_offset), (2, 2));
+    let (e, _, _) =
+        rejected(log.append_as_leader(&produce(4, 0, 1, 1, NOW), 0, AppendOrigin::Client));
+    assert_eq!(e, KafkaError::OutOfOrderSequenceNumber);
+    log.append_as_leader(&produce(4, 0, 3, 1, NOW), 0, AppendOrigin::Client)
+        .unwrap();
+    assert_eq!(log.log_end_offset(), 4);
+}
+
+/// A minimal non-Kafka format: `[u32 size][i64 base offset][u32 count][i64 max ts]`, then
+/// payload bytes; `ASSIGN` says whether it implements the leader's offset assignment.
+struct Mini<const ASSIGN: bool>;
+
+impl<const ASSIGN: bool> Mini<ASSIGN> {
+    fn encode(base: i64, count: u32, ts: i64) -> Vec<u8> {
+        let mut b = vec![0; 24];
+        b[4..12].copy_from_slice(&base.to_be_bytes());
+        b[12..16].copy_from_slice(&count.to_be_bytes());
+        b[16..24].copy_from_slice(&ts.to_be_bytes());
+        b.extend_from_slice(b"payload");
+        let size = b.len() as u32;
+        b[0..4].copy_from_slice(&size.to_be_bytes());
+        b
+    }
+}
+
+impl<const ASSIGN: bool> segment::BatchFormat for Mini<ASSIGN> {
+    const NAME: &'static str = "mini";
+    const HEADER_PEEK_BYTES: usize = 4;
+    const MAX_HEADER_BYTES: usize = 24;
+
+    fn peek_size(h: &[u8], position: u64) -> Result<Option<usize>, segment::format::FormatError> {
+        if h.len() < 4 {
+            return Ok(None);
+        }
+        match u32::from_be_bytes(h[..4].try_into().unwrap()) as usize {
+            s if s < 24 => Err(segment::format::FormatError::Corrupt {
+                position,
+                reason: "short".into(),
+            }),
+            s => Ok(Some(s)),
+        }
+    }
+
+    fn parse_header(
+        b: &[u8],
+        position: u64,
+    ) -> Result<segment::BatchInfo, segment::format::FormatError> {
+        let size = Self::peek_size(b, position)?.unwrap_or(0);
+        let base = i64::from_be_bytes(b[4..12].try_into().unwrap());
+        let count = i64::from(u32::from_be_bytes(b[12..16].try_into().unwrap())).max(1);
+        let ts = i64::from_be_bytes(b[16..24].try_into().unwrap());
+        Ok(segment::BatchInfo::new(
+            position,
+            base,
+            base + count - 1,
+            ts,
+            size,
+        ))
+    }
+
+    fn validate(_: &[u8], _: u64) -> Result<(), segment::format::FormatError> {
+        Ok(())
+    }
+
+    fn assign_base_offset(
+        b: &mut [u8],
+        position: u64,
+        base: i64,
+    ) -> Result<(), segment::format::FormatError> {
+        if !ASSIGN {
+            return Err(segment::format::FormatError::Unsupported {
+                position,
+                reason: "no".into(),
+            });
+        }
+        b[4..12].copy_from_slice(&base.to_be_bytes());
+        Ok(())
+    }
+}
+
+#[test]
+fn another_format_gets_offsets_assigned_when_it_can() {
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = segment::LogOptions::<Mini<true>>::new()
+        .clock(clock.clone())
+        .open(dir.path().join("a"), LogConfig::default())
+        .unwrap();
+    let two = [
+        Mini::<true>::encode(77, 3, NOW),
+        Mini::<true>::encode(0, 2, NOW + 5),
+    ]
+    .concat();
+    let a = log.append_as_leader(&two, 1, AppendOrigin::Client).unwrap();
+    assert_eq!(
+        (a.first_offset, a.last_offset, a.num_batches, a.num_records),
+        (0, 4, 2, 5)
+    );
+    assert_eq!(a.max_timestamp, NOW + 5);
+    let b = log
+        .append_as_leader(&Mini::<true>::encode(9, 1, NOW), 1, AppendOrigin::Client)
+        .unwrap();
+    assert_eq!(b.first_offset, 5);
+    let stored: Vec<(i64, i64)> =
+        segment::format::scan::<Mini<true>>(&log.read(0, 1 << 20).unwrap().records, 0)
+            .map(|b| b.unwrap().info)
+            .map(|i| (i.base_offset, i.last_offset))
+            .collect();
+    assert_eq!(stored, vec![(0, 2), (3, 4), (5, 5)]);
+    // The default LogAppendTime stamping refuses.
+    let lat = LogConfig {
+        message_timestamp_type: TimestampType::LogAppendTime,
+        ..LogConfig::default()
+    };
+    let log2 = segment::LogOptions::<Mini<true>>::new()
+        .clock(clock.clone())
+        .open(dir.path().join("b"), lat)
+        .unwrap();
+    let e = log2
+        .append_as_leader(&Mini::<true>::encode(0, 1, NOW), 1, AppendOrigin::Client)
+        .unwrap_err();
+    assert_eq!(e.kafka_error(), KafkaError::UnsupportedForMessageFormat);
+    // A format without assign_base_offset cannot be appended to as leader.
+    let log3 = segment::LogOptions::<Mini<false>>::new()
+        .clock(clock)
+        .open(dir.path().join("c"), LogConfig::default())
+        .unwrap();
+    let e = log3
+        .append_as_leader(&Mini::<false>::encode(0, 1, NOW), 1, AppendOrigin::Client)
+        .unwrap_err();
+    assert_eq!(e.kafka_error(), KafkaError::UnsupportedForMessageFormat);
+    assert_eq!(log3.log_end_offset(), 0);
+}
+
+#[test]
+fn config_defaults_are_kafka_44s() {
+    let c = LogConfig::default();
+    assert_eq!(c.message_timestamp_type, TimestampType::CreateTime);
+    assert_eq!(c.message_timestamp_before_max_ms, i64::MAX);
+    assert_eq!(c.message_timestamp_after_max_ms, 3_600_000);
+    assert_eq!(c.max_message_bytes, 1_048_588);
+    assert_eq!(c.compression_type, TopicCompression::Producer);
+    assert_eq!(TopicCompression::Zstd.name(), "zstd");
+    assert!(!c.compact);
+    for bad in [
+        LogConfig {
+            message_timestamp_after_max_ms: -1,
+            ..LogConfig::default()
+        },
+        LogConfig {
+            message_timestamp_before_max_ms: -1,
+            ..LogConfig::default()
+        },
+        LogConfig {
+            max_message_bytes: u32::MAX,
+            ..LogConfig::default()
+        },
+    ] {
+        let e = bad.validate().unwrap_err();
+        assert!(matches!(e, SegmentError::InvalidConfig { .. }), "{e}");
+        assert_eq!(e.kafka_error(), KafkaError::InvalidConfig);
+    }
+}
+
+#[test]
+fn offsets_never_overflow() {
+    let (_d, log, _t) = leader_log(LogConfig::default());
+    log.truncate_fully_and_start_at(i64::MAX - 2).unwrap();
+    let e = log
+        .append_as_leader(&plain(3, NOW), 0, AppendOrigin::Client)
+        .unwrap_err();
+    assert!(matches!(e, SegmentError::InvalidArgument { .. }), "{e}");
+    assert_eq!(log.log_end_offset(), i64::MAX - 2);
+    let a = log
+        .append_as_leader(&plain(2, NOW), 0, AppendOrigin::Client)
+        .unwrap();
+    assert_eq!(a.last_offset, i64::MAX - 1);
+    assert!(log
+        .append_as_leader(&plain(1, NOW), 0, AppendOrigin::Client)
+        .is_err());
 }
