@@ -259,30 +259,79 @@ pub fn free_port() -> Result<u16, String> {
 /// Fixed KRaft cluster id (base64 of 16 bytes) of every test broker.
 pub const CLUSTER_ID: &str = "a3NpLXhUYXNrLWthZmthLQ";
 
-/// A single-node KRaft broker (broker and controller in one JVM) with its files under
-/// `home`: `server.properties`, `log4j2.properties`, `server.log`, `data/` (log dir).
+/// How a KRaft node takes part in the quorum.
+#[derive(Clone, Copy, Debug)]
+pub enum Quorum {
+    /// Broker and controller in one JVM, the quorum's only voter (the single-node broker of
+    /// every scenario but `k5-cluster`, and that cluster's controller node).
+    Own,
+    /// Broker only (`process.roles=broker`), joining the controller `id` that listens on
+    /// `127.0.0.1:port`.
+    Join { id: u32, port: u16 },
+}
+
+/// A KRaft node of a test cluster: its id, its part in the quorum, its maximum heap.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub id: u32,
+    pub quorum: Quorum,
+    /// `-Xmx` of its JVM, e.g. `"512m"`.
+    pub heap: &'static str,
+}
+
+impl Node {
+    /// The single-node broker: node 1, its own controller, 512 MiB of heap.
+    pub const SINGLE: Node = Node {
+        id: 1,
+        quorum: Quorum::Own,
+        heap: "512m",
+    };
+}
+
+/// A KRaft broker with its files under `home`: `server.properties`, `log4j2.properties`,
+/// `server.log`, `data/` (log dir). By default ([`Broker::create`]) a single node, broker
+/// and controller in one JVM; [`Broker::create_node`] makes a node of a cluster.
 pub struct Broker {
     pub home: PathBuf,
     pub port: u16,
+    /// The port of the quorum's controller (this node's own for [`Quorum::Own`]).
     pub controller_port: u16,
+    pub node: Node,
     proc: Option<Proc>,
     jvm: Jvm,
 }
 
 impl Broker {
-    /// Writes the configuration and formats the storage (`kafka.tools.StorageTool format`).
-    /// `extra` lines are appended to server.properties.
+    /// Writes the configuration and formats the storage (`kafka.tools.StorageTool format`)
+    /// of a single-node broker. `extra` lines are appended to server.properties.
     pub fn create(jvm: &Jvm, home: &Path, extra: &[&str]) -> Result<Broker, String> {
+        Broker::create_node(jvm, home, Node::SINGLE, extra)
+    }
+
+    /// As [`Broker::create`], for a node of a cluster: its id and quorum part from `node`.
+    pub fn create_node(
+        jvm: &Jvm,
+        home: &Path,
+        node: Node,
+        extra: &[&str],
+    ) -> Result<Broker, String> {
         std::fs::create_dir_all(home.join("data")).map_err(|e| e.to_string())?;
         let port = free_port()?;
-        let mut controller_port = free_port()?;
-        while controller_port == port {
-            controller_port = free_port()?;
-        }
+        let controller_port = match node.quorum {
+            Quorum::Join { port: p, .. } => p,
+            Quorum::Own => {
+                let mut p = free_port()?;
+                while p == port {
+                    p = free_port()?;
+                }
+                p
+            }
+        };
         let b = Broker {
             home: home.to_path_buf(),
             port,
             controller_port,
+            node,
             proc: None,
             jvm: jvm.clone(),
         };
@@ -320,12 +369,20 @@ impl Broker {
 
     /// (Re)writes server.properties with the current ports.
     fn write_config(&self, extra: &[&str]) -> Result<(), String> {
-        let (port, cport) = (self.port, self.controller_port);
+        let (port, cport, id) = (self.port, self.controller_port, self.node.id);
+        let (roles, voter, listeners) = match self.node.quorum {
+            Quorum::Own => (
+                "broker,controller",
+                id,
+                format!("PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}"),
+            ),
+            Quorum::Join { id: c, .. } => ("broker", c, format!("PLAINTEXT://127.0.0.1:{port}")),
+        };
         let mut props = format!(
-            "process.roles=broker,controller\n\
-             node.id=1\n\
-             controller.quorum.voters=1@127.0.0.1:{cport}\n\
-             listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}\n\
+            "process.roles={roles}\n\
+             node.id={id}\n\
+             controller.quorum.voters={voter}@127.0.0.1:{cport}\n\
+             listeners={listeners}\n\
              advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
              controller.listener.names=CONTROLLER\n\
              inter.broker.listener.name=PLAINTEXT\n\
@@ -376,9 +433,11 @@ impl Broker {
             return Err("broker already running".into());
         }
         let log_len = self.server_log().len();
-        let mut c = self
-            .jvm
-            .command("512m", &self.home.join("log4j2.properties"), "kafka.Kafka");
+        let mut c = self.jvm.command(
+            self.node.heap,
+            &self.home.join("log4j2.properties"),
+            "kafka.Kafka",
+        );
         c.arg(self.home.join("server.properties"))
             .stdout(Stdio::null())
             .stderr(Stdio::from(
@@ -387,7 +446,7 @@ impl Broker {
         let child = c
             .spawn()
             .map_err(|e| format!("cannot start the broker: {e}"))?;
-        let mut p = Proc::register(child, "broker");
+        let mut p = Proc::register(child, &format!("broker {}", self.node.id));
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(c) = p.child_mut() {

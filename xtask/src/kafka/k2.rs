@@ -263,7 +263,10 @@ fn write_partition(dir: &Path, lat: bool) -> Result<Model, String> {
 
 /// Rewrites one of the broker's offset checkpoint files (`0`, count, `topic partition
 /// offset` lines), setting the given partitions.
-fn set_checkpoint(path: &Path, values: &BTreeMap<(String, u32), i64>) -> Result<(), String> {
+pub(super) fn set_checkpoint(
+    path: &Path,
+    values: &BTreeMap<(String, u32), i64>,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|_| "0\n0\n".into());
     let mut entries: BTreeMap<(String, u32), i64> = BTreeMap::new();
     for l in text.lines().skip(2) {
@@ -283,7 +286,7 @@ fn set_checkpoint(path: &Path, values: &BTreeMap<(String, u32), i64>) -> Result<
 }
 
 /// Lines of the broker's log that mean it recovered or rebuilt something.
-const RECOVERY_MARKERS: &[&str] = &[
+pub(super) const RECOVERY_MARKERS: &[&str] = &[
     "Recovering unflushed segment",
     "Recovering segment",
     "recovering segment",

@@ -9,16 +9,21 @@
 //! * `k3` — Kafka's `OffsetIndex`/`TimeIndex`/`TransactionIndex` against ours;
 //! * `k4-epochs` — Kafka's `LeaderEpochFileCache` and its checkpoint file against ours;
 //! * `k2` — we write, the broker and Kafka's tools read;
-//! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side.
+//! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side;
+//! * `k5-cluster` — a three-broker KRaft cluster takes over a partition we wrote, replicates
+//!   it to two empty followers, loses its leader to `kill -9` and serves everything from the
+//!   new leader, whose files our `Log` reads back batch for batch.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
 mod broker;
+mod cluster;
 mod crash;
 mod k1;
 mod k2;
 mod k3;
 mod k4;
+mod k5;
 mod ours;
 
 use std::path::{Path, PathBuf};
@@ -31,7 +36,8 @@ const USAGE: &str = "\
 usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
                          [--keep] [--sabotage NAME|all]
 
-  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k2, k1-crash)
+  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k2, k1-crash,
+                     k5-cluster)
   --scale N          workload size factor (default 3)
   --seed N           the seed of the randomised scenarios (k3, k4-epochs, k1-crash); default: a new
                      one per run, printed, so that a failure can be replayed
@@ -42,7 +48,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      must fail (the check can fail); `all` runs every sabotage in turn and
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
-                       k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept
+                       k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
+                       k5-cluster-drop-record
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -102,6 +109,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-epochs",
         what: "our assign of another epoch at the latest entry's start offset keeps the older epoch (Kafka replaces it)",
         expect: &["equal start offset"],
+    },
+    Sabotage {
+        name: "k5-cluster-drop-record",
+        scenario: "k5-cluster",
+        what: "one committed record dropped from our list of the records we wrote",
+        expect: &["the records we wrote"],
     },
 ];
 
@@ -248,6 +261,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k4-epochs", k4::run),
     ("k2", k2::run),
     ("k1-crash", crash::run),
+    ("k5-cluster", k5::run),
 ];
 
 /// `cargo xtask kafka [options]`.

@@ -12,6 +12,7 @@ package oracle;
  *   k4-epochs  IN.txt OUT.txt         run leader-epoch histories on LeaderEpochFileCache
  *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
+ *   cluster-*  ...                    the k5-cluster topic, reassignment and failover (Cluster)
  * </pre>
  */
 public final class Oracle {
@@ -29,6 +30,10 @@ public final class Oracle {
             case "answers" -> Answers.run(rest);
             case "append" -> Workload.append(rest);
             case "create-topics" -> Workload.createTopics(rest);
+            case "cluster-create" -> Cluster.create(rest);
+            case "cluster-state" -> Cluster.printState(rest);
+            case "cluster-reassign" -> Cluster.reassign(rest);
+            case "cluster-await-leader" -> Cluster.awaitLeader(rest);
             case "k3" -> IndexOracle.run(rest);
             case "k4-epochs" -> EpochOracle.run(rest);
             default -> {
