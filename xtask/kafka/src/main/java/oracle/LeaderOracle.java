@@ -24,6 +24,7 @@ import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
@@ -34,6 +35,7 @@ import org.apache.kafka.storage.internals.log.OffsetResultHolder;
 import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
 /**
@@ -47,7 +49,8 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * case ID PARTITION_DIR TIME_MS      the directory's name is TOPIC-PARTITION
  * config KEY VALUE                   a topic config (LogConfig property)
  * op append CLIENT|COORDINATOR LEADER_EPOCH HEX   appendAsLeader (RequestLocal.noCaching,
- *                                    VerificationGuard.SENTINEL, transactionVersion -1)
+ *                                    VerificationGuard.SENTINEL, transactionVersion -1 for
+ *                                    CLIENT, 0 for COORDINATOR)
  * op hw OFFSET                       updateHighWatermark
  * op read OFFSET MAX_BYTES LOG_END|HIGH_WATERMARK|TXN_COMMITTED true|false
  * op list TIMESTAMP                  fetchOffsetByTimestamp(ts, Optional.empty())
@@ -222,7 +225,14 @@ final class LeaderOracle {
                 switch (op[1]) {
                     case "append" -> {
                         MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(hex.parseHex(op[4])));
-                        LogAppendInfo info = log.appendAsLeader(records, Integer.parseInt(op[3]), AppendOrigin.valueOf(op[2]));
+                        AppendOrigin origin = AppendOrigin.valueOf(op[2]);
+                        // Kafka 4.4 refuses an end-txn marker appended with transactionVersion
+                        // -1 (TV_UNKNOWN) unless it is replicated (IllegalArgumentException, so
+                        // UNKNOWN_SERVER_ERROR): a coordinator's markers go with TV 0, the
+                        // rules before KIP-890's epoch bump (an older epoch is fenced).
+                        short tv = origin == AppendOrigin.COORDINATOR ? (short) 0 : (short) -1;
+                        LogAppendInfo info = log.appendAsLeader(records, Integer.parseInt(op[3]), origin,
+                                RequestLocal.noCaching(), VerificationGuard.SENTINEL, tv);
                         out.write(q + "append " + info.firstOffset() + " " + info.lastOffset() + " " + info.maxTimestamp()
                                 + " " + info.logAppendTime() + " " + info.logStartOffset() + " "
                                 + info.lastLeaderEpoch().map(String::valueOf).orElse("none") + " " + info.numMessages()
