@@ -4,8 +4,10 @@
 //! pointer through which lookups find the current mapping (`Published`, see
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
-//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), and Linux's `membarrier`, which
-//! lets lookups announce themselves without a fence instruction.
+//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), Linux's `membarrier`, which
+//! lets lookups announce themselves without a fence instruction, and Linux's `sendfile`
+//! ([`sendfile`], [`sendfile_all`]), the zero-copy transfer of the segment crate's
+//! file regions.
 //!
 //! # Platforms
 //!
@@ -366,6 +368,81 @@ pub fn evict_from_page_cache(_file: &File) -> io::Result<()> {
     Err(unsupported("posix_fadvise(POSIX_FADV_DONTNEED)"))
 }
 
+/// Linux's `sendfile(2)`, once: copies up to `count` bytes of `file` from byte
+/// `offset` to the descriptor `out` (a socket or a pipe) inside the kernel, without
+/// moving `file`'s own position. Returns the bytes copied: fewer than `count` is a
+/// partial write, 0 means `offset` is at or past the end of `file`. `EINTR` is retried;
+/// every other error (including `EAGAIN`/[`io::ErrorKind::WouldBlock`] of a non-blocking
+/// `out`) is returned, nothing having been copied by the failed call.
+///
+/// # Errors
+/// The system call's error; [`io::ErrorKind::InvalidInput`] if `offset` does not fit the
+/// kernel's `off_t`.
+#[cfg(target_os = "linux")]
+pub fn sendfile(
+    out: std::os::fd::BorrowedFd<'_>,
+    file: &File,
+    offset: u64,
+    count: usize,
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let Ok(mut off) = libc::off_t::try_from(offset) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "sendfile offset out of range",
+        ));
+    };
+    // The kernel copies at most 0x7ffff000 bytes per call anyway.
+    let count = count.min(0x7fff_f000);
+    loop {
+        // SAFETY: both descriptors are valid for the duration of the call (`out` and
+        // `file` are borrowed); `off` is a live, writable `off_t` the kernel updates; no
+        // user-space buffer is involved.
+        let rc = unsafe { libc::sendfile(out.as_raw_fd(), file.as_raw_fd(), &mut off, count) };
+        if rc >= 0 {
+            return Ok(rc as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// [`sendfile`] until `len` bytes of `file` from `offset` were copied to `out`: loops on
+/// partial writes and retries `EINTR`. Returns `len`.
+///
+/// # Errors
+/// [`io::ErrorKind::UnexpectedEof`] if `file` ends before `offset + len` (the bytes
+/// before its end were copied); any other error of [`sendfile`], returned as is,
+/// including [`io::ErrorKind::WouldBlock`] for a non-blocking `out` that is full: the
+/// number of bytes copied before it is then lost, so give this a blocking `out`, or
+/// loop over [`sendfile`] yourself to keep count.
+#[cfg(target_os = "linux")]
+pub fn sendfile_all(
+    out: std::os::fd::BorrowedFd<'_>,
+    file: &File,
+    offset: u64,
+    len: u64,
+) -> io::Result<u64> {
+    let mut done = 0u64;
+    while done < len {
+        let want = usize::try_from(len - done).unwrap_or(usize::MAX);
+        let n = sendfile(out, file, offset + done, want)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "sendfile: the file ends before byte {} ({done} of {len} bytes copied)",
+                    offset + len
+                ),
+            ));
+        }
+        done += n as u64;
+    }
+    Ok(done)
+}
+
 /// Off Linux: page faults are not counted ([`unsupported`]).
 ///
 /// # Errors
@@ -477,5 +554,56 @@ impl<T> Published<T> {
         // `synchronize`, which waits for this announcement to end, has returned after the
         // pointer was replaced. So the value outlives `'g`. Only `&T` is handed out.
         unsafe { p.as_ref() }
+    }
+}
+
+#[cfg(all(test, target_os = "linux", not(loom)))]
+mod sendfile_tests {
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+    use std::os::unix::net::UnixStream;
+
+    fn file_with(bytes: &[u8]) -> std::fs::File {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(bytes).unwrap();
+        f
+    }
+
+    #[test]
+    fn sendfile_all_copies_the_range_to_a_socket() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let f = file_with(&data);
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            b.read_to_end(&mut got).unwrap();
+            got
+        });
+        let n = super::sendfile_all(a.as_fd(), &f, 1000, 150_000).unwrap();
+        drop(a);
+        assert_eq!(n, 150_000);
+        assert_eq!(reader.join().unwrap(), &data[1000..151_000]);
+    }
+
+    #[test]
+    fn sendfile_all_past_the_end_is_unexpected_eof() {
+        let f = file_with(b"0123456789");
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let e = super::sendfile_all(a.as_fd(), &f, 4, 10).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        drop(a);
+        let mut got = Vec::new();
+        b.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"456789");
+    }
+
+    #[test]
+    fn sendfile_to_a_full_nonblocking_socket_is_would_block() {
+        let data = vec![7u8; 8 << 20];
+        let f = file_with(&data);
+        let (a, _b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let e = super::sendfile_all(a.as_fd(), &f, 0, data.len() as u64).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
     }
 }

@@ -3,6 +3,7 @@
 use std::hash::{BuildHasher, Hasher};
 
 use crate::error::SegmentError;
+use crate::leader::{TimestampType, TopicCompression};
 
 /// Smallest `segment.bytes` Kafka accepts: `LegacyRecord.RECORD_OVERHEAD_V0`, 14 bytes.
 pub const MIN_SEGMENT_BYTES: u64 = 14;
@@ -60,7 +61,33 @@ pub struct LogConfig {
     /// [`Clock`](crate::time::Clock) is forgotten when producer state is loaded from a
     /// snapshot (default 1 day, as Kafka).
     pub producer_id_expiration_ms: i64,
+    /// `message.timestamp.type`: whether records keep the producer's timestamps or are
+    /// stamped with the log's clock by [`Log::append_as_leader`](crate::Log::append_as_leader)
+    /// (default `CreateTime`, as Kafka).
+    pub message_timestamp_type: TimestampType,
+    /// `message.timestamp.before.max.ms`: under `CreateTime`, how many milliseconds a
+    /// record's timestamp may lie before the log's clock on a leader append (default
+    /// `i64::MAX`: no bound, as Kafka; at least 0).
+    pub message_timestamp_before_max_ms: i64,
+    /// `message.timestamp.after.max.ms`: under `CreateTime`, how many milliseconds a
+    /// record's timestamp may lie after the log's clock on a leader append (default
+    /// 3 600 000, one hour, as Kafka 4.x; at least 0).
+    pub message_timestamp_after_max_ms: i64,
+    /// `max.message.bytes`: the largest batch, in bytes, a leader append accepts, before
+    /// and (when it rebuilt the batch) after recompression (default 1 048 588, as Kafka).
+    pub max_message_bytes: u32,
+    /// `compression.type`: the codec a leader append stores (default `producer`: the
+    /// producer's codec).
+    pub compression_type: TopicCompression,
+    /// `cleanup.policy` contains `compact`: a leader append then refuses records without
+    /// a key (default false: `delete`).
+    pub compact: bool,
 }
+
+/// Kafka's default `max.message.bytes`: 1 MiB plus the 12 bytes of a log entry header.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u32 = 1_048_588;
+/// Kafka 4.x's default `message.timestamp.after.max.ms`: one hour.
+pub const DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = 3_600_000;
 
 impl Default for LogConfig {
     fn default() -> Self {
@@ -75,6 +102,12 @@ impl Default for LogConfig {
             retention_ms: 604_800_000,
             file_delete_delay_ms: 60_000,
             producer_id_expiration_ms: crate::producer::DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            message_timestamp_type: TimestampType::CreateTime,
+            message_timestamp_before_max_ms: i64::MAX,
+            message_timestamp_after_max_ms: DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            compression_type: TopicCompression::Producer,
+            compact: false,
         }
     }
 }
@@ -95,6 +128,9 @@ impl LogConfig {
     /// | `retention.bytes` | any (negative = unlimited, as Kafka) |
     /// | `file.delete.delay.ms` | ≥ 0 |
     /// | `producer.id.expiration.ms` | 1 ..= `i32::MAX` (Kafka's `INT`, at least 1) |
+    /// | `message.timestamp.before.max.ms` | ≥ 0 |
+    /// | `message.timestamp.after.max.ms` | ≥ 0 |
+    /// | `max.message.bytes` | 0 ..= `i32::MAX` |
     ///
     /// [`Log::open`](crate::Log::open) calls it before touching the directory.
     ///
@@ -159,6 +195,27 @@ impl LogConfig {
                 "producer.id.expiration.ms",
                 self.producer_id_expiration_ms,
                 "must be in [1, 2147483647]",
+            ));
+        }
+        for (name, value) in [
+            (
+                "message.timestamp.before.max.ms",
+                self.message_timestamp_before_max_ms,
+            ),
+            (
+                "message.timestamp.after.max.ms",
+                self.message_timestamp_after_max_ms,
+            ),
+        ] {
+            if value < 0 {
+                return Err(bad(name, value, "must be at least 0"));
+            }
+        }
+        if u64::from(self.max_message_bytes) > MAX_INT_CONFIG {
+            return Err(bad(
+                "max.message.bytes",
+                self.max_message_bytes,
+                "must be in [0, 2147483647]",
             ));
         }
         Ok(())

@@ -206,6 +206,21 @@ pub enum SegmentError {
         /// still there, or to move aside when none is).
         action: String,
     },
+    /// A leader append refused by one of Kafka's rules
+    /// ([`Log::append_as_leader`](crate::Log::append_as_leader),
+    /// docs/kafka-behaviour.md#leader-errors): nothing was appended. `error` is the
+    /// protocol error Kafka answers the producer with, `record_errors` the records at
+    /// fault when Kafka names them (invalid timestamps, missing keys on compacted topics).
+    #[error("{error}: {message}")]
+    Rejected {
+        /// Kafka's protocol error.
+        error: crate::leader::KafkaError,
+        /// What was wrong, with the values found.
+        message: String,
+        /// The records at fault, by index in the batch (Kafka's
+        /// `ProduceResponse.RecordError`s); empty for batch-level errors.
+        record_errors: Vec<crate::leader::RecordError>,
+    },
 }
 
 /// Result alias for this crate.

@@ -248,7 +248,7 @@ use crate::record::{
     MIN_SIZE_FIELD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
     NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V1, SIZE_OFFSET,
 };
-use index_core::codec::{I32Be, I64Be};
+use index_core::codec::{I16Be, I32Be, I64Be};
 
 /// Why a batch could not be read, classified the way log recovery needs it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -533,6 +533,71 @@ pub trait BatchFormat: Send + Sync + 'static {
         let _ = (batch, position);
         Ok(None)
     }
+
+    /// Sets the base offset of the complete batch `batch` to `base_offset` in place (the
+    /// leader assigns offsets: [`Log::append_as_leader`](crate::Log::append_as_leader)
+    /// calls it on every input batch, the first at the log end offset, each next one after
+    /// the previous batch's [`BatchInfo::last_offset`] as re-read with
+    /// [`parse_header`](BatchFormat::parse_header)). Keep the checksum valid (Kafka's base
+    /// offset lies outside its CRC, so nothing else changes).
+    ///
+    /// The default refuses: a format that does not implement it can only be appended to
+    /// with [`Log::append`](crate::Log::append).
+    ///
+    /// # Errors
+    /// [`FormatError::Unsupported`] (the default), or what the format finds wrong.
+    fn assign_base_offset(
+        batch: &mut [u8],
+        position: u64,
+        base_offset: i64,
+    ) -> Result<(), FormatError> {
+        let _ = (batch, base_offset);
+        Err(FormatError::Unsupported {
+            position,
+            reason: format!(
+                "the {} batch format does not assign offsets (BatchFormat::assign_base_offset)",
+                Self::NAME
+            ),
+        })
+    }
+
+    /// Records the leader epoch `epoch` in the complete batch `batch`, in place (Kafka's
+    /// `setPartitionLeaderEpoch`, outside its CRC), on a leader append. The default does
+    /// nothing: a format without leader epochs.
+    ///
+    /// # Errors
+    /// What the format finds wrong.
+    fn set_partition_leader_epoch(
+        batch: &mut [u8],
+        position: u64,
+        epoch: i32,
+    ) -> Result<(), FormatError> {
+        let _ = (batch, position, epoch);
+        Ok(())
+    }
+
+    /// Stamps the complete batch `batch` with the log-append time `now_ms` (ms since the
+    /// epoch) in place, keeping its checksum valid (Kafka's
+    /// `setMaxTimestamp(LOG_APPEND_TIME, now)`), when the log's
+    /// [`LogConfig::message_timestamp_type`](crate::LogConfig::message_timestamp_type) is
+    /// `LogAppendTime`. The default refuses.
+    ///
+    /// # Errors
+    /// [`FormatError::Unsupported`] (the default), or what the format finds wrong.
+    fn stamp_log_append_time(
+        batch: &mut [u8],
+        position: u64,
+        now_ms: i64,
+    ) -> Result<(), FormatError> {
+        let _ = (batch, now_ms);
+        Err(FormatError::Unsupported {
+            position,
+            reason: format!(
+                "the {} batch format has no log-append time (BatchFormat::stamp_log_append_time)",
+                Self::NAME
+            ),
+        })
+    }
 }
 
 /// Kafka's on-disk formats: magic v2 record batches and legacy magic 0/1 message sets,
@@ -721,6 +786,93 @@ impl BatchFormat for KafkaBatchFormat {
             _ => Ok(None),
         }
     }
+
+    /// Magic v2 only: writes the base offset (outside the CRC).
+    fn assign_base_offset(
+        batch: &mut [u8],
+        position: u64,
+        base_offset: i64,
+    ) -> Result<(), FormatError> {
+        v2_field(batch, position, 0)?.copy_from_slice(&base_offset.to_be_bytes());
+        Ok(())
+    }
+
+    /// Magic v2 only: writes the partition leader epoch (outside the CRC).
+    fn set_partition_leader_epoch(
+        batch: &mut [u8],
+        position: u64,
+        epoch: i32,
+    ) -> Result<(), FormatError> {
+        v2_field(batch, position, 12)?.copy_from_slice(&epoch.to_be_bytes());
+        Ok(())
+    }
+
+    /// Magic v2 only: Kafka's `setMaxTimestamp(LOG_APPEND_TIME, now)`.
+    fn stamp_log_append_time(
+        batch: &mut [u8],
+        position: u64,
+        now_ms: i64,
+    ) -> Result<(), FormatError> {
+        set_v2_max_timestamp(batch, position, true, now_ms)
+    }
+}
+
+/// The 4 or 8 bytes at `at` of a v2 batch header (8 for the base offset at 0, 4 for the
+/// partition leader epoch at 12).
+fn v2_field(batch: &mut [u8], position: u64, at: usize) -> Result<&mut [u8], FormatError> {
+    let magic = batch.get(MAGIC_OFFSET).map(|&m| m as i8);
+    if batch.len() < RECORD_BATCH_OVERHEAD || magic.is_none_or(|m| m < 2) {
+        return Err(FormatError::Unsupported {
+            position,
+            reason: format!(
+                "only magic v2 batches can be patched in place (magic {magic:?}, {} bytes)",
+                batch.len()
+            ),
+        });
+    }
+    let width = if at == 0 { 8 } else { 4 };
+    batch
+        .get_mut(at..at + width)
+        .ok_or_else(|| FormatError::Corrupt {
+            position,
+            reason: "batch header too short".into(),
+        })
+}
+
+/// Kafka's `DefaultRecordBatch.setMaxTimestamp(type, ts)` on the v2 batch `batch`: unless
+/// the batch already has that timestamp type and max timestamp, rewrites the timestamp
+/// type bit and the max timestamp and recomputes the CRC.
+pub(crate) fn set_v2_max_timestamp(
+    batch: &mut [u8],
+    position: u64,
+    log_append_time: bool,
+    max_timestamp: i64,
+) -> Result<(), FormatError> {
+    v2_field(batch, position, 12)?;
+    let h: &mut RawBatchHeader =
+        bytemuck::from_bytes_mut(batch.get_mut(..RECORD_BATCH_OVERHEAD).ok_or_else(|| {
+            FormatError::Corrupt {
+                position,
+                reason: "batch header too short".into(),
+            }
+        })?);
+    let attrs = h.attributes.get();
+    let is_lat = attrs & record::Attributes::TIMESTAMP_TYPE != 0;
+    if is_lat == log_append_time && h.max_timestamp.get() == max_timestamp {
+        return Ok(());
+    }
+    let attrs = if log_append_time {
+        attrs | record::Attributes::TIMESTAMP_TYPE
+    } else {
+        attrs & !record::Attributes::TIMESTAMP_TYPE
+    };
+    h.attributes = I16Be::new(attrs);
+    h.max_timestamp = I64Be::new(max_timestamp);
+    let crc = crc32c::crc32c(batch.get(record::CRC_OFFSET + 4..).unwrap_or_default());
+    if let Some(field) = batch.get_mut(record::CRC_OFFSET..record::CRC_OFFSET + 4) {
+        field.copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(())
 }
 
 /// One batch found by [`scan`]: its header facts and its bytes.

@@ -4,11 +4,13 @@ use crate::pio::FileExt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Result, SegmentError};
 use crate::fs::{FsRef, OpenMode};
+use crate::region::{CutLog, FileRegion};
 
 /// The largest logical size of a `.log` file, in bytes: positions are 32-bit signed in
 /// Kafka (`Integer.MAX_VALUE`).
@@ -48,8 +50,11 @@ pub enum LogFileMode {
 #[derive(Debug)]
 pub struct LogFile {
     path: RwLock<PathBuf>,
-    /// The open handle; `None` once the file was deleted.
-    file: RwLock<Option<File>>,
+    /// The open handle; `None` once the file was deleted. Shared with the
+    /// [`FileRegion`]s taken of it, which keep the descriptor open.
+    file: RwLock<Option<Arc<File>>>,
+    /// Every truncation of the file, for the regions taken before it.
+    cuts: Arc<CutLog>,
     size: AtomicU64,
     mutable: bool,
     closed: AtomicBool,
@@ -106,7 +111,8 @@ impl LogFile {
         let size = if preallocated { 0 } else { len };
         Ok(LogFile {
             path: RwLock::new(path),
-            file: RwLock::new(Some(file)),
+            file: RwLock::new(Some(Arc::new(file))),
+            cuts: Arc::default(),
             size: AtomicU64::new(size),
             mutable,
             closed: AtomicBool::new(false),
@@ -198,6 +204,37 @@ impl LogFile {
         Ok(buf)
     }
 
+    /// A [`FileRegion`] of `len` bytes at `position` (clamped to the logical size): an
+    /// owned handle of the open file, valid after the file is renamed or deleted (Kafka's
+    /// `FileRecords.slice`). See [`crate::region`] for what it answers once a truncation
+    /// cut its bytes.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `position` is past the logical end;
+    /// [`SegmentError::SegmentDeleted`] once the file was deleted.
+    pub fn slice(&self, position: u64, len: u64) -> Result<FileRegion> {
+        // The cut sequence first: a truncation after it fails the region.
+        let seq = self.cuts.seq();
+        let size = self.size_in_bytes();
+        if position > size {
+            return Err(SegmentError::arg(format!(
+                "slice position {position} is past the end {size} of {}",
+                self.path().display()
+            )));
+        }
+        let file = match self.file.read().as_ref() {
+            Some(f) => f.clone(),
+            None => return Err(SegmentError::SegmentDeleted { path: self.path() }),
+        };
+        Ok(FileRegion::new(
+            file,
+            self.cuts.clone(),
+            seq,
+            position,
+            len.min(size - position),
+        ))
+    }
+
     /// Fills `buf` from `position` with positioned reads.
     ///
     /// # Errors
@@ -226,13 +263,27 @@ impl LogFile {
                 self.path().display()
             )));
         }
-        if target_size < self.file_length()? {
-            self.with_file(|f| {
+        let shrink_file = target_size < self.file_length()?;
+        if target_size < size {
+            // The smaller size first, then the cut, both before any byte changes: a region
+            // taken before the cut covers cut bytes only with an older cut sequence, and
+            // fails from here on instead of reading what a later append writes there; a
+            // region taken after it sees the smaller size (`slice`).
+            self.size.store(target_size, Ordering::Release);
+            self.cuts.record(target_size);
+        }
+        if shrink_file {
+            let shrunk = self.with_file(|f| {
                 let path = self.path.read();
                 self.fs
                     .set_len(&path, f, target_size)
                     .map_err(|e| SegmentError::io("truncate", &*path, e))
-            })?;
+            });
+            if let Err(e) = shrunk {
+                // As before the cut was published: the logical size is unchanged.
+                self.size.store(size, Ordering::Release);
+                return Err(e);
+            }
         }
         self.size.store(target_size, Ordering::Release);
         Ok(size - target_size)

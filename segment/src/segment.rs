@@ -10,7 +10,7 @@ use index_core::peek::{self, Ends, PeekError};
 use index_core::IndexEntry;
 use index_offset::{OffsetIndex, OffsetPosition, RawOffsetEntry};
 use index_time::{RawTimeEntry, TimeIndex, TimestampOffset};
-use index_txn::{TransactionIndex, TxnIndexSearchResult};
+use index_txn::{AbortedTxn, TransactionIndex, TxnIndexSearchResult};
 use parking_lot::Mutex;
 
 use crate::config::{LogConfig, RollParams};
@@ -50,6 +50,21 @@ pub struct FetchDataInfo {
     /// its first bytes (never with [`Log::read`](crate::Log::read), which returns at least
     /// one whole batch).
     pub first_entry_incomplete: bool,
+    /// The aborted transactions that overlap the fetched range, for a `read_committed`
+    /// consumer to drop their records (Kafka's `FetchDataInfo.abortedTransactions`):
+    /// `Some` only for a [`FetchIsolation::TxnCommitted`](crate::FetchIsolation) read of
+    /// [`Log::read_with`](crate::Log::read_with) (possibly empty), `None` otherwise
+    /// (`docs/kafka-behaviour.md#fetch-aborted-transactions`).
+    pub aborted_transactions: Option<Vec<AbortedTxn>>,
+}
+
+/// Where a segment read's bytes lie in the `.log`: the shared part of
+/// [`LogSegment::read_up_to`] and [`LogSegment::read_region`].
+pub(crate) struct SegmentSlice {
+    pub(crate) meta: LogOffsetMetadata,
+    pub(crate) position: u64,
+    pub(crate) len: u64,
+    pub(crate) first_entry_incomplete: bool,
 }
 
 #[derive(Debug)]
@@ -674,6 +689,61 @@ impl<F: BatchFormat> LogSegment<F> {
         max_position: u64,
         min_one_message: bool,
     ) -> Result<Option<FetchDataInfo>> {
+        let Some(sl) =
+            self.slice_with(start_offset, max_size, Some(max_position), min_one_message)?
+        else {
+            return Ok(None);
+        };
+        let records = if sl.len == 0 {
+            Vec::new()
+        } else {
+            self.log.read(sl.position, sl.len)?
+        };
+        Ok(Some(FetchDataInfo {
+            fetch_offset_metadata: sl.meta,
+            records,
+            first_entry_incomplete: sl.first_entry_incomplete,
+            aborted_transactions: None,
+        }))
+    }
+
+    /// Kafka's `read(startOffset, maxSize, maxPositionOpt, minOneMessage)` as a
+    /// [`FileRegion`](crate::FileRegion) of the `.log` instead of copied bytes (Kafka's
+    /// `FileRecords.slice`, `docs/kafka-behaviour.md#zero-copy-reads`): up to `max_size`
+    /// bytes (at least the first batch whole with `min_one_message`) from the batch
+    /// holding `start_offset`, not past `max_position`; an empty region when
+    /// `max_position` is `None` (Kafka: the bound lies in an earlier segment) or the size
+    /// is 0. `None` when `start_offset` is beyond the segment.
+    ///
+    /// # Errors
+    /// As [`read_up_to`](Self::read_up_to); [`SegmentError::SegmentDeleted`] once the
+    /// segment's files were removed.
+    pub fn read_region(
+        &self,
+        start_offset: i64,
+        max_size: u64,
+        max_position: Option<u64>,
+        min_one_message: bool,
+    ) -> Result<Option<crate::RegionFetch>> {
+        let Some(sl) = self.slice_with(start_offset, max_size, max_position, min_one_message)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(crate::RegionFetch {
+            region: self.log.slice(sl.position, sl.len)?,
+            fetch_offset_metadata: sl.meta,
+            first_entry_incomplete: sl.first_entry_incomplete,
+            aborted_transactions: None,
+        }))
+    }
+
+    pub(crate) fn slice_with(
+        &self,
+        start_offset: i64,
+        max_size: u64,
+        max_position: Option<u64>,
+        min_one_message: bool,
+    ) -> Result<Option<SegmentSlice>> {
         let Some(t) = self.translate_offset(start_offset, 0)? else {
             return Ok(None);
         };
@@ -687,12 +757,17 @@ impl<F: BatchFormat> LogSegment<F> {
         } else {
             max_size
         };
+        let empty = SegmentSlice {
+            meta,
+            position: t.position,
+            len: 0,
+            first_entry_incomplete: false,
+        };
+        let Some(max_position) = max_position else {
+            return Ok(Some(empty));
+        };
         if adjusted == 0 {
-            return Ok(Some(FetchDataInfo {
-                fetch_offset_metadata: meta,
-                records: Vec::new(),
-                first_entry_incomplete: false,
-            }));
+            return Ok(Some(empty));
         }
         let Some(room) = max_position.checked_sub(t.position) else {
             return Err(SegmentError::arg(format!(
@@ -700,11 +775,10 @@ impl<F: BatchFormat> LogSegment<F> {
                 t.position
             )));
         };
-        let fetch_size = room.min(adjusted);
-        let records = self.log.read(t.position, fetch_size)?;
-        Ok(Some(FetchDataInfo {
-            fetch_offset_metadata: meta,
-            records,
+        Ok(Some(SegmentSlice {
+            meta,
+            position: t.position,
+            len: room.min(adjusted),
             first_entry_incomplete: adjusted < t.size,
         }))
     }

@@ -120,24 +120,8 @@ impl<F: BatchFormat> Log<F> {
                 });
             }
         }
-        let mut active = self.segments.active_segment()?;
-        if !self.active_ready.swap(true, Ordering::AcqRel) {
-            active.resize_indexes(self.config.max_index_size)?;
-        }
-        let params = RollParams {
-            max_segment_ms: self.config.segment_ms,
-            max_segment_bytes: self.config.segment_bytes,
-            max_timestamp_in_messages: max_ts,
-            max_offset_in_messages: last,
-            messages_size: records.len() as u64,
-            now: self.clock.milliseconds(),
-        };
-        if active.should_roll(&params)? {
-            active = self.roll_locked(first.max(leo))?;
-        }
-        active.append(last, max_ts, max_ts_off, records)?;
-        self.log_end_offset.store(last + 1, Ordering::Release);
-        self.update_state_after_append(&active, &parsed, last)?;
+        let active = self.maybe_roll_locked(first.max(leo), last, max_ts, records.len() as u64)?;
+        self.write_locked(&active, records, &parsed, last, max_ts, max_ts_off)?;
         Ok(AppendInfo {
             first_offset: first,
             last_offset: last,
@@ -147,6 +131,53 @@ impl<F: BatchFormat> Log<F> {
             batches,
             segment_base_offset: active.base_offset(),
         })
+    }
+
+    /// The segment an append of `size` bytes with offsets up to `last` and largest
+    /// timestamp `max_ts` goes to (Kafka's `maybeRoll`): the active segment, or a new one
+    /// rolled at `roll_base` when [`LogSegment::should_roll`] says so. Shared by the
+    /// follower and the leader append; the caller holds the append lock.
+    pub(super) fn maybe_roll_locked(
+        &self,
+        roll_base: i64,
+        last: i64,
+        max_ts: i64,
+        size: u64,
+    ) -> Result<Arc<LogSegment<F>>> {
+        let mut active = self.segments.active_segment()?;
+        if !self.active_ready.swap(true, Ordering::AcqRel) {
+            active.resize_indexes(self.config.max_index_size)?;
+        }
+        let params = RollParams {
+            max_segment_ms: self.config.segment_ms,
+            max_segment_bytes: self.config.segment_bytes,
+            max_timestamp_in_messages: max_ts,
+            max_offset_in_messages: last,
+            messages_size: size,
+            now: self.clock.milliseconds(),
+        };
+        if active.should_roll(&params)? {
+            active = self.roll_locked(roll_base)?;
+        }
+        Ok(active)
+    }
+
+    /// Writes `records` (the batches `parsed`, last offset `last`) to `active`, moves the
+    /// log end offset and updates the producer state and epochs (Kafka's
+    /// `localLog.append` and what follows it in `UnifiedLog.append`). Shared by the
+    /// follower and the leader append; the caller holds the append lock.
+    pub(super) fn write_locked(
+        &self,
+        active: &Arc<LogSegment<F>>,
+        records: &[u8],
+        parsed: &[pstate::AppendedBatch],
+        last: i64,
+        max_ts: i64,
+        max_ts_off: i64,
+    ) -> Result<()> {
+        active.append(last, max_ts, max_ts_off, records)?;
+        self.log_end_offset.store(last + 1, Ordering::Release);
+        self.update_state_after_append(active, parsed, last)
     }
 
     /// Rolls a new active segment at `new_base` (the log end offset if `None`) unless the

@@ -147,6 +147,8 @@ impl<F: BatchFormat> Log<F> {
             offline_reason: parking_lot::Mutex::new(None),
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
+            manual_hw: std::sync::atomic::AtomicBool::new(false),
+            high_watermark: AtomicI64::new(0),
         };
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;

@@ -58,10 +58,15 @@
 //!
 //! * `mod.rs` — the `Log` type, its counters and reports, and the small accessors;
 //! * `options.rs` — [`LogOptions`]: the clock, file-system seam and format to open with;
+//! * `leader.rs` — [`Log::append_as_leader`]: the leader append, offsets assigned
+//!   (with the rules in [`crate::leader`]);
 //! * `load.rs` — the loader behind [`Log::open`]: segments, checkpoints, recovery;
 //! * `swap.rs` — `.cleaned`/`.swap` files: completing a replacement, splitting a segment;
 //! * `append.rs` — [`Log::append`] and [`Log::roll`];
-//! * `read.rs` — [`Log::read`], [`Log::offset_for_timestamp`], aborted transactions;
+//! * `read.rs` — [`Log::read`], [`Log::read_with`] and [`Log::read_region`] (isolation
+//!   bounds, zero-copy regions), [`Log::offset_for_timestamp`], aborted transactions;
+//! * `watermark.rs` — the high watermark ([`Log::high_watermark`]) and the ListOffsets
+//!   answers of [`Log::fetch_offset_by_timestamp`];
 //! * `truncate.rs` — [`Log::truncate_to`] and [`Log::truncate_fully_and_start_at`];
 //! * `retention.rs` — [`Log::delete_old_segments`], the log start offset, deleted files;
 //! * `flush.rs` — [`Log::flush`], [`Log::close`] and the offline rule;
@@ -86,6 +91,7 @@ use crate::time::Clock;
 
 mod append;
 mod flush;
+mod leader;
 mod load;
 mod options;
 mod pstate;
@@ -93,8 +99,11 @@ mod read;
 mod retention;
 mod swap;
 mod truncate;
+mod watermark;
 
 pub use options::LogOptions;
+pub use read::FetchIsolation;
+pub use watermark::ListedOffset;
 
 /// Name of the clean-shutdown marker file inside the log directory.
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
@@ -266,6 +275,10 @@ impl LogStats {
     }
 }
 
+/// How the reason of every refusal by an offline log starts (see
+/// [`SegmentError::kafka_error`]).
+pub(crate) const OFFLINE_REASON_PREFIX: &str = "the log is offline";
+
 /// What [`Log::append`] appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -340,6 +353,11 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
     deleter: SegmentDeleter<F>,
+    /// Whether the high watermark is the caller's ([`LogOptions::manual_high_watermark`]);
+    /// when not, it follows the log end (`docs/kafka-behaviour.md#high-watermark`).
+    manual_hw: std::sync::atomic::AtomicBool,
+    /// The caller's high watermark (only read when `manual_hw`).
+    high_watermark: AtomicI64,
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -377,7 +395,7 @@ impl<F: BatchFormat> Log<F> {
                 .unwrap_or_else(|| "a flush failed".into());
             return Err(SegmentError::IllegalState {
                 path: self.dir.clone(),
-                reason: format!("the log is offline: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
+                reason: format!("{OFFLINE_REASON_PREFIX}: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
             });
         }
         Ok(())

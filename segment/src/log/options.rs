@@ -41,6 +41,7 @@ use crate::time::Clock;
 pub struct LogOptions<F: BatchFormat = KafkaBatchFormat> {
     clock: Clock,
     fs: FsRef,
+    manual_high_watermark: Option<i64>,
     _format: PhantomData<fn() -> F>,
 }
 
@@ -51,6 +52,7 @@ impl<F: BatchFormat> Clone for LogOptions<F> {
         LogOptions {
             clock: self.clock.clone(),
             fs: self.fs.clone(),
+            manual_high_watermark: self.manual_high_watermark,
             _format: PhantomData,
         }
     }
@@ -61,6 +63,7 @@ impl<F: BatchFormat> std::fmt::Debug for LogOptions<F> {
         f.debug_struct("LogOptions")
             .field("clock", &self.clock)
             .field("fs", &self.fs)
+            .field("manual_high_watermark", &self.manual_high_watermark)
             .field("format", &std::any::type_name::<F>())
             .finish()
     }
@@ -79,6 +82,7 @@ impl<F: BatchFormat> LogOptions<F> {
         LogOptions {
             clock: crate::time::system_clock(),
             fs: crate::fs::real(),
+            manual_high_watermark: None,
             _format: PhantomData,
         }
     }
@@ -98,11 +102,25 @@ impl<F: BatchFormat> LogOptions<F> {
         self
     }
 
+    /// Opens the log with a caller-advanced high watermark starting at `initial` (clamped
+    /// to `[log start, log end]` of the opened log), as Kafka's `UnifiedLog`, whose high
+    /// watermark only the replication layer moves: it then moves only by
+    /// [`Log::update_high_watermark`] and [`Log::maybe_increment_high_watermark`] and by
+    /// Kafka's rules on truncation and log-start increments, and bounds reads, retention
+    /// and [`Log::delete_records`] (`docs/kafka-behaviour.md#high-watermark`). Without
+    /// it, the high watermark follows the log end (a log that is its own in-sync replica
+    /// set of one), which changes nothing of the log's behaviour.
+    pub fn manual_high_watermark(mut self, initial: i64) -> Self {
+        self.manual_high_watermark = Some(initial);
+        self
+    }
+
     /// The same options for another batch format `G`.
     pub fn format<G: BatchFormat>(self) -> LogOptions<G> {
         LogOptions {
             clock: self.clock,
             fs: self.fs,
+            manual_high_watermark: self.manual_high_watermark,
             _format: PhantomData,
         }
     }
@@ -113,6 +131,10 @@ impl<F: BatchFormat> LogOptions<F> {
     /// # Errors
     /// As [`Log::open`].
     pub fn open(self, dir: impl Into<PathBuf>, config: LogConfig) -> Result<Log<F>> {
-        Log::open_with(dir.into(), config, self.clock, self.fs)
+        let log = Log::open_with(dir.into(), config, self.clock, self.fs)?;
+        if let Some(hw) = self.manual_high_watermark {
+            log.enable_manual_high_watermark(hw);
+        }
+        Ok(log)
     }
 }

@@ -330,22 +330,24 @@ impl<F: BatchFormat> Log<F> {
         Ok(())
     }
 
-    /// Kafka's last stable offset: the first offset of the earliest ongoing transaction,
-    /// or the log end offset if none is ongoing (there is no replication, so the high
-    /// watermark is the log end offset). A `read_committed` reader must not be served
-    /// offsets at or above it.
+    /// Kafka's last stable offset (`UnifiedLog.lastStableOffset`): the first offset of the
+    /// earliest ongoing transaction if it is below the [high
+    /// watermark](Self::high_watermark), else the high watermark (the log end offset
+    /// unless the high watermark is [manual](crate::LogOptions::manual_high_watermark)).
+    /// A `read_committed` reader must not be served offsets at or above it
+    /// ([`FetchIsolation::TxnCommitted`](crate::FetchIsolation)).
     ///
     /// As Kafka's `UnifiedLog.maybeIncrementFirstUnstableOffset`, the first unstable
     /// offset is never below the log start offset: a transaction whose first batches were
     /// removed (by retention, `delete_records` or a producer state rebuilt from an older
     /// snapshot after a crash) does not hold the LSO below offsets the log no longer has.
     pub fn last_stable_offset(&self) -> i64 {
-        let leo = self.log_end_offset();
+        let hw = self.high_watermark();
         let start = self.log_start_offset();
         self.producer_state
             .lock()
             .first_unstable_offset()
-            .map_or(leo, |o| o.max(start).min(leo))
+            .map_or(hw, |o| o.max(start).min(hw))
     }
 
     /// A copy of the producer state (per-producer entries, ongoing transactions, map end

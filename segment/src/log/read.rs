@@ -3,13 +3,36 @@
 
 use std::sync::Arc;
 
+use index_offset::OffsetPosition;
 use index_txn::AbortedTxn;
 
 use super::Log;
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat};
+use crate::region::RegionFetch;
 use crate::scan::TimestampAndOffset;
-use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment};
+use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentSlice};
+
+/// How far a fetch may read (Kafka's `FetchIsolation`,
+/// `docs/kafka-behaviour.md#fetch-isolation`): the offset a read of
+/// [`Log::read_with`] or [`Log::read_region`] stops before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FetchIsolation {
+    /// Up to the log end offset (Kafka's `LOG_END`: a follower's fetch).
+    LogEnd,
+    /// Up to the [high watermark](Log::high_watermark) (Kafka's `HIGH_WATERMARK`: a
+    /// `read_uncommitted` consumer).
+    HighWatermark,
+    /// Up to the [last stable offset](Log::last_stable_offset), with the aborted
+    /// transactions of the range (Kafka's `TXN_COMMITTED`: a `read_committed` consumer).
+    TxnCommitted,
+}
+
+/// Where a read pass found its answer: the segment and the bytes' place in its `.log`.
+struct Located<F: BatchFormat> {
+    seg: Arc<LogSegment<F>>,
+    slice: SegmentSlice,
+}
 
 impl<F: BatchFormat> Log<F> {
     /// Reads up to `max_bytes` (at least one whole batch) from the batch holding `offset`,
@@ -92,6 +115,7 @@ impl<F: BatchFormat> Log<F> {
                 },
                 records: Vec::new(),
                 first_entry_incomplete: false,
+                aborted_transactions: None,
             });
         };
         // The first batch must reach `offset` (the segment's search guarantees it; a batch
@@ -156,6 +180,271 @@ impl<F: BatchFormat> Log<F> {
         }
     }
 
+    /// Kafka's `UnifiedLog.read(startOffset, maxLength, isolation, minOneMessage)`
+    /// (`docs/kafka-behaviour.md#fetch-isolation`): up to `max_bytes` from the batch
+    /// holding `offset`, in one segment, stopping before the isolation's bound — the log
+    /// end offset, the [high watermark](Self::high_watermark) or the
+    /// [last stable offset](Self::last_stable_offset) — at the position of the batch
+    /// holding that bound in its segment (Kafka's `maxPosition`), so only batches wholly
+    /// below the bound are returned. With `min_one_message` a first batch larger than
+    /// `max_bytes` is returned whole (still not past the bound); without it, cut, with
+    /// [`FetchDataInfo::first_entry_incomplete`].
+    ///
+    /// Answers, besides data:
+    /// * empty records when `offset` is the bound or above it (up to the log end), and
+    ///   where no batch is at or above `offset`; with [`FetchIsolation::LogEnd`] that is
+    ///   at the log end even while an append is in progress (unlike [`read`](Self::read),
+    ///   which may return that append's bytes);
+    /// * [`FetchDataInfo::aborted_transactions`]: `Some` for
+    ///   [`FetchIsolation::TxnCommitted`] (empty for an empty answer), with the aborted
+    ///   transactions that overlap the fetched range by Kafka's rule
+    ///   (`docs/kafka-behaviour.md#fetch-aborted-transactions`), `None` otherwise.
+    ///
+    /// Concurrent changes: as [`read`](Self::read) (the same generation protocol; the
+    /// bound is read within the pass), so every answer is one of the log at one moment.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read): [`SegmentError::OffsetOutOfRange`] outside
+    /// `[log_start_offset, log_end_offset]`, format, I/O and index errors,
+    /// [`SegmentError::IllegalState`] for segment files changed behind the log's back.
+    pub fn read_with(
+        &self,
+        offset: i64,
+        max_bytes: u64,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> Result<FetchDataInfo> {
+        self.stable_pass(|| {
+            let (found, aborted) =
+                self.locate_pass(offset, max_bytes, isolation, min_one_message)?;
+            let Located { seg, slice } = found;
+            let records = if slice.len == 0 {
+                Vec::new()
+            } else {
+                seg.log().read(slice.position, slice.len)?
+            };
+            if let Some(Ok(first)) = format::scan::<F>(&records, 0).next() {
+                if first.info.last_offset < offset {
+                    return Err(self.changed_behind(offset, &slice.meta, &first.info));
+                }
+            }
+            Ok(FetchDataInfo {
+                fetch_offset_metadata: slice.meta,
+                records,
+                first_entry_incomplete: slice.first_entry_incomplete,
+                aborted_transactions: aborted,
+            })
+        })
+    }
+
+    /// The read of [`read_with`](Self::read_with), zero-copy: the same answer as a
+    /// [`FileRegion`](crate::FileRegion) of the segment's `.log` (Kafka's
+    /// `FileRecords.slice`, `docs/kafka-behaviour.md#zero-copy-reads`) instead of copied
+    /// bytes. The region is an owned handle: it stays valid after the segment is rolled,
+    /// renamed `.deleted` by retention and unlinked, and reads what the segment held when
+    /// the read answered; once a truncation cut its bytes it fails with
+    /// [`std::io::ErrorKind::UnexpectedEof`] instead (see [`crate::region`] for exactly
+    /// what each of its calls then gives). Nothing is read here, so the check of
+    /// [`read`](Self::read) against files changed behind the log's back is not made.
+    ///
+    /// # Errors
+    /// As [`read_with`](Self::read_with), without its `IllegalState`.
+    pub fn read_region(
+        &self,
+        offset: i64,
+        max_bytes: u64,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> Result<RegionFetch> {
+        self.stable_pass(|| {
+            let (found, aborted) =
+                self.locate_pass(offset, max_bytes, isolation, min_one_message)?;
+            let Located { seg, slice } = found;
+            Ok(RegionFetch {
+                region: seg.log().slice(slice.position, slice.len)?,
+                fetch_offset_metadata: slice.meta,
+                first_entry_incomplete: slice.first_entry_incomplete,
+                aborted_transactions: aborted,
+            })
+        })
+    }
+
+    /// Runs `pass` until it ran wholly inside one even, unchanged generation of the
+    /// segment map (the protocol of [`read`](Self::read)).
+    pub(super) fn stable_pass<T>(&self, mut pass: impl FnMut() -> Result<T>) -> Result<T> {
+        loop {
+            let seen = self.segments.stable_generation();
+            let found = pass();
+            if self.segments.is_generation(seen) {
+                return found;
+            }
+        }
+    }
+
+    fn changed_behind(
+        &self,
+        offset: i64,
+        meta: &LogOffsetMetadata,
+        first: &crate::format::BatchInfo,
+    ) -> SegmentError {
+        SegmentError::IllegalState {
+            path: self.dir.clone(),
+            reason: format!(
+                "read({offset}) in segment {} found batch {}..={} below the offset: \
+                 the segment files changed behind the log (another process writing \
+                 the directory?); reopen the log to recover them",
+                meta.segment_base_offset, first.base_offset, first.last_offset
+            ),
+        }
+    }
+
+    /// The bound of `isolation` as the pass sees it (never above the log end `leo`).
+    fn isolation_bound(&self, isolation: FetchIsolation, leo: i64) -> i64 {
+        match isolation {
+            FetchIsolation::LogEnd => leo,
+            FetchIsolation::HighWatermark => self.high_watermark().min(leo),
+            FetchIsolation::TxnCommitted => self.last_stable_offset().min(leo),
+        }
+    }
+
+    /// The segment and byte position of offset `o` (Kafka's `convertToOffsetMetadata`):
+    /// the batch holding it, or the first batch above it where the log has a gap; the
+    /// active segment's end where no batch is at or above it.
+    fn position_of(&self, o: i64) -> Result<(Arc<LogSegment<F>>, u64)> {
+        let mut seg = self.segments.floor_segment(o);
+        while let Some(s) = seg {
+            if let Some(t) = s.translate_offset(o, 0)? {
+                return Ok((s, t.position));
+            }
+            seg = self.segments.higher_segment(s.base_offset());
+        }
+        let active = self.segments.active_segment()?;
+        let size = active.size();
+        Ok((active, size))
+    }
+
+    /// An empty answer at offset `o`, at the place [`position_of`](Self::position_of)
+    /// gives (`at_end`: the active segment's end, as [`read`](Self::read) answers).
+    fn empty_at(&self, o: i64, at_end: bool) -> Result<Located<F>> {
+        let (seg, position) = if at_end {
+            let active = self.segments.active_segment()?;
+            let size = active.size();
+            (active, size)
+        } else {
+            self.position_of(o)?
+        };
+        Ok(Located {
+            slice: SegmentSlice {
+                meta: LogOffsetMetadata {
+                    message_offset: o,
+                    segment_base_offset: seg.base_offset(),
+                    relative_position_in_segment: position,
+                },
+                position,
+                len: 0,
+                first_entry_incomplete: false,
+            },
+            seg,
+        })
+    }
+
+    /// One lock-free pass of [`read_with`](Self::read_with) and
+    /// [`read_region`](Self::read_region) (Kafka's `LocalLog.read` with its
+    /// `maxOffsetMetadata`), and the aborted transactions of a `TxnCommitted` read.
+    fn locate_pass(
+        &self,
+        offset: i64,
+        max_bytes: u64,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> Result<(Located<F>, Option<Vec<AbortedTxn>>)> {
+        self.check_in_range(offset)?;
+        let leo = self.log_end_offset();
+        let bound = self.isolation_bound(isolation, leo);
+        let txn = isolation == FetchIsolation::TxnCommitted;
+        if offset >= bound {
+            let empty = self.empty_at(offset, offset >= leo)?;
+            return Ok((empty, txn.then(Vec::new)));
+        }
+        // Kafka's `maxPosition`: segments below the bound's segment are read to their
+        // size, the bound's segment up to the bound's batch, later ones not at all.
+        let limit = if bound >= leo {
+            None
+        } else {
+            let (s, p) = self.position_of(bound)?;
+            Some((s.base_offset(), p))
+        };
+        let max_position = |s: &LogSegment<F>, size: u64| match limit {
+            None => Some(size),
+            Some((base, _)) if s.base_offset() < base => Some(size),
+            Some((base, p)) if s.base_offset() == base => Some(p.min(size)),
+            Some(_) => None,
+        };
+        'pass: loop {
+            let mut passed: Vec<(Arc<LogSegment<F>>, u64)> = Vec::new();
+            let mut seg = self.segments.floor_segment(offset);
+            while let Some(s) = seg {
+                let size = s.size();
+                let max = max_position(&s, size);
+                if let Some(slice) = s.slice_with(offset, max_bytes, max, min_one_message)? {
+                    // As in `read_from_segments`: an answer past segments that grew since
+                    // they were searched may have skipped the batch that holds `offset`.
+                    if passed.iter().any(|(p, was)| p.size() != *was) {
+                        continue 'pass;
+                    }
+                    let aborted = if txn {
+                        Some(self.aborted_in_fetch(offset, &s, &slice, leo)?)
+                    } else {
+                        None
+                    };
+                    return Ok((Located { seg: s, slice }, aborted));
+                }
+                seg = self.segments.higher_segment(s.base_offset());
+                passed.push((s, size));
+            }
+            // No batch at or above `offset` (a gap that reaches the log end).
+            return Ok((self.empty_at(offset, true)?, txn.then(Vec::new)));
+        }
+    }
+
+    /// Kafka's `LocalLog.addAbortedTransactions`: the fetch's upper bound is the offset of
+    /// the first offset-index entry at or after the fetched range's end in its segment
+    /// (`fetchUpperBoundOffset`), else the next segment's base offset, else the log end;
+    /// the aborted transactions with `last_offset ≥ offset` and `first_offset` below that
+    /// bound are collected from the fetch's segment on, until a segment's search is
+    /// complete (`docs/kafka-behaviour.md#fetch-aborted-transactions`).
+    fn aborted_in_fetch(
+        &self,
+        offset: i64,
+        seg: &Arc<LogSegment<F>>,
+        slice: &SegmentSlice,
+        leo: i64,
+    ) -> Result<Vec<AbortedTxn>> {
+        let start = OffsetPosition {
+            offset: slice.meta.message_offset,
+            position: u32::try_from(slice.position).unwrap_or(u32::MAX),
+        };
+        let fetch_size = i32::try_from(slice.len).unwrap_or(i32::MAX);
+        let upper = match seg.fetch_upper_bound_offset(start, fetch_size)? {
+            Some(o) => o,
+            None => self
+                .segments
+                .higher_segment(seg.base_offset())
+                .map_or(leo, |n| n.base_offset()),
+        };
+        let mut out = Vec::new();
+        let mut cur = Some(seg.clone());
+        while let Some(s) = cur {
+            let r = s.collect_aborted_txns(offset, upper)?;
+            out.extend(r.aborted_transactions);
+            if r.is_complete {
+                break;
+            }
+            cur = self.segments.higher_segment(s.base_offset());
+        }
+        Ok(out)
+    }
+
     /// Kafka's `fetchOffsetByTimestamp` for a real timestamp: the first record at or after
     /// `timestamp` (ms since epoch) with offset ≥ the log start offset. Segments are tried
     /// in order, starting with the first whose largest record timestamp reaches the
@@ -164,6 +453,11 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// Within a batch the answer is [`BatchFormat::search_timestamp`]'s: the exact record
     /// for Kafka's format, the batch's first offset for a format that keeps the default.
+    ///
+    /// `timestamp` is a real timestamp: the ListOffsets sentinels (−1 latest, −2
+    /// earliest, −3 max timestamp, ...) mean nothing here (a negative target matches the
+    /// first record); [`fetch_offset_by_timestamp`](Self::fetch_offset_by_timestamp)
+    /// answers them as Kafka does.
     ///
     /// # Errors
     /// Index, format and I/O errors.

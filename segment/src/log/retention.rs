@@ -17,14 +17,20 @@ impl<F: BatchFormat> Log<F> {
     /// removed by the next [`delete_old_segments`](Self::delete_old_segments). Returns the
     /// new log start offset.
     ///
+    /// The high watermark bounds it (Kafka's `maybeIncrementLogStartOffset`): an offset
+    /// above [`high_watermark`](Self::high_watermark) is refused; a high watermark below
+    /// the new log start comes up to it (`docs/kafka-behaviour.md#high-watermark`). While
+    /// the high watermark follows the log end that bound is the log end.
+    ///
     /// # Errors
     /// [`SegmentError::IllegalState`] if the log is offline (nothing is deleted or written).
-    /// [`SegmentError::OffsetOutOfRange`] if `offset` is beyond the log end; I/O.
+    /// [`SegmentError::OffsetOutOfRange`] if `offset` is beyond the high watermark (the
+    /// log end unless it is [manual](crate::LogOptions::manual_high_watermark)); I/O.
     pub fn increment_log_start_offset(&self, offset: i64) -> Result<i64> {
         let _g = self.lock.lock();
         self.check_online()?;
         let leo = self.log_end_offset();
-        if offset > leo {
+        if offset > leo || offset > self.high_watermark() {
             return Err(SegmentError::OffsetOutOfRange {
                 path: self.dir.clone(),
                 offset,
@@ -35,6 +41,7 @@ impl<F: BatchFormat> Log<F> {
         let cur = self.log_start_offset();
         if offset > cur {
             self.log_start_offset.store(offset, Ordering::Release);
+            self.high_watermark_after_log_start_raised();
             self.checkpoint(LOG_START_OFFSET_FILE, offset)?;
             self.state_after_log_start_incremented(offset)?;
         }
@@ -58,7 +65,11 @@ impl<F: BatchFormat> Log<F> {
     /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
     /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
     /// (the next segment's base, or the log end for the last one, is at or below it).
-    /// The prefix rule stops at the first segment that does not qualify (field case B8). An empty
+    /// The prefix rule stops at the first segment that does not qualify (field case B8),
+    /// and at the first segment whose upper bound (the next segment's base offset, or the
+    /// log end) is above the [high watermark](Self::high_watermark) (Kafka's
+    /// `deletableSegments`, `docs/kafka-behaviour.md#high-watermark`; only a
+    /// [manual](crate::LogOptions::manual_high_watermark) one can be below it). An empty
     /// last segment is never deleted; when every segment qualifies a new empty active
     /// segment is rolled first. Returns the number of segments deleted.
     ///
@@ -111,10 +122,14 @@ impl<F: BatchFormat> Log<F> {
     ) -> Result<usize> {
         let segs = self.segments.values();
         let mut deletable = Vec::new();
+        let hw = self.high_watermark();
+        let leo = self.log_end_offset();
         for (i, s) in segs.iter().enumerate() {
             let next = segs.get(i + 1).map(|n| n.base_offset());
             let last_and_empty = next.is_none() && s.size() == 0;
-            if !last_and_empty && pred(s, next)? {
+            // Kafka's `deletableSegments`: a segment whose upper bound (the next base
+            // offset, or the log end) is above the high watermark is never deleted.
+            if !last_and_empty && hw >= next.unwrap_or(leo) && pred(s, next)? {
                 deletable.push(s.clone());
             } else {
                 break;
@@ -134,6 +149,7 @@ impl<F: BatchFormat> Log<F> {
         // segment or an offset out of range, never a hole.
         if first_kept > self.log_start_offset() {
             self.log_start_offset.store(first_kept, Ordering::Release);
+            self.high_watermark_after_log_start_raised();
             self.checkpoint(LOG_START_OFFSET_FILE, first_kept)?;
             self.state_after_log_start_incremented(first_kept)?;
         }

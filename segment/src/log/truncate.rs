@@ -48,6 +48,8 @@ impl<F: BatchFormat> Log<F> {
             // Publish the lowered end first: from here every offset at or above `offset` is
             // out of range (the end only moves further down below).
             self.log_end_offset.store(offset, Ordering::Release);
+            // Kafka's `truncateTo`: a high watermark above the new end comes down to it.
+            self.high_watermark_after_truncate();
             let truncated = self.truncate_segments_locked(offset);
             let leo = match truncated {
                 Ok(leo) => leo,
@@ -65,6 +67,7 @@ impl<F: BatchFormat> Log<F> {
                 return Ok(true);
             }
             self.log_end_offset.store(leo, Ordering::Release);
+            self.high_watermark_after_truncate();
             leo
         };
         if self.recovery_point() > leo {
@@ -139,6 +142,7 @@ impl<F: BatchFormat> Log<F> {
             }
             if new_offset < self.log_end_offset() {
                 self.log_end_offset.store(new_offset, Ordering::Release);
+                self.high_watermark_after_truncate();
             }
             let replaced = (|| {
                 for s in &self.segments.values() {
@@ -153,6 +157,8 @@ impl<F: BatchFormat> Log<F> {
             }
             self.log_end_offset.store(new_offset, Ordering::Release);
             self.log_start_offset.store(log_start, Ordering::Release);
+            // Kafka's `truncateFullyAndStartAt`: `updateHighWatermark(logEndOffset)`.
+            self.high_watermark_after_restart();
         }
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;

@@ -11,12 +11,14 @@ mod config_validation;
 mod crash_recovery_proptest;
 mod deleted_suffix_delay;
 mod empty_batch_segment;
+mod fetch_isolation;
 mod garbage_checkpoints;
 mod generated_fixture;
 mod io_fault_injection;
 mod kafka_440_producer_state;
 #[cfg(feature = "cli")]
 mod last_offset_i64_max;
+mod leader;
 mod leader_epoch_checkpoint;
 mod legacy_offset_overflow_split;
 mod load_check_errors;

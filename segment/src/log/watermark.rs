@@ -1,0 +1,264 @@
+//! The high watermark of a [`Log`] (Kafka's `UnifiedLog.highWatermark` and its rules) and
+//! the ListOffsets answers of [`Log::fetch_offset_by_timestamp`]
+//! (`docs/kafka-behaviour.md#high-watermark`, `docs/kafka-behaviour.md#list-offsets`).
+
+use std::sync::atomic::Ordering;
+
+use super::Log;
+use crate::error::{Result, SegmentError};
+use crate::format::BatchFormat;
+use crate::scan::Scanner;
+
+/// Kafka's `ListOffsetsRequest.LATEST_TIMESTAMP`: the log end offset.
+pub const LATEST_TIMESTAMP: i64 = -1;
+/// Kafka's `ListOffsetsRequest.EARLIEST_TIMESTAMP`: the log start offset.
+pub const EARLIEST_TIMESTAMP: i64 = -2;
+/// Kafka's `ListOffsetsRequest.MAX_TIMESTAMP`: the record with the largest timestamp.
+pub const MAX_TIMESTAMP: i64 = -3;
+/// Kafka's `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`: the first offset on local
+/// storage (the log start offset, without remote storage).
+pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
+/// Kafka's `ListOffsetsRequest.LATEST_TIERED_TIMESTAMP`: the last offset on remote
+/// storage (none here).
+pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
+/// Kafka 4.4's `EARLIEST_PENDING_UPLOAD_TIMESTAMP`: the first offset not yet uploaded to
+/// remote storage (none here).
+pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
+
+/// An answer of [`Log::fetch_offset_by_timestamp`] (Kafka's
+/// `FileRecords.TimestampAndOffset`, what a ListOffsets response carries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ListedOffset {
+    /// The record's timestamp (ms since epoch), or −1 for the answers of a sentinel other
+    /// than [`MAX_TIMESTAMP`].
+    pub timestamp: i64,
+    /// The offset (−1 for the remote-storage sentinels of a log without it).
+    pub offset: i64,
+    /// The leader epoch of the answer, if known.
+    pub leader_epoch: Option<i32>,
+}
+
+impl<F: BatchFormat> Log<F> {
+    /// Switches to the caller's high watermark at `initial` (clamped); `LogOptions::open`.
+    pub(super) fn enable_manual_high_watermark(&self, initial: i64) {
+        let _g = self.lock.lock();
+        self.manual_hw.store(true, Ordering::Release);
+        self.high_watermark
+            .store(self.clamped_high_watermark(initial), Ordering::Release);
+    }
+
+    /// Whether the high watermark is the caller's
+    /// ([`LogOptions::manual_high_watermark`](crate::LogOptions::manual_high_watermark)).
+    pub fn has_manual_high_watermark(&self) -> bool {
+        self.manual_hw.load(Ordering::Acquire)
+    }
+
+    /// The high watermark: the offset below which a `read_uncommitted` consumer may read
+    /// ([`FetchIsolation::HighWatermark`](crate::FetchIsolation)). The log end offset,
+    /// unless the log was opened with
+    /// [`manual_high_watermark`](crate::LogOptions::manual_high_watermark), where it is
+    /// the caller's value, kept by Kafka's rules in `[log start, log end]`
+    /// (`docs/kafka-behaviour.md#high-watermark`).
+    pub fn high_watermark(&self) -> i64 {
+        if self.manual_hw.load(Ordering::Acquire) {
+            self.high_watermark.load(Ordering::Acquire)
+        } else {
+            self.log_end_offset()
+        }
+    }
+
+    /// Kafka's `updateHighWatermark`: sets the high watermark to `hw` clamped to the log
+    /// (below the log start offset: the log start offset; at or above the log end
+    /// offset: the log end offset), up or down; returns the value set.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if the log was not opened with
+    /// [`manual_high_watermark`](crate::LogOptions::manual_high_watermark) (its high
+    /// watermark follows the log end).
+    pub fn update_high_watermark(&self, hw: i64) -> Result<i64> {
+        let _g = self.lock.lock();
+        self.check_manual_hw()?;
+        let v = self.clamped_high_watermark(hw);
+        self.high_watermark.store(v, Ordering::Release);
+        Ok(v)
+    }
+
+    /// Kafka's `maybeIncrementHighWatermark`: raises the high watermark to `hw` if that is
+    /// above it; returns the old high watermark if it moved, `None` if not (a lower or
+    /// equal `hw` changes nothing).
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] if `hw` is above the log end offset (Kafka's
+    /// `IllegalArgumentException`), or if the log was not opened with
+    /// [`manual_high_watermark`](crate::LogOptions::manual_high_watermark).
+    pub fn maybe_increment_high_watermark(&self, hw: i64) -> Result<Option<i64>> {
+        let _g = self.lock.lock();
+        self.check_manual_hw()?;
+        let leo = self.log_end_offset();
+        if hw > leo {
+            return Err(SegmentError::arg(format!(
+                "high watermark {hw} update exceeds the log end offset {leo}"
+            )));
+        }
+        let old = self.high_watermark.load(Ordering::Acquire);
+        if hw > old {
+            self.high_watermark.store(hw, Ordering::Release);
+            return Ok(Some(old));
+        }
+        Ok(None)
+    }
+
+    fn check_manual_hw(&self) -> Result<()> {
+        if self.has_manual_high_watermark() {
+            return Ok(());
+        }
+        Err(SegmentError::arg(
+            "the high watermark of this log follows its log end offset; open it with \
+             LogOptions::manual_high_watermark to move it yourself"
+                .to_string(),
+        ))
+    }
+
+    /// Kafka's clamp of `updateHighWatermark` with the current bounds.
+    fn clamped_high_watermark(&self, hw: i64) -> i64 {
+        let start = self.log_start_offset();
+        let leo = self.log_end_offset();
+        if hw < start {
+            start
+        } else if hw >= leo {
+            leo
+        } else {
+            hw
+        }
+    }
+
+    /// After the log end was lowered (Kafka's `truncateTo`): a high watermark above the
+    /// new log end comes down to it. Under the log's lock.
+    pub(super) fn high_watermark_after_truncate(&self) {
+        let leo = self.log_end_offset();
+        if self.high_watermark.load(Ordering::Acquire) >= leo {
+            self.high_watermark.store(leo, Ordering::Release);
+        }
+    }
+
+    /// After `truncate_fully_and_start_at` (Kafka: `updateHighWatermark(logEnd)`): the
+    /// high watermark is the new log end, clamped. Under the log's lock.
+    pub(super) fn high_watermark_after_restart(&self) {
+        let v = self.clamped_high_watermark(self.log_end_offset());
+        self.high_watermark.store(v, Ordering::Release);
+    }
+
+    /// After the log start offset was raised (Kafka's `updateLogStartOffset`): a high
+    /// watermark below it comes up to it. Under the log's lock.
+    pub(super) fn high_watermark_after_log_start_raised(&self) {
+        let start = self.log_start_offset();
+        if self.high_watermark.load(Ordering::Acquire) < start {
+            let v = self.clamped_high_watermark(start);
+            self.high_watermark.store(v, Ordering::Release);
+        }
+    }
+
+    /// Kafka 4.4's `fetchOffsetByTimestamp` without remote storage, the ListOffsets answer
+    /// for `timestamp` (`docs/kafka-behaviour.md#list-offsets`):
+    ///
+    /// | `timestamp` | answer |
+    /// |---|---|
+    /// | −1 [`LATEST_TIMESTAMP`] | `(−1, log end offset, latest epoch of the leader-epoch cache)` |
+    /// | −2 [`EARLIEST_TIMESTAMP`], −4 [`EARLIEST_LOCAL_TIMESTAMP`] | `(−1, log start offset, the cache's earliest epoch if its start offset is ≤ the log start offset)` |
+    /// | −3 [`MAX_TIMESTAMP`] | the record with the largest timestamp: `(its timestamp, its offset, its batch's epoch if ≥ 0)`; `None` if no record has a timestamp (an empty log, magic 0 data) |
+    /// | −5 [`LATEST_TIERED_TIMESTAMP`], −6 [`EARLIEST_PENDING_UPLOAD_TIMESTAMP`] | `(−1, −1, Some(−1))` (nothing is on remote storage) |
+    /// | ≥ 0 | [`offset_for_timestamp`](Self::offset_for_timestamp): the first record at or after it, with its batch's leader epoch; `None` if none |
+    ///
+    /// The −1 answer is the log end offset whatever the high watermark (Kafka's broker,
+    /// not its log, bounds it by the isolation level). For a real timestamp the epoch is
+    /// the batch's `partitionLeaderEpoch`, as Kafka's local search answers
+    /// (`FileRecords.searchForTimestamp`), not the cache's.
+    ///
+    /// Runs under the generation protocol of [`read`](Self::read): concurrent retention
+    /// or truncation makes it look again, never fail.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidArgument`] for a timestamp below −6 (no such sentinel);
+    /// index, format and I/O errors.
+    pub fn fetch_offset_by_timestamp(&self, timestamp: i64) -> Result<Option<ListedOffset>> {
+        match timestamp {
+            EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
+                let start = self.log_start_offset();
+                let epoch = self
+                    .epoch_cache
+                    .lock()
+                    .entries()
+                    .first()
+                    .filter(|&&(_, s)| s <= start)
+                    .map(|&(e, _)| e);
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: start,
+                    leader_epoch: epoch,
+                }))
+            }
+            LATEST_TIMESTAMP => {
+                let leo = self.log_end_offset();
+                let epoch = self.epoch_cache.lock().latest_epoch();
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: leo,
+                    leader_epoch: epoch,
+                }))
+            }
+            LATEST_TIERED_TIMESTAMP | EARLIEST_PENDING_UPLOAD_TIMESTAMP => Ok(Some(ListedOffset {
+                timestamp: -1,
+                offset: -1,
+                leader_epoch: Some(-1),
+            })),
+            MAX_TIMESTAMP => self.stable_pass(|| self.max_timestamp_pass()),
+            t if t < 0 => Err(SegmentError::arg(format!(
+                "timestamp {t} is neither a real timestamp nor a ListOffsets sentinel (-1 to -6)"
+            ))),
+            t => self.stable_pass(|| {
+                Ok(self.offset_for_timestamp(t)?.map(|f| ListedOffset {
+                    timestamp: f.timestamp,
+                    offset: f.offset,
+                    leader_epoch: f.leader_epoch,
+                }))
+            }),
+        }
+    }
+
+    /// Kafka's `MAX_TIMESTAMP` answer: the first segment with the largest
+    /// `maxTimestampSoFar`, its first batch from that entry's index position whose max
+    /// timestamp is it, and that batch's first record carrying it.
+    fn max_timestamp_pass(&self) -> Result<Option<ListedOffset>> {
+        let mut best = None;
+        for s in self.segments.values() {
+            let t = s.max_timestamp_so_far()?;
+            if best.as_ref().is_none_or(|(_, bt)| t > *bt) {
+                best = Some((s, t));
+            }
+        }
+        let Some((seg, ts)) = best else {
+            return Ok(None);
+        };
+        let off = seg.shallow_offset_of_max_timestamp_so_far()?;
+        let pos = u64::from(seg.offset_index()?.lookup(off)?.position);
+        let mut sc = Scanner::<F>::new(seg.log(), pos);
+        while let Some((info, bytes)) = sc.next_batch()? {
+            if info.max_timestamp != ts {
+                continue;
+            }
+            // Kafka's `offsetOfMaxTimestamp`: none for magic 0 (no timestamps).
+            if F::KAFKA_PRODUCER_STATE && info.magic == 0 {
+                return Ok(None);
+            }
+            let found = F::search_timestamp(bytes, info.position, ts, i64::MIN)
+                .map_err(|e| SegmentError::format(seg.log_path(), e))?;
+            return Ok(found.map(|f| ListedOffset {
+                timestamp: info.max_timestamp,
+                offset: f.offset,
+                leader_epoch: (info.partition_leader_epoch >= 0)
+                    .then_some(info.partition_leader_epoch),
+            }));
+        }
+        Ok(None)
+    }
+}
