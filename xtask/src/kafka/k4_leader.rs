@@ -327,7 +327,7 @@ fn from_hex(s: &str) -> Result<Vec<u8>, String> {
     if s == "-" {
         return Ok(Vec::new());
     }
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("odd hex length {}", s.len()));
     }
     (0..s.len())
@@ -405,9 +405,9 @@ impl Gen<'_> {
                     self.now + self.topic.after_max_ms + 1 + self.rng.gen_range(0..10_000)
                 };
             }
-            let key = if keyless && (i == bad_at || self.rng.gen_bool(0.3)) {
-                None
-            } else if self.rng.gen_range(0..5) == 0 && !self.topic.compact {
+            let no_key = (keyless && (i == bad_at || self.rng.gen_bool(0.3)))
+                || (self.rng.gen_range(0..5) == 0 && !self.topic.compact);
+            let key = if no_key {
                 None
             } else {
                 Some(format!("k-{}", self.rng.gen_range(0..13)).into_bytes())
@@ -764,7 +764,7 @@ fn gen_topic(rng: &mut StdRng, i: usize, kind: Kind) -> Topic {
             t.after_max_ms = [60_000, 5_000][rng.gen_range(0..2)];
         }
         Kind::Limits => {
-            if (i / KINDS.len()) % 2 == 0 {
+            if (i / KINDS.len()).is_multiple_of(2) {
                 t.max_message_bytes = 3000;
                 t.segment_bytes = 64 * 1024;
             } else {
