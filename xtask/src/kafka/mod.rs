@@ -8,6 +8,8 @@
 //! * `k1` — Kafka writes, we read (clean shutdown);
 //! * `k3` — Kafka's `OffsetIndex`/`TimeIndex`/`TransactionIndex` against ours;
 //! * `k4-epochs` — Kafka's `LeaderEpochFileCache` and its checkpoint file against ours;
+//! * `k4-leader` — Kafka's `UnifiedLog` leader path (appends, reads, ListOffsets, files)
+//!   against our `Log`;
 //! * `k2` — we write, the broker and Kafka's tools read;
 //! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side;
 //! * `k5-cluster` — a three-broker KRaft cluster takes over a partition we wrote, replicates
@@ -23,6 +25,7 @@ mod k1;
 mod k2;
 mod k3;
 mod k4;
+mod k4_leader;
 mod k5;
 mod ours;
 
@@ -36,11 +39,12 @@ const USAGE: &str = "\
 usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
                          [--keep] [--sabotage NAME|all]
 
-  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k2, k1-crash,
-                     k5-cluster)
+  --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
+                     k1-crash, k5-cluster)
   --scale N          workload size factor (default 3)
-  --seed N           the seed of the randomised scenarios (k3, k4-epochs, k1-crash); default: a new
-                     one per run, printed, so that a failure can be replayed
+  --seed N           the seed of the randomised scenarios (k3, k4-epochs, k4-leader,
+                     k1-crash); default: a new one per run, printed, so that a failure
+                     can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/
   --keep             keep the scratch directory (printed) for inspection
@@ -49,7 +53,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
-                       k5-cluster-drop-record
+                       k4-leader-dup-offsets, k5-cluster-drop-record
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -109,6 +113,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-epochs",
         what: "our assign of another epoch at the latest entry's start offset keeps the older epoch (Kafka replaces it)",
         expect: &["equal start offset"],
+    },
+    Sabotage {
+        name: "k4-leader-dup-offsets",
+        scenario: "k4-leader",
+        what: "our answer to a duplicate (a retried batch) is shifted one offset past the original",
+        expect: &["[duplicate]"],
     },
     Sabotage {
         name: "k5-cluster-drop-record",
@@ -259,6 +269,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k1", k1_clean),
     ("k3", k3::run),
     ("k4-epochs", k4::run),
+    ("k4-leader", k4_leader::run),
     ("k2", k2::run),
     ("k1-crash", crash::run),
     ("k5-cluster", k5::run),

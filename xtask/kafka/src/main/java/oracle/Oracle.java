@@ -10,6 +10,7 @@ package oracle;
  *   answers    BOOTSTRAP OUT.json T.. record offsets, offsetsForTimes and consumed records
  *   k3         IN.txt OUT.txt         answer index queries with OffsetIndex/TimeIndex/TransactionIndex
  *   k4-epochs  IN.txt OUT.txt         run leader-epoch histories on LeaderEpochFileCache
+ *   k4-leader  IN.txt OUT.txt         run leader appends, reads and ListOffsets on UnifiedLog
  *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
  *   cluster-*  ...                    the k5-cluster topic, reassignment and failover (Cluster)
@@ -20,7 +21,7 @@ public final class Oracle {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: oracle <k1-produce|answers|k3|k4-epochs|txn-open> ...");
+            System.err.println("usage: oracle <k1-produce|answers|k3|k4-epochs|k4-leader|txn-open> ...");
             System.exit(2);
         }
         String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
@@ -36,6 +37,7 @@ public final class Oracle {
             case "cluster-await-leader" -> Cluster.awaitLeader(rest);
             case "k3" -> IndexOracle.run(rest);
             case "k4-epochs" -> EpochOracle.run(rest);
+            case "k4-leader" -> LeaderOracle.run(rest);
             default -> {
                 System.err.println("unknown subcommand " + args[0]);
                 System.exit(2);
