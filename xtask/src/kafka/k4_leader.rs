@@ -1052,7 +1052,8 @@ fn logical(bytes: &[u8]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut pos = 0u64;
     while (pos as usize) < bytes.len() {
-        let b = match RecordBatch::at(bytes, pos) {
+        let rest = bytes.get(pos as usize..).unwrap_or_default();
+        let b = match RecordBatch::at(rest, pos) {
             Ok(b) => b,
             // A read may end mid-batch.
             Err(_) => {
@@ -1097,7 +1098,7 @@ fn batch_starts(log: &[u8]) -> HashMap<u64, usize> {
     let mut pos = 0u64;
     let mut k = 0;
     while (pos as usize) < log.len() {
-        let Ok(b) = RecordBatch::at(log, pos) else {
+        let Ok(b) = RecordBatch::at(log.get(pos as usize..).unwrap_or_default(), pos) else {
             break;
         };
         if b.size_in_bytes() == 0 {
@@ -1114,7 +1115,13 @@ fn batch_starts(log: &[u8]) -> HashMap<u64, usize> {
 /// points at (`.index`: 8-byte entries, `.timeindex`: 12-byte).
 fn index_by_ordinal(index: &[u8], entry: usize, log: &[u8]) -> Vec<String> {
     let starts = batch_starts(log);
-    index
+    // Kafka leaves the active segment's indexes at their preallocated size: the
+    // zero-filled slots after the last entry are not entries (a first entry may be zero).
+    let mut used = index.len() / entry;
+    while used > 1 && index[(used - 1) * entry..used * entry].iter().all(|&b| b == 0) {
+        used -= 1;
+    }
+    index[..used * entry]
         .chunks(entry)
         .map(|e| {
             if entry == 8 {
