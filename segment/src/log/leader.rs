@@ -182,6 +182,13 @@ impl<F: BatchFormat> Log<F> {
         if v.rebuilt {
             self.check_max_message_bytes(v.bytes.len(), "the recompressed batch")?;
         }
+        // Kafka's `UnifiedLog.append` assigns the epoch's start offset here, before the
+        // segment-size check, the roll and the producer-state checks: a batch refused by
+        // them, or a retry answered as a duplicate, still starts the epoch at the offset
+        // it would have had (`docs/kafka-behaviour.md#leader-append-epoch`).
+        if self.epoch_cache.lock().assign(leader_epoch, first_offset) {
+            self.epochs_pending.store(true, Ordering::Release);
+        }
         self.check_segment_bytes(v.bytes.len())?;
         let info = F::parse_header(&v.bytes, 0).map_err(|e| format_rejected(&e))?;
         let marker = Self::parse_marker(&v.bytes, &info)?;
@@ -208,10 +215,6 @@ impl<F: BatchFormat> Log<F> {
         if info.producer_id >= 0 {
             let dup = producer::check(&self.producer_state.lock(), &info, marker.as_ref(), origin)?;
             if let Some(dup) = dup {
-                // Kafka assigns the epoch's start before it knows the batch is a retry.
-                if self.epoch_cache.lock().assign(leader_epoch, first_offset) {
-                    self.epochs_pending.store(true, Ordering::Release);
-                }
                 out.first_offset = dup.first_offset();
                 out.last_offset = dup.last_offset;
                 out.log_append_time = dup.timestamp;

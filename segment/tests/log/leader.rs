@@ -889,3 +889,40 @@ fn offsets_never_overflow() {
         .append_as_leader(&plain(1, NOW), 0, AppendOrigin::Client)
         .is_err());
 }
+
+/// Kafka's `UnifiedLog.append` assigns a new leader epoch's start offset before the
+/// segment-size and producer-state checks (docs/kafka-behaviour.md#leader-append-epoch):
+/// a refused batch and a duplicate leave the epoch at the offset they would have had.
+#[test]
+fn a_new_epoch_starts_even_when_the_batch_is_refused_after_validation() {
+    let (_d, log, _t) = leader_log(LogConfig::default());
+    let c = AppendOrigin::Client;
+    log.append_as_leader(&produce(1, 0, 0, 2, NOW), 0, c)
+        .unwrap();
+    assert_eq!(log.leader_epochs(), vec![(0, 0)]);
+    // A sequence gap at epoch 1: refused, but epoch 1 starts at 2.
+    let (e, _, _) = rejected(log.append_as_leader(&produce(1, 0, 5, 1, NOW), 1, c));
+    assert_eq!(e, KafkaError::OutOfOrderSequenceNumber);
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (1, 2)]);
+    assert_eq!(log.log_end_offset(), 2);
+    // A retry at epoch 2: a duplicate, and epoch 2 starts at 2 (replacing epoch 1).
+    let a = log
+        .append_as_leader(&produce(1, 0, 0, 2, NOW), 2, c)
+        .unwrap();
+    assert!(a.duplicate);
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (2, 2)]);
+    // A validation failure (a compacted topic's keyless record) comes first: no epoch.
+    let (_d2, log2, _t2) = leader_log(LogConfig {
+        compact: true,
+        ..LogConfig::default()
+    });
+    let keyless = BatchBuilder::new(0)
+        .record(NOW, None, Some(b"v"))
+        .build()
+        .unwrap();
+    assert_eq!(
+        rejected(log2.append_as_leader(&keyless, 3, c)).0,
+        KafkaError::InvalidRecord
+    );
+    assert!(log2.leader_epochs().is_empty());
+}
