@@ -1237,9 +1237,12 @@ impl<F: BatchFormat> LogSegment<F> {
         Ok(())
     }
 
-    /// Kafka's `close`: appends the final time-index entry if the max timestamp is known,
-    /// then closes (trim + unmap) the indexes if loaded, trims and flushes the `.log`, and
-    /// closes the transaction index. Every step is attempted; the first error is returned.
+    /// Kafka 3.x's `close`: appends the final time-index entry if the max timestamp is
+    /// known, then closes (trim + unmap) the indexes if loaded, trims and flushes the
+    /// `.log`, and closes the transaction index. Every step is attempted; the first error
+    /// is returned. Kafka 4.4 no longer appends the final entry, which hides the active
+    /// segment's unindexed tail from timestamp searches after a restart; we keep it
+    /// (`docs/kafka-behaviour.md#close-no-time-entry`).
     ///
     /// Unlike Kafka, every trim is made durable before `close` returns, so a clean-shutdown
     /// marker written after it never covers an untrimmed file: an index a close trimmed is

@@ -149,6 +149,7 @@ impl<F: BatchFormat> Log<F> {
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
             manual_hw: std::sync::atomic::AtomicBool::new(false),
             high_watermark: AtomicI64::new(0),
+            hw_offset_only: std::sync::atomic::AtomicBool::new(false),
         };
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;

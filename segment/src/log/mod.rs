@@ -361,6 +361,9 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     manual_hw: std::sync::atomic::AtomicBool,
     /// The caller's high watermark (only read when `manual_hw`).
     high_watermark: AtomicI64,
+    /// Whether `high_watermark` is a bare offset not yet converted to the batch holding
+    /// it (Kafka's `messageOffsetOnly` metadata; `docs/kafka-behaviour.md#hw-offset-only`).
+    hw_offset_only: std::sync::atomic::AtomicBool,
 }
 
 impl<F: BatchFormat> Log<F> {

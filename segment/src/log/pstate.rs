@@ -136,6 +136,9 @@ impl<F: BatchFormat> Log<F> {
             leo,
             self.clock.milliseconds(),
         )?;
+        if !self.has_manual_high_watermark() {
+            ps.on_high_watermark_updated(leo);
+        }
         *self.producer_state.lock() = ps;
         Ok(())
     }
@@ -197,6 +200,10 @@ impl<F: BatchFormat> Log<F> {
                 }
             }
             ps.set_map_end_offset(last_offset + 1);
+            if !self.has_manual_high_watermark() {
+                // The high watermark is the log end: it passes every marker just written.
+                ps.on_high_watermark_updated(last_offset + 1);
+            }
             if epochs_changed {
                 self.epochs_pending.store(true, Ordering::Release);
             }
@@ -280,7 +287,11 @@ impl<F: BatchFormat> Log<F> {
             self.log_start_offset(),
             leo,
             self.clock.milliseconds(),
-        )
+        )?;
+        if !self.has_manual_high_watermark() {
+            ps.on_high_watermark_updated(leo);
+        }
+        Ok(())
     }
 
     /// Kafka's `truncateFullyAndStartAt`: no producer, no snapshot, no epoch.

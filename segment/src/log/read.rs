@@ -219,6 +219,9 @@ impl<F: BatchFormat> Log<F> {
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<FetchDataInfo> {
+        if isolation != FetchIsolation::LogEnd {
+            self.resolve_high_watermark()?;
+        }
         self.stable_pass(|| {
             let (found, aborted) =
                 self.locate_pass(offset, max_bytes, isolation, min_one_message)?;
@@ -261,6 +264,9 @@ impl<F: BatchFormat> Log<F> {
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<RegionFetch> {
+        if isolation != FetchIsolation::LogEnd {
+            self.resolve_high_watermark()?;
+        }
         self.stable_pass(|| {
             let (found, aborted) =
                 self.locate_pass(offset, max_bytes, isolation, min_one_message)?;
@@ -322,8 +328,14 @@ impl<F: BatchFormat> Log<F> {
         let mut last = None;
         while let Some(s) = seg {
             let size = s.size();
-            if let Some(t) = s.translate_offset(o, 0)? {
-                return Ok((s, t.position));
+            // An empty segment holds no batch: its offset index is not searched, so a
+            // bound in a segment just rolled does not create its `.index` (Kafka's bound
+            // there is the log end's metadata and loads no index; see
+            // `docs/kafka-behaviour.md#lazy-index-files`).
+            if size > 0 {
+                if let Some(t) = s.translate_offset(o, 0)? {
+                    return Ok((s, t.position));
+                }
             }
             seg = self.segments.higher_segment(s.base_offset());
             last = Some((s, size));

@@ -54,8 +54,72 @@ impl<F: BatchFormat> Log<F> {
     pub(super) fn enable_manual_high_watermark(&self, initial: i64) {
         let _g = self.lock.lock();
         self.manual_hw.store(true, Ordering::Release);
-        self.high_watermark
-            .store(self.clamped_high_watermark(initial), Ordering::Release);
+        self.set_high_watermark(self.clamped_high_watermark(initial));
+    }
+
+    /// Stores `v` (already clamped) as Kafka's `updateHighWatermark` does: at the log end
+    /// it is the log end's metadata, below it a bare offset that a bounded read converts
+    /// later ([`resolve_high_watermark`](Self::resolve_high_watermark)). Under the lock.
+    fn set_high_watermark(&self, v: i64) {
+        let bare = v < self.log_end_offset();
+        self.store_high_watermark(v);
+        self.hw_offset_only.store(bare, Ordering::Release);
+    }
+
+    /// Kafka's `updateHighWatermarkMetadata`: stores `v` and tells the producer state
+    /// (`onHighWatermarkUpdated`), so decided transactions below it stop being unstable.
+    /// Under the lock.
+    fn store_high_watermark(&self, v: i64) {
+        self.high_watermark.store(v, Ordering::Release);
+        self.producer_state.lock().on_high_watermark_updated(v);
+    }
+
+    /// Kafka's `fetchHighWatermarkMetadata`: a high watermark held as a bare offset is
+    /// converted to the batch that holds it (or, in a gap, the first batch above it), and
+    /// takes **that batch's base offset** (Kafka 4.4's `FileRecords.searchForOffsetFromPosition`
+    /// answers base offsets). A high watermark set inside a batch thus comes down to the
+    /// batch's start at the first read bounded by it
+    /// (`docs/kafka-behaviour.md#hw-offset-only`). A no-op unless manual and bare.
+    ///
+    /// # Errors
+    /// Index, format and I/O errors of the search.
+    pub(super) fn resolve_high_watermark(&self) -> Result<()> {
+        if !self.has_manual_high_watermark() || !self.hw_offset_only.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _g = self.lock.lock();
+        self.resolve_high_watermark_locked()
+    }
+
+    /// [`resolve_high_watermark`](Self::resolve_high_watermark) under the log's lock.
+    fn resolve_high_watermark_locked(&self) -> Result<()> {
+        if !self.hw_offset_only.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let hw = self.high_watermark.load(Ordering::Acquire);
+        if hw >= self.log_end_offset() {
+            self.hw_offset_only.store(false, Ordering::Release);
+            return Ok(());
+        }
+        let base = self.stable_pass(|| {
+            let mut seg = self.segments.floor_segment(hw);
+            while let Some(s) = seg {
+                if s.size() > 0 {
+                    if let Some(t) = s.translate_offset(hw, 0)? {
+                        let mut sc = Scanner::<F>::new(s.log(), t.position);
+                        return Ok(sc.next_batch()?.map(|(info, _)| info.base_offset));
+                    }
+                }
+                seg = self.segments.higher_segment(s.base_offset());
+            }
+            Ok(None)
+        })?;
+        // Kafka's `maybeConvertToOffsetMetadata`: out of range, the offset stays bare.
+        if let Some(b) = base {
+            self.store_high_watermark(b);
+            self.hw_offset_only.store(false, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Whether the high watermark is the caller's
@@ -90,7 +154,7 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.check_manual_hw()?;
         let v = self.clamped_high_watermark(hw);
-        self.high_watermark.store(v, Ordering::Release);
+        self.set_high_watermark(v);
         Ok(v)
     }
 
@@ -111,9 +175,13 @@ impl<F: BatchFormat> Log<F> {
                 "high watermark {hw} update exceeds the log end offset {leo}"
             )));
         }
+        // Kafka compares with `fetchHighWatermarkMetadata()`, converted first.
+        self.resolve_high_watermark_locked()?;
         let old = self.high_watermark.load(Ordering::Acquire);
         if hw > old {
-            self.high_watermark.store(hw, Ordering::Release);
+            // Kafka's callers pass a replica's log end metadata: a batch boundary, whole.
+            self.store_high_watermark(hw);
+            self.hw_offset_only.store(false, Ordering::Release);
             return Ok(Some(old));
         }
         Ok(None)
@@ -148,7 +216,8 @@ impl<F: BatchFormat> Log<F> {
     pub(super) fn high_watermark_after_truncate(&self) {
         let leo = self.log_end_offset();
         if self.high_watermark.load(Ordering::Acquire) >= leo {
-            self.high_watermark.store(leo, Ordering::Release);
+            self.store_high_watermark(leo);
+            self.hw_offset_only.store(false, Ordering::Release);
         }
     }
 
@@ -156,7 +225,8 @@ impl<F: BatchFormat> Log<F> {
     /// high watermark is the new log end, clamped. Under the log's lock.
     pub(super) fn high_watermark_after_restart(&self) {
         let v = self.clamped_high_watermark(self.log_end_offset());
-        self.high_watermark.store(v, Ordering::Release);
+        self.store_high_watermark(v);
+        self.hw_offset_only.store(false, Ordering::Release);
     }
 
     /// After the log start offset was raised (Kafka's `updateLogStartOffset`): a high
@@ -164,8 +234,7 @@ impl<F: BatchFormat> Log<F> {
     pub(super) fn high_watermark_after_log_start_raised(&self) {
         let start = self.log_start_offset();
         if self.high_watermark.load(Ordering::Acquire) < start {
-            let v = self.clamped_high_watermark(start);
-            self.high_watermark.store(v, Ordering::Release);
+            self.set_high_watermark(self.clamped_high_watermark(start));
         }
     }
 

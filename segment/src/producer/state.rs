@@ -51,6 +51,9 @@ pub struct ProducerStateManager {
     producers: BTreeMap<i64, ProducerStateEntry>,
     /// Ongoing transactions: first offset → producer id (Kafka's `ongoingTxns`).
     ongoing: BTreeMap<i64, i64>,
+    /// Decided transactions whose marker the high watermark has not passed yet: first
+    /// offset → last offset (the marker's offset; Kafka's `unreplicatedTxns`).
+    unreplicated: BTreeMap<i64, i64>,
     map_end_offset: i64,
     last_snap_offset: i64,
     snapshots: BTreeMap<i64, PathBuf>,
@@ -67,6 +70,7 @@ impl Default for ProducerStateManager {
         ProducerStateManager {
             producers: BTreeMap::new(),
             ongoing: BTreeMap::new(),
+            unreplicated: BTreeMap::new(),
             map_end_offset: 0,
             last_snap_offset: 0,
             snapshots: BTreeMap::new(),
@@ -143,10 +147,30 @@ impl ProducerStateManager {
     }
 
     /// The first offset of the earliest ongoing transaction (Kafka's
-    /// `firstUndecidedOffset`; without replication every decided transaction is
-    /// replicated, so it is also the first unstable offset).
-    pub fn first_unstable_offset(&self) -> Option<i64> {
+    /// `firstUndecidedOffset`).
+    pub fn first_undecided_offset(&self) -> Option<i64> {
         self.ongoing.keys().next().copied()
+    }
+
+    /// The first offset of the earliest transaction that is ongoing, or decided with a
+    /// marker the high watermark has not passed (Kafka's `firstUnstableOffset`: the
+    /// earlier of `ongoingTxns` and `unreplicatedTxns`). A log whose high watermark
+    /// follows its end passes every marker at once, so there it equals
+    /// [`first_undecided_offset`](Self::first_undecided_offset)
+    /// (`docs/kafka-behaviour.md#unreplicated-transactions`).
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        let a = self.ongoing.keys().next().copied();
+        let b = self.unreplicated.keys().next().copied();
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
+    }
+
+    /// Kafka's `onHighWatermarkUpdated`: the decided transactions whose marker is below
+    /// `high_watermark` are no longer unstable (`removeUnreplicatedTransactions`).
+    pub fn on_high_watermark_updated(&mut self, high_watermark: i64) {
+        self.unreplicated.retain(|_, last| *last >= high_watermark);
     }
 
     /// Kafka's `lastStableOffset(completedTxn)`: the first offset of the earliest ongoing
@@ -228,6 +252,8 @@ impl ProducerStateManager {
     pub fn complete_txn(&mut self, completed: &CompletedTxn) {
         if self.ongoing.get(&completed.first_offset) == Some(&completed.producer_id) {
             self.ongoing.remove(&completed.first_offset);
+            self.unreplicated
+                .insert(completed.first_offset, completed.last_offset);
         }
     }
 
@@ -265,6 +291,7 @@ impl ProducerStateManager {
     fn clear(&mut self) {
         self.producers.clear();
         self.ongoing.clear();
+        self.unreplicated.clear();
     }
 
     fn load_entry(&mut self, mut e: ProducerStateEntry) {
@@ -489,6 +516,7 @@ impl ProducerStateManager {
     /// Kafka's `onLogStartOffsetIncremented`: moves the map end offset up to the new log
     /// start if it is below it.
     pub fn on_log_start_offset_incremented(&mut self, log_start_offset: i64) {
+        self.on_high_watermark_updated(log_start_offset);
         if self.map_end_offset < log_start_offset {
             self.map_end_offset = log_start_offset;
         }

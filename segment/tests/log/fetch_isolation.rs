@@ -184,9 +184,78 @@ fn the_last_stable_offset_is_bounded_by_the_high_watermark() {
     assert_eq!(log.last_stable_offset(), 1);
     log.append(&control_batch(3, 7, 0, ControlRecordType::Commit, 0, 3).unwrap())
         .unwrap();
-    assert_eq!(log.last_stable_offset(), 3);
+    // Decided, but its marker (3) is not below the high watermark (3): Kafka's
+    // `unreplicatedTxns` keep it unstable (docs/kafka-behaviour.md#unreplicated-transactions).
+    assert_eq!(log.last_stable_offset(), 1);
     log.update_high_watermark(4).unwrap();
     assert_eq!(log.last_stable_offset(), 4);
+    // Dropped for good: a lower high watermark does not make it unstable again.
+    log.update_high_watermark(2).unwrap();
+    assert_eq!(log.last_stable_offset(), 2);
+    log.update_high_watermark(4).unwrap();
+    assert_eq!(log.last_stable_offset(), 4);
+}
+
+#[test]
+fn a_high_watermark_inside_a_batch_comes_down_to_its_base_at_a_bounded_read() {
+    let dir = tmpdir();
+    let log = open_hw(dir.path(), LogConfig::default(), 0);
+    log.append(&batch(0, 5, 0)).unwrap();
+    log.append(&batch(5, 5, 0)).unwrap();
+    log.append(&batch(10, 5, 0)).unwrap();
+    // Kafka's `updateHighWatermark` answers the clamped offset and keeps it bare ...
+    assert_eq!(log.update_high_watermark(7).unwrap(), 7);
+    assert_eq!(log.high_watermark(), 7);
+    // ... a log-end read does not convert it ...
+    log.read_with(0, 1 << 20, FetchIsolation::LogEnd, true)
+        .unwrap();
+    assert_eq!(log.high_watermark(), 7);
+    // ... a read bounded by it does, to the base offset of the batch holding 7.
+    let r = log
+        .read_with(0, 1 << 20, FetchIsolation::HighWatermark, true)
+        .unwrap();
+    assert_eq!(log.high_watermark(), 5);
+    assert_eq!(
+        r.records,
+        log.read(0, 1 << 20).unwrap().records[..batch(0, 5, 0).len()]
+    );
+    // At a batch boundary nothing moves; at the log end it is the log end's metadata.
+    log.update_high_watermark(10).unwrap();
+    log.read_with(0, 1 << 20, FetchIsolation::TxnCommitted, true)
+        .unwrap();
+    assert_eq!(log.high_watermark(), 10);
+    log.update_high_watermark(99).unwrap();
+    log.read_with(0, 1 << 20, FetchIsolation::HighWatermark, true)
+        .unwrap();
+    assert_eq!(log.high_watermark(), 15);
+    // `maybe_increment_high_watermark` compares with the converted value.
+    log.update_high_watermark(12).unwrap();
+    assert_eq!(log.maybe_increment_high_watermark(11).unwrap(), Some(10));
+    assert_eq!(log.high_watermark(), 11);
+}
+
+#[test]
+fn a_read_bounded_at_the_log_end_creates_no_index_for_a_rolled_segment() {
+    let dir = tmpdir();
+    let log = open_hw(dir.path(), config(1, 1 << 20), 0);
+    log.append(&batch(0, 5, 0)).unwrap();
+    log.append(&batch(5, 5, 0)).unwrap();
+    log.update_high_watermark(10).unwrap();
+    log.roll(None).unwrap();
+    let index = dir.path().join("00000000000000000010.index");
+    assert!(!index.exists());
+    for iso in [
+        FetchIsolation::LogEnd,
+        FetchIsolation::HighWatermark,
+        FetchIsolation::TxnCommitted,
+    ] {
+        let r = log.read_with(0, 1 << 20, iso, true).unwrap();
+        assert_eq!(r.records, log.read(0, 1 << 20).unwrap().records, "{iso:?}");
+        assert!(
+            !index.exists(),
+            "{iso:?} created the rolled segment's index"
+        );
+    }
 }
 
 #[test]
