@@ -277,6 +277,9 @@ final class LeaderOracle {
             }
             scheduler.drain();
         }
+        // A broker's LogManager.shutdown flushes each log (including the active segment)
+        // before it closes it, as our Log::close does.
+        log.flush(true);
         log.close();
         scheduler.drain();
         out.write(p + "closed " + log.logEndOffset() + " " + log.highWatermark() + "\n");
