@@ -72,6 +72,65 @@
 //! applies Kafka's produce validation, the topic's codec and timestamp type, and
 //! idempotence and transactions ([`leader`]).
 //!
+//! # The leader's engine
+//!
+//! A broker's partition leader: producers' batches (base offset 0, as clients send
+//! them) get their offsets from the log, a retried idempotent batch is answered with its
+//! original offsets, a `read_committed` fetch stops at the last stable offset and lists
+//! the aborted transactions it overlaps, and a fetch can be sent without copying
+//! ([`Log::read_region`], Kafka's `FileRecords.slice`; on Linux `sendfile_to` a socket).
+//!
+//! ```
+//! use segment::record::{BatchBuilder, ControlRecordType};
+//! use segment::{AppendOrigin, FetchIsolation, KafkaError, Log, LogConfig};
+//!
+//! let dir = tempfile::tempdir()?;
+//! // The high watermark is the replication layer's: here we move it ourselves.
+//! let log = Log::options()
+//!     .manual_high_watermark(0)
+//!     .open(dir.path().join("payments-0"), LogConfig::default())?;
+//! let now = 1_700_000_000_000;
+//! let leader_epoch = 3;
+//!
+//! // An idempotent producer (id 7, epoch 0) sends three records from sequence 0.
+//! let mut batch = BatchBuilder::new(0).producer(7, 0, 0);
+//! for i in 0..3 {
+//!     batch = batch.record(now, Some(b"k"), Some(format!("pay {i}").as_bytes()));
+//! }
+//! let batch = batch.build()?;
+//! let info = log.append_as_leader(&batch, leader_epoch, AppendOrigin::Client)?;
+//! assert_eq!((info.first_offset, info.last_offset), (0, 2));
+//! // Its retry is a duplicate: the original offsets, nothing appended.
+//! let retry = log.append_as_leader(&batch, leader_epoch, AppendOrigin::Client)?;
+//! assert!(retry.duplicate && retry.first_offset == 0 && log.log_end_offset() == 3);
+//! // A sequence gap is refused with Kafka's error (its name and protocol code).
+//! let gap = BatchBuilder::new(0).producer(7, 0, 9).record(now, None, Some(b"x")).build()?;
+//! let err = log.append_as_leader(&gap, leader_epoch, AppendOrigin::Client).unwrap_err();
+//! assert_eq!(err.kafka_error(), KafkaError::OutOfOrderSequenceNumber);
+//!
+//! // A transaction (producer 8) that its coordinator aborts.
+//! let txn = BatchBuilder::new(0).producer(8, 0, 0).transactional(true)
+//!     .record(now, Some(b"k"), Some(b"tentative")).build()?;
+//! log.append_as_leader(&txn, leader_epoch, AppendOrigin::Client)?; // offset 3
+//! let abort = BatchBuilder::new(0).producer(8, 0, -1)
+//!     .build_end_txn_marker(ControlRecordType::Abort, 0, now)?;
+//! log.append_as_leader(&abort, leader_epoch, AppendOrigin::Coordinator)?; // offset 4
+//!
+//! // Followers caught up: the high watermark passes the marker, the transaction is stable.
+//! log.update_high_watermark(log.log_end_offset())?;
+//! assert_eq!(log.last_stable_offset(), 5);
+//! let fetch = log.read_with(0, 1 << 20, FetchIsolation::TxnCommitted, true)?;
+//! let aborted = fetch.aborted_transactions.unwrap();
+//! assert_eq!((aborted[0].producer_id, aborted[0].first_offset), (8, 3));
+//!
+//! // The same fetch as a file region: no copy into user space until written out.
+//! let region = log.read_region(0, 1 << 20, FetchIsolation::HighWatermark, true)?;
+//! let mut socket = Vec::new(); // any `Write`; on Linux `region.region.sendfile_to(&tcp)`
+//! region.region.write_to(&mut socket)?;
+//! assert_eq!(socket, fetch.records);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Another storage engine can use the same machinery with its own batch format by
 //! implementing [`BatchFormat`]: the [`format`](mod@format) module docs say what each
 //! method must do and when it is called, with a complete example (a length-prefixed,
