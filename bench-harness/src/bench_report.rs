@@ -886,7 +886,7 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
         md,
         "## Size sweep (offset index)\n\n{SWEEP_LOOKUPS} lookups per workload; LRU cache of {} pages; real page-ins: \
          growing index (half to full), {SWEEP_FAULT_LOOKUPS} hot-tail lookups, baseline subtracted; static: first 1000 \
-         lookups on the evicted full index; latency: fastest of {} loops of {SWEEP_LATENCY_LOOKUPS} lookups.\n",
+         lookups on the evicted full index; latency: medians of {} interleaved rounds of {SWEEP_LATENCY_LOOKUPS} lookups.\n",
         cli.cache_pages,
         crate::cli::LATENCY_REPEATS
     );

@@ -183,7 +183,8 @@ pub const SUMMARY_MAX_LINES: usize = 25;
 /// The widest line [`RunOutcome::render_summary`] prints, in columns.
 pub const SUMMARY_MAX_COLUMNS: usize = 100;
 
-/// Timed loops per strategy in the latency measurement; the fastest counts.
+/// Interleaved rounds of the latency measurement (each times every strategy and the
+/// limit once); rows give medians.
 pub const LATENCY_REPEATS: usize = 7;
 
 impl Default for Cli {
@@ -522,7 +523,11 @@ impl RunOutcome {
         );
         let _ = writeln!(
             out,
-            "(readahead off; n/a: not measured, see --details). ns: search time on resident pages."
+            "(readahead off; n/a: see --details). ns: search on resident pages, median of {LATENCY_REPEATS}"
+        );
+        let _ = writeln!(
+            out,
+            "interleaved rounds; vs in-memory: median of the per-round ratios."
         );
         if let Some(u) = uniform {
             let pages: Vec<String> = u

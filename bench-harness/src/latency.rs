@@ -4,8 +4,10 @@
 //!
 //! Measured with [`std::time::Instant`] around a loop of lookups over pre-drawn targets
 //! (the search only: the answer slot goes to [`std::hint::black_box`]); the loops of all
-//! strategies and the limit take turns `repeats` times and each one's fastest run
-//! counts, which filters out other processes on a shared machine. The index pages are resident (the index was just written): this
+//! strategies and the limit run once per round, `repeats` rounds, in an order rotated
+//! each round; a row gives the median time and the median of its per-round ratios to
+//! the limit, so what a round shares on a busy machine cancels. The index pages are
+//! resident (the index was just written): this
 //! measures CPU, cache and TLB cost, not page faults.
 
 use std::hint::black_box;
@@ -39,7 +41,7 @@ pub struct LatencyConfig {
     pub warm_section_bytes: usize,
     /// Lookups per timed loop (lookups).
     pub lookups: usize,
-    /// Timed loops per strategy and workload; the fastest counts.
+    /// Interleaved rounds: each runs every strategy's loop and the limit's once; medians count.
     pub repeats: usize,
     /// Seed of the producer model and the targets.
     pub seed: u64,
@@ -66,31 +68,80 @@ pub struct LatencyRow {
     pub strategy: String,
     /// Lookups per timed loop.
     pub lookups: usize,
-    /// Fastest loop's time per lookup (ns).
+    /// Median over the interleaved rounds of the time per lookup (ns).
     pub ns_per_lookup: f64,
-    /// `ns_per_lookup` divided by the in-memory limit's on the same targets (ratio).
+    /// Median over the rounds of this loop's time divided by the in-memory limit's in the
+    /// same round, on the same targets (ratio; 1 for the limit itself).
     pub ratio_to_in_memory: f64,
     /// Lookups whose answer differed from `partition_point`'s (must be 0).
     pub mismatches: u64,
 }
 
-/// Runs every loop of `loops` `repeats` times, taking turns, and returns each loop's
-/// fastest time per lookup (ns) and its last result.
+/// One loop's timing over all rounds of [`time_loops`].
+#[derive(Clone, Copy, Debug)]
+struct Timed {
+    /// Median over the rounds of the loop's time per lookup (ns).
+    ns: f64,
+    /// Median over the rounds of the loop's time divided by the last loop's time in the
+    /// same round (ratio); the last loop is the in-memory limit.
+    ratio: f64,
+    /// The loop's last result, compared with the limit's answers.
+    check: u64,
+}
+
+/// Median of `values` (NaN-free); 0 for an empty slice.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// Runs every loop of `loops` once per round, for `repeats` rounds, in an order that
+/// rotates by one each round (so no loop always runs first, after the same neighbour,
+/// or with a cold cache), and returns each loop's median time per lookup (ns), its
+/// median per-round ratio to the **last** loop (the limit), and its last result.
+///
+/// Per-round ratios cancel what a round shares (frequency steps, another process on the
+/// core), which a ratio of two medians does not; medians, unlike minima, do not reward
+/// the one lucky run.
 fn time_loops(
     repeats: usize,
     lookups: usize,
     loops: &mut [Box<dyn FnMut() -> u64 + '_>],
-) -> Vec<(f64, u64)> {
-    let mut best = vec![(f64::INFINITY, 0u64); loops.len()];
-    for _ in 0..repeats.max(1) {
-        for (f, b) in loops.iter_mut().zip(best.iter_mut()) {
+) -> Vec<Timed> {
+    let n = loops.len();
+    let rounds = repeats.max(1);
+    let mut ns = vec![Vec::with_capacity(rounds); n];
+    let mut checks = vec![0u64; n];
+    for round in 0..rounds {
+        for step in 0..n {
+            let i = (round + step) % n;
+            let f = &mut loops[i];
             let t = Instant::now();
-            let check = black_box(f());
-            let ns = t.elapsed().as_nanos() as f64 / lookups.max(1) as f64;
-            *b = (b.0.min(ns), check);
+            checks[i] = black_box(f());
+            ns[i].push(t.elapsed().as_nanos() as f64 / lookups.max(1) as f64);
         }
     }
-    best
+    let limit = ns.last().cloned().unwrap_or_default();
+    ns.into_iter()
+        .zip(checks)
+        .map(|(mut times, check)| {
+            let mut ratios: Vec<f64> = times
+                .iter()
+                .zip(&limit)
+                .map(|(t, l)| t / l.max(f64::MIN_POSITIVE))
+                .collect();
+            Timed {
+                ns: median(&mut times),
+                ratio: median(&mut ratios),
+                check,
+            }
+        })
+        .collect()
 }
 
 fn measure_index<I: ReplayIndex>(
@@ -167,22 +218,22 @@ fn measure_index<I: ReplayIndex>(
         loops.push(Box::new(move || in_memory(keys)));
         let timed = time_loops(cfg.repeats, targets.len(), &mut loops);
         drop(loops);
-        let limit_ns = timed[strategies.len()].0;
-        let row = |strategy: String, ns: f64, mismatches: u64| LatencyRow {
+        let limit = timed[strategies.len()];
+        let row = |strategy: String, t: Timed, mismatches: u64| LatencyRow {
             kind: I::KIND,
             index_bytes: cfg.index_bytes,
             entries: keys.len(),
             workload: workload.to_string(),
             strategy,
             lookups: targets.len(),
-            ns_per_lookup: ns,
-            ratio_to_in_memory: ns / limit_ns.max(f64::MIN_POSITIVE),
+            ns_per_lookup: t.ns,
+            ratio_to_in_memory: t.ratio,
             mismatches,
         };
-        for (&s, &(ns, check)) in strategies.iter().zip(&timed) {
-            rows.push(row(s.name().to_string(), ns, u64::from(check != expected)));
+        for (&s, &t) in strategies.iter().zip(&timed) {
+            rows.push(row(s.name().to_string(), t, u64::from(t.check != expected)));
         }
-        rows.push(row(IN_MEMORY.to_string(), limit_ns, 0));
+        rows.push(row(IN_MEMORY.to_string(), limit, 0));
     }
     Ok(rows)
 }
@@ -232,4 +283,40 @@ pub fn measure(cfg: &LatencyConfig, dir: &Path) -> Result<Vec<LatencyRow>, Bench
         });
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn every_loop_runs_once_per_round_and_the_limit_is_its_own_unit() {
+        let counts = std::cell::RefCell::new([0u32; 3]);
+        let order = std::cell::RefCell::new(Vec::new());
+        let mut loops: Vec<Box<dyn FnMut() -> u64 + '_>> = (0..3)
+            .map(|i| {
+                let (counts, order) = (&counts, &order);
+                Box::new(move || {
+                    counts.borrow_mut()[i] += 1;
+                    order.borrow_mut().push(i);
+                    (0..20_000u64).fold(0u64, |a, x| black_box(a.wrapping_add(x)))
+                }) as Box<dyn FnMut() -> u64 + '_>
+            })
+            .collect();
+        let timed = time_loops(5, 1, &mut loops);
+        drop(loops);
+        assert_eq!(*counts.borrow(), [5, 5, 5]);
+        // The order rotates: each loop runs first in some round.
+        let firsts: Vec<usize> = order.borrow().chunks(3).map(|c| c[0]).collect();
+        assert_eq!(firsts, vec![0, 1, 2, 0, 1]);
+        assert_eq!(timed[2].ratio, 1.0);
+        assert!(timed.iter().all(|t| t.ns.is_finite() && t.ratio > 0.0));
+    }
 }

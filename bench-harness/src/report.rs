@@ -97,10 +97,10 @@ pub struct ResultRow {
     /// page directory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warm_section_bytes: Option<u64>,
-    /// Latency only: fastest loop's time per lookup (ns).
+    /// Latency only: median time per lookup over the interleaved rounds (ns).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ns_per_lookup: Option<f64>,
-    /// Latency only: `ns_per_lookup` over the in-memory `partition_point`'s (ratio).
+    /// Latency only: median per-round ratio to the in-memory `partition_point` (ratio).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_to_in_memory: Option<f64>,
 }
@@ -775,7 +775,7 @@ pub fn render_latency(rows: &[LatencyRow], repeats: usize) -> String {
     let mut out = t.render();
     let _ = writeln!(
         out,
-        "   Search only (answer slot), fastest of {repeats} timed loops; the index pages are resident (just\n   \
+        "   Search only (answer slot); medians of {repeats} interleaved rounds, the ratio per round; pages resident (just\n   \
          written), so this is CPU/cache/TLB cost. \"{IN_MEMORY}\" = slice::partition_point over the same keys\n   \
          in a Vec<i64>: the limit for a search that does no decoding and no paging."
     );
