@@ -24,24 +24,27 @@ use std::time::Instant;
 use super::broker::{self, Proc};
 
 const USAGE: &str = "\
-usage: cargo xtask vs-kafka [--quick] [--only lookups,appends] [--rounds N] [--seed N]
+usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--rounds N] [--seed N]
                             [--no-pin] [--keep] [--sabotage NAME]
 
-  Kafka 4.4.0's OffsetIndex/TimeIndex (in a JVM) and ours (index-offset/index-time,
-  --release) do the same work on the same files; prints ours/Kafka time ratios (< 1: we
+  Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (in a JVM) and ours (index-offset,
+  index-time, segment; --release) do the same work on the same files; prints ours/Kafka time ratios (< 1: we
   are faster) and fails (exit 1) if any answer differs. Needs java and mvn.
 
-  --quick          64 Ki lookups a run, 3 rounds, 1 warm-up (seconds); default 1 Mi lookups,
-                   5 rounds, 3 warm-ups
+  --quick          64 Ki lookups a run, a 64 MiB segment, 3 rounds, 1 warm-up (seconds);
+                   default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups
   --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
-                   appends (per-call append and our appender(), a full 10 MiB index)
+                   appends (per-call append and our appender(), a full 10 MiB index),
+                   segments (LogSegment append of 16 KiB batches, recover, translateOffset)
   --rounds N       timed rounds (default 5, --quick 3)
   --seed N         the seed of the inputs (default 1)
   --no-pin         do not pin both sides to one core with taskset
   --keep           keep the scratch directory (tmpfs) for inspection
   --sabotage NAME  damage our side, the run must fail: lookup-slot-before (our lookups
                    answer the slot before the right one), append-position (our appends
-                   write one position one too high)
+                   write one position one too high), segment-drop-batch (our segment
+                   append leaves out the last batch), translate-early (our
+                   translate_offset answers the batch before)
 ";
 
 /// Every sabotage: the run must fail with a mismatch.
@@ -54,6 +57,14 @@ pub const SABOTAGES: &[(&str, &str)] = &[
         "append-position",
         "our appends write one entry's position (time index: offset) one too high",
     ),
+    (
+        "segment-drop-batch",
+        "our segment append leaves out the last batch",
+    ),
+    (
+        "translate-early",
+        "our translate_offset looks up the offset 16 below the target (the batch before)",
+    ),
 ];
 
 /// Kafka's default `segment.index.bytes`.
@@ -65,6 +76,11 @@ struct Options {
     warmups: usize,
     lookups: bool,
     appends: bool,
+    segments: bool,
+    /// Bytes of batches a segment append writes.
+    log_bytes: usize,
+    /// `translate_offset` calls a run.
+    fetches: usize,
     seed: u64,
     pin: bool,
     keep: bool,
@@ -78,6 +94,9 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         warmups: 3,
         lookups: true,
         appends: true,
+        segments: true,
+        log_bytes: 1 << 30,
+        fetches: 1 << 16,
         seed: 1,
         pin: true,
         keep: false,
@@ -91,18 +110,22 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.targets = 1 << 16;
                 o.rounds = 3;
                 o.warmups = 1;
+                o.log_bytes = 64 << 20;
+                o.fetches = 1 << 13;
             }
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
                 o.lookups = false;
                 o.appends = false;
+                o.segments = false;
                 for g in v.split(',') {
                     match g {
                         "lookups" => o.lookups = true,
                         "appends" => o.appends = true,
+                        "segments" => o.segments = true,
                         other => {
                             return Err(format!(
-                                "--only: no group `{other}` (there are: lookups, appends)"
+                                "--only: no group `{other}` (there are: lookups, appends, segments)"
                             ))
                         }
                     }
@@ -228,8 +251,8 @@ struct Competitor {
     label: String,
     kafka: bool,
     cmd: String,
-    /// For appends: the file the run writes (compared with the source).
-    output: Option<PathBuf>,
+    /// For appends: the files the run writes (compared with the references).
+    outputs: Vec<PathBuf>,
 }
 
 /// The measured results of one competitor.
@@ -286,6 +309,55 @@ pub fn check_bytes(what: &str, who: &str, source: &[u8], written: &[u8]) -> Opti
     ))
 }
 
+/// [`check_bytes`] on two files, read in chunks (a segment's `.log` is 1 GiB).
+pub fn compare_files(
+    what: &str,
+    who: &str,
+    reference: &Path,
+    written: &Path,
+) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let open = |p: &Path| std::fs::File::open(p).map_err(|e| format!("{p:?}: {e}"));
+    let (mut a, mut b) = (open(reference)?, open(written)?);
+    let (la, lb) = (
+        a.metadata().map_err(|e| e.to_string())?.len(),
+        b.metadata().map_err(|e| e.to_string())?.len(),
+    );
+    let name = written
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let mut at = 0u64;
+    let (mut x, mut y) = (vec![0u8; 1 << 22], vec![0u8; 1 << 22]);
+    loop {
+        let n = a.read(&mut x).map_err(|e| e.to_string())?;
+        let mut m = 0;
+        while m < n {
+            let k = b.read(&mut y[m..n]).map_err(|e| e.to_string())?;
+            if k == 0 {
+                break;
+            }
+            m += k;
+        }
+        if let Some(f) = check_bytes(what, who, &x[..n], &y[..m]) {
+            let off: u64 = f
+                .rsplit("at byte ")
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            return Ok(Some(format!(
+                "MISMATCH {what}: {who} wrote {name} of {lb} bytes, differing from the reference's {la} at byte {}",
+                at + off
+            )));
+        }
+        if n == 0 {
+            return Ok((la != lb).then(|| {
+                format!("MISMATCH {what}: {who} wrote {name} of {lb} bytes, the reference {la}")
+            }));
+        }
+        at += n as u64;
+    }
+}
+
 struct Bench<'a> {
     ours: &'a mut Server,
     kafka: &'a mut Server,
@@ -304,14 +376,18 @@ impl Bench<'_> {
     }
 
     /// Runs one group of competitors (the last is Kafka's) on the same work, `ops`
-    /// operations a run; `source` is the file each append run must reproduce.
+    /// operations a run. `refs[i]` is the file that every competitor's `outputs[i]` must
+    /// equal after each run; where it is `None`, Kafka's output of the first run is
+    /// copied into `keep` (same file name) and is the reference from then on.
     fn group(
         &mut self,
         operation: &str,
         cs: &[Competitor],
         ops: usize,
-        source: Option<&[u8]>,
+        refs: &[Option<PathBuf>],
+        keep: Option<&Path>,
     ) -> Result<(), String> {
+        let mut refs: Vec<Option<PathBuf>> = refs.to_vec();
         let n = cs.len();
         let kafka = n - 1;
         let mut m: Vec<Measured> = (0..n).map(|_| Measured::default()).collect();
@@ -337,10 +413,27 @@ impl Bench<'_> {
                     m[c].rounds_ns.push(per_op);
                 }
                 answers[c] = answer;
-                if let (Some(src), Some(out)) = (source, &comp.output) {
-                    let written = std::fs::read(out).map_err(|e| format!("{out:?}: {e}"))?;
+            }
+            // The files, once every competitor ran (Kafka's first output may be a
+            // reference for the others).
+            for (i, r) in refs.iter_mut().enumerate() {
+                if r.is_none() {
+                    let out = &cs[kafka].outputs[i];
+                    let dir = keep.ok_or("a reference without a directory to keep it")?;
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{dir:?}: {e}"))?;
+                    let to = dir.join(out.file_name().ok_or("no file name")?);
+                    std::fs::copy(out, &to).map_err(|e| format!("{out:?}: {e}"))?;
+                    *r = Some(to);
+                }
+            }
+            for comp in cs {
+                for (out, r) in comp.outputs.iter().zip(&refs) {
+                    let r = r.as_ref().expect("set above");
+                    if r == out {
+                        continue;
+                    }
                     let who = if comp.kafka { "Kafka" } else { &comp.label };
-                    if let Some(f) = check_bytes(operation, who, src, &written) {
+                    if let Some(f) = compare_files(operation, who, r, out)? {
                         self.findings.push(format!("{f} (run {run})"));
                     }
                 }
@@ -504,7 +597,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("... and {} more", findings.len() - 20);
     }
     if findings.is_empty() {
-        println!("answers: equal on every run (lookups: the hash of every answer; appends: the files, byte for byte)");
+        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte)");
         Ok(())
     } else {
         println!("answers: {} mismatch(es)", findings.len());
@@ -555,14 +648,14 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         label: l.clone(),
                         kafka: false,
                         cmd: format!("lookup {kind}-{s} {tid} {sab_lookup}"),
-                        output: None,
+                        outputs: Vec::new(),
                     })
                     .collect();
                 cs.push(Competitor {
                     label: "Kafka".into(),
                     kafka: true,
                     cmd: format!("lookup {kind} {tid}"),
-                    output: None,
+                    outputs: Vec::new(),
                 });
                 let name = format!(
                     "{kind} lookup, {}",
@@ -572,7 +665,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         "uniform"
                     }
                 );
-                b.group(&name, &cs, b.opts.targets, None)?;
+                b.group(&name, &cs, b.opts.targets, &[], None)?;
             }
         }
     }
@@ -582,8 +675,10 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
             ("time", "time.timeindex", "maybe_append"),
         ] {
             let src = dir.join(file);
-            let source = std::fs::read(&src).map_err(|e| format!("{src:?}: {e}"))?;
-            let entries = source.len() / if kind == "offset" { 8 } else { 12 };
+            let len = std::fs::metadata(&src)
+                .map_err(|e| format!("{src:?}: {e}"))?
+                .len();
+            let entries = len as usize / if kind == "offset" { 8 } else { 12 };
             let mut cs = Vec::new();
             for (mode, label) in [("call", call), ("appender", "appender()")] {
                 let out = dir.join(format!("ours-{mode}.{kind}"));
@@ -595,7 +690,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         src.display(),
                         out.display()
                     ),
-                    output: Some(out),
+                    outputs: vec![out],
                 });
             }
             let out = dir.join(format!("kafka.{kind}"));
@@ -607,16 +702,133 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                     src.display(),
                     out.display()
                 ),
-                output: Some(out),
+                outputs: vec![out],
             });
             b.group(
                 &format!("{kind} index append, {entries} entries"),
                 &cs,
                 entries,
-                Some(&source),
+                &[Some(src)],
+                None,
             )?;
         }
     }
+    if b.opts.segments {
+        measure_segments(b, dir)?;
+    }
+    Ok(())
+}
+
+/// LogSegment append, recovery and `translate_offset` on the same batches.
+fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
+    let sab_drop = u8::from(b.opts.sabotage == Some("segment-drop-batch"));
+    let sab_early = u8::from(b.opts.sabotage == Some("translate-early"));
+    let w = b.ours.call(&format!(
+        "gen-log {} {} {} {}",
+        b.opts.seed,
+        dir.display(),
+        b.opts.log_bytes,
+        b.opts.fetches
+    ))?;
+    let batches: usize = w
+        .first()
+        .and_then(|s| s.parse().ok())
+        .ok_or("gen-log: no batch count")?;
+    let src = dir.join("batches.log");
+    let mib = b.opts.log_bytes >> 20;
+    let files = |d: &Path| -> Vec<PathBuf> {
+        ["log", "index", "timeindex"]
+            .iter()
+            .map(|s| vs_kafka_ours::segment_file(d, s))
+            .collect()
+    };
+    let reference = dir.join("segment-reference");
+    let (ours_dir, kafka_dir) = (dir.join("segment-ours"), dir.join("segment-kafka"));
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::append".into(),
+            kafka: false,
+            cmd: format!(
+                "seg-append {} {} {sab_drop}",
+                src.display(),
+                ours_dir.display()
+            ),
+            outputs: files(&ours_dir),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-append {} {}", src.display(), kafka_dir.display()),
+            outputs: files(&kafka_dir),
+        },
+    ];
+    // The .log must be the batches, byte for byte; the indexes must be Kafka's.
+    b.group(
+        &format!("segment append, {batches} batches of 16 KiB ({mib} MiB), per batch"),
+        &cs,
+        batches,
+        &[Some(src.clone()), None, None],
+        Some(&reference),
+    )?;
+    for d in [&ours_dir, &kafka_dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    // The reference segment: the batches and Kafka's indexes.
+    let log = vs_kafka_ours::segment_file(&reference, "log");
+    std::fs::copy(&src, &log).map_err(|e| format!("{log:?}: {e}"))?;
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::recover".into(),
+            kafka: false,
+            cmd: format!("seg-recover {} {}", src.display(), ours_dir.display()),
+            outputs: files(&ours_dir),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-recover {} {}", src.display(), kafka_dir.display()),
+            outputs: files(&kafka_dir),
+        },
+    ];
+    // Recovery must rebuild the indexes the appends wrote, and truncate nothing.
+    let refs: Vec<Option<PathBuf>> = files(&reference).into_iter().map(Some).collect();
+    b.group(
+        &format!("segment recovery, {batches} batches ({mib} MiB), per batch"),
+        &cs,
+        batches,
+        &refs,
+        None,
+    )?;
+    for d in [&ours_dir, &kafka_dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    // Both open the reference segment (written by Kafka's LogSegment).
+    let tfile = dir.join("fetch.targets");
+    for s in [&mut *b.ours, &mut *b.kafka] {
+        s.call(&format!("seg-open seg {}", reference.display()))?;
+        s.call(&format!("targets fetch {}", tfile.display()))?;
+    }
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::translate_offset".into(),
+            kafka: false,
+            cmd: format!("seg-translate seg fetch {sab_early}"),
+            outputs: Vec::new(),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: "seg-translate seg fetch".into(),
+            outputs: Vec::new(),
+        },
+    ];
+    b.group(
+        &format!("segment translate_offset (a fetch's batch), {mib} MiB segment"),
+        &cs,
+        b.opts.fetches,
+        &[],
+        None,
+    )?;
     Ok(())
 }
 

@@ -20,6 +20,18 @@
 //!                          new index DST (MODE call: one `append`/`maybe_append` per
 //!                          entry; appender: one `appender()` for the run), timed; then
 //!                          trimmed and closed as a segment closes -> ok NANOS ENTRIES
+//! gen-log SEED DIR BYTES FETCHES   write DIR/batches.log (v2 batches of 16 KiB, BYTES
+//!                          in all, one offset per record) and DIR/fetch.targets (FETCHES
+//!                          offsets) -> ok BATCHES LAST_OFFSET
+//! seg-append SRC DIR SABOTAGE   every batch of SRC appended to a new segment in DIR
+//!                          (base offset 0, Kafka's default LogConfig), one append per
+//!                          batch, timed; then `on_become_inactive_segment` and close
+//!                          -> ok NANOS BATCHES
+//! seg-recover SRC DIR      DIR emptied, SRC copied to DIR's .log, the segment opened and
+//!                          `recover`ed (timed), then made inactive and closed
+//!                          -> ok NANOS TRUNCATED_BYTES
+//! seg-open SID DIR         open the segment in DIR -> ok SIZE
+//! seg-translate SID TID SABOTAGE   `translate_offset` of every target -> ok NANOS HASH
 //! quit
 //! ```
 //!
@@ -34,6 +46,8 @@ use std::time::Instant;
 use index_core::search::{SearchStrategy, DEFAULT_WARM_SECTION_BYTES};
 use index_offset::OffsetIndex;
 use index_time::TimeIndex;
+use segment::record::{BatchBuilder, RecordBatch};
+use segment::{LogConfig, LogSegment, ProducerStateManager, SegmentOptions};
 
 /// Kafka's default `segment.index.bytes`.
 pub const INDEX_BYTES: usize = 10 * 1024 * 1024;
@@ -360,17 +374,162 @@ pub fn append(
     }
 }
 
+/// Size of one generated batch in bytes (about; the records' varints vary).
+pub const BATCH_BYTES: usize = 16 * 1024;
+
+/// Writes `dir/batches.log`: uncompressed v2 batches of about 16 KiB (16 records of 1000
+/// bytes each), `bytes` in all, offsets from 0 without gaps, timestamps rising from
+/// [`T0`] (now and then one going back, so the time index skips some); and
+/// `dir/fetch.targets`, `fetches` offsets uniform over the log. Returns the number of
+/// batches and the last offset.
+pub fn generate_log(
+    seed: u64,
+    dir: &Path,
+    bytes: usize,
+    fetches: usize,
+) -> Result<(usize, i64), String> {
+    let mut rng = Rng::new(seed ^ 0x5e67);
+    let mut out = Vec::with_capacity(bytes + BATCH_BYTES);
+    let mut value = vec![0u8; 1000];
+    let (mut offset, mut ts, mut batches) = (0i64, T0, 0usize);
+    while out.len() + BATCH_BYTES <= bytes {
+        let mut b = BatchBuilder::new(offset);
+        for _ in 0..16 {
+            for v in value.iter_mut().take(8) {
+                *v = rng.next_u64() as u8;
+            }
+            ts += rng.range(-2, 5);
+            b = b.record(ts, None, Some(&value));
+        }
+        let batch = b.build().map_err(e("build"))?;
+        offset += 16;
+        batches += 1;
+        out.extend_from_slice(&batch);
+    }
+    std::fs::write(dir.join("batches.log"), &out).map_err(e("write batches.log"))?;
+    let last = offset - 1;
+    let t: Vec<i64> = (0..fetches).map(|_| rng.range(0, last)).collect();
+    write_targets(&dir.join("fetch.targets"), &t)?;
+    Ok((batches, last))
+}
+
+/// The batches of a `.log` image, with what the segment's `append` is told about each:
+/// (byte range, last offset, max timestamp). Kafka's `LogSegment.append` finds the max
+/// timestamp itself; ours is told it, as `Log` tells it.
+pub fn split_batches(log: &[u8]) -> Result<Vec<(std::ops::Range<usize>, i64, i64)>, String> {
+    let mut v = Vec::new();
+    let mut pos = 0usize;
+    while pos < log.len() {
+        let b = RecordBatch::at(&log[pos..], pos as u64).map_err(e("batch"))?;
+        let n = b.size_in_bytes();
+        v.push((pos..pos + n, b.last_offset(), b.max_timestamp()));
+        pos += n;
+    }
+    Ok(v)
+}
+
+fn clear_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(e("clear"))?;
+    }
+    std::fs::create_dir_all(dir).map_err(e("mkdir"))
+}
+
+/// Kafka's segment file name for base offset 0 with `suffix` (`log`, `index`, `timeindex`).
+pub fn segment_file(dir: &Path, suffix: &str) -> std::path::PathBuf {
+    dir.join(format!("{:020}.{suffix}", 0))
+}
+
+/// Every batch of `src` appended to a new segment in `dir` (emptied first), timed; then
+/// made inactive (final time-index entry, trims) and closed. `sabotage` appends the
+/// batches but the last. Returns the nanoseconds and the batches appended.
+pub fn segment_append(src: &Path, dir: &Path, sabotage: bool) -> Result<(u128, usize), String> {
+    let log = std::fs::read(src).map_err(e("read source"))?;
+    let mut batches = split_batches(&log)?;
+    if sabotage {
+        batches.pop();
+    }
+    clear_dir(dir)?;
+    let config = LogConfig::default();
+    let start = Instant::now();
+    let seg: LogSegment = LogSegment::open(dir, 0, &config, SegmentOptions::new_segment(&config))
+        .map_err(e("open"))?;
+    for (range, last, max_ts) in &batches {
+        seg.append(*last, *max_ts, *last, &log[range.clone()])
+            .map_err(e("append"))?;
+    }
+    let ns = start.elapsed().as_nanos();
+    seg.on_become_inactive_segment().map_err(e("inactive"))?;
+    seg.close().map_err(e("close"))?;
+    Ok((ns, batches.len()))
+}
+
+/// `dir` emptied, `src` copied to its `.log`, the segment opened and recovered (timed),
+/// then made inactive and closed. Returns the nanoseconds and the bytes truncated.
+pub fn segment_recover(src: &Path, dir: &Path) -> Result<(u128, u64), String> {
+    clear_dir(dir)?;
+    std::fs::copy(src, segment_file(dir, "log")).map_err(e("copy"))?;
+    let config = LogConfig::default();
+    let seg: LogSegment =
+        LogSegment::open(dir, 0, &config, SegmentOptions::existing()).map_err(e("open"))?;
+    let mut ps = ProducerStateManager::new();
+    let start = Instant::now();
+    let truncated = seg.recover(&mut ps, None).map_err(e("recover"))?;
+    let ns = start.elapsed().as_nanos();
+    seg.on_become_inactive_segment().map_err(e("inactive"))?;
+    seg.close().map_err(e("close"))?;
+    Ok((ns, truncated))
+}
+
+/// `translate_offset(target, 0)` of every target (Kafka's `translateOffset`), timed.
+/// Returns the nanoseconds and `HASH1:HASH2`: HASH1 folds (position, size) of each answer
+/// ((-1, -1) for none), the batch a fetch reads; HASH2 folds the base offset of that
+/// batch, read from the `.log` in a second, untimed pass. Kafka 4.4's
+/// `LogOffsetPosition.offset` **is** the base offset (its `searchForOffsetFromPosition`
+/// answers `fromBatch`), ours is the batch's last offset (`searchForOffsetWithSize`, Kafka
+/// 3.x), so the base offsets are compared instead of that field. `sabotage` looks up
+/// the offset 16 below the target.
+pub fn segment_translate(
+    seg: &LogSegment,
+    targets: &[i64],
+    sabotage: bool,
+) -> Result<(u128, String), String> {
+    let mut h = FOLD_START;
+    let mut found = Vec::with_capacity(targets.len());
+    let start = Instant::now();
+    for &t in targets {
+        let t = if sabotage { t - 16 } else { t };
+        match seg.translate_offset(t, 0).map_err(e("translate_offset"))? {
+            Some(p) => {
+                h = fold(h, p.position as i64, p.size as i64);
+                found.push(p.position);
+            }
+            None => h = fold(h, -1, -1),
+        }
+    }
+    let ns = start.elapsed().as_nanos();
+    let log = std::fs::File::open(seg.log_path()).map_err(e("open .log"))?;
+    let mut h2 = FOLD_START;
+    for pos in found {
+        let mut b = [0u8; 8];
+        std::os::unix::fs::FileExt::read_exact_at(&log, &mut b, pos).map_err(e("read"))?;
+        h2 = fold(h2, i64::from_be_bytes(b), 0);
+    }
+    Ok((ns, format!("{h}:{h2}")))
+}
+
 /// The server loop: reads commands from `input` until `quit` or end of file.
 pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
     let mut indexes: HashMap<String, Index> = HashMap::new();
     let mut targets: HashMap<String, Vec<i64>> = HashMap::new();
+    let mut segments: HashMap<String, LogSegment> = HashMap::new();
     for line in input.lines() {
         let line = line?;
         let w: Vec<&str> = line.split_whitespace().collect();
         if w.first() == Some(&"quit") {
             break;
         }
-        let reply = command(&w, &mut indexes, &mut targets);
+        let reply = command(&w, &mut indexes, &mut targets, &mut segments);
         match reply {
             Ok(r) => writeln!(out, "ok {r}")?,
             Err(m) => writeln!(out, "err {}", m.replace('\n', " "))?,
@@ -396,6 +555,7 @@ fn command(
     w: &[&str],
     indexes: &mut HashMap<String, Index>,
     targets: &mut HashMap<String, Vec<i64>>,
+    segments: &mut HashMap<String, LogSegment>,
 ) -> Result<String, String> {
     match arg(w, 0)? {
         "gen" => {
@@ -437,6 +597,42 @@ fn command(
                 arg(w, 7)? == "1",
             )?;
             Ok(format!("{ns} {n}"))
+        }
+        "gen-log" => {
+            let (n, last) =
+                generate_log(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?, num(w, 4)?)?;
+            Ok(format!("{n} {last}"))
+        }
+        "seg-append" => {
+            let (ns, n) = segment_append(
+                Path::new(arg(w, 1)?),
+                Path::new(arg(w, 2)?),
+                arg(w, 3)? == "1",
+            )?;
+            Ok(format!("{ns} {n}"))
+        }
+        "seg-recover" => {
+            let (ns, n) = segment_recover(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?))?;
+            Ok(format!("{ns} {n}"))
+        }
+        "seg-open" => {
+            let config = LogConfig::default();
+            let seg: LogSegment = LogSegment::open(
+                Path::new(arg(w, 2)?),
+                0,
+                &config,
+                SegmentOptions::existing(),
+            )
+            .map_err(e("open"))?;
+            let size = seg.size();
+            segments.insert(arg(w, 1)?.to_string(), seg);
+            Ok(size.to_string())
+        }
+        "seg-translate" => {
+            let seg = segments.get(arg(w, 1)?).ok_or("no such segment")?;
+            let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
+            let (ns, h) = segment_translate(seg, t, arg(w, 3)? == "1")?;
+            Ok(format!("{ns} {h}"))
         }
         c => Err(format!("unknown command {c}")),
     }
@@ -521,5 +717,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The segment rows without Java: recovery rebuilds exactly what the appends wrote, the
+    /// `.log` is the batches byte for byte, and `translate_offset` finds the batch that
+    /// holds each target (Kafka's answer: position, size, base offset), which the sabotage
+    /// misses.
+    #[test]
+    fn segment_append_recover_and_translate_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let (n, last) = generate_log(3, dir.path(), 2 << 20, 500).unwrap();
+        assert!(n > 100 && last == n as i64 * 16 - 1);
+        let src = dir.path().join("batches.log");
+        let (a, r) = (dir.path().join("a"), dir.path().join("r"));
+        assert_eq!(segment_append(&src, &a, false).unwrap().1, n);
+        assert_eq!(segment_recover(&src, &r).unwrap().1, 0);
+        let source = std::fs::read(&src).unwrap();
+        assert!(std::fs::read(segment_file(&a, "log")).unwrap() == source);
+        for f in ["log", "index", "timeindex"] {
+            let (x, y) = (segment_file(&a, f), segment_file(&r, f));
+            assert!(
+                std::fs::read(x).unwrap() == std::fs::read(y).unwrap(),
+                "{f}"
+            );
+        }
+        let batches = split_batches(&source).unwrap();
+        let targets = read_targets(&dir.path().join("fetch.targets")).unwrap();
+        let (mut h, mut h2) = (FOLD_START, FOLD_START);
+        for &t in &targets {
+            let (range, _, _) = batches.iter().find(|(_, l, _)| *l >= t).unwrap();
+            h = fold(h, range.start as i64, range.len() as i64);
+            let base = i64::from_be_bytes(source[range.start..range.start + 8].try_into().unwrap());
+            h2 = fold(h2, base, 0);
+        }
+        let config = LogConfig::default();
+        let seg: LogSegment = LogSegment::open(&a, 0, &config, SegmentOptions::existing()).unwrap();
+        let (_, got) = segment_translate(&seg, &targets, false).unwrap();
+        assert_eq!(got, format!("{h}:{h2}"));
+        let (_, bad) = segment_translate(&seg, &targets, true).unwrap();
+        assert_ne!(bad, got);
     }
 }

@@ -8,7 +8,19 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.HashMap;
 import java.util.Map;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardCopyOption;
+import java.util.Comparator;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.storage.internals.log.AbstractIndex;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.OffsetIndex;
 import org.apache.kafka.storage.internals.log.OffsetPosition;
 import org.apache.kafka.storage.internals.log.TimeIndex;
@@ -38,6 +50,7 @@ public final class VsBench {
 
     static final Map<String, AbstractIndex> INDEXES = new HashMap<>();
     static final Map<String, long[]> TARGETS = new HashMap<>();
+    static final Map<String, LogSegment> SEGMENTS = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
@@ -55,6 +68,7 @@ public final class VsBench {
             out.flush();
         }
         for (AbstractIndex i : INDEXES.values()) i.close();
+        for (LogSegment g : SEGMENTS.values()) g.close();
         System.exit(0);
     }
 
@@ -85,6 +99,17 @@ public final class VsBench {
             case "append":
                 return append(w[1], new File(w[2]), new File(w[3]), Long.parseLong(w[4]), Integer.parseInt(w[5]),
                         w[6]);
+            case "seg-append":
+                return segmentAppend(new File(w[1]), new File(w[2]));
+            case "seg-recover":
+                return segmentRecover(new File(w[1]), new File(w[2]));
+            case "seg-open": {
+                LogSegment g = LogSegment.open(new File(w[2]), 0, config(), Time.SYSTEM, true, 0, false, "");
+                SEGMENTS.put(w[1], g);
+                return Integer.toString(g.size());
+            }
+            case "seg-translate":
+                return segmentTranslate(SEGMENTS.get(w[1]), TARGETS.get(w[2]));
             default:
                 throw new IllegalArgumentException("unknown command " + w[0]);
         }
@@ -157,5 +182,91 @@ public final class VsBench {
         idx.trimToValidSize();
         idx.close();
         return ns + " " + written;
+    }
+
+    /** Kafka's defaults: 1 GiB segments, index.interval.bytes 4096, 10 MiB indexes. */
+    static LogConfig config() {
+        return new LogConfig(new java.util.Properties());
+    }
+
+    static void clearDir(File dir) throws Exception {
+        if (dir.exists()) {
+            try (var s = Files.walk(dir.toPath())) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        Files.createDirectories(dir.toPath());
+    }
+
+    /**
+     * Every batch of {@code src} appended to a new segment in {@code dir}, one
+     * {@code LogSegment.append(lastOffset, records)} per batch (as {@code UnifiedLog} calls it
+     * for one batch), timed from the open; then {@code onBecomeInactiveSegment} (the final
+     * time-index entry, the trims) and {@code close}, untimed.
+     */
+    static String segmentAppend(File src, File dir) throws Exception {
+        MappedByteBuffer buf;
+        try (FileChannel ch = FileChannel.open(src.toPath())) {
+            buf = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
+        }
+        java.util.List<MemoryRecords> batches = new java.util.ArrayList<>();
+        java.util.List<Long> lasts = new java.util.ArrayList<>();
+        int pos = 0;
+        while (pos < buf.limit()) {
+            int size = buf.getInt(pos + 8) + 12;
+            lasts.add(buf.getLong(pos) + buf.getInt(pos + 23));
+            batches.add(MemoryRecords.readableRecords(buf.slice(pos, size)));
+            pos += size;
+        }
+        clearDir(dir);
+        long[] last = lasts.stream().mapToLong(Long::longValue).toArray();
+        long start = System.nanoTime();
+        LogSegment g = LogSegment.open(dir, 0, config(), Time.SYSTEM, false, 0, false, "");
+        for (int i = 0; i < last.length; i++) g.append(last[i], batches.get(i));
+        long ns = System.nanoTime() - start;
+        g.onBecomeInactiveSegment();
+        g.close();
+        return ns + " " + last.length;
+    }
+
+    /** {@code dir} emptied, {@code src} copied to its .log, opened, {@code recover} timed. */
+    static String segmentRecover(File src, File dir) throws Exception {
+        clearDir(dir);
+        Files.copy(src.toPath(), new File(dir, String.format("%020d.log", 0)).toPath(),
+                StandardCopyOption.REPLACE_EXISTING);
+        LogSegment g = LogSegment.open(dir, 0, config(), Time.SYSTEM, true, 0, false, "");
+        ProducerStateManager psm = new ProducerStateManager(new TopicPartition("vs-kafka", 0), dir, 60_000,
+                new ProducerStateManagerConfig(86_400_000, false), Time.SYSTEM);
+        long start = System.nanoTime();
+        int truncated = g.recover(psm, null);
+        long ns = System.nanoTime() - start;
+        g.onBecomeInactiveSegment();
+        g.close();
+        return ns + " " + truncated;
+    }
+
+    /**
+     * {@code translateOffset} of every target, timed; {@code HASH1:HASH2} as on the Rust side:
+     * (position, size) of each answer, then the answers' {@code offset}, which in Kafka 4.4 is
+     * the batch's base offset.
+     */
+    static String segmentTranslate(LogSegment g, long[] targets) throws Exception {
+        long h = FOLD_START;
+        long[] offsets = new long[targets.length];
+        int found = 0;
+        long start = System.nanoTime();
+        for (long t : targets) {
+            FileRecords.LogOffsetPosition p = g.translateOffset(t);
+            if (p == null) {
+                h = fold(h, -1, -1);
+            } else {
+                h = fold(h, p.position, p.size);
+                offsets[found++] = p.offset;
+            }
+        }
+        long ns = System.nanoTime() - start;
+        long h2 = FOLD_START;
+        for (int i = 0; i < found; i++) h2 = fold(h2, offsets[i], 0);
+        return ns + " " + Long.toUnsignedString(h) + ":" + Long.toUnsignedString(h2);
     }
 }
