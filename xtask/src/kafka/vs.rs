@@ -35,7 +35,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--round
                    default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups
   --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
                    appends (per-call append and our appender(), a full 10 MiB index),
-                   segments (LogSegment append of 16 KiB batches, recover, translateOffset)
+                   segments (LogSegment append of 16 KiB batches, recover, translateOffset,
+                   open + sanityCheck of 500 segments)
   --rounds N       timed rounds (default 5, --quick 3)
   --seed N         the seed of the inputs (default 1)
   --no-pin         do not pin both sides to one core with taskset
@@ -81,6 +82,8 @@ struct Options {
     log_bytes: usize,
     /// `translate_offset` calls a run.
     fetches: usize,
+    /// Segments opened a run.
+    open_segments: usize,
     seed: u64,
     pin: bool,
     keep: bool,
@@ -97,6 +100,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         segments: true,
         log_bytes: 1 << 30,
         fetches: 1 << 16,
+        open_segments: 500,
         seed: 1,
         pin: true,
         keep: false,
@@ -112,6 +116,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.warmups = 1;
                 o.log_bytes = 64 << 20;
                 o.fetches = 1 << 13;
+                o.open_segments = 100;
             }
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
@@ -826,6 +831,33 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         &format!("segment translate_offset (a fetch's batch), {mib} MiB segment"),
         &cs,
         b.opts.fetches,
+        &[],
+        None,
+    )?;
+    // Open N segments (ours wrote them; both open the same files).
+    let (n, per) = (b.opts.open_segments, 4usize);
+    let many = dir.join("many-segments");
+    b.ours
+        .call(&format!("gen-segments {} {n} {per}", many.display()))?;
+    let step = per * 16;
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::open + sanity_check".into(),
+            kafka: false,
+            cmd: format!("seg-open-all {} {n} {step}", many.display()),
+            outputs: Vec::new(),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-open-all {} {n} {step}", many.display()),
+            outputs: Vec::new(),
+        },
+    ];
+    b.group(
+        &format!("open + sanityCheck of {n} segments, per segment"),
+        &cs,
+        n,
         &[],
         None,
     )?;

@@ -32,6 +32,11 @@
 //!                          -> ok NANOS TRUNCATED_BYTES
 //! seg-open SID DIR         open the segment in DIR -> ok SIZE
 //! seg-translate SID TID SABOTAGE   `translate_offset` of every target -> ok NANOS HASH
+//! gen-segments DIR N B     write N segments of B batches (16 KiB each) into DIR, base
+//!                          offsets 0, 16·B, 32·B, … (made inactive and closed) -> ok N
+//! seg-open-all DIR N STEP   open the segments of base offsets 0, STEP, … (N of them)
+//!                          and `sanity_check` each, as the log loader does after a clean
+//!                          shutdown, timed; then close them -> ok NANOS HASH
 //! quit
 //! ```
 //!
@@ -518,6 +523,54 @@ pub fn segment_translate(
     Ok((ns, format!("{h}:{h2}")))
 }
 
+/// Writes `n` segments of `batches` batches each into `dir` (see the module docs).
+pub fn generate_segments(dir: &Path, n: usize, batches: usize) -> Result<usize, String> {
+    clear_dir(dir)?;
+    let config = LogConfig::default();
+    let value = vec![7u8; 1000];
+    for i in 0..n {
+        let base = (i * batches * 16) as i64;
+        let seg: LogSegment =
+            LogSegment::open(dir, base, &config, SegmentOptions::new_segment(&config))
+                .map_err(e("open"))?;
+        for j in 0..batches {
+            let first = base + (j * 16) as i64;
+            let mut b = BatchBuilder::new(first);
+            for k in 0..16 {
+                b = b.record(T0 + first + k, None, Some(&value));
+            }
+            let batch = b.build().map_err(e("build"))?;
+            seg.append(first + 15, T0 + first + 15, first + 15, &batch)
+                .map_err(e("append"))?;
+        }
+        seg.on_become_inactive_segment().map_err(e("inactive"))?;
+        seg.close().map_err(e("close"))?;
+    }
+    Ok(n)
+}
+
+/// Opens and sanity-checks `n` segments of `dir` (base offsets `0, step, …`), timed, then
+/// closes them. The hash folds (base offset, size) of each.
+pub fn open_segments(dir: &Path, n: usize, step: i64) -> Result<(u128, u64), String> {
+    let config = LogConfig::default();
+    let mut h = FOLD_START;
+    let mut open = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let base = i as i64 * step;
+        let seg: LogSegment =
+            LogSegment::open(dir, base, &config, SegmentOptions::existing()).map_err(e("open"))?;
+        seg.sanity_check(false).map_err(e("sanity_check"))?;
+        h = fold(h, base, seg.size() as i64);
+        open.push(seg);
+    }
+    let ns = start.elapsed().as_nanos();
+    for seg in open {
+        seg.close().map_err(e("close"))?;
+    }
+    Ok((ns, h))
+}
+
 /// The server loop: reads commands from `input` until `quit` or end of file.
 pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
     let mut indexes: HashMap<String, Index> = HashMap::new();
@@ -632,6 +685,14 @@ fn command(
             let seg = segments.get(arg(w, 1)?).ok_or("no such segment")?;
             let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
             let (ns, h) = segment_translate(seg, t, arg(w, 3)? == "1")?;
+            Ok(format!("{ns} {h}"))
+        }
+        "gen-segments" => {
+            let n = generate_segments(Path::new(arg(w, 1)?), num(w, 2)?, num(w, 3)?)?;
+            Ok(n.to_string())
+        }
+        "seg-open-all" => {
+            let (ns, h) = open_segments(Path::new(arg(w, 1)?), num(w, 2)?, num(w, 3)?)?;
             Ok(format!("{ns} {h}"))
         }
         c => Err(format!("unknown command {c}")),

@@ -108,6 +108,8 @@ public final class VsBench {
                 SEGMENTS.put(w[1], g);
                 return Integer.toString(g.size());
             }
+            case "seg-open-all":
+                return openSegments(new File(w[1]), Integer.parseInt(w[2]), Long.parseLong(w[3]));
             case "seg-translate":
                 return segmentTranslate(SEGMENTS.get(w[1]), TARGETS.get(w[2]));
             default:
@@ -268,5 +270,27 @@ public final class VsBench {
         long h2 = FOLD_START;
         for (int i = 0; i < found; i++) h2 = fold(h2, offsets[i], 0);
         return ns + " " + Long.toUnsignedString(h) + ":" + Long.toUnsignedString(h2);
+    }
+
+    /**
+     * {@code LogSegment.open} of {@code n} existing segments (base offsets 0, step, ...) and
+     * {@code sanityCheck(false)} of each, as {@code LogLoader} does after a clean shutdown,
+     * timed; then {@code close} (untimed).
+     */
+    static String openSegments(File dir, int n, long step) throws Exception {
+        LogConfig config = config();
+        long h = FOLD_START;
+        LogSegment[] open = new LogSegment[n];
+        long start = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            long base = i * step;
+            LogSegment g = LogSegment.open(dir, base, config, Time.SYSTEM, true, 0, false, "");
+            g.sanityCheck(false);
+            h = fold(h, base, g.size());
+            open[i] = g;
+        }
+        long ns = System.nanoTime() - start;
+        for (LogSegment g : open) g.close();
+        return ns + " " + Long.toUnsignedString(h);
     }
 }
