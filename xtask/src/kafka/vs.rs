@@ -909,6 +909,23 @@ mod tests {
     }
 
     #[test]
+    fn a_different_file_is_a_finding() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        let big: Vec<u8> = (0..(5u32 << 20)).map(|i| i as u8).collect();
+        std::fs::write(&a, &big).unwrap();
+        std::fs::write(&b, &big).unwrap();
+        assert!(compare_files("x", "ours", &a, &b).unwrap().is_none());
+        let mut other = big.clone();
+        other[(4 << 20) + 7] ^= 1;
+        std::fs::write(&b, &other).unwrap();
+        let f = compare_files("x", "ours", &a, &b).unwrap().unwrap();
+        assert!(f.contains(&format!("at byte {}", (4 << 20) + 7)), "{f}");
+        std::fs::write(&b, &big[..big.len() - 1]).unwrap();
+        assert!(compare_files("x", "ours", &a, &b).unwrap().is_some());
+    }
+
+    #[test]
     fn a_different_byte_is_a_finding() {
         assert!(check_bytes("append", "ours", b"abcd", b"abcd").is_none());
         let f = check_bytes("append", "ours", b"abcd", b"abXd").unwrap();
@@ -922,8 +939,9 @@ mod tests {
         let o = parse(&["--quick".into(), "--only".into(), "appends".into()])
             .unwrap()
             .unwrap();
-        assert!(o.appends && !o.lookups && o.rounds == 3);
-        assert!(parse(&["--only".into(), "segments".into()]).is_err());
+        assert!(o.appends && !o.lookups && !o.segments && o.rounds == 3);
+        assert!(o.log_bytes == 64 << 20 && o.open_segments == 100);
+        assert!(parse(&["--only".into(), "indexes".into()]).is_err());
         assert!(parse(&["--sabotage".into(), "nope".into()]).is_err());
     }
 }
