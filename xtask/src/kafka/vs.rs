@@ -45,25 +45,31 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--round
                    answer the slot before the right one), append-position (our appends
                    write one position one too high), segment-drop-batch (our segment
                    append leaves out the last batch), translate-early (our
-                   translate_offset answers the batch before)
+                   translate_offset answers the batch before); `all` runs each
+                   (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
-/// Every sabotage: the run must fail with a mismatch.
-pub const SABOTAGES: &[(&str, &str)] = &[
+/// Every sabotage (name, the group it damages, what): a run with it must fail with a
+/// mismatch.
+pub const SABOTAGES: &[(&str, &str, &str)] = &[
     (
         "lookup-slot-before",
+        "lookups",
         "our lookups answer the slot before the right one",
     ),
     (
         "append-position",
+        "appends",
         "our appends write one entry's position (time index: offset) one too high",
     ),
     (
         "segment-drop-batch",
+        "segments",
         "our segment append leaves out the last batch",
     ),
     (
         "translate-early",
+        "segments",
         "our translate_offset looks up the offset 16 below the target (the batch before)",
     ),
 ];
@@ -154,19 +160,21 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--keep" => o.keep = true,
             "--sabotage" => {
                 let v = it.next().ok_or("--sabotage needs a name")?;
-                o.sabotage = Some(
+                o.sabotage = Some(if v == "all" {
+                    "all"
+                } else {
                     SABOTAGES
                         .iter()
-                        .find(|(n, _)| n == v)
-                        .map(|(n, _)| *n)
+                        .find(|(n, _, _)| n == v)
+                        .map(|(n, _, _)| *n)
                         .ok_or_else(|| {
-                            let known: Vec<&str> = SABOTAGES.iter().map(|(n, _)| *n).collect();
+                            let known: Vec<&str> = SABOTAGES.iter().map(|(n, _, _)| *n).collect();
                             format!(
-                                "--sabotage: no sabotage `{v}` (there are: {})",
+                                "--sabotage: no sabotage `{v}` (there are: all, {})",
                                 known.join(", ")
                             )
-                        })?,
-                )
+                        })?
+                })
             }
             "-h" | "--help" => {
                 print!("{USAGE}");
@@ -486,6 +494,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let Some(opts) = parse(args)? else {
         return Ok(());
     };
+    if opts.sabotage == Some("all") {
+        return run_sabotages();
+    }
     for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
         if !super::have(tool, arg) {
             return Err(format!(
@@ -612,6 +623,40 @@ pub fn run(args: &[String]) -> Result<(), String> {
             opts.sabotage
                 .map_or(String::new(), |s| format!(", sabotage {s} on"))
         ))
+    }
+}
+
+/// Each sabotage in turn (a quick run of its group): each must fail with a mismatch.
+fn run_sabotages() -> Result<(), String> {
+    let mut missed = Vec::new();
+    for (name, group, what) in SABOTAGES {
+        let args: Vec<String> = ["--quick", "--only", group, "--sabotage", name]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        match run(&args) {
+            Err(e) if e.contains("our answers differ from Kafka's") => {
+                println!("sabotage {name}: caught ({what}): {e}")
+            }
+            Err(e) => {
+                println!("sabotage {name}: NOT caught: the run failed for another reason: {e}");
+                missed.push(*name);
+            }
+            Ok(()) => {
+                println!("sabotage {name}: NOT caught: the run passed with {what}");
+                missed.push(*name);
+            }
+        }
+    }
+    println!(
+        "sabotage: {} of {} caught",
+        SABOTAGES.len() - missed.len(),
+        SABOTAGES.len()
+    );
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("sabotage(s) not caught: {}", missed.join(", ")))
     }
 }
 
@@ -943,5 +988,12 @@ mod tests {
         assert!(o.log_bytes == 64 << 20 && o.open_segments == 100);
         assert!(parse(&["--only".into(), "indexes".into()]).is_err());
         assert!(parse(&["--sabotage".into(), "nope".into()]).is_err());
+        let o = parse(&["--sabotage".into(), "all".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.sabotage, Some("all"));
+        for (_, group, _) in SABOTAGES {
+            assert!(parse(&["--only".into(), group.to_string()]).is_ok());
+        }
     }
 }
