@@ -30,6 +30,9 @@ commands:
   loom      loom models (must pass) and the weakened-ordering run (must fail)
   kafka     Apache Kafka 4.4.0 as a test oracle: a real broker and Kafka's own classes read
             what we write and we read what they write (needs java and mvn; --help)
+  vs-kafka  the same storage work timed on Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (a
+            JVM) and on ours, same files, interleaved rounds: ours/Kafka ratios, answers
+            checked (not part of ci: timings on a shared machine are noise; --quick, --help)
   fuzz      cargo-fuzz targets seeded from the fixtures (--smoke: ~30 s each, as CI runs;
             default 10,000,000 executions per target; see `cargo xtask fuzz --help`)
   crash     crash-state enumerator: every state a power cut may leave at each fsync of
@@ -59,6 +62,7 @@ fn main() {
         "loom" => loom(),
         "bench" => bench(rest),
         "kafka" => kafka::run(rest),
+        "vs-kafka" => kafka::vs::run(rest),
         "fuzz" => fuzz::fuzz(rest),
         "crash" => crash::run(rest),
         "-h" | "--help" | "help" => {

@@ -230,6 +230,40 @@ impl Jvm {
         }
     }
 
+    /// Starts a long-lived helper server for measurements (`cargo xtask vs-kafka`):
+    /// stdin and stdout piped (its command protocol), stderr inherited, in its own process
+    /// group, registered for the Ctrl-C handler. Unlike [`Jvm::command`] it runs with the
+    /// JIT's full tiers (no `TieredStopAtLevel=1`) and **without** the launcher, whose
+    /// watchdog would consume stdin: the server itself exits at the end of its stdin,
+    /// so it does not outlive xtask either. `prefix` runs it under another command
+    /// (`taskset -c N`).
+    pub fn spawn_server(&self, heap: &str, main: &str, prefix: &[String]) -> Result<Proc, String> {
+        let mut c = match prefix.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg("java");
+                c
+            }
+            None => Command::new("java"),
+        };
+        c.arg(format!("-Xms{heap}"))
+            .arg(format!("-Xmx{heap}"))
+            .arg("-Djava.awt.headless=true")
+            .arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                self.client_log4j.display()
+            ))
+            .arg("-cp")
+            .arg(&self.classpath)
+            .arg(main)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        let child = c.spawn().map_err(|e| format!("cannot start java: {e}"))?;
+        Ok(Proc::register(child, main))
+    }
+
     /// Starts a helper main class in the background (stdout piped).
     pub fn spawn(&self, main: &str, args: &[String]) -> Result<Proc, String> {
         let mut c = self.command("256m", &self.client_log4j, main);

@@ -28,6 +28,7 @@ mod k4;
 mod k4_leader;
 mod k5;
 mod ours;
+pub mod vs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -170,7 +171,7 @@ fn have(tool: &str, arg: &str) -> bool {
 }
 
 /// Builds the helper jar and the classpath file; `mvn -o` first, online if that fails.
-fn build_oracle() -> Result<Jvm, String> {
+pub(crate) fn build_oracle() -> Result<Jvm, String> {
     let kafka = target_dir().join("kafka");
     std::fs::create_dir_all(&kafka).map_err(|e| format!("{kafka:?}: {e}"))?;
     let build = kafka.join("oracle");

@@ -1,0 +1,1007 @@
+//! `cargo xtask vs-kafka`: the same index work on Kafka 4.4.0's own classes and on ours,
+//! side by side, timed.
+//!
+//! Two servers speak one line protocol (`xtask/vs-kafka/src/lib.rs`): `vs-kafka-ours`
+//! (built `--release`, `index-offset`/`index-time` only) and `oracle.VsBench` in a JVM
+//! (Kafka's `OffsetIndex`/`TimeIndex`, full JIT). Our side writes the inputs from one seed
+//! (a full 10 MiB offset index and time index, Kafka's `segment.index.bytes`, and the
+//! targets) on tmpfs, and both sides open the **same bytes**. Every competitor runs the
+//! same work once (its first run: for Kafka, the JIT's warm-up, reported on its own),
+//! then a few untimed warm-up runs, then `rounds` timed rounds in which every competitor
+//! runs once, the order rotated from round to round. A row's ratio is the median over the
+//! rounds of ours/Kafka within each round (both measured seconds apart), with quartiles.
+//!
+//! Answers are checked on every run: each lookup run's hash of its answers must equal
+//! Kafka's, and each append run must reproduce the source index byte for byte (ours and
+//! Kafka's) with the same entry count. A mismatch prints the table, names the mismatch
+//! and exits nonzero; `--sabotage` damages our side to show it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
+
+use super::broker::{self, Proc};
+
+const USAGE: &str = "\
+usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--rounds N] [--seed N]
+                            [--no-pin] [--keep] [--sabotage NAME]
+
+  Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (in a JVM) and ours (index-offset,
+  index-time, segment; --release) do the same work on the same files; prints ours/Kafka time ratios (< 1: we
+  are faster) and fails (exit 1) if any answer differs. Needs java and mvn.
+
+  --quick          64 Ki lookups a run, a 64 MiB segment, 3 rounds, 1 warm-up (seconds);
+                   default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups
+  --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
+                   appends (per-call append and our appender(), a full 10 MiB index),
+                   segments (LogSegment append of 16 KiB batches, recover, translateOffset,
+                   open + sanityCheck of 500 segments)
+  --rounds N       timed rounds (default 5, --quick 3)
+  --seed N         the seed of the inputs (default 1)
+  --no-pin         do not pin both sides to one core with taskset
+  --keep           keep the scratch directory (tmpfs) for inspection
+  --sabotage NAME  damage our side, the run must fail: lookup-slot-before (our lookups
+                   answer the slot before the right one), append-position (our appends
+                   write one position one too high), segment-drop-batch (our segment
+                   append leaves out the last batch), translate-early (our
+                   translate_offset answers the batch before); `all` runs each
+                   (--quick, its group only) and prints `sabotage: N of N caught`
+";
+
+/// Every sabotage (name, the group it damages, what): a run with it must fail with a
+/// mismatch.
+pub const SABOTAGES: &[(&str, &str, &str)] = &[
+    (
+        "lookup-slot-before",
+        "lookups",
+        "our lookups answer the slot before the right one",
+    ),
+    (
+        "append-position",
+        "appends",
+        "our appends write one entry's position (time index: offset) one too high",
+    ),
+    (
+        "segment-drop-batch",
+        "segments",
+        "our segment append leaves out the last batch",
+    ),
+    (
+        "translate-early",
+        "segments",
+        "our translate_offset looks up the offset 16 below the target (the batch before)",
+    ),
+];
+
+/// Kafka's default `segment.index.bytes`.
+const INDEX_BYTES: usize = 10 * 1024 * 1024;
+
+struct Options {
+    targets: usize,
+    rounds: usize,
+    warmups: usize,
+    lookups: bool,
+    appends: bool,
+    segments: bool,
+    /// Bytes of batches a segment append writes.
+    log_bytes: usize,
+    /// `translate_offset` calls a run.
+    fetches: usize,
+    /// Segments opened a run.
+    open_segments: usize,
+    seed: u64,
+    pin: bool,
+    keep: bool,
+    sabotage: Option<&'static str>,
+}
+
+fn parse(args: &[String]) -> Result<Option<Options>, String> {
+    let mut o = Options {
+        targets: 1 << 20,
+        rounds: 5,
+        warmups: 3,
+        lookups: true,
+        appends: true,
+        segments: true,
+        log_bytes: 1 << 30,
+        fetches: 1 << 16,
+        open_segments: 500,
+        seed: 1,
+        pin: true,
+        keep: false,
+        sabotage: None,
+    };
+    let mut rounds = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {
+                o.targets = 1 << 16;
+                o.rounds = 3;
+                o.warmups = 1;
+                o.log_bytes = 64 << 20;
+                o.fetches = 1 << 13;
+                o.open_segments = 100;
+            }
+            "--only" => {
+                let v = it.next().ok_or("--only needs a value")?;
+                o.lookups = false;
+                o.appends = false;
+                o.segments = false;
+                for g in v.split(',') {
+                    match g {
+                        "lookups" => o.lookups = true,
+                        "appends" => o.appends = true,
+                        "segments" => o.segments = true,
+                        other => {
+                            return Err(format!(
+                                "--only: no group `{other}` (there are: lookups, appends, segments)"
+                            ))
+                        }
+                    }
+                }
+            }
+            "--rounds" => {
+                rounds = Some(
+                    it.next()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|&r: &usize| r > 0)
+                        .ok_or("--rounds needs a positive number")?,
+                )
+            }
+            "--seed" => {
+                o.seed = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("--seed needs a number")?
+            }
+            "--no-pin" => o.pin = false,
+            "--keep" => o.keep = true,
+            "--sabotage" => {
+                let v = it.next().ok_or("--sabotage needs a name")?;
+                o.sabotage = Some(if v == "all" {
+                    "all"
+                } else {
+                    SABOTAGES
+                        .iter()
+                        .find(|(n, _, _)| n == v)
+                        .map(|(n, _, _)| *n)
+                        .ok_or_else(|| {
+                            let known: Vec<&str> = SABOTAGES.iter().map(|(n, _, _)| *n).collect();
+                            format!(
+                                "--sabotage: no sabotage `{v}` (there are: all, {})",
+                                known.join(", ")
+                            )
+                        })?
+                })
+            }
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    if let Some(r) = rounds {
+        o.rounds = r;
+    }
+    Ok(Some(o))
+}
+
+/// One side's server: a child speaking the line protocol.
+struct Server {
+    name: &'static str,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// The JVM (its group is killed on drop) or our process (killed on drop).
+    _jvm: Option<Proc>,
+    ours: Option<Child>,
+}
+
+impl Server {
+    fn pipes(
+        name: &'static str,
+        child: &mut Child,
+    ) -> Result<(ChildStdin, BufReader<ChildStdout>), String> {
+        let stdin = child.stdin.take().ok_or(format!("{name}: no stdin"))?;
+        let stdout = child.stdout.take().ok_or(format!("{name}: no stdout"))?;
+        Ok((stdin, BufReader::new(stdout)))
+    }
+
+    /// Sends one command; returns the words of an `ok` reply.
+    fn call(&mut self, cmd: &str) -> Result<Vec<String>, String> {
+        writeln!(self.stdin, "{cmd}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("{}: cannot send `{cmd}`: {e}", self.name))?;
+        let mut line = String::new();
+        let n = self
+            .stdout
+            .read_line(&mut line)
+            .map_err(|e| format!("{}: {e}", self.name))?;
+        if n == 0 {
+            return Err(format!("{}: exited during `{cmd}`", self.name));
+        }
+        let w: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        match w.first().map(String::as_str) {
+            Some("ok") => Ok(w[1..].to_vec()),
+            _ => Err(format!("{}: `{cmd}` failed: {}", self.name, line.trim())),
+        }
+    }
+
+    /// A timed run: (nanoseconds, answer).
+    fn run(&mut self, cmd: &str) -> Result<(f64, String), String> {
+        let w = self.call(cmd)?;
+        let ns: f64 = w
+            .first()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("{}: no time in the reply to `{cmd}`", self.name))?;
+        Ok((ns, w.get(1).cloned().unwrap_or_default()))
+    }
+
+    fn quit(mut self) {
+        let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
+        if let Some(mut p) = self._jvm.take() {
+            let _ = p.wait(std::time::Duration::from_secs(10));
+        }
+        if let Some(mut c) = self.ours.take() {
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.ours.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// One competitor of a row group: which server, and the command of one run.
+struct Competitor {
+    label: String,
+    kafka: bool,
+    cmd: String,
+    /// For appends: the files the run writes (compared with the references).
+    outputs: Vec<PathBuf>,
+}
+
+/// The measured results of one competitor.
+#[derive(Default)]
+struct Measured {
+    first_ns: f64,
+    rounds_ns: Vec<f64>,
+}
+
+/// One line of the table.
+pub struct Row {
+    pub operation: String,
+    pub ours: String,
+    pub ours_ns: f64,
+    pub kafka_ns: f64,
+    pub median: f64,
+    pub q1: f64,
+    pub q3: f64,
+    pub ours_first_ns: f64,
+    pub kafka_first_ns: f64,
+}
+
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+}
+
+/// The answer check of one run: `answer` must equal Kafka's `expected`.
+pub fn check_answer(what: &str, who: &str, expected: &str, answer: &str) -> Option<String> {
+    (answer != expected)
+        .then(|| format!("MISMATCH {what}: {who} answered {answer}, Kafka {expected}"))
+}
+
+/// The bytes check of one append run: the written file must equal the source.
+pub fn check_bytes(what: &str, who: &str, source: &[u8], written: &[u8]) -> Option<String> {
+    if source == written {
+        return None;
+    }
+    let at = source
+        .iter()
+        .zip(written)
+        .position(|(a, b)| a != b)
+        .unwrap_or(source.len().min(written.len()));
+    Some(format!(
+        "MISMATCH {what}: {who} wrote {} bytes differing from the source's {} at byte {at}",
+        written.len(),
+        source.len()
+    ))
+}
+
+/// [`check_bytes`] on two files, read in chunks (a segment's `.log` is 1 GiB).
+pub fn compare_files(
+    what: &str,
+    who: &str,
+    reference: &Path,
+    written: &Path,
+) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let open = |p: &Path| std::fs::File::open(p).map_err(|e| format!("{p:?}: {e}"));
+    let (mut a, mut b) = (open(reference)?, open(written)?);
+    let (la, lb) = (
+        a.metadata().map_err(|e| e.to_string())?.len(),
+        b.metadata().map_err(|e| e.to_string())?.len(),
+    );
+    let name = written
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let mut at = 0u64;
+    let (mut x, mut y) = (vec![0u8; 1 << 22], vec![0u8; 1 << 22]);
+    loop {
+        let n = a.read(&mut x).map_err(|e| e.to_string())?;
+        let mut m = 0;
+        while m < n {
+            let k = b.read(&mut y[m..n]).map_err(|e| e.to_string())?;
+            if k == 0 {
+                break;
+            }
+            m += k;
+        }
+        if let Some(f) = check_bytes(what, who, &x[..n], &y[..m]) {
+            let off: u64 = f
+                .rsplit("at byte ")
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            return Ok(Some(format!(
+                "MISMATCH {what}: {who} wrote {name} of {lb} bytes, differing from the reference's {la} at byte {}",
+                at + off
+            )));
+        }
+        if n == 0 {
+            return Ok((la != lb).then(|| {
+                format!("MISMATCH {what}: {who} wrote {name} of {lb} bytes, the reference {la}")
+            }));
+        }
+        at += n as u64;
+    }
+}
+
+struct Bench<'a> {
+    ours: &'a mut Server,
+    kafka: &'a mut Server,
+    opts: &'a Options,
+    findings: Vec<String>,
+    rows: Vec<Row>,
+}
+
+impl Bench<'_> {
+    fn server(&mut self, kafka: bool) -> &mut Server {
+        if kafka {
+            self.kafka
+        } else {
+            self.ours
+        }
+    }
+
+    /// Runs one group of competitors (the last is Kafka's) on the same work, `ops`
+    /// operations a run. `refs[i]` is the file that every competitor's `outputs[i]` must
+    /// equal after each run; where it is `None`, Kafka's output of the first run is
+    /// copied into `keep` (same file name) and is the reference from then on.
+    fn group(
+        &mut self,
+        operation: &str,
+        cs: &[Competitor],
+        ops: usize,
+        refs: &[Option<PathBuf>],
+        keep: Option<&Path>,
+    ) -> Result<(), String> {
+        let mut refs: Vec<Option<PathBuf>> = refs.to_vec();
+        let n = cs.len();
+        let kafka = n - 1;
+        let mut m: Vec<Measured> = (0..n).map(|_| Measured::default()).collect();
+        let mut expected: Option<String> = None;
+        let runs = 1 + self.opts.warmups + self.opts.rounds;
+        for run in 0..runs {
+            // The first runs go in the listed order, Kafka's last; the timed rounds rotate.
+            let order: Vec<usize> = if run <= self.opts.warmups {
+                (0..n).collect()
+            } else {
+                (0..n).map(|k| (k + run) % n).collect()
+            };
+            // Kafka's answer first in every run it is in, so each of ours is checked
+            // against it.
+            let mut answers = vec![String::new(); n];
+            for &c in &order {
+                let comp = &cs[c];
+                let (ns, answer) = self.server(comp.kafka).run(&comp.cmd)?;
+                let per_op = ns / ops.max(1) as f64;
+                if run == 0 {
+                    m[c].first_ns = per_op;
+                } else if run > self.opts.warmups {
+                    m[c].rounds_ns.push(per_op);
+                }
+                answers[c] = answer;
+            }
+            // The files, once every competitor ran (Kafka's first output may be a
+            // reference for the others).
+            for (i, r) in refs.iter_mut().enumerate() {
+                if r.is_none() {
+                    let out = &cs[kafka].outputs[i];
+                    let dir = keep.ok_or("a reference without a directory to keep it")?;
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{dir:?}: {e}"))?;
+                    let to = dir.join(out.file_name().ok_or("no file name")?);
+                    std::fs::copy(out, &to).map_err(|e| format!("{out:?}: {e}"))?;
+                    *r = Some(to);
+                }
+            }
+            for comp in cs {
+                for (out, r) in comp.outputs.iter().zip(&refs) {
+                    let r = r.as_ref().expect("set above");
+                    if r == out {
+                        continue;
+                    }
+                    let who = if comp.kafka { "Kafka" } else { &comp.label };
+                    if let Some(f) = compare_files(operation, who, r, out)? {
+                        self.findings.push(format!("{f} (run {run})"));
+                    }
+                }
+            }
+            let exp = expected
+                .get_or_insert_with(|| answers[kafka].clone())
+                .clone();
+            for (c, a) in answers.iter().enumerate() {
+                let who = if cs[c].kafka {
+                    "Kafka (again)"
+                } else {
+                    &cs[c].label
+                };
+                if let Some(f) = check_answer(operation, who, &exp, a) {
+                    self.findings.push(format!("{f} (run {run})"));
+                }
+            }
+        }
+        let k = &m[kafka];
+        for (c, comp) in cs.iter().enumerate().take(kafka) {
+            let ratios: Vec<f64> = m[c]
+                .rounds_ns
+                .iter()
+                .zip(&k.rounds_ns)
+                .map(|(o, k)| o / k)
+                .collect();
+            self.rows.push(Row {
+                operation: operation.to_string(),
+                ours: comp.label.clone(),
+                ours_ns: quantile(&m[c].rounds_ns, 0.5),
+                kafka_ns: quantile(&k.rounds_ns, 0.5),
+                median: quantile(&ratios, 0.5),
+                q1: quantile(&ratios, 0.25),
+                q3: quantile(&ratios, 0.75),
+                ours_first_ns: m[c].first_ns,
+                kafka_first_ns: k.first_ns,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `cargo xtask vs-kafka [options]`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let Some(opts) = parse(args)? else {
+        return Ok(());
+    };
+    if opts.sabotage == Some("all") {
+        return run_sabotages();
+    }
+    for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
+        if !super::have(tool, arg) {
+            return Err(format!(
+                "vs-kafka: `{tool}` is not installed (needed: a JDK 17+ and Maven)"
+            ));
+        }
+    }
+    broker::install_ctrlc()?;
+    let t = Instant::now();
+    let mut c = crate::cargo();
+    c.args(["build", "--quiet", "--release", "-p", "vs-kafka-ours"]);
+    crate::run(c)?;
+    let ours_bin = super::target_dir().join("release/vs-kafka-ours");
+    let jvm = super::build_oracle()?;
+    eprintln!(
+        "vs-kafka: both sides built in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let shm = Path::new("/dev/shm");
+    let scratch_root = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        super::target_dir().join("kafka")
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("vs-kafka-")
+        .tempdir_in(&scratch_root)
+        .map_err(|e| format!("{scratch_root:?}: {e}"))?;
+    let dir = scratch.path().to_path_buf();
+
+    // Both sides on one core (the last), taking turns: neither competes with the other.
+    let mut prefix: Vec<String> = Vec::new();
+    let mut pinned = "not pinned".to_string();
+    if opts.pin && super::have("taskset", "-V") {
+        let core = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+        prefix = vec!["taskset".into(), "-c".into(), core.to_string()];
+        pinned = format!("both pinned to core {core} (taskset)");
+    }
+    let mut ours_cmd = match prefix.split_first() {
+        Some((p, rest)) => {
+            let mut c = Command::new(p);
+            c.args(rest).arg(&ours_bin);
+            c
+        }
+        None => Command::new(&ours_bin),
+    };
+    let mut child = ours_cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
+    let (stdin, stdout) = Server::pipes("ours", &mut child)?;
+    let mut ours = Server {
+        name: "ours",
+        stdin,
+        stdout,
+        _jvm: None,
+        ours: Some(child),
+    };
+    let mut proc = jvm.spawn_server("1g", "oracle.VsBench", &prefix)?;
+    let (stdin, stdout) =
+        Server::pipes("Kafka", proc.child_mut().ok_or("the JVM already stopped")?)?;
+    let mut kafka = Server {
+        name: "Kafka",
+        stdin,
+        stdout,
+        _jvm: Some(proc),
+        ours: None,
+    };
+
+    let t = Instant::now();
+    let gen = ours.call(&format!(
+        "gen {} {} {} {INDEX_BYTES}",
+        opts.seed,
+        dir.display(),
+        opts.targets
+    ))?;
+    eprintln!(
+        "vs-kafka: seed {}: {} offset-index and {} time-index entries, {} targets a run, in {} ({:.1} s); {pinned}",
+        opts.seed,
+        gen.first().map_or("?", String::as_str),
+        gen.get(1).map_or("?", String::as_str),
+        opts.targets,
+        dir.display(),
+        t.elapsed().as_secs_f64()
+    );
+    let mut bench = Bench {
+        ours: &mut ours,
+        kafka: &mut kafka,
+        opts: &opts,
+        findings: Vec::new(),
+        rows: Vec::new(),
+    };
+    let result = measure(&mut bench, &dir);
+    let (rows, findings) = (
+        std::mem::take(&mut bench.rows),
+        std::mem::take(&mut bench.findings),
+    );
+    drop(bench);
+    ours.quit();
+    kafka.quit();
+    if opts.keep {
+        let p = scratch.keep();
+        eprintln!("vs-kafka: scratch kept in {}", p.display());
+    }
+    result?;
+    print_table(&rows, &opts, &pinned);
+    for f in findings.iter().take(20) {
+        println!("{f}");
+    }
+    if findings.len() > 20 {
+        println!("... and {} more", findings.len() - 20);
+    }
+    if findings.is_empty() {
+        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte)");
+        Ok(())
+    } else {
+        println!("answers: {} mismatch(es)", findings.len());
+        Err(format!(
+            "vs-kafka: our answers differ from Kafka's ({} finding(s){})",
+            findings.len(),
+            opts.sabotage
+                .map_or(String::new(), |s| format!(", sabotage {s} on"))
+        ))
+    }
+}
+
+/// Each sabotage in turn (a quick run of its group): each must fail with a mismatch.
+fn run_sabotages() -> Result<(), String> {
+    let mut missed = Vec::new();
+    for (name, group, what) in SABOTAGES {
+        let args: Vec<String> = ["--quick", "--only", group, "--sabotage", name]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        match run(&args) {
+            Err(e) if e.contains("our answers differ from Kafka's") => {
+                println!("sabotage {name}: caught ({what}): {e}")
+            }
+            Err(e) => {
+                println!("sabotage {name}: NOT caught: the run failed for another reason: {e}");
+                missed.push(*name);
+            }
+            Ok(()) => {
+                println!("sabotage {name}: NOT caught: the run passed with {what}");
+                missed.push(*name);
+            }
+        }
+    }
+    println!(
+        "sabotage: {} of {} caught",
+        SABOTAGES.len() - missed.len(),
+        SABOTAGES.len()
+    );
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("sabotage(s) not caught: {}", missed.join(", ")))
+    }
+}
+
+fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
+    let sab_lookup = u8::from(b.opts.sabotage == Some("lookup-slot-before"));
+    let sab_append = u8::from(b.opts.sabotage == Some("append-position"));
+    if b.opts.lookups {
+        let mut strategies = vec!["default".to_string()];
+        strategies.extend(vs_kafka_ours_names().iter().map(|s| s.to_string()));
+        for (kind, file) in [("offset", "offset.index"), ("time", "time.timeindex")] {
+            let path = dir.join(file);
+            let mut labels = Vec::new();
+            for s in &strategies {
+                let w = b.ours.call(&format!(
+                    "open {kind}-{s} {kind} {} 0 {INDEX_BYTES} {s}",
+                    path.display()
+                ))?;
+                let name = w.get(1).cloned().unwrap_or_default();
+                if s == "default" && kind == "offset" && !strategies.contains(&name) {
+                    // `SearchStrategy` is non-exhaustive: a new default is measured by the
+                    // default row, but has no named row until it is listed.
+                    eprintln!(
+                        "vs-kafka: note: the default strategy `{name}` has no named row; \
+                         list it in vs_kafka_ours::named_strategies"
+                    );
+                }
+                labels.push(if s == "default" {
+                    format!("default ({name})")
+                } else {
+                    name
+                });
+            }
+            b.kafka.call(&format!(
+                "open {kind} {kind} {} 0 {INDEX_BYTES} kafka",
+                path.display()
+            ))?;
+            for workload in ["hot", "uniform"] {
+                let tfile = dir.join(format!("{kind}-{workload}.targets"));
+                let tid = format!("{kind}-{workload}");
+                b.ours.call(&format!("targets {tid} {}", tfile.display()))?;
+                b.kafka
+                    .call(&format!("targets {tid} {}", tfile.display()))?;
+                let mut cs: Vec<Competitor> = strategies
+                    .iter()
+                    .zip(&labels)
+                    .map(|(s, l)| Competitor {
+                        label: l.clone(),
+                        kafka: false,
+                        cmd: format!("lookup {kind}-{s} {tid} {sab_lookup}"),
+                        outputs: Vec::new(),
+                    })
+                    .collect();
+                cs.push(Competitor {
+                    label: "Kafka".into(),
+                    kafka: true,
+                    cmd: format!("lookup {kind} {tid}"),
+                    outputs: Vec::new(),
+                });
+                let name = format!(
+                    "{kind} lookup, {}",
+                    if workload == "hot" {
+                        "hot tail"
+                    } else {
+                        "uniform"
+                    }
+                );
+                b.group(&name, &cs, b.opts.targets, &[], None)?;
+            }
+        }
+    }
+    if b.opts.appends {
+        for (kind, file, call) in [
+            ("offset", "offset.index", "append"),
+            ("time", "time.timeindex", "maybe_append"),
+        ] {
+            let src = dir.join(file);
+            let len = std::fs::metadata(&src)
+                .map_err(|e| format!("{src:?}: {e}"))?
+                .len();
+            let entries = len as usize / if kind == "offset" { 8 } else { 12 };
+            let mut cs = Vec::new();
+            for (mode, label) in [("call", call), ("appender", "appender()")] {
+                let out = dir.join(format!("ours-{mode}.{kind}"));
+                cs.push(Competitor {
+                    label: label.to_string(),
+                    kafka: false,
+                    cmd: format!(
+                        "append {kind} {} {} 0 {INDEX_BYTES} {mode} {sab_append}",
+                        src.display(),
+                        out.display()
+                    ),
+                    outputs: vec![out],
+                });
+            }
+            let out = dir.join(format!("kafka.{kind}"));
+            cs.push(Competitor {
+                label: "Kafka".into(),
+                kafka: true,
+                cmd: format!(
+                    "append {kind} {} {} 0 {INDEX_BYTES} call 0",
+                    src.display(),
+                    out.display()
+                ),
+                outputs: vec![out],
+            });
+            b.group(
+                &format!("{kind} index append, {entries} entries"),
+                &cs,
+                entries,
+                &[Some(src)],
+                None,
+            )?;
+        }
+    }
+    if b.opts.segments {
+        measure_segments(b, dir)?;
+    }
+    Ok(())
+}
+
+/// LogSegment append, recovery and `translate_offset` on the same batches.
+fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
+    let sab_drop = u8::from(b.opts.sabotage == Some("segment-drop-batch"));
+    let sab_early = u8::from(b.opts.sabotage == Some("translate-early"));
+    let w = b.ours.call(&format!(
+        "gen-log {} {} {} {}",
+        b.opts.seed,
+        dir.display(),
+        b.opts.log_bytes,
+        b.opts.fetches
+    ))?;
+    let batches: usize = w
+        .first()
+        .and_then(|s| s.parse().ok())
+        .ok_or("gen-log: no batch count")?;
+    let src = dir.join("batches.log");
+    let mib = b.opts.log_bytes >> 20;
+    let files = |d: &Path| -> Vec<PathBuf> {
+        ["log", "index", "timeindex"]
+            .iter()
+            .map(|s| vs_kafka_ours::segment_file(d, s))
+            .collect()
+    };
+    let reference = dir.join("segment-reference");
+    let (ours_dir, kafka_dir) = (dir.join("segment-ours"), dir.join("segment-kafka"));
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::append".into(),
+            kafka: false,
+            cmd: format!(
+                "seg-append {} {} {sab_drop}",
+                src.display(),
+                ours_dir.display()
+            ),
+            outputs: files(&ours_dir),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-append {} {}", src.display(), kafka_dir.display()),
+            outputs: files(&kafka_dir),
+        },
+    ];
+    // The .log must be the batches, byte for byte; the indexes must be Kafka's.
+    b.group(
+        &format!("segment append, {batches} batches of 16 KiB ({mib} MiB), per batch"),
+        &cs,
+        batches,
+        &[Some(src.clone()), None, None],
+        Some(&reference),
+    )?;
+    for d in [&ours_dir, &kafka_dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    // The reference segment: the batches and Kafka's indexes.
+    let log = vs_kafka_ours::segment_file(&reference, "log");
+    std::fs::copy(&src, &log).map_err(|e| format!("{log:?}: {e}"))?;
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::recover".into(),
+            kafka: false,
+            cmd: format!("seg-recover {} {}", src.display(), ours_dir.display()),
+            outputs: files(&ours_dir),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-recover {} {}", src.display(), kafka_dir.display()),
+            outputs: files(&kafka_dir),
+        },
+    ];
+    // Recovery must rebuild the indexes the appends wrote, and truncate nothing.
+    let refs: Vec<Option<PathBuf>> = files(&reference).into_iter().map(Some).collect();
+    b.group(
+        &format!("segment recovery, {batches} batches ({mib} MiB), per batch"),
+        &cs,
+        batches,
+        &refs,
+        None,
+    )?;
+    for d in [&ours_dir, &kafka_dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    // Both open the reference segment (written by Kafka's LogSegment).
+    let tfile = dir.join("fetch.targets");
+    for s in [&mut *b.ours, &mut *b.kafka] {
+        s.call(&format!("seg-open seg {}", reference.display()))?;
+        s.call(&format!("targets fetch {}", tfile.display()))?;
+    }
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::translate_offset".into(),
+            kafka: false,
+            cmd: format!("seg-translate seg fetch {sab_early}"),
+            outputs: Vec::new(),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: "seg-translate seg fetch".into(),
+            outputs: Vec::new(),
+        },
+    ];
+    b.group(
+        &format!("segment translate_offset (a fetch's batch), {mib} MiB segment"),
+        &cs,
+        b.opts.fetches,
+        &[],
+        None,
+    )?;
+    // Open N segments (ours wrote them; both open the same files).
+    let (n, per) = (b.opts.open_segments, 4usize);
+    let many = dir.join("many-segments");
+    b.ours
+        .call(&format!("gen-segments {} {n} {per}", many.display()))?;
+    let step = per * 16;
+    let cs = vec![
+        Competitor {
+            label: "LogSegment::open + sanity_check".into(),
+            kafka: false,
+            cmd: format!("seg-open-all {} {n} {step}", many.display()),
+            outputs: Vec::new(),
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!("seg-open-all {} {n} {step}", many.display()),
+            outputs: Vec::new(),
+        },
+    ];
+    b.group(
+        &format!("open + sanityCheck of {n} segments, per segment"),
+        &cs,
+        n,
+        &[],
+        None,
+    )?;
+    Ok(())
+}
+
+/// The named strategies of our side (the `default` row measures the default open path).
+fn vs_kafka_ours_names() -> Vec<&'static str> {
+    vs_kafka_ours::named_strategies()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect()
+}
+
+fn print_table(rows: &[Row], opts: &Options, pinned: &str) {
+    println!(
+        "\nvs-kafka: ours / Kafka 4.4.0, time per operation, median over {} interleaved rounds \
+         (< 1: we are faster); {} lookups a run; {pinned}\n",
+        opts.rounds, opts.targets
+    );
+    println!("| operation | ours | ours ns/op | Kafka ns/op | ours/Kafka (median [q1, q3]) | first run: ours / Kafka ns/op (Kafka: JIT warm-up) |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for r in rows {
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.2} [{:.2}, {:.2}] | {:.1} / {:.1} |",
+            r.operation,
+            r.ours,
+            r.ours_ns,
+            r.kafka_ns,
+            r.median,
+            r.q1,
+            r.q3,
+            r.ours_first_ns,
+            r.kafka_first_ns
+        );
+    }
+    println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_different_answer_is_a_finding() {
+        assert!(check_answer("offset lookup", "binary", "17", "17").is_none());
+        let f = check_answer("offset lookup", "binary", "17", "18").unwrap();
+        assert!(f.starts_with("MISMATCH offset lookup: binary answered 18, Kafka 17"));
+    }
+
+    #[test]
+    fn a_different_file_is_a_finding() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        let big: Vec<u8> = (0..(5u32 << 20)).map(|i| i as u8).collect();
+        std::fs::write(&a, &big).unwrap();
+        std::fs::write(&b, &big).unwrap();
+        assert!(compare_files("x", "ours", &a, &b).unwrap().is_none());
+        let mut other = big.clone();
+        other[(4 << 20) + 7] ^= 1;
+        std::fs::write(&b, &other).unwrap();
+        let f = compare_files("x", "ours", &a, &b).unwrap().unwrap();
+        assert!(f.contains(&format!("at byte {}", (4 << 20) + 7)), "{f}");
+        std::fs::write(&b, &big[..big.len() - 1]).unwrap();
+        assert!(compare_files("x", "ours", &a, &b).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_different_byte_is_a_finding() {
+        assert!(check_bytes("append", "ours", b"abcd", b"abcd").is_none());
+        let f = check_bytes("append", "ours", b"abcd", b"abXd").unwrap();
+        assert!(f.contains("at byte 2"), "{f}");
+        let f = check_bytes("append", "ours", b"abcd", b"abc").unwrap();
+        assert!(f.contains("at byte 3"), "{f}");
+    }
+
+    #[test]
+    fn options_parse() {
+        let o = parse(&["--quick".into(), "--only".into(), "appends".into()])
+            .unwrap()
+            .unwrap();
+        assert!(o.appends && !o.lookups && !o.segments && o.rounds == 3);
+        assert!(o.log_bytes == 64 << 20 && o.open_segments == 100);
+        assert!(parse(&["--only".into(), "indexes".into()]).is_err());
+        assert!(parse(&["--sabotage".into(), "nope".into()]).is_err());
+        let o = parse(&["--sabotage".into(), "all".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.sabotage, Some("all"));
+        for (_, group, _) in SABOTAGES {
+            assert!(parse(&["--only".into(), group.to_string()]).is_ok());
+        }
+    }
+}
