@@ -34,6 +34,9 @@ use crate::BenchError;
 /// File name of the warm section plot in the report directory.
 pub const WARM_SECTION_SVG: &str = "warm-section.svg";
 
+/// File name of the memory-pressure plot in the report directory.
+pub const POLLUTION_SVG: &str = "pollution.svg";
+
 /// Lookups per workload of each sweep replay (lookups).
 pub const SWEEP_LOOKUPS: usize = 20_000;
 /// Hot-tail lookups of each growing-phase real-fault run in the sweep (lookups).
@@ -712,6 +715,102 @@ pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), 
     Ok(())
 }
 
+/// Writes `pollution.svg` ([`crate::pollution`]): against the cgroup's memory limit (x,
+/// log scale), the in-sync consumers' index page-ins per 1000 lookups (left) and their
+/// major faults per 1000 lookups (right), one line per strategy, solid without the
+/// mitigation, dashed with it. OOM-killed or failed arms have no point.
+///
+/// # Errors
+/// Drawing or writing errors; [`BenchError::Config`] if no arm was measured.
+pub fn write_pollution_plot(
+    p: &crate::pollution::PollutionOutcome,
+    path: &Path,
+) -> Result<(), BenchError> {
+    use crate::pollution::ArmOutcome;
+    let mut strategies: Vec<&str> = Vec::new();
+    for a in &p.arms {
+        if !strategies.contains(&a.strategy.as_str()) {
+            strategies.push(&a.strategy);
+        }
+    }
+    let series = |f: &dyn Fn(&crate::pollution::ArmResult) -> f64| -> Vec<Series> {
+        let mut out = Vec::new();
+        for &st in &strategies {
+            for mitigation in [false, true] {
+                let pts: Vec<(f64, f64)> = p
+                    .arms
+                    .iter()
+                    .filter(|a| a.strategy == st && a.mitigation == mitigation)
+                    .filter_map(|a| match &a.outcome {
+                        ArmOutcome::Measured(r) => Some(((a.limit_mib << 20) as f64, f(r))),
+                        _ => None,
+                    })
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let name = if mitigation {
+                    format!("{st} + fadvise")
+                } else {
+                    st.to_string()
+                };
+                out.push((name, color(st), mitigation, pts));
+            }
+        }
+        out
+    };
+    let ins = series(&|r| r.page_ins_per_1000());
+    if ins.is_empty() {
+        return Err(BenchError::Config(
+            "the memory-pressure workload measured no arm to plot".to_string(),
+        ));
+    }
+    let majflt = series(&|r| r.major_faults_per_1000());
+    let root = SVGBackend::new(path, (1300, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let (head, body) = root.split_vertically(50);
+    head.draw(&Text::new(
+        format!(
+            "Under memory pressure: a lagging consumer scans {} of older segments while {} in-sync consumers read the tail \
+             ({}; dashed: POSIX_FADV_DONTNEED behind the scan)",
+            warm_sweep::bytes_text(p.scale.old_segment_bytes * p.scale.old_segments as u64),
+            p.scale.consumers,
+            p.cgroup
+        ),
+        (16, 14),
+        ("sans-serif", 17),
+    ))
+    .map_err(plot_err(path))?;
+    let panels = body.split_evenly((1, 2));
+    let x_desc = "memory limit of the cgroup (log scale)";
+    for (i, (title, y, series)) in [
+        (
+            "in-sync index page-ins (mincore)",
+            "page-ins per 1000 in-sync lookups",
+            &ins,
+        ),
+        (
+            "in-sync major faults (getrusage RUSAGE_THREAD)",
+            "major faults per 1000 in-sync lookups",
+            &majflt,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let spec = ChartSpec {
+            title,
+            x_desc,
+            y_desc: y,
+            mark_x: None,
+            legend: true,
+        };
+        draw_chart_with(&panels[i], &spec, series).map_err(plot_err(path))?;
+    }
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}
+
 /// Criterion mean estimates found under `dir` (`<group>/<bench>/new/estimates.json`):
 /// `(benchmark id, mean ns)`, sorted by id.
 pub fn criterion_estimates(dir: &Path) -> Vec<(String, f64)> {
@@ -988,6 +1087,12 @@ pub fn write_report(
         let path = dir.join(WARM_SECTION_SVG);
         write_warm_section_plot(w, &path)?;
         files.push(path);
+    }
+    if let Some(p) = run.pollution.as_ref().filter(|p| p.skipped.is_none()) {
+        let path = dir.join(POLLUTION_SVG);
+        if write_pollution_plot(p, &path).is_ok() {
+            files.push(path);
+        }
     }
     let json = dir.join("sweep.json");
     let text = serde_json::to_string_pretty(&sweep).map_err(std::io::Error::other);

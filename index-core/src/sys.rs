@@ -470,6 +470,72 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
     Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
 }
 
+/// Major and minor page faults of the **calling thread** so far
+/// (`getrusage(RUSAGE_THREAD)`): `(major, minor)`. The bench harness reads it at the start
+/// and the end of a consumer thread, so that the faults of the other threads of the
+/// process (a producer, a lagging consumer) are not counted.
+///
+/// # Errors
+/// The system call's error; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
+pub fn thread_page_faults() -> io::Result<(u64, u64)> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrusage returned 0, so the struct is initialised (it was zeroed anyway).
+    let usage = unsafe { usage.assume_init() };
+    Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
+}
+
+/// Off Linux: per-thread page faults are not counted ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn thread_page_faults() -> io::Result<(u64, u64)> {
+    Err(unsupported("getrusage(RUSAGE_THREAD)"))
+}
+
+/// Tells the kernel that the `len` bytes of `file` from byte `offset` will not be read
+/// again soon (`posix_fadvise(POSIX_FADV_DONTNEED)` on that range, without the `fdatasync`
+/// of [`evict_from_page_cache`]): clean pages of the range are dropped from the page
+/// cache, dirty ones stay. `len == 0` means "to the end of the file". The bench harness's
+/// lagging consumer calls it behind itself, so that its scan does not push other pages
+/// out of a small page cache.
+///
+/// # Errors
+/// The system call's error; [`io::ErrorKind::InvalidInput`] if `offset` or `len` does not
+/// fit the kernel's `off_t`; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
+pub fn advise_range_dont_need(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "posix_fadvise range out of range",
+        ));
+    };
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid
+    // for the duration of the call because `file` is borrowed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), off, len, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Off Linux: no advice is given ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn advise_range_dont_need(_file: &File, _offset: u64, _len: u64) -> io::Result<()> {
+    Err(unsupported("posix_fadvise(POSIX_FADV_DONTNEED)"))
+}
+
 /// A load fence (`lfence` on x86_64): no later instruction starts before every earlier
 /// one has completed locally. Benchmarks put it between two lookups to measure each one
 /// in isolation (no overlap of one lookup's memory accesses with the next one's). A
