@@ -1,0 +1,148 @@
+//! The memory-pressure workload (`bench_harness::pollution`): its page-in counting sees
+//! the faults a memory limit causes. A deliberately tiny cgroup limit must show in-sync
+//! page-ins and major faults; a limit the size of the whole working set must show almost
+//! none. Needs root and a cgroup memory controller; without them each test prints one
+//! `skipped:` line and passes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use bench_harness::pollution::{
+    self, ArmOutcome, PollutionConfig, PollutionOutcome, PollutionScale, CGROUP_ENV,
+};
+use index_core::SearchStrategy;
+
+const EXE: &str = env!("CARGO_BIN_EXE_bench-harness");
+
+/// A limit far below the working set: the lagging consumer's scan evicts the in-sync
+/// consumers' index pages (MiB).
+const TINY_MIB: u64 = 16;
+/// A limit above the whole partition (128 MiB of `.log` at the small scale): nothing is
+/// evicted (MiB).
+const WHOLE_MIB: u64 = 1024;
+
+fn skip() -> bool {
+    match pollution::unavailable_reason() {
+        Some(why) => {
+            eprintln!("skipped: the memory-pressure workload cannot run here ({why})");
+            true
+        }
+        None => false,
+    }
+}
+
+fn leftover_cgroups() -> Vec<PathBuf> {
+    let prefix = format!("bench-harness-pollution-{}-", std::process::id());
+    ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+#[test]
+fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
+    if skip() {
+        return;
+    }
+    let cfg = PollutionConfig {
+        scale: PollutionScale::small(),
+        limits_mib: vec![TINY_MIB, WHOLE_MIB],
+        strategies: vec![
+            SearchStrategy::Binary,
+            SearchStrategy::WarmCold {
+                warm_section_bytes: 8192,
+            },
+        ],
+        mitigation: false,
+        seed: 42,
+        exe: PathBuf::from(EXE),
+        dir: None,
+        skip: None,
+    };
+    let o = pollution::run(&cfg, &mut |_, _, _| {}).unwrap();
+    assert_eq!(o.skipped, None);
+    assert_eq!(o.arms.len(), 4);
+    println!("{}", bench_harness::report::render_pollution(&o));
+
+    // The whole working set fits: every arm is measured and (after the warm-up) hardly
+    // any in-sync lookup finds its pages evicted.
+    for a in o.arms.iter().filter(|a| a.limit_mib == WHOLE_MIB) {
+        let ArmOutcome::Measured(r) = &a.outcome else {
+            panic!("{} at {WHOLE_MIB} MiB: {:?}", a.strategy, a.outcome);
+        };
+        assert!(r.lookups > 1000, "{a:?}");
+        assert!(
+            r.page_ins_per_1000() < 0.5,
+            "{} at {WHOLE_MIB} MiB: {:.2} page-ins per 1000 lookups",
+            a.strategy,
+            r.page_ins_per_1000()
+        );
+        assert!(r.lagging_bytes > 0, "{a:?}");
+    }
+    // The tiny limit: an arm may be OOM-killed (a reported outcome), but the measured
+    // ones must see the evictions, in page-ins and in the threads' major faults.
+    let tiny: Vec<_> = o
+        .arms
+        .iter()
+        .filter(|a| a.limit_mib == TINY_MIB)
+        .filter_map(|a| match &a.outcome {
+            ArmOutcome::Measured(r) => Some(r),
+            ArmOutcome::OomKilled => None,
+            ArmOutcome::Failed(why) => panic!("{} at {TINY_MIB} MiB failed: {why}", a.strategy),
+        })
+        .collect();
+    assert!(
+        !tiny.is_empty(),
+        "every arm at {TINY_MIB} MiB was OOM-killed"
+    );
+    let page_ins: u64 = tiny.iter().map(|r| r.page_ins).sum();
+    let majflt: u64 = tiny.iter().map(|r| r.major_faults).sum();
+    let lookups: u64 = tiny.iter().map(|r| r.lookups).sum();
+    assert!(
+        page_ins * 1000 >= lookups,
+        "at {TINY_MIB} MiB only {page_ins} page-ins in {lookups} in-sync lookups"
+    );
+    assert!(
+        majflt > 0,
+        "no major fault of an in-sync thread at {TINY_MIB} MiB"
+    );
+    assert!(
+        leftover_cgroups().is_empty(),
+        "cgroups left behind: {:?}",
+        leftover_cgroups()
+    );
+}
+
+#[test]
+fn the_workload_can_be_turned_off_with_one_line() {
+    let out = Command::new(EXE)
+        .args(["--pollution-only", "--quiet"])
+        .env(CGROUP_ENV, "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text,
+        format!("7. Under memory pressure: skipped ({CGROUP_ENV}=off).\n")
+    );
+}
+
+#[test]
+fn a_skipped_outcome_renders_as_one_line() {
+    let o = PollutionOutcome {
+        skipped: Some("no cgroup memory controller (v1 or v2) mounted".to_string()),
+        cgroup: String::new(),
+        scale: PollutionScale::small(),
+        arms: Vec::new(),
+        setup_secs: 0.0,
+    };
+    assert_eq!(
+        bench_harness::report::render_pollution(&o).lines().count(),
+        1
+    );
+}
