@@ -27,6 +27,7 @@ use crate::cli::{Cli, ProgressFn, RunOutcome};
 use crate::latency::{self, IN_MEMORY};
 use crate::real_faults::{self, Phase, Readahead};
 use crate::replay::{self, compared_strategies, IndexKind, ReplayConfig};
+use crate::report;
 use crate::warm_sweep::{self, WarmSweepOutcome, WarmSweepPoint};
 use crate::workload::Workload;
 use crate::BenchError;
@@ -259,6 +260,8 @@ struct ChartSpec<'a> {
     mark_x: Option<(f64, &'a str)>,
     /// Whether to draw the series legend (upper left); the warm section plot has its own.
     legend: bool,
+    /// Put the legend in the upper right corner instead (lines that rise to the left).
+    legend_right: bool,
 }
 
 /// Draws one line chart with a logarithmic x axis (index size) into `area`. The x
@@ -276,6 +279,7 @@ fn draw_chart<DB: DrawingBackend>(
         y_desc: y_label,
         mark_x: None,
         legend: true,
+        legend_right: false,
     };
     draw_chart_with(area, &spec, series)
 }
@@ -390,7 +394,11 @@ fn draw_chart_with<DB: DrawingBackend>(
     if spec.legend {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(if spec.legend_right {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))
@@ -707,6 +715,7 @@ pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), 
                 y_desc,
                 mark_x: Some(mark),
                 legend: false,
+                legend_right: false,
             };
             draw_chart_with(&panels[r * 3 + c], &spec, series).map_err(plot_err(path))?;
         }
@@ -804,6 +813,7 @@ pub fn write_pollution_plot(
             y_desc: y,
             mark_x: None,
             legend: true,
+            legend_right: true,
         };
         draw_chart_with(&panels[i], &spec, series).map_err(plot_err(path))?;
     }
@@ -1032,6 +1042,13 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
         );
     }
     md.push('\n');
+    if let Some(p) = &run.pollution {
+        let _ = writeln!(md, "## Under memory pressure\n");
+        if p.skipped.is_none() {
+            let _ = writeln!(md, "![in-sync page-ins vs memory limit]({POLLUTION_SVG})\n");
+        }
+        let _ = writeln!(md, "```text\n{}```\n", report::render_pollution(p));
+    }
     let crit = criterion_estimates(criterion_dir);
     let _ = writeln!(md, "## Criterion\n");
     if crit.is_empty() {
