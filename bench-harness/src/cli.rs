@@ -461,7 +461,8 @@ pub struct RunOutcome {
     pub warm_sweep: Option<WarmSweepOutcome>,
     /// Why the warm section sweep did not run, if it did not.
     pub warm_sweep_skipped: Option<String>,
-    /// The memory-pressure workload (`skipped` says why when it did not run).
+    /// The memory-pressure workload, if asked for (--details, --report-dir); `skipped`
+    /// says why when it was asked for but did not run.
     pub pollution: Option<PollutionOutcome>,
     /// Files written into --report-dir.
     pub report_files: Vec<PathBuf>,
@@ -870,9 +871,15 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         })?;
         (Some(o), None)
     };
-    let pollution = pollution::run(&cli.pollution_config(), &mut |phase, d, t| {
-        progress(phase, d, t)
-    })?;
+    // Only where asked for (the default main job, and CI's run of it, do not pay for it).
+    let pollution = if cli.details || cli.report_dir.is_some() || cli.pollution_only {
+        Some(pollution::run(
+            &cli.pollution_config(),
+            &mut |phase, d, t| progress(phase, d, t),
+        )?)
+    } else {
+        None
+    };
     let mut outcome = RunOutcome {
         scenario,
         synthetic,
@@ -883,7 +890,7 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         latency,
         warm_sweep,
         warm_sweep_skipped,
-        pollution: Some(pollution),
+        pollution,
         report_files: Vec::new(),
     };
     if let Some(dir) = &cli.report_dir {

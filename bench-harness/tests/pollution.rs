@@ -146,3 +146,55 @@ fn a_skipped_outcome_renders_as_one_line() {
         1
     );
 }
+
+#[test]
+fn the_plot_has_a_line_per_strategy_and_mitigation_and_skips_oom_kills() {
+    use bench_harness::pollution::{ArmResult, ArmRow};
+    let mut arms = Vec::new();
+    for (limit_mib, ins) in [(896u64, 0u64), (64, 10), (12, 500)] {
+        for strategy in ["binary", "warm-cold", "page-directory"] {
+            for mitigation in [false, true] {
+                let outcome = if limit_mib == 12 && strategy == "warm-cold" {
+                    ArmOutcome::OomKilled
+                } else {
+                    ArmOutcome::Measured(ArmResult {
+                        lookups: 1000,
+                        page_ins: ins,
+                        major_faults: ins / 2,
+                        ..ArmResult::default()
+                    })
+                };
+                arms.push(ArmRow {
+                    limit_mib,
+                    strategy: strategy.to_string(),
+                    mitigation,
+                    outcome,
+                });
+            }
+        }
+    }
+    let o = PollutionOutcome {
+        skipped: None,
+        cgroup: "cgroup v1".to_string(),
+        scale: PollutionScale::small(),
+        arms,
+        setup_secs: 1.0,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(bench_harness::bench_report::POLLUTION_SVG);
+    bench_harness::bench_report::write_pollution_plot(&o, &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    for label in [
+        "binary",
+        "binary + fadvise",
+        "warm-cold + fadvise",
+        "page-directory",
+        "12 MiB",
+        "896 MiB",
+        "page-ins per 1000 in-sync lookups",
+    ] {
+        assert!(svg.contains(label), "no {label:?} in the plot");
+    }
+    let text = bench_harness::report::render_pollution(&o);
+    assert_eq!(text.matches("OOM-killed").count(), 2, "{text}");
+}

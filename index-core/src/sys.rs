@@ -4,7 +4,8 @@
 //! pointer through which lookups find the current mapping (`Published`, see
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
-//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), Linux's `membarrier`, which
+//! (`mincore`, `madvise`, `posix_fadvise` on a whole file or a range, `getrusage` of the
+//! process or of the calling thread), Linux's `membarrier`, which
 //! lets lookups announce themselves without a fence instruction, and Linux's `sendfile`
 //! ([`sendfile`], [`sendfile_all`]), the zero-copy transfer of the segment crate's
 //! file regions.
