@@ -688,7 +688,11 @@ pub fn run_arm(
     limit_bytes: u64,
     spec: &ArmSpec,
 ) -> Result<ArmOutcome, BenchError> {
-    let cg = Cgroup::create(kind, limit_bytes).map_err(io_err(Path::new(V1_ROOT)))?;
+    let root = match kind {
+        CgroupKind::V1 => V1_ROOT,
+        CgroupKind::V2 => V2_ROOT,
+    };
+    let cg = Cgroup::create(kind, limit_bytes).map_err(io_err(Path::new(root)))?;
     let json = serde_json::to_string(spec).map_err(|e| BenchError::Config(e.to_string()))?;
     let child = Command::new(exe)
         .arg("--pollution-arm")
