@@ -674,3 +674,46 @@ mod sendfile_tests {
         assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
     }
 }
+
+#[cfg(all(test, target_os = "linux", not(loom)))]
+mod measuring_tests {
+    use std::io::Write;
+
+    /// A thread's major faults are its own: a fresh thread starts near zero and never
+    /// exceeds the process's count.
+    #[test]
+    fn thread_page_faults_count_the_calling_thread() {
+        let (process, _) = super::page_faults().unwrap();
+        let (thread, minor) = std::thread::spawn(|| super::thread_page_faults().unwrap())
+            .join()
+            .unwrap();
+        assert!(thread <= process, "thread {thread} > process {process}");
+        // A new thread's stack is fresh memory: it took minor faults, far fewer than the
+        // process (which loaded the test binary).
+        let (_, process_minor) = super::page_faults().unwrap();
+        assert!(minor <= process_minor);
+    }
+
+    /// DONTNEED on a clean range drops its pages and only those.
+    #[test]
+    fn advise_range_dont_need_drops_the_range() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![1u8; 64 * 4096]).unwrap();
+        f.sync_all().unwrap();
+        let map = super::Mapping::map(&f, 64 * 4096, false).unwrap();
+        let _ = map
+            .bytes(64 * 4096)
+            .iter()
+            .map(|&b| u64::from(b))
+            .sum::<u64>();
+        map.advise_dont_need().unwrap();
+        super::advise_range_dont_need(&f, 0, 32 * 4096).unwrap();
+        let resident = map.resident_pages().unwrap();
+        // tmpfs (where tempfile may live) ignores the advice; only check where it works.
+        if !resident[..32].iter().any(|&r| r) {
+            assert!(resident[32..].iter().all(|&r| r), "{resident:?}");
+        }
+        let e = super::advise_range_dont_need(&f, u64::MAX, 1).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    }
+}
