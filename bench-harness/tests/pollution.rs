@@ -15,8 +15,9 @@ use index_core::SearchStrategy;
 const EXE: &str = env!("CARGO_BIN_EXE_bench-harness");
 
 /// A limit far below the working set: the lagging consumer's scan evicts the in-sync
-/// consumers' index pages (MiB).
-const TINY_MIB: u64 = 16;
+/// consumers' index pages (MiB). At 16 MiB the debug build's arms were OOM-killed about
+/// half the time; at 20 MiB none was in a dozen arms, with 2-10 page-ins per 1000.
+const TINY_MIB: u64 = 20;
 /// A limit above the whole partition (128 MiB of `.log` at the small scale): nothing is
 /// evicted (MiB).
 const WHOLE_MIB: u64 = 1024;
@@ -48,9 +49,14 @@ fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
     if skip() {
         return;
     }
-    let cfg = PollutionConfig {
-        scale: PollutionScale::small(),
-        limits_mib: vec![TINY_MIB, WHOLE_MIB],
+    let cfg = |limits_mib: Vec<u64>| PollutionConfig {
+        // A slower producer than the main job's: fewer dirty pages in the tiny cgroup,
+        // fewer OOM kills.
+        scale: PollutionScale {
+            produce_bytes_per_sec: 256 << 10,
+            ..PollutionScale::small()
+        },
+        limits_mib,
         strategies: vec![
             SearchStrategy::Binary,
             SearchStrategy::WarmCold {
@@ -63,14 +69,14 @@ fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
         dir: None,
         skip: None,
     };
-    let o = pollution::run(&cfg, &mut |_, _, _| {}).unwrap();
-    assert_eq!(o.skipped, None);
-    assert_eq!(o.arms.len(), 4);
-    println!("{}", bench_harness::report::render_pollution(&o));
 
     // The whole working set fits: every arm is measured and (after the warm-up) hardly
     // any in-sync lookup finds its pages evicted.
-    for a in o.arms.iter().filter(|a| a.limit_mib == WHOLE_MIB) {
+    let first = pollution::run(&cfg(vec![TINY_MIB, WHOLE_MIB]), &mut |_, _, _| {}).unwrap();
+    assert_eq!(first.skipped, None);
+    assert_eq!(first.arms.len(), 4);
+    println!("{}", bench_harness::report::render_pollution(&first));
+    for a in first.arms.iter().filter(|a| a.limit_mib == WHOLE_MIB) {
         let ArmOutcome::Measured(r) = &a.outcome else {
             panic!("{} at {WHOLE_MIB} MiB: {:?}", a.strategy, a.outcome);
         };
@@ -83,21 +89,33 @@ fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
         );
         assert!(r.lagging_bytes > 0, "{a:?}");
     }
+
     // The tiny limit: an arm may be OOM-killed (a reported outcome), but the measured
-    // ones must see the evictions, in page-ins and in the threads' major faults.
-    let tiny: Vec<_> = o
-        .arms
-        .iter()
-        .filter(|a| a.limit_mib == TINY_MIB)
-        .filter_map(|a| match &a.outcome {
-            ArmOutcome::Measured(r) => Some(r),
-            ArmOutcome::OomKilled => None,
-            ArmOutcome::Failed(why) => panic!("{} at {TINY_MIB} MiB failed: {why}", a.strategy),
-        })
-        .collect();
+    // ones must see the evictions, in page-ins and in the threads' major faults. When
+    // the OOM killer takes every arm, the tiny limit runs again (at most twice more).
+    let mut tiny = Vec::new();
+    let mut outcome = first;
+    for attempt in 0..3 {
+        if attempt > 0 {
+            outcome = pollution::run(&cfg(vec![TINY_MIB]), &mut |_, _, _| {}).unwrap();
+            println!("{}", bench_harness::report::render_pollution(&outcome));
+        }
+        for a in outcome.arms.iter().filter(|a| a.limit_mib == TINY_MIB) {
+            match &a.outcome {
+                ArmOutcome::Measured(r) => tiny.push(r.clone()),
+                ArmOutcome::OomKilled => {}
+                ArmOutcome::Failed(why) => {
+                    panic!("{} at {TINY_MIB} MiB failed: {why}", a.strategy)
+                }
+            }
+        }
+        if !tiny.is_empty() {
+            break;
+        }
+    }
     assert!(
         !tiny.is_empty(),
-        "every arm at {TINY_MIB} MiB was OOM-killed"
+        "every arm at {TINY_MIB} MiB was OOM-killed, three times"
     );
     let page_ins: u64 = tiny.iter().map(|r| r.page_ins).sum();
     let majflt: u64 = tiny.iter().map(|r| r.major_faults).sum();
