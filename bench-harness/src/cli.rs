@@ -469,7 +469,8 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// Every result row (scenario, synthetic, real), for `--json`.
+    /// Every result row (scenario, synthetic, real, real faults, latency, warm sweep,
+    /// memory pressure), for `--json`.
     pub fn rows(&self) -> Vec<ResultRow> {
         let mut rows = report::scenario_rows(&self.scenario);
         for o in &self.synthetic {
@@ -484,6 +485,9 @@ impl RunOutcome {
         rows.extend(report::latency_rows(&self.latency));
         if let Some(w) = &self.warm_sweep {
             rows.extend(report::warm_sweep_rows(w));
+        }
+        if let Some(p) = &self.pollution {
+            rows.extend(report::pollution_rows(p));
         }
         rows
     }

@@ -20,7 +20,8 @@ use crate::warm_sweep::{self, WarmSweepOutcome};
 /// in `warm_section_bytes`, no LRU figures, and the page-in fields when measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultRow {
-    /// `kafka-6432`, `synthetic`, `real`, `real-faults`, `latency` or `warm-sweep`.
+    /// `kafka-6432`, `synthetic`, `real`, `real-faults`, `latency`, `warm-sweep` or
+    /// `pollution`.
     pub section: String,
     /// `offset`/`time` for synthetic runs, the file path relative to the data directory
     /// for real files.
@@ -216,6 +217,37 @@ pub fn warm_sweep_rows(o: &WarmSweepOutcome) -> Vec<ResultRow> {
                 warm_section_bytes: p.warm_section_bytes.map(|b| b as u64),
                 ..ResultRow::empty("warm-sweep")
             }
+        })
+        .collect()
+}
+
+/// `pollution` rows ([`crate::pollution`]), one per measured arm: `index` is `offset`,
+/// `index_bytes` the active `.index` size, `workload` `limit-<N>MiB` (with `-fadvise` for
+/// the mitigation), `lookups` the counted in-sync lookups, `page_ins`, `major_faults`,
+/// `page_ins_per_1000` the in-sync threads' (OOM-killed or failed arms have no row; the
+/// latency and scan figures are in `--pollution-only --json`'s outcome).
+pub fn pollution_rows(p: &crate::pollution::PollutionOutcome) -> Vec<ResultRow> {
+    use crate::pollution::ArmOutcome;
+    p.arms
+        .iter()
+        .filter_map(|a| match &a.outcome {
+            ArmOutcome::Measured(r) => Some(ResultRow {
+                index: "offset".to_string(),
+                index_bytes: p.scale.index_bytes as u64,
+                workload: format!(
+                    "limit-{}MiB{}",
+                    a.limit_mib,
+                    if a.mitigation { "-fadvise" } else { "" }
+                ),
+                strategy: a.strategy.clone(),
+                lookups: r.lookups,
+                page_size: 4096,
+                page_ins: Some(r.page_ins),
+                major_faults: Some(r.major_faults),
+                page_ins_per_1000: Some(r.page_ins_per_1000()),
+                ..ResultRow::empty("pollution")
+            }),
+            _ => None,
         })
         .collect()
 }

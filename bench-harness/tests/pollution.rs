@@ -215,4 +215,13 @@ fn the_plot_has_a_line_per_strategy_and_mitigation_and_skips_oom_kills() {
     }
     let text = bench_harness::report::render_pollution(&o);
     assert_eq!(text.matches("OOM-killed").count(), 2, "{text}");
+    // --json: a row per measured arm.
+    let rows = bench_harness::report::pollution_rows(&o);
+    assert_eq!(rows.len(), 16);
+    let r = rows
+        .iter()
+        .find(|r| r.workload == "limit-12MiB-fadvise" && r.strategy == "binary")
+        .unwrap();
+    assert_eq!(r.section, "pollution");
+    assert_eq!((r.page_ins, r.page_ins_per_1000), (Some(500), Some(500.0)));
 }
