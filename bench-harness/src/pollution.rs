@@ -410,6 +410,31 @@ impl Cgroup {
         Ok(cg)
     }
 
+    /// Removes the cgroups an earlier run left behind (one interrupted before it could
+    /// remove them): `bench-harness-pollution-<pid>-<n>` groups of a `pid` that no longer
+    /// runs and that hold no process. Returns how many were removed.
+    pub fn remove_stale(kind: CgroupKind) -> usize {
+        let root = match kind {
+            CgroupKind::V1 => V1_ROOT,
+            CgroupKind::V2 => V2_ROOT,
+        };
+        let Ok(entries) = std::fs::read_dir(root) else {
+            return 0;
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let pid = name
+                    .strip_prefix("bench-harness-pollution-")
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|p| p.parse::<u32>().ok());
+                pid.is_some_and(|p| !Path::new("/proc").join(p.to_string()).exists())
+            })
+            .filter(|e| std::fs::remove_dir(e.path()).is_ok())
+            .count()
+    }
+
     /// Moves the process `pid` into the cgroup.
     ///
     /// # Errors
@@ -569,6 +594,7 @@ pub fn run(
         Ok(k) => k,
         Err(e) => return Ok(PollutionOutcome::skipped(e, cfg.scale.clone())),
     };
+    Cgroup::remove_stale(kind);
     let location = match real_faults::choose_location(cfg.dir.as_deref()) {
         Ok((l, _)) => l,
         Err(rejected) => {

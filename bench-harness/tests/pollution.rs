@@ -136,6 +136,23 @@ fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
 }
 
 #[test]
+fn a_cgroup_left_by_a_dead_run_is_removed() {
+    if skip() {
+        return;
+    }
+    let kind = pollution::CgroupKind::detect().unwrap();
+    // pid_max is at most 2^22 on Linux: no process has this pid.
+    let root = match kind {
+        pollution::CgroupKind::V1 => "/sys/fs/cgroup/memory",
+        pollution::CgroupKind::V2 => "/sys/fs/cgroup",
+    };
+    let stale = PathBuf::from(root).join("bench-harness-pollution-4294967294-0");
+    std::fs::create_dir(&stale).unwrap();
+    assert!(pollution::Cgroup::remove_stale(kind) >= 1);
+    assert!(!stale.exists());
+}
+
+#[test]
 fn the_workload_can_be_turned_off_with_one_line() {
     let out = Command::new(EXE)
         .args(["--pollution-only", "--quiet"])
