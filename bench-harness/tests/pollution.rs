@@ -50,8 +50,7 @@ fn a_tiny_limit_shows_page_ins_and_a_whole_working_set_limit_almost_none() {
         return;
     }
     let cfg = |limits_mib: Vec<u64>| PollutionConfig {
-        // A slower producer than the main job's: fewer dirty pages in the tiny cgroup,
-        // fewer OOM kills.
+        // A slower producer than the main job's: less work for the tiny cgroup.
         scale: PollutionScale {
             produce_bytes_per_sec: 256 << 10,
             ..PollutionScale::small()
