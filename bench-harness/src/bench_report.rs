@@ -27,12 +27,16 @@ use crate::cli::{Cli, ProgressFn, RunOutcome};
 use crate::latency::{self, IN_MEMORY};
 use crate::real_faults::{self, Phase, Readahead};
 use crate::replay::{self, compared_strategies, IndexKind, ReplayConfig};
+use crate::report;
 use crate::warm_sweep::{self, WarmSweepOutcome, WarmSweepPoint};
 use crate::workload::Workload;
 use crate::BenchError;
 
 /// File name of the warm section plot in the report directory.
 pub const WARM_SECTION_SVG: &str = "warm-section.svg";
+
+/// File name of the memory-pressure plot in the report directory.
+pub const POLLUTION_SVG: &str = "pollution.svg";
 
 /// Lookups per workload of each sweep replay (lookups).
 pub const SWEEP_LOOKUPS: usize = 20_000;
@@ -256,6 +260,8 @@ struct ChartSpec<'a> {
     mark_x: Option<(f64, &'a str)>,
     /// Whether to draw the series legend (upper left); the warm section plot has its own.
     legend: bool,
+    /// Put the legend in the upper right corner instead (lines that rise to the left).
+    legend_right: bool,
 }
 
 /// Draws one line chart with a logarithmic x axis (index size) into `area`. The x
@@ -273,6 +279,7 @@ fn draw_chart<DB: DrawingBackend>(
         y_desc: y_label,
         mark_x: None,
         legend: true,
+        legend_right: false,
     };
     draw_chart_with(area, &spec, series)
 }
@@ -387,7 +394,11 @@ fn draw_chart_with<DB: DrawingBackend>(
     if spec.legend {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(if spec.legend_right {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))
@@ -704,9 +715,107 @@ pub fn write_warm_section_plot(o: &WarmSweepOutcome, path: &Path) -> Result<(), 
                 y_desc,
                 mark_x: Some(mark),
                 legend: false,
+                legend_right: false,
             };
             draw_chart_with(&panels[r * 3 + c], &spec, series).map_err(plot_err(path))?;
         }
+    }
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}
+
+/// Writes `pollution.svg` ([`crate::pollution`]): against the cgroup's memory limit (x,
+/// log scale), the in-sync consumers' index page-ins per 1000 lookups (left) and their
+/// major faults per 1000 lookups (right), one line per strategy, solid without the
+/// mitigation, dashed with it. OOM-killed or failed arms have no point.
+///
+/// # Errors
+/// Drawing or writing errors; [`BenchError::Config`] if no arm was measured.
+pub fn write_pollution_plot(
+    p: &crate::pollution::PollutionOutcome,
+    path: &Path,
+) -> Result<(), BenchError> {
+    use crate::pollution::ArmOutcome;
+    let mut strategies: Vec<&str> = Vec::new();
+    for a in &p.arms {
+        if !strategies.contains(&a.strategy.as_str()) {
+            strategies.push(&a.strategy);
+        }
+    }
+    let series = |f: &dyn Fn(&crate::pollution::ArmResult) -> f64| -> Vec<Series> {
+        let mut out = Vec::new();
+        for &st in &strategies {
+            for mitigation in [false, true] {
+                let pts: Vec<(f64, f64)> = p
+                    .arms
+                    .iter()
+                    .filter(|a| a.strategy == st && a.mitigation == mitigation)
+                    .filter_map(|a| match &a.outcome {
+                        ArmOutcome::Measured(r) => Some(((a.limit_mib << 20) as f64, f(r))),
+                        _ => None,
+                    })
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let name = if mitigation {
+                    format!("{st} + fadvise")
+                } else {
+                    st.to_string()
+                };
+                out.push((name, color(st), mitigation, pts));
+            }
+        }
+        out
+    };
+    let ins = series(&|r| r.page_ins_per_1000());
+    if ins.is_empty() {
+        return Err(BenchError::Config(
+            "the memory-pressure workload measured no arm to plot".to_string(),
+        ));
+    }
+    let majflt = series(&|r| r.major_faults_per_1000());
+    let root = SVGBackend::new(path, (1300, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let (head, body) = root.split_vertically(50);
+    head.draw(&Text::new(
+        format!(
+            "Under memory pressure: a lagging consumer scans {} of older segments while {} in-sync consumers read the tail \
+             ({}; dashed: POSIX_FADV_DONTNEED behind the scan)",
+            warm_sweep::bytes_text(p.scale.old_segment_bytes * p.scale.old_segments as u64),
+            p.scale.consumers,
+            p.cgroup
+        ),
+        (16, 14),
+        ("sans-serif", 17),
+    ))
+    .map_err(plot_err(path))?;
+    let panels = body.split_evenly((1, 2));
+    let x_desc = "memory limit of the cgroup (log scale)";
+    for (i, (title, y, series)) in [
+        (
+            "in-sync index page-ins (mincore)",
+            "page-ins per 1000 in-sync lookups",
+            &ins,
+        ),
+        (
+            "in-sync major faults (getrusage RUSAGE_THREAD)",
+            "major faults per 1000 in-sync lookups",
+            &majflt,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let spec = ChartSpec {
+            title,
+            x_desc,
+            y_desc: y,
+            mark_x: None,
+            legend: true,
+            legend_right: true,
+        };
+        draw_chart_with(&panels[i], &spec, series).map_err(plot_err(path))?;
     }
     root.present().map_err(plot_err(path))?;
     Ok(())
@@ -933,6 +1042,13 @@ pub fn render_markdown(cli: &Cli, run: &RunOutcome, sweep: &Sweep, criterion_dir
         );
     }
     md.push('\n');
+    if let Some(p) = &run.pollution {
+        let _ = writeln!(md, "## Under memory pressure\n");
+        if p.skipped.is_none() {
+            let _ = writeln!(md, "![in-sync page-ins vs memory limit]({POLLUTION_SVG})\n");
+        }
+        let _ = writeln!(md, "```text\n{}```\n", report::render_pollution(p));
+    }
     let crit = criterion_estimates(criterion_dir);
     let _ = writeln!(md, "## Criterion\n");
     if crit.is_empty() {
@@ -988,6 +1104,12 @@ pub fn write_report(
         let path = dir.join(WARM_SECTION_SVG);
         write_warm_section_plot(w, &path)?;
         files.push(path);
+    }
+    if let Some(p) = run.pollution.as_ref().filter(|p| p.skipped.is_none()) {
+        let path = dir.join(POLLUTION_SVG);
+        if write_pollution_plot(p, &path).is_ok() {
+            files.push(path);
+        }
     }
     let json = dir.join("sweep.json");
     let text = serde_json::to_string_pretty(&sweep).map_err(std::io::Error::other);

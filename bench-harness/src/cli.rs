@@ -8,6 +8,7 @@ use clap::Parser;
 
 use crate::bench_report;
 use crate::latency::{self, LatencyConfig, LatencyRow};
+use crate::pollution::{self, PollutionConfig, PollutionOutcome, PollutionScale};
 use crate::producer::ProducerConfig;
 use crate::real_data::{self, RealDataOutcome, RealReplayConfig};
 use crate::real_faults::{self, Readahead, RealFaultConfig, RealFaultOutcome};
@@ -171,10 +172,59 @@ pub struct Cli {
     pub quiet: bool,
 
     /// After the summary, print every table: the KAFKA-6432 scenario, every workload on both
-    /// indexes, the real index files, each page-fault run, the latency rows and the warm
-    /// section sweep.
+    /// indexes, the real index files, each page-fault run, the latency rows, the warm
+    /// section sweep and the memory-pressure workload (which only runs with --details,
+    /// --report-dir or --pollution-only).
     #[arg(long)]
     pub details: bool,
+
+    /// Skip the memory-pressure workload (a lagging consumer's scan against in-sync
+    /// consumers in a memory cgroup; also off with BENCH_HARNESS_CGROUP=off).
+    #[arg(long)]
+    pub skip_pollution: bool,
+
+    /// Run only the memory-pressure workload and print its table (with --report-dir, also
+    /// write pollution.svg there).
+    #[arg(long)]
+    pub pollution_only: bool,
+
+    /// Memory limits of the memory-pressure workload's cgroup, in MiB (comma-separated).
+    #[arg(
+        long,
+        value_name = "MIB,...",
+        value_delimiter = ',',
+        default_value = "896,256,64,32,16,12"
+    )]
+    pub pollution_limits_mib: Vec<u64>,
+
+    /// Scale of the memory-pressure workload: `full` (a 1 GiB active segment with a 10 MiB
+    /// index and three older 256 MiB segments) or `small` (64 MiB, for tests).
+    #[arg(long, value_enum, default_value_t = PollutionScaleArg::Full)]
+    pub pollution_scale: PollutionScaleArg,
+
+    /// Length of each arm of the memory-pressure workload in milliseconds (default: the
+    /// scale's, 2500 full, 1200 small; the first fifth is a warm-up that is not counted).
+    #[arg(long, value_name = "MS")]
+    pub pollution_arm_ms: Option<u64>,
+
+    /// Run the memory-pressure arms without the mitigation only (no
+    /// POSIX_FADV_DONTNEED arms).
+    #[arg(long)]
+    pub pollution_no_mitigation: bool,
+
+    /// Internal: run one arm of the memory-pressure workload (a JSON spec) and print its
+    /// result; the parent re-executes the binary with it inside a cgroup.
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub pollution_arm: Option<String>,
+}
+
+/// The scale of the memory-pressure workload (`--pollution-scale`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PollutionScaleArg {
+    /// [`crate::pollution::PollutionScale::full`].
+    Full,
+    /// [`crate::pollution::PollutionScale::small`].
+    Small,
 }
 
 /// The most lines [`RunOutcome::render_summary`] prints.
@@ -284,6 +334,38 @@ impl Cli {
         }
     }
 
+    /// The memory-pressure workload's configuration these options describe; arms
+    /// re-execute the running executable. It is skipped (`skip` set) unless --details,
+    /// --report-dir or --pollution-only asks for it, and with --skip-pollution.
+    pub fn pollution_config(&self) -> PollutionConfig {
+        let mut scale = match self.pollution_scale {
+            PollutionScaleArg::Full => PollutionScale::full(),
+            PollutionScaleArg::Small => PollutionScale::small(),
+        };
+        if let Some(ms) = self.pollution_arm_ms {
+            scale.arm_ms = ms;
+            scale.warmup_ms = ms / 5;
+        }
+        let wanted = self.details || self.report_dir.is_some() || self.pollution_only;
+        let skip = if self.skip_pollution {
+            Some("--skip-pollution".to_string())
+        } else if !wanted {
+            Some("runs with --details, --report-dir or --pollution-only".to_string())
+        } else {
+            None
+        };
+        PollutionConfig {
+            scale,
+            limits_mib: self.pollution_limits_mib.clone(),
+            strategies: pollution::strategies(),
+            mitigation: !self.pollution_no_mitigation,
+            seed: self.seed,
+            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("bench-harness")),
+            dir: self.real_faults_dir.clone(),
+            skip,
+        }
+    }
+
     /// The real-data replay configuration these options describe.
     pub fn real_config(&self) -> RealReplayConfig {
         RealReplayConfig {
@@ -331,6 +413,12 @@ impl Cli {
                 self.report_sizes
             ));
         }
+        if self.pollution_limits_mib.is_empty() || self.pollution_limits_mib.contains(&0) {
+            return bad(format!(
+                "--pollution-limits-mib must list positive limits, got {:?}",
+                self.pollution_limits_mib
+            ));
+        }
         if self.warm_sweep_lookups > 0 {
             self.warm_sweep_config().validate().map_err(|e| match e {
                 BenchError::Config(m) => BenchError::Config(format!(
@@ -374,12 +462,16 @@ pub struct RunOutcome {
     pub warm_sweep: Option<WarmSweepOutcome>,
     /// Why the warm section sweep did not run, if it did not.
     pub warm_sweep_skipped: Option<String>,
+    /// The memory-pressure workload, if asked for (--details, --report-dir); `skipped`
+    /// says why when it was asked for but did not run.
+    pub pollution: Option<PollutionOutcome>,
     /// Files written into --report-dir.
     pub report_files: Vec<PathBuf>,
 }
 
 impl RunOutcome {
-    /// Every result row (scenario, synthetic, real), for `--json`.
+    /// Every result row (scenario, synthetic, real, real faults, latency, warm sweep,
+    /// memory pressure), for `--json`.
     pub fn rows(&self) -> Vec<ResultRow> {
         let mut rows = report::scenario_rows(&self.scenario);
         for o in &self.synthetic {
@@ -394,6 +486,9 @@ impl RunOutcome {
         rows.extend(report::latency_rows(&self.latency));
         if let Some(w) = &self.warm_sweep {
             rows.extend(report::warm_sweep_rows(w));
+        }
+        if let Some(p) = &self.pollution {
+            rows.extend(report::pollution_rows(p));
         }
         rows
     }
@@ -671,6 +766,10 @@ impl RunOutcome {
             }
             (None, None) => {}
         }
+        if let Some(p) = &self.pollution {
+            out.push('\n');
+            out.push_str(&report::render_pollution(p));
+        }
         out
     }
 }
@@ -781,6 +880,15 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         })?;
         (Some(o), None)
     };
+    // Only where asked for (the default main job, and CI's run of it, do not pay for it).
+    let pollution = if cli.details || cli.report_dir.is_some() || cli.pollution_only {
+        Some(pollution::run(
+            &cli.pollution_config(),
+            &mut |phase, d, t| progress(phase, d, t),
+        )?)
+    } else {
+        None
+    };
     let mut outcome = RunOutcome {
         scenario,
         synthetic,
@@ -791,6 +899,7 @@ pub fn run(cli: &Cli, progress: &mut ProgressFn<'_>) -> Result<RunOutcome, Bench
         latency,
         warm_sweep,
         warm_sweep_skipped,
+        pollution,
         report_files: Vec::new(),
     };
     if let Some(dir) = &cli.report_dir {

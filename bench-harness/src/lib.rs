@@ -15,6 +15,7 @@
 //! * [`real_faults`]: real page-ins (`mincore`) and major faults on evicted index files.
 //! * [`latency`]: ns per lookup against an in-memory `partition_point`.
 //! * [`warm_sweep`]: "why 8192": warm section sizes against consumer lag in bytes of log.
+//! * [`pollution`]: a lagging consumer's scan against in-sync consumers in a memory cgroup.
 //! * [`report`]: result rows (JSON) and aligned text tables.
 //! * [`bench_report`]: the `--report-dir` size sweep, Markdown report and SVG plots.
 //! * [`cli`]: command-line options and the full run.
@@ -30,6 +31,7 @@ pub mod bench_report;
 pub mod cli;
 pub mod latency;
 pub mod lru;
+pub mod pollution;
 pub mod producer;
 pub mod real_data;
 pub mod real_faults;

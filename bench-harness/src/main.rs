@@ -11,6 +11,19 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(spec) = &cli.pollution_arm {
+        // A child arm of the memory-pressure workload: its result is one JSON line.
+        return match bench_harness::pollution::arm_main(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench-harness arm: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if cli.pollution_only {
+        return pollution_only(&cli);
+    }
     let bar = if cli.quiet || !std::io::stdout().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -50,6 +63,58 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         println!("Wrote {} result rows to {}.", rows.len(), path.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--pollution-only`: the memory-pressure workload alone, its table on stdout, and with
+/// `--report-dir` its plot.
+fn pollution_only(cli: &Cli) -> ExitCode {
+    if let Err(e) = cli.validate() {
+        eprintln!("bench-harness: {e}");
+        return ExitCode::FAILURE;
+    }
+    let quiet = cli.quiet || !std::io::stderr().is_terminal();
+    let outcome = bench_harness::pollution::run(&cli.pollution_config(), &mut |phase, d, t| {
+        if !quiet {
+            eprint!("\r{phase} {d}/{t}   ");
+        }
+    });
+    if !quiet {
+        eprintln!();
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("bench-harness: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", bench_harness::report::render_pollution(&outcome));
+    if let (Some(dir), None) = (&cli.report_dir, &outcome.skipped) {
+        let path = dir.join(bench_harness::bench_report::POLLUTION_SVG);
+        let written = std::fs::create_dir_all(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                bench_harness::bench_report::write_pollution_plot(&outcome, &path)
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => println!("Wrote {}.", path.display()),
+            Err(e) => {
+                eprintln!("bench-harness: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(path) = &cli.json {
+        let written = serde_json::to_string_pretty(&outcome)
+            .map_err(std::io::Error::other)
+            .and_then(|s| std::fs::write(path, s + "\n"));
+        if let Err(e) = written {
+            eprintln!("bench-harness: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }

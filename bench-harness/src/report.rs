@@ -20,7 +20,8 @@ use crate::warm_sweep::{self, WarmSweepOutcome};
 /// in `warm_section_bytes`, no LRU figures, and the page-in fields when measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultRow {
-    /// `kafka-6432`, `synthetic`, `real`, `real-faults`, `latency` or `warm-sweep`.
+    /// `kafka-6432`, `synthetic`, `real`, `real-faults`, `latency`, `warm-sweep` or
+    /// `pollution`.
     pub section: String,
     /// `offset`/`time` for synthetic runs, the file path relative to the data directory
     /// for real files.
@@ -216,6 +217,37 @@ pub fn warm_sweep_rows(o: &WarmSweepOutcome) -> Vec<ResultRow> {
                 warm_section_bytes: p.warm_section_bytes.map(|b| b as u64),
                 ..ResultRow::empty("warm-sweep")
             }
+        })
+        .collect()
+}
+
+/// `pollution` rows ([`crate::pollution`]), one per measured arm: `index` is `offset`,
+/// `index_bytes` the active `.index` size, `workload` `limit-<N>MiB` (with `-fadvise` for
+/// the mitigation), `lookups` the counted in-sync lookups, `page_ins`, `major_faults`,
+/// `page_ins_per_1000` the in-sync threads' (OOM-killed or failed arms have no row; the
+/// latency and scan figures are in `--pollution-only --json`'s outcome).
+pub fn pollution_rows(p: &crate::pollution::PollutionOutcome) -> Vec<ResultRow> {
+    use crate::pollution::ArmOutcome;
+    p.arms
+        .iter()
+        .filter_map(|a| match &a.outcome {
+            ArmOutcome::Measured(r) => Some(ResultRow {
+                index: "offset".to_string(),
+                index_bytes: p.scale.index_bytes as u64,
+                workload: format!(
+                    "limit-{}MiB{}",
+                    a.limit_mib,
+                    if a.mitigation { "-fadvise" } else { "" }
+                ),
+                strategy: a.strategy.clone(),
+                lookups: r.lookups,
+                page_size: 4096,
+                page_ins: Some(r.page_ins),
+                major_faults: Some(r.major_faults),
+                page_ins_per_1000: Some(r.page_ins_per_1000()),
+                ..ResultRow::empty("pollution")
+            }),
+            _ => None,
         })
         .collect()
 }
@@ -955,4 +987,98 @@ fn push_wrapped(out: &mut String, text: &str) {
     for line in crate::cli::wrap(text, NOTE_COLUMNS - 3) {
         let _ = writeln!(out, "   {line}");
     }
+}
+
+/// Formats nanoseconds as `850 ns`, `12.3 µs` or `4.56 ms`.
+fn human_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    }
+}
+
+/// Section 7 of `--details`: the memory-pressure workload ([`crate::pollution`]), one row
+/// per memory limit, strategy and mitigation: in-sync lookups counted, their major faults
+/// and index page-ins per 1000 lookups, lookup latency p50/p99/p99.9, and the lagging
+/// consumer's throughput in MB/s. A skipped workload is one line; an OOM-killed or failed
+/// arm is a row that says so.
+pub fn render_pollution(p: &crate::pollution::PollutionOutcome) -> String {
+    use crate::pollution::ArmOutcome;
+    let mut out = String::new();
+    if let Some(why) = &p.skipped {
+        let _ = writeln!(out, "7. Under memory pressure: skipped ({why}).");
+        return out;
+    }
+    let s = &p.scale;
+    let _ = writeln!(
+        out,
+        "7. Under memory pressure ({}): a lagging consumer reads {} older {} segments and a {} active one from the start\n   \
+         while {} in-sync consumers look up the tail (0-{} offsets behind, one lookup per {} µs each) and a producer\n   \
+         appends {}/s; index.interval.bytes {}, active .index {}. Each arm is a child process in a memory cgroup;\n   \
+         {} ms per arm, the first {} ms not counted. majflt, page-ins: of the in-sync threads (getrusage(RUSAGE_THREAD);\n   \
+         index pages brought in, mincore), per 1000 lookups. mitigation: POSIX_FADV_DONTNEED behind the lagging consumer.",
+        p.cgroup,
+        s.old_segments,
+        warm_sweep::bytes_text(s.old_segment_bytes),
+        warm_sweep::bytes_text(s.active_log_bytes),
+        s.consumers,
+        s.hot_lag_offsets,
+        s.lookup_interval_us,
+        warm_sweep::bytes_text(s.produce_bytes_per_sec),
+        crate::pollution::INDEX_INTERVAL_BYTES,
+        warm_sweep::bytes_text(s.index_bytes as u64),
+        s.arm_ms,
+        s.warmup_ms,
+    );
+    let _ = writeln!(
+        out,
+        "   {:>9}  {:<15} {:<10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10} {:>12}",
+        "limit",
+        "strategy",
+        "mitigation",
+        "lookups",
+        "majflt/1k",
+        "page-ins/1k",
+        "p50",
+        "p99",
+        "p99.9",
+        "lagging MB/s"
+    );
+    for a in &p.arms {
+        let head = format!(
+            "   {:>9}  {:<15} {:<10}",
+            format!("{} MiB", a.limit_mib),
+            a.strategy,
+            if a.mitigation { "fadvise" } else { "none" }
+        );
+        match &a.outcome {
+            ArmOutcome::Measured(r) => {
+                let _ = writeln!(
+                    out,
+                    "{head} {:>8} {:>10.1} {:>12.1} {:>10} {:>10} {:>10} {:>12.1}",
+                    r.lookups,
+                    r.major_faults_per_1000(),
+                    r.page_ins_per_1000(),
+                    human_ns(r.latency_ns[0]),
+                    human_ns(r.latency_ns[1]),
+                    human_ns(r.latency_ns[2]),
+                    r.lagging_mb_per_sec()
+                );
+            }
+            ArmOutcome::OomKilled => {
+                let _ = writeln!(
+                    out,
+                    "{head} OOM-killed (the limit is below what the arm needs)"
+                );
+            }
+            ArmOutcome::Failed(why) => {
+                let _ = writeln!(out, "{head} failed: {why}");
+            }
+        }
+    }
+    let _ = writeln!(out, "   Partition written in {:.1} s.", p.setup_secs);
+    out
 }

@@ -96,6 +96,7 @@ fn readme_sample_output_is_the_summary_the_main_job_prints() {
         latency: Vec::new(),
         warm_sweep: Some(sweep),
         warm_sweep_skipped: None,
+        pollution: None,
         report_files: Vec::new(),
     };
     let summary = outcome.render_summary(&cli);

@@ -121,6 +121,11 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
             "![warm section size vs consumer lag](warm-section.svg)",
             "**The measured answer.**",
             "6. Warm section sweep (why 8192)",
+            // The tests' small main job skips the memory-pressure workload (it has its
+            // own test, tests/pollution.rs): one line, no plot.
+            "## Under memory pressure",
+            "7. Under memory pressure: skipped (--skip-pollution).",
         ],
     );
+    assert!(!md.contains("pollution.svg"));
 }

@@ -4,7 +4,8 @@
 //! pointer through which lookups find the current mapping (`Published`, see
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
-//! (`mincore`, `madvise`, `posix_fadvise`, `getrusage`), Linux's `membarrier`, which
+//! (`mincore`, `madvise`, `posix_fadvise` on a whole file or a range, `getrusage` of the
+//! process or of the calling thread), Linux's `membarrier`, which
 //! lets lookups announce themselves without a fence instruction, and Linux's `sendfile`
 //! ([`sendfile`], [`sendfile_all`]), the zero-copy transfer of the segment crate's
 //! file regions.
@@ -470,6 +471,72 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
     Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
 }
 
+/// Major and minor page faults of the **calling thread** so far
+/// (`getrusage(RUSAGE_THREAD)`): `(major, minor)`. The bench harness reads it at the start
+/// and the end of a consumer thread, so that the faults of the other threads of the
+/// process (a producer, a lagging consumer) are not counted.
+///
+/// # Errors
+/// The system call's error; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
+pub fn thread_page_faults() -> io::Result<(u64, u64)> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrusage returned 0, so the struct is initialised (it was zeroed anyway).
+    let usage = unsafe { usage.assume_init() };
+    Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
+}
+
+/// Off Linux: per-thread page faults are not counted ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn thread_page_faults() -> io::Result<(u64, u64)> {
+    Err(unsupported("getrusage(RUSAGE_THREAD)"))
+}
+
+/// Tells the kernel that the `len` bytes of `file` from byte `offset` will not be read
+/// again soon (`posix_fadvise(POSIX_FADV_DONTNEED)` on that range, without the `fdatasync`
+/// of [`evict_from_page_cache`]): clean pages of the range are dropped from the page
+/// cache, dirty ones stay. `len == 0` means "to the end of the file". The bench harness's
+/// lagging consumer calls it behind itself, so that its scan does not push other pages
+/// out of a small page cache.
+///
+/// # Errors
+/// The system call's error; [`io::ErrorKind::InvalidInput`] if `offset` or `len` does not
+/// fit the kernel's `off_t`; `Unsupported` off Linux.
+#[cfg(target_os = "linux")]
+pub fn advise_range_dont_need(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "posix_fadvise range out of range",
+        ));
+    };
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid
+    // for the duration of the call because `file` is borrowed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), off, len, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Off Linux: no advice is given ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn advise_range_dont_need(_file: &File, _offset: u64, _len: u64) -> io::Result<()> {
+    Err(unsupported("posix_fadvise(POSIX_FADV_DONTNEED)"))
+}
+
 /// A load fence (`lfence` on x86_64): no later instruction starts before every earlier
 /// one has completed locally. Benchmarks put it between two lookups to measure each one
 /// in isolation (no overlap of one lookup's memory accesses with the next one's). A
@@ -605,5 +672,48 @@ mod sendfile_tests {
         a.set_nonblocking(true).unwrap();
         let e = super::sendfile_all(a.as_fd(), &f, 0, data.len() as u64).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+    }
+}
+
+#[cfg(all(test, target_os = "linux", not(loom)))]
+mod measuring_tests {
+    use std::io::Write;
+
+    /// A thread's major faults are its own: a fresh thread starts near zero and never
+    /// exceeds the process's count.
+    #[test]
+    fn thread_page_faults_count_the_calling_thread() {
+        let (process, _) = super::page_faults().unwrap();
+        let (thread, minor) = std::thread::spawn(|| super::thread_page_faults().unwrap())
+            .join()
+            .unwrap();
+        assert!(thread <= process, "thread {thread} > process {process}");
+        // A new thread's stack is fresh memory: it took minor faults, far fewer than the
+        // process (which loaded the test binary).
+        let (_, process_minor) = super::page_faults().unwrap();
+        assert!(minor <= process_minor);
+    }
+
+    /// DONTNEED on a clean range drops its pages and only those.
+    #[test]
+    fn advise_range_dont_need_drops_the_range() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![1u8; 64 * 4096]).unwrap();
+        f.sync_all().unwrap();
+        let map = super::Mapping::map(&f, 64 * 4096, false).unwrap();
+        let _ = map
+            .bytes(64 * 4096)
+            .iter()
+            .map(|&b| u64::from(b))
+            .sum::<u64>();
+        map.advise_dont_need().unwrap();
+        super::advise_range_dont_need(&f, 0, 32 * 4096).unwrap();
+        let resident = map.resident_pages().unwrap();
+        // tmpfs (where tempfile may live) ignores the advice; only check where it works.
+        if !resident[..32].iter().any(|&r| r) {
+            assert!(resident[32..].iter().all(|&r| r), "{resident:?}");
+        }
+        let e = super::advise_range_dont_need(&f, u64::MAX, 1).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
     }
 }

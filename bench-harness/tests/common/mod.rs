@@ -16,7 +16,8 @@ pub const SMALL_WARM_SWEEP: [&str; 4] = [
 ];
 
 /// The small main job of the tests: 64 KiB indexes, 2000 lookups per workload, no real
-/// index files, no progress output, and then `extra`.
+/// index files, no memory-pressure workload (`tests/pollution.rs` runs it at its small
+/// scale), no progress output, and then `extra`.
 pub fn small_cli(extra: &[&str]) -> Cli {
     let mut args = vec![
         "bench-harness",
@@ -25,6 +26,7 @@ pub fn small_cli(extra: &[&str]) -> Cli {
         "--lookups",
         "2000",
         "--skip-real",
+        "--skip-pollution",
         "--quiet",
     ];
     args.extend_from_slice(extra);
