@@ -1,0 +1,456 @@
+//! Record decoders: what Kafka's `DumpLogSegments` prints for the records of its internal
+//! topics with `--offsets-decoder` (`__consumer_offsets`), `--transaction-log-decoder`
+//! (`__transaction_state`), `--share-group-state-decoder` (`__share_group_state`) and
+//! `--cluster-metadata-decoder` (`__cluster_metadata`), and for KRaft control records,
+//! which it always decodes (docs/format.md#coordinator-and-metadata-records).
+//!
+//! The schemas are a static table ([`schemas`], written by
+//! `xtask/kafka/gen_dump_schemas.py` from the message definitions of Kafka 4.4); the
+//! reader ([`schema`]) renders each message as Kafka's generated JSON converters do, and
+//! this module adds what the tool itself does around them: the `{"type":..,"data":..}` and
+//! `{"version":..,"data":..}` envelopes, `<DELETE>` for a tombstone, the consumer protocol
+//! inside group metadata, the transaction state names, and its error lines.
+
+mod json;
+mod schema;
+#[rustfmt::skip]
+#[allow(clippy::all)]
+mod schemas;
+
+pub use json::Json;
+
+use schema::{read_message, unbase64, Msg, ReadError, Reader};
+use serde::Serialize;
+
+/// A `--*-decoder` option of Kafka's tool: how record keys and values are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decoder {
+    /// `--offsets-decoder`: `__consumer_offsets` (group coordinator records).
+    Offsets,
+    /// `--transaction-log-decoder`: `__transaction_state`.
+    TransactionLog,
+    /// `--cluster-metadata-decoder`: `__cluster_metadata` (KRaft metadata records).
+    ClusterMetadata,
+    /// `--share-group-state-decoder`: `__share_group_state`.
+    ShareGroupState,
+}
+
+/// A printed key or payload: text (the record's bytes as UTF-8, or one of the tool's own
+/// lines such as `<DELETE>`), or a decoded record as JSON. In `--json` output, text is a
+/// JSON string and a decoded record a JSON value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Text.
+    Text(String),
+    /// A decoded record.
+    Json(Json),
+}
+
+impl Content {
+    /// The JSON value, for a decoded record.
+    pub fn as_json(&self) -> Option<&Json> {
+        match self {
+            Content::Json(j) => Some(j),
+            Content::Text(_) => None,
+        }
+    }
+}
+
+impl From<String> for Content {
+    fn from(s: String) -> Self {
+        Content::Text(s)
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(t) => s.serialize_str(t),
+            Content::Json(j) => j.serialize(s),
+        }
+    }
+}
+
+/// What a decoder prints for one record: its key and payload parts, either absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedRecord {
+    /// Printed after `key: `.
+    pub key: Option<Content>,
+    /// Printed after `payload: `.
+    pub payload: Option<Content>,
+}
+
+/// Decodes one (non-control) record's key and value as `decoder` says.
+///
+/// # Errors
+/// A coordinator record without a key: Kafka's tool stops there with
+/// `Failed to decode message at offset N using the specified decoder (message had a
+/// missing key)`, the text of the error.
+pub fn decode_record(
+    decoder: Decoder,
+    offset: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<DecodedRecord, String> {
+    match decoder {
+        Decoder::ClusterMetadata => Ok(DecodedRecord {
+            key: None,
+            payload: Some(metadata(offset, value)),
+        }),
+        coordinator => {
+            let Some(key) = key else {
+                return Err(format!("Failed to decode message at offset {offset} using the specified decoder (message had a missing key)"));
+            };
+            Ok(coordinator_record(coordinator, offset, key, value))
+        }
+    }
+}
+
+/// The coordinator record types of a decoder (type id → key and value schemas).
+fn coordinator_types(decoder: Decoder, ty: i16) -> Option<(&'static Msg, &'static Msg)> {
+    use schemas::*;
+    Some(match (decoder, ty) {
+        (Decoder::Offsets, 0) => (&LEGACY_OFFSET_COMMIT_KEY, &LEGACY_OFFSET_COMMIT_VALUE),
+        (Decoder::Offsets, 1) => (&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
+        (Decoder::Offsets, 2) => (&GROUP_METADATA_KEY, &GROUP_METADATA_VALUE),
+        (Decoder::Offsets, 3) => (&CONSUMER_GROUP_METADATA_KEY, &CONSUMER_GROUP_METADATA_VALUE),
+        (Decoder::Offsets, 4) => (
+            &CONSUMER_GROUP_PARTITION_METADATA_KEY,
+            &CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 5) => (
+            &CONSUMER_GROUP_MEMBER_METADATA_KEY,
+            &CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 6) => (
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 7) => (
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        ),
+        (Decoder::Offsets, 8) => (
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        ),
+        (Decoder::Offsets, 10) => (
+            &SHARE_GROUP_MEMBER_METADATA_KEY,
+            &SHARE_GROUP_MEMBER_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 11) => (&SHARE_GROUP_METADATA_KEY, &SHARE_GROUP_METADATA_VALUE),
+        (Decoder::Offsets, 12) => (
+            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 13) => (
+            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        ),
+        (Decoder::Offsets, 14) => (
+            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        ),
+        (Decoder::Offsets, 15) => (
+            &SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
+            &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 16) => (
+            &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+            &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
+        ),
+        (Decoder::Offsets, 17) => (&STREAMS_GROUP_METADATA_KEY, &STREAMS_GROUP_METADATA_VALUE),
+        (Decoder::Offsets, 19) => (
+            &STREAMS_GROUP_MEMBER_METADATA_KEY,
+            &STREAMS_GROUP_MEMBER_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 20) => (
+            &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        ),
+        (Decoder::Offsets, 21) => (
+            &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        ),
+        (Decoder::Offsets, 22) => (
+            &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        ),
+        (Decoder::Offsets, 23) => (&STREAMS_GROUP_TOPOLOGY_KEY, &STREAMS_GROUP_TOPOLOGY_VALUE),
+        (Decoder::TransactionLog, 0) => (&TRANSACTION_LOG_KEY, &TRANSACTION_LOG_VALUE),
+        (Decoder::ShareGroupState, 0) => (&SHARE_SNAPSHOT_KEY, &SHARE_SNAPSHOT_VALUE),
+        (Decoder::ShareGroupState, 1) => (&SHARE_UPDATE_KEY, &SHARE_UPDATE_VALUE),
+        _ => return None,
+    })
+}
+
+/// Kafka's `CoordinatorRecordMessageParser.parse`: the key is an int16 record type and
+/// the key message (read at version 0); the value an int16 version and the value message.
+fn coordinator_record(
+    decoder: Decoder,
+    offset: i64,
+    key: &[u8],
+    value: Option<&[u8]>,
+) -> DecodedRecord {
+    let error = |reason: String| DecodedRecord {
+        key: Some(Content::Text(format!(
+            "Error at offset {offset}, skipping. {reason}"
+        ))),
+        payload: None,
+    };
+    let mut kr = Reader::new(key);
+    let Ok(ty) = kr.i16() else {
+        return error("Could not read version from key's buffer.".into());
+    };
+    let Some((key_msg, value_msg)) = coordinator_types(decoder, ty) else {
+        return DecodedRecord {
+            key: Some(Content::Text(format!(
+                "Unknown record type {ty} at offset {offset}, skipping."
+            ))),
+            payload: None,
+        };
+    };
+    let key_json = match read_message(key_msg, 0, &mut kr) {
+        Ok(j) => j,
+        Err(e) => return error(read_failure(ty, "key", &e)),
+    };
+    let key_out = Json::Object(vec![
+        ("type".into(), Json::Str(key_msg.api_key.to_string())),
+        ("data".into(), key_json),
+    ]);
+    let Some(value) = value else {
+        return DecodedRecord {
+            key: Some(Content::Json(key_out)),
+            payload: Some(Content::Text("<DELETE>".into())),
+        };
+    };
+    let mut vr = Reader::new(value);
+    let Ok(version) = vr.i16() else {
+        return error("Could not read version from value's buffer.".into());
+    };
+    if !value_msg.is_valid(version) {
+        return error(format!(
+            "Found an unknown record version {version} for {ty} type"
+        ));
+    }
+    let mut data = match read_message(value_msg, version, &mut vr) {
+        Ok(j) => j,
+        Err(e) => return error(read_failure(version, "value", &e)),
+    };
+    match (decoder, ty) {
+        (Decoder::Offsets, 2) => consumer_protocol(&mut data),
+        (Decoder::TransactionLog, 0) => transaction_status(&mut data),
+        _ => {}
+    }
+    DecodedRecord {
+        key: Some(Content::Json(key_out)),
+        payload: Some(Content::Json(Json::Object(vec![
+            ("version".into(), Json::Str(version.to_string())),
+            ("data".into(), data),
+        ]))),
+    }
+}
+
+fn read_failure(version: i16, what: &str, e: &ReadError) -> String {
+    format!("Could not read record with version {version} from {what}'s buffer due to: {e}.")
+}
+
+/// Group metadata of protocol type `consumer`: each member's `subscription` and
+/// `assignment` bytes are the consumer protocol's own messages (an int16 version, then
+/// the message); decoded when they can be, left as base64 when not (as Kafka does).
+fn consumer_protocol(data: &mut Json) {
+    if data.get("protocolType") != Some(&Json::Str("consumer".into())) {
+        return;
+    }
+    let Json::Object(fields) = data else {
+        return;
+    };
+    let Some((_, Json::Array(members))) = fields.iter_mut().find(|(k, _)| k == "members") else {
+        return;
+    };
+    for member in members {
+        for (field, msg) in [
+            ("subscription", &schemas::CONSUMER_PROTOCOL_SUBSCRIPTION),
+            ("assignment", &schemas::CONSUMER_PROTOCOL_ASSIGNMENT),
+        ] {
+            let Some(Json::Str(b64)) = member.get(field) else {
+                continue;
+            };
+            let Some(bytes) = unbase64(b64) else {
+                continue;
+            };
+            let mut r = Reader::new(&bytes);
+            let Ok(version) = r.i16() else {
+                continue;
+            };
+            if let Ok(decoded) = read_message(msg, version, &mut r) {
+                member.put(field, decoded);
+            }
+        }
+    }
+}
+
+/// Kafka's transaction state names (`TransactionState.stateName`), by id.
+const TRANSACTION_STATES: [&str; 8] = [
+    "Empty",
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "CompleteCommit",
+    "CompleteAbort",
+    "Dead",
+    "PrepareEpochFence",
+];
+
+/// `transactionStatus` by name (the id as text when it has none).
+fn transaction_status(data: &mut Json) {
+    if let Some(Json::Int(id)) = data.get("transactionStatus") {
+        let name = usize::try_from(*id)
+            .ok()
+            .and_then(|i| TRANSACTION_STATES.get(i))
+            .map_or_else(|| id.to_string(), |s| (*s).to_string());
+        data.put("transactionStatus", Json::Str(name));
+    }
+}
+
+/// `MetadataRecordType`'s name for a schema name: `TopicRecord` → `TOPIC_RECORD`.
+fn screaming(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// Kafka's `ClusterMetadataLogMessageParser`: an unsigned-varint frame version (1), api
+/// key and version, then the record; `{"type":NAME,"version":N,"data":{..}}`.
+fn metadata(offset: i64, value: Option<&[u8]>) -> Content {
+    let error = |reason: String| Content::Text(format!("Error at {offset}, skipping. {reason}"));
+    let Some(value) = value else {
+        return error("null".into());
+    };
+    let mut r = Reader::new(value);
+    let short = |r: &mut Reader<'_>, what: &str| -> Result<i16, String> {
+        let v = r
+            .uvarint()
+            .map_err(|_| format!("Error while reading {what}"))?;
+        i16::try_from(v).map_err(|_| format!("Value for {what} was too large."))
+    };
+    let frame = match short(&mut r, "frame version") {
+        Ok(v) => v,
+        Err(e) => return error(e),
+    };
+    if frame == 0 {
+        return error("Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.".into());
+    }
+    if frame != 1 {
+        return error(format!("Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"));
+    }
+    let (api_key, version) = match (short(&mut r, "type"), short(&mut r, "version")) {
+        (Ok(a), Ok(v)) => (a, v),
+        (Err(e), _) | (_, Err(e)) => return error(e),
+    };
+    let Some(msg) = schemas::METADATA.iter().find(|m| m.api_key == api_key) else {
+        return error(format!(
+            "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
+        ));
+    };
+    let data = match read_message(msg, version, &mut r) {
+        Ok(d) => d,
+        Err(_) => return error(format!("Failed to deserialize record with type {api_key}")),
+    };
+    if r.remaining() > 0 {
+        return error(format!(
+            "Found {} byte(s) of garbage after {api_key}",
+            r.remaining()
+        ));
+    }
+    Content::Json(Json::Object(vec![
+        ("type".into(), Json::Str(screaming(msg.name))),
+        ("version".into(), Json::Int(version.into())),
+        ("data".into(), data),
+    ]))
+}
+
+/// A KRaft control record as Kafka's tool prints it after the record metadata: the label
+/// (`LeaderChange:`, `SnapshotHeader`, `SnapshotFooter`, `KRaftVersion`, `KRaftVoters`)
+/// and the record's JSON. The value is the message, whose first field (`version`) is the
+/// version it is read at. `None` for other types (transaction markers, unknown types)
+/// and for a value that cannot be read.
+pub fn decode_control(type_id: i16, value: Option<&[u8]>) -> Option<(&'static str, Json)> {
+    let (label, msg) = match type_id {
+        2 => ("LeaderChange:", &schemas::LEADER_CHANGE_MESSAGE),
+        3 => ("SnapshotHeader", &schemas::SNAPSHOT_HEADER_RECORD),
+        4 => ("SnapshotFooter", &schemas::SNAPSHOT_FOOTER_RECORD),
+        5 => ("KRaftVersion", &schemas::K_RAFT_VERSION_RECORD),
+        6 => ("KRaftVoters", &schemas::VOTERS_RECORD),
+        _ => return None,
+    };
+    // The value is the message itself, whose first field is its int16 version.
+    let value = value?;
+    let version = Reader::new(value).i16().ok()?;
+    let json = read_message(msg, version, &mut Reader::new(value)).ok()?;
+    Some((label, json))
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(screaming("TopicRecord"), "TOPIC_RECORD");
+        assert_eq!(
+            screaming("ZkMigrationStateRecord"),
+            "ZK_MIGRATION_STATE_RECORD"
+        );
+        assert_eq!(screaming("NoOpRecord"), "NO_OP_RECORD");
+        assert_eq!(screaming("ClearElrRecord"), "CLEAR_ELR_RECORD");
+    }
+
+    #[test]
+    fn offset_commit_v3_and_tombstone() {
+        // Key: type 1, group "g", topic "t", partition 2.
+        let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2];
+        let mut value = vec![0, 3];
+        value.extend_from_slice(&5i64.to_be_bytes());
+        value.extend_from_slice(&(-1i32).to_be_bytes());
+        value.extend_from_slice(&[0, 0]);
+        value.extend_from_slice(&7i64.to_be_bytes());
+        let d = decode_record(Decoder::Offsets, 9, Some(&key), Some(&value)).unwrap();
+        let text = |c: &Option<Content>| match c {
+            Some(Content::Json(j)) => j.to_kafka_string(),
+            Some(Content::Text(t)) => t.clone(),
+            None => String::new(),
+        };
+        assert_eq!(
+            text(&d.key),
+            r#"{"type":"1","data":{"group":"g","topic":"t","partition":2}}"#
+        );
+        assert_eq!(
+            text(&d.payload),
+            r#"{"version":"3","data":{"offset":5,"leaderEpoch":-1,"metadata":"","commitTimestamp":7}}"#
+        );
+        let d = decode_record(Decoder::Offsets, 9, Some(&key), None).unwrap();
+        assert_eq!(text(&d.payload), "<DELETE>");
+        let d = decode_record(Decoder::Offsets, 9, Some(&[0, 99]), None).unwrap();
+        assert_eq!(
+            text(&d.key),
+            "Unknown record type 99 at offset 9, skipping."
+        );
+        assert!(d.payload.is_none());
+    }
+}
