@@ -176,7 +176,7 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
             let _ = write!(s, " sequence: {seq} headerKeys: [{}]", keys.join(","));
         }
         if let (Some(crc), Some(valid)) = (r.crc, r.crc_valid) {
-            let _ = write!(s, " crc: {crc} isvalid: {valid}");
+            let _ = write!(s, " isValid: {valid} crc: {crc}");
         }
         match &r.control {
             Some(ControlLine::EndTxnMarker {
