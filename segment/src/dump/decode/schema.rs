@@ -131,6 +131,17 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    /// `n` bytes of a string or bytes field (Kafka's `readByteArray` and its message).
+    fn byte_array(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
+        if n > self.remaining() {
+            return Err(ReadError::Other(format!(
+                "Error reading byte array of {n} byte(s): only {} byte(s) available",
+                self.remaining()
+            )));
+        }
+        self.take(n)
+    }
+
     fn array<const N: usize>(&mut self) -> Result<[u8; N], ReadError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
@@ -276,13 +287,13 @@ fn read_value(
                         f.name
                     )));
                 }
-                Json::Str(String::from_utf8_lossy(r.take(n)?).into_owned())
+                Json::Str(String::from_utf8_lossy(r.byte_array(n)?).into_owned())
             }
         },
         Ty::Bytes => match length(r, flexible, false)? {
             None if nullable => Json::Null,
             None => return Err(non_nullable(f)),
-            Some(n) => Json::Str(base64(r.take(n)?, false)),
+            Some(n) => Json::Str(base64(r.byte_array(n)?, false)),
         },
         Ty::Array(elem) => match length(r, flexible, false)? {
             None if nullable => Json::Null,
