@@ -4,9 +4,9 @@
 //! `--cluster-metadata-decoder` (`__cluster_metadata`), and for KRaft control records,
 //! which it always decodes (docs/format.md#coordinator-and-metadata-records).
 //!
-//! The schemas are a static table ([`schemas`], written by
+//! The schemas are a static table (`decode/schemas.rs`, written by
 //! `xtask/kafka/gen_dump_schemas.py` from the message definitions of Kafka 4.4); the
-//! reader ([`schema`]) renders each message as Kafka's generated JSON converters do, and
+//! reader (`decode/schema.rs`) renders each message as Kafka's generated JSON converters do, and
 //! this module adds what the tool itself does around them: the `{"type":..,"data":..}` and
 //! `{"version":..,"data":..}` envelopes, `<DELETE>` for a tombstone, the consumer protocol
 //! inside group metadata, the transaction state names, and its error lines.
