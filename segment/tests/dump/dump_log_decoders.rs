@@ -169,3 +169,57 @@ fn decoders_exclude_each_other_and_verification() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
     }
 }
+
+/// The field data's internal topics (real brokers' partitions, optional): every record
+/// decodes (no error line), and lines checked against Kafka 4.4's tool by hand
+/// (`cargo xtask kafka --only k6-dump` compares them all).
+#[test]
+fn field_data_internal_topics_decode() {
+    let Some(data) = field_data::field_data_dir("dump-log decoders field data") else {
+        return;
+    };
+    let run = |dir: &str, option: &str| -> String {
+        let d = data.join(dir);
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        logs.sort();
+        let files: Vec<String> = logs.iter().map(|p| p.display().to_string()).collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+            .args(["--no-progress", "--files", &files.join(","), option])
+            .output()
+            .expect("run dump-log");
+        assert_eq!(out.status.code(), Some(0), "{dir}: {out:?}");
+        let so = String::from_utf8(out.stdout).unwrap();
+        assert!(!so.contains("Error at"), "{dir}: {so}");
+        so
+    };
+    let co10 = run("nikhildighe-__consumer_offsets-10", "--offsets-decoder");
+    assert!(co10.contains(r#" key: {"type":"2","data":{"group":"console-consumer-57331"}} payload: {"version":"3","data":{"protocolType":"consumer","generation":1,"protocol":"range","#), "{co10}");
+    assert!(co10.contains(r#""subscription":{"topics":["my-topic"],"userData":null,"ownedPartitions":[],"generationId":-1,"rackId":null},"assignment":{"assignedPartitions":[{"topic":"my-topic","partitions":[0]}],"userData":null}}]}}"#), "{co10}");
+    assert!(
+        co10.contains(
+            r#"key: {"type":"2","data":{"group":"console-consumer-57331"}} payload: <DELETE>"#
+        ),
+        "{co10}"
+    );
+    let co40 = run("xpxwo100-__consumer_offsets-40", "--offsets-decoder");
+    assert!(co40.contains(r#"| offset: 1 CreateTime: 1479457455694 keySize: 19 valueSize: 28 isValid: true crc: 2480351982 key: {"type":"1","data":{"group":"GroupA","topic":"foo","partition":0}} payload: {"version":"1","data":{"offset":2,"metadata":"","commitTimestamp":1479457455691,"expireTimestamp":1479543855691}}"#), "{co40}");
+    let ts = run(
+        "itumelengmogase-__transaction_state-44",
+        "--transaction-log-decoder",
+    );
+    assert!(ts.contains(r#""transactionStatus":"PrepareCommit","transactionPartitions":[{"topic":"_confluent-ksql-default__command_topic","partitionIds":[0]}]"#), "{ts}");
+    let cm = run(
+        "rjmfernandes-__cluster_metadata-0",
+        "--cluster-metadata-decoder",
+    );
+    assert!(cm.contains(r#" LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}"#));
+    assert_eq!(
+        cm.matches(r#"payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":"#)
+            .count(),
+        63
+    );
+}
