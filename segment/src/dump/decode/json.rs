@@ -27,6 +27,8 @@ pub enum Json {
     Object(Vec<(String, Json)>),
 }
 
+// `Eq` for the event types that hold a `Json`: a float64 field compares with `==` (a NaN is
+// never equal to itself; no record Kafka writes holds one in a field it compares).
 impl Eq for Json {}
 
 impl Json {
