@@ -6,7 +6,9 @@
 //! `__cluster_metadata` partition in it, both tools dump the `.log` files (and KRaft
 //! `.checkpoint` snapshots) with the topic's
 //! decoder option (and `--deep-iteration` for the metadata logs, whose KRaft control
-//! records are decoded whatever the options). The batch and record lines (`baseOffset:`,
+//! records are decoded whatever the options), and the in-repository Kafka 4.4 partitions
+//! with `--cluster-metadata-decoder` (Kafka's error line for every record that is not a
+//! metadata record). The batch and record lines (`baseOffset:`,
 //! `offset:`, `| ...`) must be equal, line for line; the scenario prints the equal and
 //! differing line counts per input and option.
 //!
@@ -67,6 +69,17 @@ fn inputs() -> Vec<Input> {
             name: format!("fixture {dir}"),
             logs: logs_in(&fixtures.join(dir)),
             option,
+        });
+    }
+    // Records that are not metadata records: every one is an error line, Kafka's
+    // (its metadata parser never stops the tool, unlike the coordinator ones, which stop
+    // at the first record without a key).
+    let clean = super::root().join("segment/tests/data/kafka-4.4.0/clean");
+    for dir in ["codecs-0", "txn-0", "appendtime-0"] {
+        out.push(Input {
+            name: format!("kafka-4.4.0/clean/{dir} (not metadata)"),
+            logs: logs_in(&clean.join(dir)),
+            option: "--cluster-metadata-decoder",
         });
     }
     let field = std::env::var_os("KAFKA_DATA_DIR")

@@ -332,15 +332,18 @@ fn screaming(name: &str) -> String {
 /// key and version, then the record; `{"type":NAME,"version":N,"data":{..}}`.
 fn metadata(offset: i64, value: Option<&[u8]>) -> Content {
     let error = |reason: String| Content::Text(format!("Error at {offset}, skipping. {reason}"));
-    let Some(value) = value else {
-        return error("null".into());
-    };
-    let mut r = Reader::new(value);
+    // Kafka reads a null value as an empty one that fails at once.
+    let mut r = Reader::new(value.unwrap_or_default());
+    // Kafka's `unsignedIntToShort`: an int above 32767 is refused, a negative one (a
+    // 5-byte varint) is cut to its low 16 bits.
     let short = |r: &mut Reader<'_>, what: &str| -> Result<i16, String> {
         let v = r
             .uvarint()
             .map_err(|_| format!("Error while reading {what}"))?;
-        i16::try_from(v).map_err(|_| format!("Value for {what} was too large."))
+        if v > i32::from(i16::MAX) {
+            return Err(format!("Value for {what} was too large."));
+        }
+        Ok(v as i16)
     };
     let frame = match short(&mut r, "frame version") {
         Ok(v) => v,

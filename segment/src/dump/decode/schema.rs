@@ -161,19 +161,27 @@ impl<'a> Reader<'a> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
-    /// Kafka's unsigned varint (at most 5 bytes).
-    pub(crate) fn uvarint(&mut self) -> Result<u32, ReadError> {
-        let mut value: u32 = 0;
-        for i in 0..5 {
+    /// Kafka's unsigned varint (`ByteUtils.readUnsignedVarint`), as the Java `int` it
+    /// returns: at most 5 bytes; the 5th byte's bits go in whole (shifted by 28, its sign
+    /// extended), so the result may be negative; a 5th byte with its top bit set is an
+    /// error.
+    pub(crate) fn uvarint(&mut self) -> Result<i32, ReadError> {
+        let mut value: i32 = 0;
+        for i in 0..4 {
             let b = self.array::<1>()?[0];
-            value |= u32::from(b & 0x7f) << (7 * i);
+            value |= i32::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err(ReadError::Other(
-            "Varint is too long, the most significant bit in the 5th byte is set".into(),
-        ))
+        let b = self.array::<1>()?[0] as i8;
+        value |= i32::from(b) << 28;
+        if b < 0 {
+            return Err(ReadError::Other(format!(
+                "Varint is too long, the most significant bit in the 5th byte is set, converted value: {value:x}"
+            )));
+        }
+        Ok(value)
     }
 }
 
@@ -206,9 +214,9 @@ fn read_struct(
     }
     if flexible {
         let count = r.uvarint()?;
-        for _ in 0..count {
-            let tag = r.uvarint()?;
-            let size = r.uvarint()? as usize;
+        for _ in 0..count.max(0) {
+            let tag = r.uvarint()? as u32;
+            let size = usize::try_from(r.uvarint()?).map_err(|_| ReadError::Underflow)?;
             let bytes = r.take(size)?;
             let hit = fields.iter().position(|f| {
                 f.tag
@@ -249,8 +257,9 @@ fn non_nullable(f: &Field) -> ReadError {
 /// A length prefix: `None` for null.
 fn length(r: &mut Reader<'_>, flexible: bool, short: bool) -> Result<Option<usize>, ReadError> {
     if flexible {
-        let n = r.uvarint()?;
-        Ok(n.checked_sub(1).map(|n| n as usize))
+        // A length of 0 (and, as in Kafka, anything that wraps below it) is null.
+        let n = r.uvarint()?.wrapping_sub(1);
+        Ok(usize::try_from(n).ok())
     } else {
         let n = if short { i32::from(r.i16()?) } else { r.i32()? };
         Ok(usize::try_from(n).ok())
