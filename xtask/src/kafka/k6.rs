@@ -151,8 +151,68 @@ fn ours(logs: &[PathBuf], option: &str, sorted_fields: bool) -> Vec<String> {
     lines
 }
 
+/// The golden files of `segment/tests/dump/dump_log_decoders.rs`: fixture directory,
+/// golden name, the options Kafka's tool ran with.
+const GOLDEN: &[(&str, &str, &[&str])] = &[
+    ("offsets-0", "offsets-decoder", &["--offsets-decoder"]),
+    (
+        "offsets-0",
+        "offsets-decoder-skip-metadata",
+        &["--offsets-decoder", "--skip-record-metadata"],
+    ),
+    (
+        "txn-state-0",
+        "transaction-log-decoder",
+        &["--transaction-log-decoder"],
+    ),
+    (
+        "share-state-0",
+        "share-group-state-decoder",
+        &["--share-group-state-decoder"],
+    ),
+    (
+        "metadata-0",
+        "cluster-metadata-decoder",
+        &["--cluster-metadata-decoder"],
+    ),
+    ("metadata-0", "deep-iteration", &["--deep-iteration"]),
+];
+
+/// `--write-fixtures`: rewrites the decoder fixtures with `oracle.DecoderFixtures` (Kafka's
+/// serdes) and their golden files with Kafka's tool (the fixture path written
+/// `<fixtures>`).
+fn write_fixtures(ctx: &Ctx) -> Result<(), String> {
+    let dir = super::root().join("segment/tests/dump/decoders");
+    let long = Duration::from_secs(300);
+    let out = ctx
+        .jvm
+        .run_full("oracle.DecoderFixtures", &[dir.display().to_string()], long)?;
+    eprint!("{}", out.stdout);
+    for (fixture, name, options) in GOLDEN {
+        let mut args = vec![
+            "--files".to_string(),
+            dir.join(fixture)
+                .join("00000000000000000000.log")
+                .display()
+                .to_string(),
+        ];
+        args.extend(options.iter().map(|o| o.to_string()));
+        let o = ctx
+            .jvm
+            .run_full("org.apache.kafka.tools.DumpLogSegments", &args, long)?;
+        let text = (o.stdout + &o.stderr).replace(&format!("{}/", dir.display()), "<fixtures>/");
+        let path = dir.join("expected").join(format!("{fixture}.{name}.txt"));
+        std::fs::write(&path, text).map_err(|e| format!("{path:?}: {e}"))?;
+        eprintln!("kafka k6-dump: wrote {}", path.display());
+    }
+    Ok(())
+}
+
 /// `cargo xtask kafka --only k6-dump`.
 pub fn run(ctx: &Ctx) -> Result<String, String> {
+    if ctx.write_fixtures {
+        write_fixtures(ctx)?;
+    }
     let sorted = ctx.sabotaged("k6-dump-sorted-fields");
     let mut failures = Vec::new();
     let mut summary = Vec::new();

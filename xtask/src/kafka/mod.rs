@@ -49,7 +49,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      k1-crash); default: a new one per run, printed, so that a failure
                      can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
-                     segment/tests/data/kafka-4.4.0/
+                     segment/tests/data/kafka-4.4.0/; k6-dump rewrites the decoder
+                     fixtures and Kafka's output in segment/tests/dump/decoders/
   --keep             keep the scratch directory (printed) for inspection
   --sabotage NAME    damage our side on purpose and run the scenario it targets, which
                      must fail (the check can fail); `all` runs every sabotage in turn and
