@@ -2,9 +2,9 @@
 """Writes segment/src/dump/decode/schemas.rs: the record schemas `dump-log`'s decoders read.
 
 The schemas are format facts (field names, types, versions, tags, defaults) of the records
-Kafka 4.4 writes to `__consumer_offsets`, `__transaction_state`, `__share_group_state`
-and `__cluster_metadata`, and of the KRaft control records. This script reads the message
-definitions that Kafka's jars carry (`common/message/*.json`, `common/metadata/*.json`) and
+Kafka 4.4 writes to `__consumer_offsets`, `__transaction_state`, `__share_group_state`,
+`__cluster_metadata` and `__remote_log_metadata`, and of the KRaft control records. This script reads the message
+definitions that Kafka's jars carry (`common/message/*.json`, `common/metadata/*.json`; kafka-storage's `message/*.json`) and
 writes them down as the small static table of `segment/src/dump/decode/schema.rs`; it keeps
 nothing but those facts (no descriptions, no code).
 
@@ -47,6 +47,9 @@ WANTED = [
     "TransactionLogKey", "TransactionLogValue",
     # __share_group_state
     "ShareSnapshotKey", "ShareSnapshotValue", "ShareUpdateKey", "ShareUpdateValue",
+    # __remote_log_metadata (TopicBasedRemoteLogMetadataManager; kafka-storage's message/*.json)
+    "RemoteLogSegmentMetadataRecord", "RemoteLogSegmentMetadataUpdateRecord",
+    "RemotePartitionDeleteMetadataRecord", "RemoteLogSegmentMetadataSnapshotRecord",
     # KRaft control records
     "LeaderChangeMessage", "SnapshotHeaderRecord", "SnapshotFooterRecord",
     "KRaftVersionRecord", "VotersRecord",
@@ -154,6 +157,7 @@ def main():
     meta = sorted(
         os.path.splitext(n)[0] for n in os.listdir(d)
         if n.endswith(".json") and load(os.path.join(d, n)).get("type") == "metadata"
+        and os.path.splitext(n)[0] not in WANTED
     )
     for stem in stems + meta:
         m = load(os.path.join(d, stem + ".json"))

@@ -54,6 +54,7 @@ const EXIT_OPERATIONAL: i32 = 2;
         "transaction_log_decoder",
         "cluster_metadata_decoder",
         "share_group_state_decoder",
+        "remote_log_metadata_decoder",
     ]).multiple(true))
 )]
 struct Cli {
@@ -132,6 +133,12 @@ struct Cli {
     #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
     share_group_state_decoder: bool,
 
+    /// Decode record values as __remote_log_metadata records (tiered storage's
+    /// TopicBasedRemoteLogMetadataManager), printed as Kafka's
+    /// --remote-log-metadata-decoder prints them. Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    remote_log_metadata_decoder: bool,
+
     /// Print JSON lines (one object per event, "type" field; a final "summary" object)
     /// instead of text.
     #[arg(long)]
@@ -156,6 +163,7 @@ struct Cli {
             "transaction_log_decoder",
             "cluster_metadata_decoder",
             "share_group_state_decoder",
+            "remote_log_metadata_decoder",
         ]
     )]
     rebuild_indexes_to: Option<PathBuf>,
@@ -378,6 +386,8 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
             Some(Decoder::ClusterMetadata)
         } else if cli.share_group_state_decoder {
             Some(Decoder::ShareGroupState)
+        } else if cli.remote_log_metadata_decoder {
+            Some(Decoder::RemoteLogMetadata)
         } else {
             None
         },

@@ -108,7 +108,7 @@ pub struct DumpOptions {
     /// as the Kafka tool does (mismatch / offset not found) instead of as notes.
     pub kafka_strict: bool,
     /// `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
-    /// `--share-group-state-decoder`: keys and values are decoded as that topic's records
+    /// `--share-group-state-decoder`, `--remote-log-metadata-decoder`: keys and values are decoded as that topic's records
     /// (implies `print_data_log`, as in Kafka's tool). `None`: printed as UTF-8 text.
     pub decoder: Option<Decoder>,
 }

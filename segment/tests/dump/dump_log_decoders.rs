@@ -1,9 +1,9 @@
 //! `dump-log`'s record decoders against Kafka 4.4's `DumpLogSegments`, line for line.
 //!
 //! The fixtures (`tests/dump/decoders/*/00000000000000000000.log`) hold every record type
-//! of `__consumer_offsets`, `__transaction_state`, `__share_group_state` and
-//! `__cluster_metadata` at every version, serialized by Kafka's own classes, plus the KRaft
-//! control records and broken records; `tests/dump/decoders/expected/` holds what Kafka's
+//! of `__consumer_offsets`, `__transaction_state`, `__share_group_state`,
+//! `__cluster_metadata` and `__remote_log_metadata` at every version, serialized by
+//! Kafka's own classes, plus the KRaft control records and broken records; `tests/dump/decoders/expected/` holds what Kafka's
 //! tool printed for them (see `tests/dump/decoders/README.md`).
 
 use std::path::{Path, PathBuf};
@@ -104,6 +104,15 @@ fn cluster_metadata_decoder_matches_kafka() {
         "metadata-0",
         "cluster-metadata-decoder",
         &["--cluster-metadata-decoder"],
+    );
+}
+
+#[test]
+fn remote_log_metadata_decoder_matches_kafka() {
+    parity(
+        "remote-log-metadata-0",
+        "remote-log-metadata-decoder",
+        &["--remote-log-metadata-decoder"],
     );
 }
 

@@ -1,7 +1,8 @@
 //! K6 (`k6-dump`): `dump-log`'s record decoders against Kafka 4.4's `DumpLogSegments`.
 //!
 //! For every decoder fixture (`segment/tests/dump/decoders/*`: every record type of the
-//! internal topics at every version, serialized by Kafka's classes) and, when the field
+//! internal topics at every version, and the remote log metadata objects, serialized by
+//! Kafka's classes) and, when the field
 //! data is present, every `__consumer_offsets`, `__transaction_state` and
 //! `__cluster_metadata` partition in it, both tools dump the `.log` files (and KRaft
 //! `.checkpoint` snapshots) with the topic's
@@ -36,6 +37,7 @@ fn decoder_of(option: &str) -> Option<dump::Decoder> {
         "--transaction-log-decoder" => dump::Decoder::TransactionLog,
         "--cluster-metadata-decoder" => dump::Decoder::ClusterMetadata,
         "--share-group-state-decoder" => dump::Decoder::ShareGroupState,
+        "--remote-log-metadata-decoder" => dump::Decoder::RemoteLogMetadata,
         _ => return None,
     })
 }
@@ -64,6 +66,7 @@ fn inputs() -> Vec<Input> {
         ("share-state-0", "--share-group-state-decoder"),
         ("metadata-0", "--cluster-metadata-decoder"),
         ("metadata-0", "--deep-iteration"),
+        ("remote-log-metadata-0", "--remote-log-metadata-decoder"),
     ] {
         out.push(Input {
             name: format!("fixture {dir}"),
@@ -176,6 +179,11 @@ const GOLDEN: &[(&str, &str, &[&str])] = &[
         &["--cluster-metadata-decoder"],
     ),
     ("metadata-0", "deep-iteration", &["--deep-iteration"]),
+    (
+        "remote-log-metadata-0",
+        "remote-log-metadata-decoder",
+        &["--remote-log-metadata-decoder"],
+    ),
 ];
 
 /// `--write-fixtures`: rewrites the decoder fixtures with `oracle.DecoderFixtures` (Kafka's

@@ -1,7 +1,8 @@
 //! Record decoders: what Kafka's `DumpLogSegments` prints for the records of its internal
 //! topics with `--offsets-decoder` (`__consumer_offsets`), `--transaction-log-decoder`
-//! (`__transaction_state`), `--share-group-state-decoder` (`__share_group_state`) and
-//! `--cluster-metadata-decoder` (`__cluster_metadata`), and for KRaft control records,
+//! (`__transaction_state`), `--share-group-state-decoder` (`__share_group_state`),
+//! `--cluster-metadata-decoder` (`__cluster_metadata`) and
+//! `--remote-log-metadata-decoder` (`__remote_log_metadata`), and for KRaft control records,
 //! which it always decodes (docs/format.md#coordinator-and-metadata-records).
 //!
 //! The schemas are a static table (`decode/schemas.rs`, written by
@@ -34,6 +35,10 @@ pub enum Decoder {
     ClusterMetadata,
     /// `--share-group-state-decoder`: `__share_group_state`.
     ShareGroupState,
+    /// `--remote-log-metadata-decoder`: `__remote_log_metadata` (the records of
+    /// `TopicBasedRemoteLogMetadataManager`), printed as Kafka's tool prints them: the
+    /// Java `toString()` of the metadata objects.
+    RemoteLogMetadata,
 }
 
 /// A printed key or payload: text (the record's bytes as UTF-8, or one of the tool's own
@@ -97,6 +102,15 @@ pub fn decode_record(
         Decoder::ClusterMetadata => Ok(DecodedRecord {
             key: None,
             payload: Some(metadata(offset, value)),
+        }),
+        Decoder::RemoteLogMetadata => Ok(DecodedRecord {
+            key: None,
+            payload: Some(Content::Text(match value.map(|v| remote_log_metadata(Some(v))) {
+                Some(Ok(s)) => s,
+                Some(Err(e)) => format!("Error at offset {offset}, skipping. {e}"),
+                // The JVM's message for the null value Kafka's parser dereferences.
+                None => format!("Error at offset {offset}, skipping. Cannot invoke \"java.nio.ByteBuffer.remaining()\" because the return value of \"org.apache.kafka.common.record.internal.Record.value()\" is null"),
+            })),
         }),
         coordinator => {
             let Some(key) = key else {
@@ -328,10 +342,13 @@ fn screaming(name: &str) -> String {
     out
 }
 
-/// Kafka's `ClusterMetadataLogMessageParser`: an unsigned-varint frame version (1), api
-/// key and version, then the record; `{"type":NAME,"version":N,"data":{..}}`.
-fn metadata(offset: i64, value: Option<&[u8]>) -> Content {
-    let error = |reason: String| Content::Text(format!("Error at {offset}, skipping. {reason}"));
+/// Kafka's `AbstractApiMessageSerde.read`: an unsigned-varint frame version (1), api key
+/// and version, then the record from `table`; nothing may follow it. The error is the
+/// message of Kafka's exception.
+fn framed(
+    value: Option<&[u8]>,
+    table: &[&'static Msg],
+) -> Result<(&'static Msg, i16, Json), String> {
     // Kafka reads a null value as an empty one that fails at once.
     let mut r = Reader::new(value.unwrap_or_default());
     // Kafka's `unsignedIntToShort`: an int above 32767 is refused, a negative one (a
@@ -345,40 +362,180 @@ fn metadata(offset: i64, value: Option<&[u8]>) -> Content {
         }
         Ok(v as i16)
     };
-    let frame = match short(&mut r, "frame version") {
-        Ok(v) => v,
-        Err(e) => return error(e),
-    };
+    let frame = short(&mut r, "frame version")?;
     if frame == 0 {
-        return error("Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.".into());
+        return Err("Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.".into());
     }
     if frame != 1 {
-        return error(format!("Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"));
+        return Err(format!("Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"));
     }
-    let (api_key, version) = match (short(&mut r, "type"), short(&mut r, "version")) {
-        (Ok(a), Ok(v)) => (a, v),
-        (Err(e), _) | (_, Err(e)) => return error(e),
-    };
-    let Some(msg) = schemas::METADATA.iter().find(|m| m.api_key == api_key) else {
-        return error(format!(
+    let api_key = short(&mut r, "type")?;
+    let version = short(&mut r, "version")?;
+    let Some(msg) = table.iter().copied().find(|m| m.api_key == api_key) else {
+        return Err(format!(
             "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         ));
     };
-    let data = match read_message(msg, version, &mut r) {
-        Ok(d) => d,
-        Err(_) => return error(format!("Failed to deserialize record with type {api_key}")),
-    };
+    let data = read_message(msg, version, &mut r)
+        .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
     if r.remaining() > 0 {
-        return error(format!(
+        return Err(format!(
             "Found {} byte(s) of garbage after {api_key}",
             r.remaining()
         ));
     }
-    Content::Json(Json::Object(vec![
-        ("type".into(), Json::Str(screaming(msg.name))),
-        ("version".into(), Json::Int(version.into())),
-        ("data".into(), data),
-    ]))
+    Ok((msg, version, data))
+}
+
+/// Kafka's `ClusterMetadataLogMessageParser`: `{"type":NAME,"version":N,"data":{..}}`.
+fn metadata(offset: i64, value: Option<&[u8]>) -> Content {
+    match framed(value, schemas::METADATA) {
+        Ok((msg, version, data)) => Content::Json(Json::Object(vec![
+            ("type".into(), Json::Str(screaming(msg.name))),
+            ("version".into(), Json::Int(version.into())),
+            ("data".into(), data),
+        ])),
+        Err(e) => Content::Text(format!("Error at {offset}, skipping. {e}")),
+    }
+}
+
+/// The remote log metadata record schemas, by api key.
+static REMOTE: [&Msg; 4] = [
+    &schemas::REMOTE_LOG_SEGMENT_METADATA_RECORD,
+    &schemas::REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD,
+    &schemas::REMOTE_PARTITION_DELETE_METADATA_RECORD,
+    &schemas::REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD,
+];
+
+/// Kafka's `RemoteMetadataLogMessageParser`: the record read as Kafka's
+/// `RemoteLogMetadataSerde` does, printed as the `toString()` of the object it builds
+/// (`RemoteLogSegmentMetadata{..}`, `RemoteLogSegmentMetadataUpdate{..}`,
+/// `RemotePartitionDeleteMetadata{..}`, `RemoteLogSegmentMetadataSnapshot{..}`); the
+/// error is the message of the exception Kafka's constructors throw.
+fn remote_log_metadata(value: Option<&[u8]>) -> Result<String, String> {
+    let (msg, _, d) = framed(value, &REMOTE)?;
+    let int = |j: &Json, k: &str| match j.get(k) {
+        Some(Json::Int(i)) => *i,
+        _ => 0,
+    };
+    let text = |j: &Json, k: &str| match j.get(k) {
+        Some(Json::Str(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let tip = |j: &Json| {
+        let t = j.get("topicIdPartition").cloned().unwrap_or(Json::Null);
+        format!(
+            "{}:{}-{}",
+            text(&t, "id"),
+            text(&t, "name"),
+            int(&t, "partition")
+        )
+    };
+    let segment_id = |j: &Json| {
+        let id = j.get("remoteLogSegmentId").cloned().unwrap_or(Json::Null);
+        format!(
+            "RemoteLogSegmentId{{topicIdPartition={}, id={}}}",
+            tip(&id),
+            text(&id, "id")
+        )
+    };
+    let custom = |j: &Json| match j.get("customMetadata") {
+        Some(Json::Str(b64)) => format!(
+            "Optional[CustomMetadata{{{} bytes}}]",
+            unbase64(b64).map_or(0, |b| b.len())
+        ),
+        _ => "Optional.empty".to_string(),
+    };
+    // A Java map of leader epoch to start offset, sorted (a TreeMap; the last entry of an
+    // epoch wins).
+    let epochs = |j: &Json| -> Option<String> {
+        let Some(Json::Array(items)) = j.get("segmentLeaderEpochs") else {
+            return None;
+        };
+        let map: std::collections::BTreeMap<i64, i64> = items
+            .iter()
+            .map(|e| (int(e, "leaderEpoch"), int(e, "offset")))
+            .collect();
+        if map.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Some(format!("{{{}}}", parts.join(", ")))
+    };
+    let segment_state = |j: &Json| -> Option<&'static str> {
+        match int(j, "remoteLogSegmentState") {
+            0 => Some("COPY_SEGMENT_STARTED"),
+            1 => Some("COPY_SEGMENT_FINISHED"),
+            2 => Some("DELETE_SEGMENT_STARTED"),
+            3 => Some("DELETE_SEGMENT_FINISHED"),
+            _ => None,
+        }
+    };
+    let txn_empty = |j: &Json| matches!(j.get("txnIndexEmpty"), Some(Json::Bool(true)));
+    const NO_EPOCHS: &str = "segmentLeaderEpochs can not be null or empty";
+    const NO_STATE: &str = "state can not be null";
+    Ok(match msg.api_key {
+        0 => {
+            let (start, end) = (int(&d, "startOffset"), int(&d, "endOffset"));
+            if start < 0 {
+                return Err(format!("Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative"));
+            }
+            if end < start {
+                return Err(format!("Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}"));
+            }
+            let epochs = epochs(&d).ok_or(NO_EPOCHS)?;
+            let state = segment_state(&d).ok_or(NO_STATE)?;
+            format!(
+                "RemoteLogSegmentMetadata{{remoteLogSegmentId={}, startOffset={start}, endOffset={end}, brokerId={}, maxTimestampMs={}, eventTimestampMs={}, segmentLeaderEpochs={epochs}, segmentSizeInBytes={}, customMetadata={}, state={state}, txnIdxEmpty={}}}",
+                segment_id(&d),
+                int(&d, "brokerId"),
+                int(&d, "maxTimestampMs"),
+                int(&d, "eventTimestampMs"),
+                int(&d, "segmentSizeInBytes"),
+                custom(&d),
+                txn_empty(&d)
+            )
+        }
+        1 => {
+            let state = segment_state(&d).ok_or(NO_STATE)?;
+            format!(
+                "RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={}, customMetadata={}, state={state}, eventTimestampMs={}, brokerId={}}}",
+                segment_id(&d),
+                custom(&d),
+                int(&d, "eventTimestampMs"),
+                int(&d, "brokerId")
+            )
+        }
+        2 => {
+            let state = match int(&d, "remotePartitionDeleteState") {
+                0 => "DELETE_PARTITION_MARKED",
+                1 => "DELETE_PARTITION_STARTED",
+                2 => "DELETE_PARTITION_FINISHED",
+                // `Objects.requireNonNull(state)`: a NullPointerException without a message.
+                _ => return Err("null".into()),
+            };
+            format!(
+                "RemotePartitionDeleteMetadata{{topicPartition={}, state={state}, eventTimestampMs={}, brokerId={}}}",
+                tip(&d),
+                int(&d, "eventTimestampMs"),
+                int(&d, "brokerId")
+            )
+        }
+        _ => {
+            let state = segment_state(&d).ok_or(NO_STATE)?;
+            let epochs = epochs(&d).ok_or(NO_EPOCHS)?;
+            format!(
+                "RemoteLogSegmentMetadataSnapshot{{segmentId={}, startOffset={}, endOffset={}, maxTimestampMs={}, segmentLeaderEpochs={epochs}, segmentSizeInBytes={}, customMetadata={}, state={state}, txnIdxEmpty={}}}",
+                text(&d, "segmentId"),
+                int(&d, "startOffset"),
+                int(&d, "endOffset"),
+                int(&d, "maxTimestampMs"),
+                int(&d, "segmentSizeInBytes"),
+                custom(&d),
+                txn_empty(&d)
+            )
+        }
+    })
 }
 
 /// A KRaft control record as Kafka's tool prints it after the record metadata: the label
@@ -453,6 +610,12 @@ mod tests {
                 meta[2] = (round % 3) as u8;
             }
             let d = decode_record(Decoder::ClusterMetadata, 1, None, Some(&meta)).unwrap();
+            assert!(d.payload.is_some());
+            if meta.len() >= 3 {
+                meta[1] = (round % 5) as u8;
+                meta[2] = 0;
+            }
+            let d = decode_record(Decoder::RemoteLogMetadata, 1, None, Some(&meta)).unwrap();
             assert!(d.payload.is_some());
             let _ = decode_control((round % 8) as i16, Some(&value));
         }

@@ -824,6 +824,101 @@ pub(crate) static SHARE_UPDATE_VALUE: Msg = Msg {
     ],
 };
 
+/// `RemoteLogSegmentMetadataRecord`.
+pub(crate) static REMOTE_LOG_SEGMENT_METADATA_RECORD: Msg = Msg {
+    name: "RemoteLogSegmentMetadataRecord",
+    api_key: 0,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        Field { name: "remoteLogSegmentId", ty: Ty::Struct(&[
+            Field { name: "topicIdPartition", ty: Ty::Struct(&[
+                Field { name: "name", ty: Ty::Str, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+                Field { name: "id", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+                Field { name: "partition", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            ]), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "id", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        ]), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "startOffset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "endOffset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "brokerId", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "maxTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "eventTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "segmentLeaderEpochs", ty: Ty::Array(&Ty::Struct(&[
+            Field { name: "leaderEpoch", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "offset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        ])), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "segmentSizeInBytes", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "customMetadata", ty: Ty::Bytes, versions: V(0, MAX), nullable: V(0, MAX), tag: None, default: Dflt::Null },
+        Field { name: "remoteLogSegmentState", ty: Ty::Int8, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "txnIndexEmpty", ty: Ty::Bool, versions: V(0, MAX), nullable: V(1, 0), tag: Some((0, V(0, MAX))), default: Dflt::Type },
+    ],
+};
+
+/// `RemoteLogSegmentMetadataUpdateRecord`.
+pub(crate) static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD: Msg = Msg {
+    name: "RemoteLogSegmentMetadataUpdateRecord",
+    api_key: 1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        Field { name: "remoteLogSegmentId", ty: Ty::Struct(&[
+            Field { name: "topicIdPartition", ty: Ty::Struct(&[
+                Field { name: "name", ty: Ty::Str, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+                Field { name: "id", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+                Field { name: "partition", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            ]), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "id", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        ]), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "brokerId", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "eventTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "customMetadata", ty: Ty::Bytes, versions: V(0, MAX), nullable: V(0, MAX), tag: None, default: Dflt::Null },
+        Field { name: "remoteLogSegmentState", ty: Ty::Int8, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+    ],
+};
+
+/// `RemotePartitionDeleteMetadataRecord`.
+pub(crate) static REMOTE_PARTITION_DELETE_METADATA_RECORD: Msg = Msg {
+    name: "RemotePartitionDeleteMetadataRecord",
+    api_key: 2,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        Field { name: "topicIdPartition", ty: Ty::Struct(&[
+            Field { name: "name", ty: Ty::Str, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "id", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "partition", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        ]), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "brokerId", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "eventTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "remotePartitionDeleteState", ty: Ty::Int8, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+    ],
+};
+
+/// `RemoteLogSegmentMetadataSnapshotRecord`.
+pub(crate) static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD: Msg = Msg {
+    name: "RemoteLogSegmentMetadataSnapshotRecord",
+    api_key: 3,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        Field { name: "segmentId", ty: Ty::Uuid, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "startOffset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "endOffset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "brokerId", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "maxTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "eventTimestampMs", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "segmentLeaderEpochs", ty: Ty::Array(&Ty::Struct(&[
+            Field { name: "leaderEpoch", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+            Field { name: "offset", ty: Ty::Int64, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        ])), versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "segmentSizeInBytes", ty: Ty::Int32, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "customMetadata", ty: Ty::Bytes, versions: V(0, MAX), nullable: V(0, MAX), tag: None, default: Dflt::Null },
+        Field { name: "remoteLogSegmentState", ty: Ty::Int8, versions: V(0, MAX), nullable: V(1, 0), tag: None, default: Dflt::Type },
+        Field { name: "txnIndexEmpty", ty: Ty::Bool, versions: V(0, MAX), nullable: V(1, 0), tag: Some((0, V(0, MAX))), default: Dflt::Type },
+    ],
+};
+
 /// `LeaderChangeMessage`.
 pub(crate) static LEADER_CHANGE_MESSAGE: Msg = Msg {
     name: "LeaderChangeMessage",

@@ -68,6 +68,7 @@ public final class DecoderFixtures {
             org.apache.kafka.coordinator.share.generated.CoordinatorRecordType.values().length, DecoderFixtures::shareType);
         try {
             metadata(new File(out, "metadata-0"));
+            remote(new File(out, "remote-log-metadata-0"));
         } catch (Throwable t) {
             t.printStackTrace(System.out);
             System.exit(1);
@@ -203,6 +204,83 @@ public final class DecoderFixtures {
         control.add(MemoryRecords.withVotersRecord(0, timestamp++, 1, ByteBuffer.allocate(1024), vr));
         control.add(MemoryRecords.withSnapshotFooterRecord(0, timestamp++, 1, ByteBuffer.allocate(256), sf));
         write(dir, records, control);
+    }
+
+    /** A metadata-framed record (frame version, api key, version, message) of any message. */
+    static byte[] frame(ApiMessage m, short v) {
+        ApiMessageAndVersion amv = new ApiMessageAndVersion(m, v);
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int size = MetadataRecordSerde.INSTANCE.recordSize(amv, cache);
+        ByteBuffer buf = ByteBuffer.allocate(size);
+        MetadataRecordSerde.INSTANCE.write(amv, cache, new ByteBufferAccessor(buf));
+        return buf.array();
+    }
+
+    /**
+     * `__remote_log_metadata`: the four metadata objects through Kafka's
+     * RemoteLogMetadataSerde (with and without custom metadata, every state), records with
+     * every field set, and records Kafka's constructors refuse (unknown states, a negative
+     * start offset, no leader epochs).
+     */
+    static void remote(File dir) throws Exception {
+        offset = 0;
+        var serde = new org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde();
+        var tip = new org.apache.kafka.common.TopicIdPartition(new Uuid(0x0102030405060708L, 0x1112131415161718L),
+            new TopicPartition("orders", 3));
+        var id = new org.apache.kafka.server.log.remote.storage.RemoteLogSegmentId(tip, new Uuid(0x2122232425262728L, 0x3132333435363738L));
+        var cm = java.util.Optional.of(new org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata.CustomMetadata(new byte[] {1, 2, 3}));
+        java.util.Map<Integer, Long> epochs = new java.util.HashMap<>();
+        epochs.put(4, 200L);
+        epochs.put(0, 0L);
+        epochs.put(2, 50L);
+        List<SimpleRecord> records = new ArrayList<>();
+        for (var state : org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState.values()) {
+            var m = new org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata(id, 0, 299, timestamp, 1, timestamp + 1,
+                4096, state.ordinal() % 2 == 0 ? cm : java.util.Optional.empty(), state, epochs, state.ordinal() % 2 == 1);
+            records.add(new SimpleRecord(timestamp++, null, serde.serialize(m)));
+            var u = new org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadataUpdate(id, timestamp,
+                state.ordinal() % 2 == 1 ? cm : java.util.Optional.empty(), state, 2);
+            records.add(new SimpleRecord(timestamp++, null, serde.serialize(u)));
+            var snap = new org.apache.kafka.server.log.remote.metadata.storage.RemoteLogSegmentMetadataSnapshot(id.id(), 300, 599,
+                timestamp, 1, timestamp + 2, 8192, cm, state, epochs, true);
+            records.add(new SimpleRecord(timestamp++, null, serde.serialize(snap)));
+        }
+        for (var state : org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteState.values()) {
+            var d = new org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteMetadata(tip, state, timestamp, 3);
+            records.add(new SimpleRecord(timestamp++, null, serde.serialize(d)));
+        }
+        var g = "org.apache.kafka.server.log.remote.metadata.storage.generated.";
+        for (String name : new String[] {"RemoteLogSegmentMetadataRecord", "RemoteLogSegmentMetadataUpdateRecord",
+                "RemotePartitionDeleteMetadataRecord", "RemoteLogSegmentMetadataSnapshotRecord"}) {
+            ApiMessage m = (ApiMessage) Class.forName(g + name).getDeclaredConstructor().newInstance();
+            fill(m, 0);
+            records.add(new SimpleRecord(timestamp++, null, frame(m, (short) 0)));
+        }
+        var bad = new org.apache.kafka.server.log.remote.metadata.storage.generated.RemoteLogSegmentMetadataRecord();
+        fill(bad, 0);
+        bad.setStartOffset(0).setEndOffset(10).setRemoteLogSegmentState((byte) 9);
+        records.add(new SimpleRecord(timestamp++, null, frame(bad, (short) 0)));
+        bad.setRemoteLogSegmentState((byte) 1).setStartOffset(-5);
+        records.add(new SimpleRecord(timestamp++, null, frame(bad, (short) 0)));
+        bad.setStartOffset(20);
+        records.add(new SimpleRecord(timestamp++, null, frame(bad, (short) 0)));
+        bad.setStartOffset(0).setSegmentLeaderEpochs(new ArrayList<>());
+        records.add(new SimpleRecord(timestamp++, null, frame(bad, (short) 0)));
+        var badUpdate = new org.apache.kafka.server.log.remote.metadata.storage.generated.RemoteLogSegmentMetadataUpdateRecord();
+        fill(badUpdate, 0);
+        badUpdate.setRemoteLogSegmentState((byte) 9);
+        records.add(new SimpleRecord(timestamp++, null, frame(badUpdate, (short) 0)));
+        var badDelete = new org.apache.kafka.server.log.remote.metadata.storage.generated.RemotePartitionDeleteMetadataRecord();
+        fill(badDelete, 0);
+        badDelete.setRemotePartitionDeleteState((byte) 9);
+        records.add(new SimpleRecord(timestamp++, null, frame(badDelete, (short) 0)));
+        var badSnap = new org.apache.kafka.server.log.remote.metadata.storage.generated.RemoteLogSegmentMetadataSnapshotRecord();
+        fill(badSnap, 0);
+        badSnap.setRemoteLogSegmentState((byte) 1).setSegmentLeaderEpochs(new ArrayList<>());
+        records.add(new SimpleRecord(timestamp++, null, frame(badSnap, (short) 0)));
+        records.add(new SimpleRecord(timestamp++, null, new byte[] {1, 9, 0, 0}));
+        records.add(new SimpleRecord(timestamp++, null, (byte[]) null));
+        write(dir, records, List.of());
     }
 
     /** Writes the records in batches of 4, then the control batches, with their offsets. */
