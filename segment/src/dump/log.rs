@@ -127,7 +127,9 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if ty == FileType::KraftSnapshot {
+    if ty == FileType::KraftSnapshot && name == "bootstrap.checkpoint" {
+        sink.event(Event::BootstrapSnapshot);
+    } else if ty == FileType::KraftSnapshot {
         match parse_kraft_snapshot_name(&name) {
             Some((end_offset, epoch)) => sink.event(Event::SnapshotStart { end_offset, epoch }),
             None => {

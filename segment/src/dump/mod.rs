@@ -621,6 +621,9 @@ pub enum Event {
         /// Base offset from the file name.
         base_offset: i64,
     },
+    /// Start of the KRaft bootstrap snapshot, `bootstrap.checkpoint` (the metadata a
+    /// controller formats its log with): `KRaft bootstrap snapshot`.
+    BootstrapSnapshot,
     /// Start of a KRaft snapshot (`Snapshot end offset: O, epoch: E`).
     SnapshotStart {
         /// End offset from the file name.

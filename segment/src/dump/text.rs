@@ -214,6 +214,7 @@ pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
         Event::Dumping { path, .. } => Line::Out(format!("Dumping {}", escape_path(path))),
         Event::Ignored { path } => Line::Err(format!("Ignoring unknown file {}", escape_path(path))),
         Event::LogStart { base_offset } => Line::Out(format!("Log starting offset: {base_offset}")),
+        Event::BootstrapSnapshot => Line::Out("KRaft bootstrap snapshot".into()),
         Event::SnapshotStart { end_offset, epoch } => Line::Out(format!(
             "Snapshot end offset: {end_offset}, epoch: {epoch}"
         )),

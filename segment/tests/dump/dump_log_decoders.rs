@@ -232,3 +232,33 @@ fn field_data_internal_topics_decode() {
         63
     );
 }
+
+/// `bootstrap.checkpoint` (the KRaft bootstrap snapshot): Kafka's tool prints `KRaft
+/// bootstrap snapshot` and dumps it as any snapshot (checked by hand against Kafka 4.4 on
+/// a copy of `metadata-0`'s segment: the same lines as the segment's after that one).
+#[test]
+fn bootstrap_checkpoint_is_dumped_as_kafka_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bootstrap = tmp.path().join("bootstrap.checkpoint");
+    std::fs::copy(
+        fixtures().join("metadata-0/00000000000000000000.log"),
+        &bootstrap,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dump-log"))
+        .args(["--no-progress", "--cluster-metadata-decoder"])
+        .arg(&bootstrap)
+        .output()
+        .expect("run dump-log");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let kafka = std::fs::read_to_string(
+        fixtures().join("expected/metadata-0.cluster-metadata-decoder.txt"),
+    )
+    .unwrap();
+    let ours: Vec<&str> = ours.lines().collect();
+    let kafka: Vec<&str> = kafka.lines().collect();
+    assert_eq!(ours[1], "KRaft bootstrap snapshot");
+    assert_eq!(kafka[1], "Log starting offset: 0");
+    assert_eq!(ours[2..], kafka[2..]);
+}
