@@ -9,7 +9,18 @@ writes them down as the small static table of `segment/src/dump/decode/schema.rs
 nothing but those facts (no descriptions, no code).
 
 Usage: python3 xtask/kafka/gen_dump_schemas.py DIR_WITH_SCHEMA_JSON > segment/src/dump/decode/schemas.rs
-(extract the JSON files first, e.g. `unzip -j kafka-group-coordinator-4.4.0.jar 'common/message/*.json'`).
+
+Extract the JSON files into one directory first, from the Kafka 4.4.0 jars that
+`mvn -f xtask/kafka/pom.xml dependency:build-classpath` puts in the local Maven repository:
+
+    for j in kafka-group-coordinator kafka-transaction-coordinator kafka-share-coordinator \
+             kafka-clients kafka-metadata kafka-storage; do
+      unzip -o -j -d DIR ~/.m2/repository/org/apache/kafka/$j/4.4.0/$j-4.4.0.jar \
+        'common/message/*.json' 'common/metadata/*.json' 'message/*.json'
+    done
+
+(Request/response schemas in the same folders are ignored: only the names below and the
+`metadata` records are read.)
 """
 import json
 import os
