@@ -540,8 +540,8 @@ fn remote_log_metadata(value: Option<&[u8]>) -> Result<String, String> {
 
 /// A KRaft control record as Kafka's tool prints it after the record metadata: the label
 /// (`LeaderChange:`, `SnapshotHeader`, `SnapshotFooter`, `KRaftVersion`, `KRaftVoters`)
-/// and the record's JSON. The value is the message, whose first field (`version`) is the
-/// version it is read at. `None` for other types (transaction markers, unknown types)
+/// and the record's JSON. The value is the message, read at version 0 as Kafka reads it.
+/// `None` for other types (transaction markers, unknown types)
 /// and for a value that cannot be read.
 pub fn decode_control(type_id: i16, value: Option<&[u8]>) -> Option<(&'static str, Json)> {
     let (label, msg) = match type_id {
@@ -552,10 +552,11 @@ pub fn decode_control(type_id: i16, value: Option<&[u8]>) -> Option<(&'static st
         6 => ("KRaftVoters", &schemas::VOTERS_RECORD),
         _ => return None,
     };
-    // The value is the message itself, whose first field is its int16 version.
-    let value = value?;
-    let version = Reader::new(value).i16().ok()?;
-    let json = read_message(msg, version, &mut Reader::new(value)).ok()?;
+    // The value is the message itself (its first field is its own int16 version), which
+    // Kafka's ControlRecordUtils reads at version 0 whatever that field says. Kafka then
+    // writes the JSON at the field's version; every control record Kafka 4.4 writes is a
+    // version 0 one, and version 0 is what is rendered here.
+    let json = read_message(msg, 0, &mut Reader::new(value?)).ok()?;
     Some((label, json))
 }
 
