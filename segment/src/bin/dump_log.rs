@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use clap::{ArgGroup, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use segment::dump::{
-    self, text, DumpOptions, Event, FileType, RebuildOptions, Sink, Summary, DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_MESSAGE_SIZE,
+    self, text, Decoder, DumpOptions, Event, FileType, RebuildOptions, Sink, Summary,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 /// Progress bars are shown for inputs of at least this many bytes.
@@ -47,7 +47,15 @@ const EXIT_OPERATIONAL: i32 = 2;
         Exit status: 0 no problem; 1 an index disagrees with its log, a batch is corrupt, a sanity \
         check failed, or a rebuild failed/truncated; 2 a file could not be read, standard output \
         could not be written, or bad usage; 141 standard output's reader went away (broken pipe).",
-    group(ArgGroup::new("records").args(["deep_iteration", "print_data_log"]).multiple(true))
+    group(ArgGroup::new("records").args([
+        "deep_iteration",
+        "print_data_log",
+        "offsets_decoder",
+        "transaction_log_decoder",
+        "cluster_metadata_decoder",
+        "share_group_state_decoder",
+        "remote_log_metadata_decoder",
+    ]).multiple(true))
 )]
 struct Cli {
     /// Files or partition directories to dump.
@@ -104,6 +112,33 @@ struct Cli {
     #[arg(long, conflicts_with = "index_sanity_check")]
     kafka_strict: bool,
 
+    /// Decode record keys and values as __consumer_offsets records (group metadata,
+    /// offset commits, consumer, share and streams group records), as Kafka's
+    /// --offsets-decoder prints them. Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    offsets_decoder: bool,
+
+    /// Decode record keys and values as __transaction_state records (Kafka's
+    /// --transaction-log-decoder). Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    transaction_log_decoder: bool,
+
+    /// Decode record values as KRaft metadata records of __cluster_metadata (Kafka's
+    /// --cluster-metadata-decoder). Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    cluster_metadata_decoder: bool,
+
+    /// Decode record keys and values as __share_group_state records (Kafka's
+    /// --share-group-state-decoder). Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    share_group_state_decoder: bool,
+
+    /// Decode record values as __remote_log_metadata records (tiered storage's
+    /// TopicBasedRemoteLogMetadataManager), printed as Kafka's
+    /// --remote-log-metadata-decoder prints them. Implies --print-data-log.
+    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    remote_log_metadata_decoder: bool,
+
     /// Print JSON lines (one object per event, "type" field; a final "summary" object)
     /// instead of text.
     #[arg(long)]
@@ -124,6 +159,11 @@ struct Cli {
             "max_bytes",
             "skip_record_metadata",
             "kafka_strict",
+            "offsets_decoder",
+            "transaction_log_decoder",
+            "cluster_metadata_decoder",
+            "share_group_state_decoder",
+            "remote_log_metadata_decoder",
         ]
     )]
     rebuild_indexes_to: Option<PathBuf>,
@@ -338,6 +378,19 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         max_bytes: cli.max_bytes,
         skip_record_metadata: cli.skip_record_metadata,
         kafka_strict: cli.kafka_strict,
+        decoder: if cli.offsets_decoder {
+            Some(Decoder::Offsets)
+        } else if cli.transaction_log_decoder {
+            Some(Decoder::TransactionLog)
+        } else if cli.cluster_metadata_decoder {
+            Some(Decoder::ClusterMetadata)
+        } else if cli.share_group_state_decoder {
+            Some(Decoder::ShareGroupState)
+        } else if cli.remote_log_metadata_decoder {
+            Some(Decoder::RemoteLogMetadata)
+        } else {
+            None
+        },
     };
     // Progress on stderr only when it is a terminal; not while a terminal stdout is
     // flooded with entries (the bar would be redrawn for every line).

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
+use super::decode::decode_record;
 use super::reader::{reason_of, LogReader, Step};
 use super::{
-    absolute, parse_kraft_snapshot_name, BatchLine, ControlLine, DumpOptions, Event, FileType,
-    Problem, RecordLine, Sink,
+    absolute, parse_kraft_snapshot_name, BatchLine, Content, ControlLine, DumpOptions, Event,
+    FileType, Problem, RecordLine, Sink,
 };
 use crate::record::{
     decompress_with_limit, ControlRecordType, EndTransactionMarker, FileBatch, LegacyBatch, Record,
@@ -98,15 +99,25 @@ fn control_line(record: &Record<'_>, position: u64) -> Result<ControlLine, Strin
                 coordinator_epoch: m.coordinator_epoch,
             })
         }
-        other => Ok(ControlLine::Other {
-            name: other.name(),
-            id: other.id(),
-        }),
+        other => Ok(
+            match super::decode::decode_control(other.id(), record.value()) {
+                Some((label, json)) => ControlLine::Kraft {
+                    name: other.name(),
+                    id: other.id(),
+                    label,
+                    record: json,
+                },
+                None => ControlLine::Other {
+                    name: other.name(),
+                    id: other.id(),
+                },
+            },
+        ),
     }
 }
 
-fn text_of(bytes: Option<&[u8]>) -> Option<String> {
-    bytes.map(|b| String::from_utf8_lossy(b).into_owned())
+fn text_of(bytes: Option<&[u8]>) -> Option<Content> {
+    bytes.map(|b| Content::Text(String::from_utf8_lossy(b).into_owned()))
 }
 
 /// Dumps a `.log` or a KRaft `.checkpoint` file.
@@ -116,7 +127,9 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if ty == FileType::KraftSnapshot {
+    if ty == FileType::KraftSnapshot && name == "bootstrap.checkpoint" {
+        sink.event(Event::BootstrapSnapshot);
+    } else if ty == FileType::KraftSnapshot {
         match parse_kraft_snapshot_name(&name) {
             Some((end_offset, epoch)) => sink.event(Event::SnapshotStart { end_offset, epoch }),
             None => {
@@ -264,8 +277,37 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                         }
                         let v2 = magic >= 2;
                         let crc = legacy_crcs.as_ref().and_then(|c| c.get(i)).copied();
-                        // Kafka prints nothing for a null value (tombstone), not even the key.
-                        let data = opts.print_data_log && !is_control && record.value.is_some();
+                        let (key, payload) = match opts.decoder {
+                            Some(decoder) if !is_control => {
+                                match decode_record(
+                                    decoder,
+                                    record.offset,
+                                    record.key(),
+                                    record.value(),
+                                ) {
+                                    Ok(d) => (d.key, d.payload),
+                                    Err(reason) => {
+                                        sink.event(Event::Problem(Problem::InvalidRecord {
+                                            path: abs.clone(),
+                                            position,
+                                            reason,
+                                        }));
+                                        (None, None)
+                                    }
+                                }
+                            }
+                            _ => {
+                                // Kafka prints nothing for a null value (tombstone), not
+                                // even the key.
+                                let data =
+                                    opts.prints_data() && !is_control && record.value.is_some();
+                                if data {
+                                    (text_of(record.key()), text_of(record.value()))
+                                } else {
+                                    (None, None)
+                                }
+                            }
+                        };
                         sink.event(Event::Record(RecordLine {
                             batch_position: position,
                             offset: record.offset,
@@ -285,8 +327,8 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                             crc: if v2 { None } else { crc.map(|c| c.0) },
                             crc_valid: if v2 { None } else { crc.map(|c| c.1) },
                             control,
-                            key: if data { text_of(record.key()) } else { None },
-                            payload: if data { text_of(record.value()) } else { None },
+                            key,
+                            payload,
                         }));
                     }
                 }

@@ -49,6 +49,7 @@
     clippy::panic
 )]
 
+pub mod decode;
 mod index;
 mod log;
 mod reader;
@@ -60,6 +61,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use decode::{Content, Decoder, Json};
 pub use rebuild::{rebuild, RebuildOptions, RebuildReport, RebuiltFile};
 
 /// Default `--max-message-size`: 5 MiB (Kafka's default).
@@ -105,6 +107,10 @@ pub struct DumpOptions {
     /// `--kafka-strict`: report follower chunk entries and record-level time-index offsets
     /// as the Kafka tool does (mismatch / offset not found) instead of as notes.
     pub kafka_strict: bool,
+    /// `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
+    /// `--share-group-state-decoder`, `--remote-log-metadata-decoder`: keys and values are decoded as that topic's records
+    /// (implies `print_data_log`, as in Kafka's tool). `None`: printed as UTF-8 text.
+    pub decoder: Option<Decoder>,
 }
 
 impl Default for DumpOptions {
@@ -118,6 +124,7 @@ impl Default for DumpOptions {
             max_bytes: DEFAULT_MAX_BYTES,
             skip_record_metadata: false,
             kafka_strict: false,
+            decoder: None,
         }
     }
 }
@@ -125,7 +132,13 @@ impl Default for DumpOptions {
 impl DumpOptions {
     /// Deep iteration is on (explicitly or implied by `print_data_log`).
     pub fn deep(&self) -> bool {
-        self.deep_iteration || self.print_data_log
+        self.deep_iteration || self.prints_data()
+    }
+
+    /// Record keys and values are printed (`print_data_log`, or a decoder, which implies
+    /// it as in Kafka's tool).
+    pub fn prints_data(&self) -> bool {
+        self.print_data_log || self.decoder.is_some()
     }
 
     /// The decompression limit of one batch: `max_message_size` as a `usize`.
@@ -232,6 +245,18 @@ pub enum ControlLine {
         /// Coordinator epoch.
         coordinator_epoch: i32,
     },
+    /// A KRaft control record (leader change, snapshot header and footer, KRaft version,
+    /// voters), decoded as Kafka's tool always prints it.
+    Kraft {
+        /// Kafka's name (`LEADER_CHANGE`, `SNAPSHOT_HEADER`, …).
+        name: &'static str,
+        /// The type id.
+        id: i16,
+        /// The label Kafka prints before the record (`LeaderChange:`, `SnapshotHeader`, …).
+        label: &'static str,
+        /// The record, as Kafka's JSON converter writes it.
+        record: Json,
+    },
     /// Any other control record type (name and id).
     Other {
         /// Kafka's name (`LEADER_CHANGE`, `SNAPSHOT_HEADER`, …, `UNKNOWN`).
@@ -268,10 +293,13 @@ pub struct RecordLine {
     pub crc_valid: Option<bool>,
     /// Control batches: the decoded control record.
     pub control: Option<ControlLine>,
-    /// With `--print-data-log`: the key as (lossy UTF-8) text.
-    pub key: Option<String>,
-    /// With `--print-data-log`: the value as (lossy UTF-8) text.
-    pub payload: Option<String>,
+    /// With `--print-data-log`: the key as (lossy UTF-8) text; with a decoder, what the
+    /// decoder prints after `key:` (a [`Content::Json`] record, or a line of text such as
+    /// `Unknown record type 9 at offset 4, skipping.`).
+    pub key: Option<Content>,
+    /// With `--print-data-log`: the value as (lossy UTF-8) text; with a decoder, what it
+    /// prints after `payload:` (a record, or `<DELETE>` for a tombstone).
+    pub payload: Option<Content>,
 }
 
 /// Something in a file that disagrees with Kafka's invariants. All problems except
@@ -593,6 +621,9 @@ pub enum Event {
         /// Base offset from the file name.
         base_offset: i64,
     },
+    /// Start of the KRaft bootstrap snapshot, `bootstrap.checkpoint` (the metadata a
+    /// controller formats its log with): `KRaft bootstrap snapshot`.
+    BootstrapSnapshot,
     /// Start of a KRaft snapshot (`Snapshot end offset: O, epoch: E`).
     SnapshotStart {
         /// End offset from the file name.

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{BatchLine, ControlLine, Event, Note, Problem, RecordLine};
+use super::{BatchLine, Content, ControlLine, Event, Note, Problem, RecordLine};
 
 /// Where a rendered line goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +153,16 @@ fn batch_text(b: &BatchLine) -> String {
     s
 }
 
+/// A key or payload for a text line: text through [`escape`]; a decoded record as
+/// Kafka prints it, through [`json_inert`] (its JSON escapes stay as they are, so that the
+/// line is Kafka's; the characters `escape` would escape are written `\uXXXX`).
+fn content_text(c: &Content) -> Cow<'_, str> {
+    match c {
+        Content::Text(t) => escape(t),
+        Content::Json(j) => Cow::Owned(json_inert(&j.to_kafka_string()).into_owned()),
+    }
+}
+
 fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
     let mut s = String::from("|");
     if !skip_metadata {
@@ -166,7 +176,7 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
             let _ = write!(s, " sequence: {seq} headerKeys: [{}]", keys.join(","));
         }
         if let (Some(crc), Some(valid)) = (r.crc, r.crc_valid) {
-            let _ = write!(s, " crc: {crc} isvalid: {valid}");
+            let _ = write!(s, " isValid: {valid} crc: {crc}");
         }
         match &r.control {
             Some(ControlLine::EndTxnMarker {
@@ -178,6 +188,9 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
                     " endTxnMarker: {marker} coordinatorEpoch: {coordinator_epoch}"
                 );
             }
+            Some(ControlLine::Kraft { label, record, .. }) => {
+                let _ = write!(s, " {label} {}", json_inert(&record.to_kafka_string()));
+            }
             Some(ControlLine::Other { name, id }) => {
                 let _ = write!(s, " controlType: {name}({id})");
             }
@@ -185,10 +198,10 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
         }
     }
     if let Some(k) = &r.key {
-        let _ = write!(s, " key: {}", escape(k));
+        let _ = write!(s, " key: {}", content_text(k));
     }
     if let Some(p) = &r.payload {
-        let _ = write!(s, " payload: {}", escape(p));
+        let _ = write!(s, " payload: {}", content_text(p));
     }
     s
 }
@@ -201,6 +214,7 @@ pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
         Event::Dumping { path, .. } => Line::Out(format!("Dumping {}", escape_path(path))),
         Event::Ignored { path } => Line::Err(format!("Ignoring unknown file {}", escape_path(path))),
         Event::LogStart { base_offset } => Line::Out(format!("Log starting offset: {base_offset}")),
+        Event::BootstrapSnapshot => Line::Out("KRaft bootstrap snapshot".into()),
         Event::SnapshotStart { end_offset, epoch } => Line::Out(format!(
             "Snapshot end offset: {end_offset}, epoch: {epoch}"
         )),

@@ -14,7 +14,9 @@
 //! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side;
 //! * `k5-cluster` — a three-broker KRaft cluster takes over a partition we wrote, replicates
 //!   it to two empty followers, loses its leader to `kill -9` and serves everything from the
-//!   new leader, whose files our `Log` reads back batch for batch.
+//!   new leader, whose files our `Log` reads back batch for batch;
+//! * `k6-dump` — `DumpLogSegments` with its record decoders against `dump-log`'s, line for
+//!   line, on the decoder fixtures and the field data's internal topics.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
@@ -27,6 +29,7 @@ mod k3;
 mod k4;
 mod k4_leader;
 mod k5;
+mod k6;
 mod ours;
 pub mod vs;
 
@@ -41,20 +44,22 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                          [--keep] [--sabotage NAME|all]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
-                     k1-crash, k5-cluster)
+                     k1-crash, k5-cluster, k6-dump)
   --scale N          workload size factor (default 3)
   --seed N           the seed of the randomised scenarios (k3, k4-epochs, k4-leader,
                      k1-crash); default: a new one per run, printed, so that a failure
                      can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
-                     segment/tests/data/kafka-4.4.0/
+                     segment/tests/data/kafka-4.4.0/; k6-dump rewrites the decoder
+                     fixtures and Kafka's output in segment/tests/dump/decoders/
   --keep             keep the scratch directory (printed) for inspection
   --sabotage NAME    damage our side on purpose and run the scenario it targets, which
                      must fail (the check can fail); `all` runs every sabotage in turn and
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
-                       k4-leader-dup-offsets, k5-cluster-drop-record
+                       k4-leader-dup-offsets, k5-cluster-drop-record,
+                       k6-dump-sorted-fields
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -120,6 +125,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-leader",
         what: "our answer to a duplicate (a retried batch) is shifted one offset past the original",
         expect: &["[duplicate]"],
+    },
+    Sabotage {
+        name: "k6-dump-sorted-fields",
+        scenario: "k6-dump",
+        what: "our decoded payloads pass through a serde_json::Value, which sorts their fields",
+        expect: &["differ from Kafka's"],
     },
     Sabotage {
         name: "k5-cluster-drop-record",
@@ -274,6 +285,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k2", k2::run),
     ("k1-crash", crash::run),
     ("k5-cluster", k5::run),
+    ("k6-dump", k6::run),
 ];
 
 /// `cargo xtask kafka [options]`.

@@ -1,0 +1,429 @@
+//! Kafka's message schemas as a static table, and the reader that turns a message's bytes
+//! into the JSON Kafka's generated `*JsonConverter.write(message, version)` would print.
+//!
+//! The wire rules (docs/format.md#coordinator-and-metadata-records): big-endian integers;
+//! below a message's first flexible version, strings have an int16 length, bytes and
+//! arrays an int32 length, −1 meaning null; from it on, all three have an unsigned-varint
+//! length plus one (0 meaning null), and every struct ends with a tagged-field section
+//! (an unsigned-varint count, then per field its tag, its size and its bytes). A field
+//! that the version does not have is absent.
+//!
+//! The JSON rules: fields in declaration order; a field the version does not have is
+//! left out; a tagged field is written only when its value differs from its default;
+//! int64 and the other integers are JSON numbers, bytes are base64 (with padding), uuids
+//! Kafka's base64url form (22 characters), null strings, bytes and arrays `null`.
+
+use super::json::Json;
+
+/// The highest version (`N+` ranges end here).
+pub(crate) const MAX: i16 = i16::MAX;
+
+/// An inclusive version range; empty when `.0 > .1`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct V(pub i16, pub i16);
+
+impl V {
+    fn has(self, v: i16) -> bool {
+        self.0 <= v && v <= self.1
+    }
+}
+
+/// A field's type (the whole set of Kafka's message types; not every one occurs in the
+/// schemas the decoders use).
+#[derive(Debug)]
+#[allow(dead_code)]
+pub(crate) enum Ty {
+    Bool,
+    Int8,
+    Int16,
+    Uint16,
+    Int32,
+    Uint32,
+    Int64,
+    Float64,
+    Str,
+    Bytes,
+    Uuid,
+    Array(&'static Ty),
+    Struct(&'static [Field]),
+}
+
+/// A field's default (what a tagged field is compared with).
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)]
+pub(crate) enum Dflt {
+    /// The type's own: 0, false, "", empty bytes and arrays, the zero uuid.
+    Type,
+    Null,
+    Int(i64),
+    Bool(bool),
+    Str(&'static str),
+}
+
+/// One field of a struct.
+#[derive(Debug)]
+pub(crate) struct Field {
+    /// The JSON name (the schema's name with its first letter in lower case).
+    pub name: &'static str,
+    pub ty: Ty,
+    pub versions: V,
+    pub nullable: V,
+    /// `(tag, tagged versions)` of a tagged field.
+    pub tag: Option<(u32, V)>,
+    pub default: Dflt,
+}
+
+/// A message (record key, value, or data schema).
+#[derive(Debug)]
+pub(crate) struct Msg {
+    pub name: &'static str,
+    pub api_key: i16,
+    pub valid: V,
+    pub flexible: V,
+    pub fields: &'static [Field],
+}
+
+impl Msg {
+    /// Whether `version` is one of the message's valid versions.
+    pub(crate) fn is_valid(&self, version: i16) -> bool {
+        self.valid.has(version)
+    }
+}
+
+/// Why bytes could not be read as a message. `Underflow` is Java's
+/// `BufferUnderflowException`, whose message is `null`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadError {
+    Underflow,
+    Other(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Underflow => f.write_str("null"),
+            ReadError::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A cursor over a message's bytes.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    /// Bytes not read yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
+        let end = self.pos.checked_add(n).ok_or(ReadError::Underflow)?;
+        let s = self.buf.get(self.pos..end).ok_or(ReadError::Underflow)?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    /// `n` bytes of a string or bytes field (Kafka's `readByteArray` and its message).
+    fn byte_array(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
+        if n > self.remaining() {
+            return Err(ReadError::Other(format!(
+                "Error reading byte array of {n} byte(s): only {} byte(s) available",
+                self.remaining()
+            )));
+        }
+        self.take(n)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], ReadError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    pub(crate) fn i8(&mut self) -> Result<i8, ReadError> {
+        Ok(i8::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn i16(&mut self) -> Result<i16, ReadError> {
+        Ok(i16::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn i32(&mut self) -> Result<i32, ReadError> {
+        Ok(i32::from_be_bytes(self.array()?))
+    }
+    pub(crate) fn i64(&mut self) -> Result<i64, ReadError> {
+        Ok(i64::from_be_bytes(self.array()?))
+    }
+
+    /// Kafka's unsigned varint (`ByteUtils.readUnsignedVarint`), as the Java `int` it
+    /// returns: at most 5 bytes; the 5th byte's bits go in whole (shifted by 28, its sign
+    /// extended), so the result may be negative; a 5th byte with its top bit set is an
+    /// error.
+    pub(crate) fn uvarint(&mut self) -> Result<i32, ReadError> {
+        let mut value: i32 = 0;
+        for i in 0..4 {
+            let b = self.array::<1>()?[0];
+            value |= i32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        let b = self.array::<1>()?[0] as i8;
+        value |= i32::from(b) << 28;
+        if b < 0 {
+            return Err(ReadError::Other(format!(
+                "Varint is too long, the most significant bit in the 5th byte is set, converted value: {value:x}"
+            )));
+        }
+        Ok(value)
+    }
+}
+
+/// Reads `msg` at `version` and renders it as its JSON converter does.
+pub(crate) fn read_message(msg: &Msg, version: i16, r: &mut Reader<'_>) -> Result<Json, ReadError> {
+    read_struct(msg.fields, version, msg.flexible.has(version), r)
+}
+
+fn read_struct(
+    fields: &[Field],
+    version: i16,
+    flexible: bool,
+    r: &mut Reader<'_>,
+) -> Result<Json, ReadError> {
+    let mut values: Vec<Option<Json>> = Vec::with_capacity(fields.len());
+    for f in fields {
+        let tagged = f.tag.is_some_and(|(_, tv)| tv.has(version));
+        if tagged || !f.versions.has(version) {
+            values.push(None);
+            continue;
+        }
+        values.push(Some(read_value(
+            f,
+            &f.ty,
+            f.nullable.has(version),
+            version,
+            flexible,
+            r,
+        )?));
+    }
+    if flexible {
+        let count = r.uvarint()?;
+        for _ in 0..count.max(0) {
+            let tag = r.uvarint()? as u32;
+            let size = usize::try_from(r.uvarint()?).map_err(|_| ReadError::Underflow)?;
+            let bytes = r.take(size)?;
+            let hit = fields.iter().position(|f| {
+                f.tag
+                    .is_some_and(|(t, tv)| t == tag && tv.has(version) && f.versions.has(version))
+            });
+            if let (Some(i), Some(f)) = (hit, hit.and_then(|i| fields.get(i))) {
+                let mut sub = Reader::new(bytes);
+                let v = read_value(
+                    f,
+                    &f.ty,
+                    f.nullable.has(version),
+                    version,
+                    flexible,
+                    &mut sub,
+                )?;
+                if let Some(slot) = values.get_mut(i) {
+                    *slot = (v != default_json(f)).then_some(v);
+                }
+            }
+        }
+    }
+    Ok(Json::Object(
+        fields
+            .iter()
+            .zip(values)
+            .filter_map(|(f, v)| v.map(|v| (f.name.to_string(), v)))
+            .collect(),
+    ))
+}
+
+fn non_nullable(f: &Field) -> ReadError {
+    ReadError::Other(format!(
+        "non-nullable field {} was serialized as null",
+        f.name
+    ))
+}
+
+/// A length prefix: `None` for null.
+fn length(r: &mut Reader<'_>, flexible: bool, short: bool) -> Result<Option<usize>, ReadError> {
+    if flexible {
+        // A length of 0 (and, as in Kafka, anything that wraps below it) is null.
+        let n = r.uvarint()?.wrapping_sub(1);
+        Ok(usize::try_from(n).ok())
+    } else {
+        let n = if short { i32::from(r.i16()?) } else { r.i32()? };
+        Ok(usize::try_from(n).ok())
+    }
+}
+
+/// Reads one value of `ty`: the field `f` itself (`nullable` as its versions say), or
+/// an element of its array (`nullable` false: elements are never null).
+fn read_value(
+    f: &Field,
+    ty: &Ty,
+    nullable: bool,
+    version: i16,
+    flexible: bool,
+    r: &mut Reader<'_>,
+) -> Result<Json, ReadError> {
+    Ok(match ty {
+        Ty::Bool => Json::Bool(r.i8()? != 0),
+        Ty::Int8 => Json::Int(r.i8()?.into()),
+        Ty::Int16 => Json::Int(r.i16()?.into()),
+        Ty::Uint16 => Json::Int(i64::from(r.i16()? as u16)),
+        Ty::Int32 => Json::Int(r.i32()?.into()),
+        Ty::Uint32 => Json::Int(i64::from(r.i32()? as u32)),
+        Ty::Int64 => Json::Int(r.i64()?),
+        Ty::Float64 => Json::Float(f64::from_be_bytes(r.array()?)),
+        Ty::Uuid => Json::Str(uuid_string(&r.array::<16>()?)),
+        Ty::Str => match length(r, flexible, true)? {
+            None if nullable => Json::Null,
+            None => return Err(non_nullable(f)),
+            Some(n) => {
+                if n > 0x7fff {
+                    return Err(ReadError::Other(format!(
+                        "string field {} had invalid length {n}",
+                        f.name
+                    )));
+                }
+                Json::Str(String::from_utf8_lossy(r.byte_array(n)?).into_owned())
+            }
+        },
+        Ty::Bytes => match length(r, flexible, false)? {
+            None if nullable => Json::Null,
+            None => return Err(non_nullable(f)),
+            Some(n) => Json::Str(base64(r.byte_array(n)?, false)),
+        },
+        Ty::Array(elem) => match length(r, flexible, false)? {
+            None if nullable => Json::Null,
+            None => return Err(non_nullable(f)),
+            Some(n) => {
+                if n > r.remaining() {
+                    return Err(ReadError::Other(format!(
+                        "Tried to allocate a collection of size {n}, but there are only {} bytes remaining.",
+                        r.remaining()
+                    )));
+                }
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(read_value(f, elem, false, version, flexible, r)?);
+                }
+                Json::Array(items)
+            }
+        },
+        Ty::Struct(fields) => {
+            if nullable && r.i8()? < 0 {
+                Json::Null
+            } else {
+                read_struct(fields, version, flexible, r)?
+            }
+        }
+    })
+}
+
+/// The JSON of a field's default (see [`Dflt`]).
+fn default_json(f: &Field) -> Json {
+    match f.default {
+        Dflt::Null => Json::Null,
+        Dflt::Int(i) => match f.ty {
+            Ty::Float64 => Json::Float(i as f64),
+            _ => Json::Int(i),
+        },
+        Dflt::Bool(b) => Json::Bool(b),
+        Dflt::Str(s) => Json::Str(s.to_string()),
+        Dflt::Type => match f.ty {
+            Ty::Bool => Json::Bool(false),
+            Ty::Int8 | Ty::Int16 | Ty::Uint16 | Ty::Int32 | Ty::Uint32 | Ty::Int64 => Json::Int(0),
+            Ty::Float64 => Json::Float(0.0),
+            Ty::Str | Ty::Bytes => Json::Str(String::new()),
+            Ty::Uuid => Json::Str(uuid_string(&[0; 16])),
+            Ty::Array(_) => Json::Array(Vec::new()),
+            // A tagged struct is written whenever it was sent.
+            Ty::Struct(_) => Json::Null,
+        },
+    }
+}
+
+/// Kafka's `Uuid.toString()`: URL-safe base64 of the 16 bytes, without padding.
+pub(crate) fn uuid_string(bytes: &[u8; 16]) -> String {
+    base64(bytes, true)
+}
+
+const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Base64: standard alphabet with padding (Jackson's binary nodes), or URL-safe without
+/// padding (`url`, Kafka's uuids).
+pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
+    let table = if url { URL } else { STD };
+    let sym = |i: u32| char::from(table.get((i & 63) as usize).copied().unwrap_or(b'='));
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = (b(0) << 16) | (b(1) << 8) | b(2);
+        out.push(sym(n >> 18));
+        out.push(sym(n >> 12));
+        if chunk.len() > 1 {
+            out.push(sym(n >> 6));
+        } else if !url {
+            out.push('=');
+        }
+        if chunk.len() > 2 {
+            out.push(sym(n));
+        } else if !url {
+            out.push('=');
+        }
+    }
+    out
+}
+
+/// Decodes standard base64 (with padding); `None` for anything else.
+pub(crate) fn unbase64(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let v = STD.iter().position(|&x| x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+// Tests may unwrap, index and panic: a panic is how a test reports a failure.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_forms() {
+        assert_eq!(base64(b"", false), "");
+        assert_eq!(base64(b"f", false), "Zg==");
+        assert_eq!(base64(b"fo", false), "Zm8=");
+        assert_eq!(base64(b"foo", false), "Zm9v");
+        assert_eq!(unbase64("Zm8=").as_deref(), Some(&b"fo"[..]));
+        assert_eq!(uuid_string(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(base64(&[0xfb, 0xff], true), "-_8");
+    }
+}
