@@ -34,6 +34,14 @@
 //!   hand-written loop calling `KafkaBatchFormat::parse_header` itself (the same eager
 //!   decoding without the generic iterator).
 //!
+//! * `segment-locate/<what>`: locating the batch of 1,024 fetches at offsets spread
+//!   uniformly over the segment (Kafka's `LogSegment.translateOffset`: offset index
+//!   lookup, then `FileRecords.searchForOffsetFromPosition` from the index's position,
+//!   the "slice only" part of a fetch, no record bytes read). `translate-offset` is
+//!   [`LogSegment::translate_offset`]; `pread-header` is one 61-byte `pread` of each
+//!   answer's batch header into a reused buffer, the least I/O a locate can do (a locate
+//!   passes 1.5 batches on average here: an index entry every second batch).
+//!
 //! After the benchmarks a **ratios** section measures the ratios again with the
 //! competitors interleaved (see the `bench-support` crate), prints them and writes
 //! `<criterion dir>/ratios/segment.json`. `RATIOS_ONLY=1` runs only that section,
@@ -371,6 +379,53 @@ fn direct_parse_header(image: &[u8]) -> i64 {
     acc
 }
 
+/// Locates per `segment-locate` iteration.
+const LOCATES: usize = 1024;
+
+/// `LOCATES` offsets spread uniformly over the data, each with the position and size of
+/// the batch holding it.
+fn locate_targets(data: &Data) -> Vec<(i64, u64, u64)> {
+    let end = data.batches.last().map_or(0, |b| b.last_offset + 1);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    (0..LOCATES)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let offset = (seed % end as u64) as i64;
+            let b = &data.batches[data.batches.partition_point(|b| b.last_offset < offset)];
+            (offset, b.start as u64, (b.end - b.start) as u64)
+        })
+        .collect()
+}
+
+/// [`LogSegment::translate_offset`] of every target; returns the sum of the positions.
+fn translate_offsets(seg: &LogSegment, targets: &[(i64, u64, u64)]) -> u64 {
+    targets
+        .iter()
+        .map(|&(offset, _, _)| {
+            seg.translate_offset(black_box(offset), 0)
+                .unwrap()
+                .unwrap()
+                .position
+        })
+        .sum()
+}
+
+/// One 61-byte `pread` at each target's batch; returns the sum of the positions.
+fn pread_headers(file: &File, targets: &[(i64, u64, u64)]) -> u64 {
+    let mut header = [0u8; record::RECORD_BATCH_OVERHEAD];
+    targets
+        .iter()
+        .map(|&(_, position, _)| {
+            file.read_exact_at(&mut header, black_box(position))
+                .unwrap();
+            black_box(&header);
+            position
+        })
+        .sum()
+}
+
 // ---------------------------------------------------------------------------------------
 // Criterion.
 
@@ -443,6 +498,25 @@ fn recovers(c: &mut Criterion, f: &mut ReadFixture) {
     });
     group.bench_function("plain-read", |b| {
         b.iter(|| plain_read(&f.file, f.len, &mut f.buf))
+    });
+    group.finish();
+}
+
+fn locates(c: &mut Criterion, data: &Data, f: &ReadFixture) {
+    let seg = f.log.segments().active_segment().unwrap();
+    let targets = locate_targets(data);
+    for &(offset, position, size) in &targets {
+        let t = seg.translate_offset(offset, 0).unwrap().unwrap();
+        assert_eq!((t.position, t.size), (position, size), "offset {offset}");
+    }
+    let sum: u64 = targets.iter().map(|t| t.1).sum();
+    let mut group = c.benchmark_group(format!("{KIND}-locate"));
+    group.throughput(Throughput::Elements(LOCATES as u64));
+    group.bench_function("translate-offset", |b| {
+        b.iter(|| assert_eq!(translate_offsets(&seg, &targets), sum))
+    });
+    group.bench_function("pread-header", |b| {
+        b.iter(|| assert_eq!(pread_headers(&f.file, &targets), sum))
     });
     group.finish();
 }
@@ -575,6 +649,40 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
         None,
     );
 
+    // Locates: each competitor runs the 1,024 targets n times.
+    let targets = locate_targets(data);
+    let mut racers: Vec<ratios::Competitor> = vec![
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(translate_offsets(&seg, &targets));
+            })
+        }),
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(pread_headers(file, &targets));
+            })
+        }),
+    ];
+    let t = ratios::race(&mut racers, 4);
+    drop(racers);
+    let per = |ns: f64| ns / LOCATES as f64;
+    println!(
+        "  {:<40} {:8.1} ns per locate",
+        "locate: translate-offset",
+        per(t[0])
+    );
+    println!(
+        "  {:<40} {:8.1} ns per locate",
+        "locate: pread-header",
+        per(t[1])
+    );
+    report.add(
+        format!("{KIND} locate: translate-offset / pread-header"),
+        t[0],
+        t[1],
+        None,
+    );
+
     // Short operations (one pass over the image, 0.3-3 ms) and four times the rounds: the
     // fastest of many short runs filters out preemption on a loaded machine.
     let image = &data.image[..];
@@ -657,6 +765,7 @@ fn main() {
         appends(&mut c, &data);
         reads(&mut c, &mut fixture);
         recovers(&mut c, &mut fixture);
+        locates(&mut c, &data, &fixture);
         dispatch(&mut c, &data);
         c.final_summary();
     }
