@@ -45,7 +45,9 @@
 //! After the benchmarks a **ratios** section measures the ratios again with the
 //! competitors interleaved (see the `bench-support` crate), prints them and writes
 //! `<criterion dir>/ratios/segment.json`. `RATIOS_ONLY=1` runs only that section,
-//! `NO_RATIOS=1` skips it.
+//! `NO_RATIOS=1` skips it. `LOCATE_ONLY=1` runs only the locate race, for 8 times the
+//! rounds, and prints each side's fastest and median round (to compare two builds run
+//! one after the other on a busy machine).
 
 use std::fs::File;
 use std::hint::black_box;
@@ -573,6 +575,51 @@ fn race_timed(competitors: &mut [&mut dyn FnMut() -> Duration], rounds: usize) -
     best
 }
 
+/// `translate-offset` and `pread-header` interleaved for `rounds` rounds of 1,024 locates
+/// each; prints the fastest and the median round of each (µs per 1,024 locates) and adds
+/// the ratio of the fastest rounds to `report`.
+fn locate_race(data: &Data, f: &ReadFixture, report: Option<&mut ratios::Report>, rounds: usize) {
+    let seg = f.log.segments().active_segment().unwrap();
+    let targets = locate_targets(data);
+    let file = &f.file;
+    let mut racers: Vec<ratios::Competitor> = vec![
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(translate_offsets(&seg, &targets));
+            })
+        }),
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(pread_headers(file, &targets));
+            })
+        }),
+    ];
+    let per_round = ratios::race_rounds(&mut racers, 1, rounds);
+    drop(racers);
+    let mut t = Vec::new();
+    for (c, name) in ["translate-offset", "pread-header"].iter().enumerate() {
+        let mut ns: Vec<f64> = per_round.iter().map(|r| r[c]).collect();
+        ns.sort_by(f64::total_cmp);
+        let (min, median) = (ns[0], ns[ns.len() / 2]);
+        println!(
+            "  {:<40} {:8.1} µs fastest, {:8.1} µs median per {LOCATES} locates ({} rounds)",
+            format!("locate: {name}"),
+            min / 1e3,
+            median / 1e3,
+            ns.len()
+        );
+        t.push(min);
+    }
+    if let Some(report) = report {
+        report.add(
+            format!("{KIND} locate: translate-offset / pread-header"),
+            t[0],
+            t[1],
+            None,
+        );
+    }
+}
+
 fn ratio_section(data: &Data, f: &mut ReadFixture) {
     let mut report = ratios::Report::default();
     let mb = data.len() as f64 / 1e6;
@@ -649,39 +696,7 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
         None,
     );
 
-    // Locates: each competitor runs the 1,024 targets n times.
-    let targets = locate_targets(data);
-    let mut racers: Vec<ratios::Competitor> = vec![
-        Box::new(|n| {
-            (0..n).for_each(|_| {
-                black_box(translate_offsets(&seg, &targets));
-            })
-        }),
-        Box::new(|n| {
-            (0..n).for_each(|_| {
-                black_box(pread_headers(file, &targets));
-            })
-        }),
-    ];
-    let t = ratios::race(&mut racers, 4);
-    drop(racers);
-    let per = |ns: f64| ns / LOCATES as f64;
-    println!(
-        "  {:<40} {:8.1} ns per locate",
-        "locate: translate-offset",
-        per(t[0])
-    );
-    println!(
-        "  {:<40} {:8.1} ns per locate",
-        "locate: pread-header",
-        per(t[1])
-    );
-    report.add(
-        format!("{KIND} locate: translate-offset / pread-header"),
-        t[0],
-        t[1],
-        None,
-    );
+    locate_race(data, f, Some(&mut report), ratios::rounds());
 
     // Short operations (one pass over the image, 0.3-3 ms) and four times the rounds: the
     // fastest of many short runs filters out preemption on a loaded machine.
@@ -760,6 +775,10 @@ fn main() {
         scratch_root().display()
     );
     let mut fixture = ReadFixture::new(&data);
+    if std::env::var_os("LOCATE_ONLY").is_some() {
+        locate_race(&data, &fixture, None, 8 * ratios::rounds());
+        return;
+    }
     if std::env::var_os("RATIOS_ONLY").is_none() {
         let mut c = config();
         appends(&mut c, &data);
