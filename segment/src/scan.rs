@@ -290,19 +290,24 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// batch's first `min(F::MAX_HEADER_BYTES, size)` bytes are read (and handed to
     /// [`BatchFormat::parse_header`]); the scan then moves on by the batch's size, so a
     /// torn or corrupt body is not noticed (as for `next_batch`, which does not validate
-    /// either). [`BatchInfo::size_in_bytes`] is the batch's whole size.
+    /// either). Returns the header and the batch's whole size as framed (what
+    /// `next_batch`'s bytes would measure; [`BatchInfo::size_in_bytes`] is the format's
+    /// own word for it).
     ///
     /// # Errors
     /// [`SegmentError::Io`] on read failure.
-    pub(crate) fn next_header(&mut self) -> Result<Option<BatchInfo>> {
+    pub(crate) fn next_header(&mut self) -> Result<Option<(BatchInfo, usize)>> {
+        let start = self.pos;
         Ok(self
             .next_prefix(Self::header_bytes())?
-            .map(|(info, _)| info))
+            .map(|(info, _)| info)
+            .map(|info| (info, (self.pos - start) as usize)))
     }
 
     /// The one step of both modes: frames the batch at the position, reads its first
-    /// `min(prefix, size)` bytes, parses its header from them and moves past the batch.
-    /// Returns the header and the bytes read (the whole batch if `prefix >= size`).
+    /// `min(prefix, size)` bytes, parses its header from them and moves past the batch
+    /// (by its framed size). Returns the header and the bytes read (the whole batch if
+    /// `prefix >= size`).
     fn next_prefix(&mut self, prefix: usize) -> Result<Option<(BatchInfo, &[u8])>> {
         if self.stop.is_some() {
             return Ok(None);
@@ -385,12 +390,12 @@ pub(crate) fn search_for_offset_with_size<F: BatchFormat>(
     start: u64,
 ) -> Result<Option<LogOffsetPosition>> {
     let mut sc = Scanner::<F>::headers(file, start);
-    while let Some(info) = sc.next_header()? {
+    while let Some((info, size)) = sc.next_header()? {
         if info.last_offset >= target {
             return Ok(Some(LogOffsetPosition {
                 offset: info.last_offset,
                 position: info.position,
-                size: info.size_in_bytes as u64,
+                size: size as u64,
             }));
         }
     }
@@ -607,12 +612,12 @@ mod tests {
                 loop {
                     let a = whole.next_batch().unwrap().map(|(info, b)| {
                         assert_eq!(info.size_in_bytes, b.len());
-                        info
+                        (info, b.len())
                     });
                     let b = heads.next_header().unwrap();
                     prop_assert_eq!(&a, &b);
                     match a {
-                        Some(info) => last = info.last_offset,
+                        Some((info, _)) => last = info.last_offset,
                         None => break,
                     }
                 }
