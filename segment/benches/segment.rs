@@ -2,8 +2,10 @@
 //! with the plain file operation on the same bytes. Throughput is in bytes of `.log` data.
 //!
 //! The data is ~32 MiB (`SEGMENT_BENCH_MIB` to change) of uncompressed magic v2 batches of
-//! 32 records with 100-byte values and 7-byte keys (3731 bytes per batch, so an
-//! offset-index entry every second batch at the default `index.interval.bytes` of 4096), in one segment. Files live in
+//! 32 records (`SEGMENT_BENCH_RECORDS`) with 100-byte values and 7-byte keys (3731 bytes
+//! per batch, so an offset-index entry every second batch at the default
+//! `index.interval.bytes` of 4096; 140 records make 16 KiB batches, an entry each), in one
+//! segment. Files live in
 //! `/dev/shm` when it exists (else the system temp dir), so the numbers are CPU costs, not
 //! disk costs.
 //!
@@ -39,8 +41,10 @@
 //!   lookup, then `FileRecords.searchForOffsetFromPosition` from the index's position,
 //!   the "slice only" part of a fetch, no record bytes read). `translate-offset` is
 //!   [`LogSegment::translate_offset`]; `pread-header` is one 61-byte `pread` of each
-//!   answer's batch header into a reused buffer, the least I/O a locate can do (a locate
-//!   passes 1.5 batches on average here: an index entry every second batch).
+//!   answer's batch header into a reused buffer, the cost of one header read (a locate
+//!   reads the headers from the index entry's batch, whose last offset is below the
+//!   target unless it is the target, to the answer's: 2.5 on average with an entry every
+//!   second batch, 2 with one per batch; `strace -c` counts them).
 //!
 //! After the benchmarks a **ratios** section measures the ratios again with the
 //! competitors interleaved (see the `bench-support` crate), prints them and writes
@@ -64,8 +68,13 @@ use segment::{Clock, Log, LogConfig, LogSegment, MockTime, ProducerStateManager}
 use bench_support as ratios;
 
 const KIND: &str = "segment";
-/// Records per batch.
-const RECORDS: usize = 32;
+/// Records per batch (`SEGMENT_BENCH_RECORDS` to change; 140 gives ~16 KiB batches).
+fn records_per_batch() -> usize {
+    std::env::var("SEGMENT_BENCH_RECORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
 /// Value size of each record, bytes.
 const VALUE_BYTES: usize = 100;
 /// Timestamp of the first record, ms since the epoch.
@@ -119,9 +128,10 @@ impl Data {
         let mut value = [0u8; VALUE_BYTES];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let (mut offset, mut ts) = (0i64, T0);
+        let records = records_per_batch();
         while image.len() < bytes {
             let mut b = BatchBuilder::new(offset).partition_leader_epoch(0);
-            for _ in 0..RECORDS {
+            for _ in 0..records {
                 for v in value.iter_mut() {
                     seed = seed
                         .wrapping_mul(6_364_136_223_846_793_005)
@@ -768,9 +778,10 @@ fn main() {
         .unwrap_or(32);
     let data = Data::new(mib << 20);
     println!(
-        "data: {} bytes in {} batches of {RECORDS} records ({} bytes each), files in {}",
+        "data: {} bytes in {} batches of {} records ({} bytes each), files in {}",
         data.len(),
         data.batches.len(),
+        records_per_batch(),
         data.batches[0].end - data.batches[0].start,
         scratch_root().display()
     );
