@@ -18,7 +18,8 @@
 //! * [`search`]: the textbook binary search and Kafka's warm/cold search, pure functions of
 //!   a slice and a target, instrumented through a [`Probe`] that compiles away when unused
 //!   ([`NoProbe`]) or records pages touched ([`PageProbe`]).
-//! * [`sys`]: the only `unsafe` code of the workspace (mapping, `mincore`, `madvise`, `sendfile`).
+//! * [`sys`]: the only `unsafe` code of the workspace (mapping, `mincore`, `madvise`, `sendfile`,
+//!   `pread` into a buffer's spare capacity).
 //!
 //! ```
 //! use index_core::{codec::{I64Be, IndexEntry}, IndexFile, OpenMode, PageProbe};

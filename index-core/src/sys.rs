@@ -43,6 +43,9 @@
 //!    plain-old-data entry. Every bit pattern is a valid entry, so the outcome is a stale
 //!    (in-bounds) answer, exactly as in Kafka, never undefined memory access.
 //! 4. **Read-only mappings** are never written: [`Mapping::write`] checks `writable`.
+//! 5. **Reads into spare capacity** ([`read_exact_at_into`], the segment crate's
+//!    `LogFile::read`): `pread` writes only into the reserved, not yet initialised tail
+//!    of a `Vec`, and the length is set only over bytes it wrote.
 
 use std::fs::File;
 use std::io;
@@ -444,6 +447,87 @@ pub fn sendfile_all(
     Ok(done)
 }
 
+/// Appends `len` bytes of `file` from byte `offset` to `buf`, read with positioned reads
+/// (`pread`) straight into its spare capacity: the bytes are not zero-filled first, as
+/// `vec![0; len]` followed by `read_exact_at` would (9% of the time of the segment
+/// crate's 1 MiB fetches went to that `memset`, in its `segment-read` bench). Retries
+/// `EINTR`; on error `buf` holds what it held before (its capacity may have grown).
+///
+/// # Errors
+/// [`io::ErrorKind::UnexpectedEof`] if the file ends before `offset + len`;
+/// [`io::ErrorKind::InvalidInput`] if an offset does not fit the kernel's `off_t`; the
+/// system call's error.
+#[cfg(unix)]
+pub fn read_exact_at_into(
+    file: &File,
+    buf: &mut Vec<u8>,
+    len: usize,
+    offset: u64,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    buf.reserve(len);
+    let start = buf.len();
+    let mut done = 0usize;
+    while done < len {
+        let Some(dst) = buf.spare_capacity_mut().get_mut(done..len) else {
+            return Err(io::Error::other(
+                "read_exact_at_into: reserve gave too little",
+            ));
+        };
+        let Ok(at) = libc::off_t::try_from(offset + done as u64) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "pread offset out of range",
+            ));
+        };
+        // SAFETY: `dst` is a live, exclusively borrowed region of `dst.len()` bytes of
+        // `buf`'s allocation; `pread` writes at most that many bytes into it and reads
+        // none; `file`'s descriptor is valid for the call (borrowed).
+        let rc = unsafe { libc::pread(file.as_raw_fd(), dst.as_mut_ptr().cast(), dst.len(), at) };
+        match rc {
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "failed to fill whole buffer",
+                ))
+            }
+            n if n > 0 => done += n as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    // SAFETY: `buf` holds at least `start + len` bytes of capacity (`reserve`), and the
+    // `len` bytes after `start` were all written by the `pread`s above (`done == len`:
+    // each call wrote `n` bytes at `done`, and `done` only grows by what was written).
+    unsafe { buf.set_len(start + len) };
+    Ok(())
+}
+
+/// Off Unix: [`read_exact_at_into`] zero-fills the bytes, then reads them.
+///
+/// # Errors
+/// As on Unix.
+#[cfg(not(unix))]
+pub fn read_exact_at_into(
+    file: &File,
+    buf: &mut Vec<u8>,
+    len: usize,
+    offset: u64,
+) -> io::Result<()> {
+    use crate::pio::FileExt;
+    let start = buf.len();
+    buf.resize(start + len, 0);
+    let r = file.read_exact_at(buf.get_mut(start..).unwrap_or_default(), offset);
+    if r.is_err() {
+        buf.truncate(start);
+    }
+    r
+}
+
 /// Off Linux: page faults are not counted ([`unsupported`]).
 ///
 /// # Errors
@@ -715,5 +799,33 @@ mod measuring_tests {
         }
         let e = super::advise_range_dont_need(&f, u64::MAX, 1).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod read_into_tests {
+    use std::io::Write;
+
+    #[test]
+    fn read_exact_at_into_appends_the_range() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let mut buf = b"head".to_vec();
+        super::read_exact_at_into(&f, &mut buf, 200_000, 777).unwrap();
+        assert_eq!(&buf[..4], b"head");
+        assert_eq!(&buf[4..], &data[777..200_777]);
+        super::read_exact_at_into(&f, &mut buf, 0, 5).unwrap();
+        assert_eq!(buf.len(), 200_004);
+    }
+
+    #[test]
+    fn read_exact_at_into_past_the_end_is_unexpected_eof_and_keeps_the_buffer() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"0123456789").unwrap();
+        let mut buf = b"xy".to_vec();
+        let e = super::read_exact_at_into(&f, &mut buf, 10, 4).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert_eq!(buf, b"xy");
     }
 }

@@ -2,8 +2,10 @@
 //! with the plain file operation on the same bytes. Throughput is in bytes of `.log` data.
 //!
 //! The data is ~32 MiB (`SEGMENT_BENCH_MIB` to change) of uncompressed magic v2 batches of
-//! 32 records with 100-byte values and 7-byte keys (3731 bytes per batch, so an
-//! offset-index entry every second batch at the default `index.interval.bytes` of 4096), in one segment. Files live in
+//! 32 records (`SEGMENT_BENCH_RECORDS`) with 100-byte values and 7-byte keys (3731 bytes
+//! per batch, so an offset-index entry every second batch at the default
+//! `index.interval.bytes` of 4096; 140 records make 16 KiB batches, an entry each), in one
+//! segment. Files live in
 //! `/dev/shm` when it exists (else the system temp dir), so the numbers are CPU costs, not
 //! disk costs.
 //!
@@ -34,10 +36,22 @@
 //!   hand-written loop calling `KafkaBatchFormat::parse_header` itself (the same eager
 //!   decoding without the generic iterator).
 //!
+//! * `segment-locate/<what>`: locating the batch of 1,024 fetches at offsets spread
+//!   uniformly over the segment (Kafka's `LogSegment.translateOffset`: offset index
+//!   lookup, then `FileRecords.searchForOffsetFromPosition` from the index's position,
+//!   the "slice only" part of a fetch, no record bytes read). `translate-offset` is
+//!   [`LogSegment::translate_offset`]; `pread-header` is one 61-byte `pread` of each
+//!   answer's batch header into a reused buffer, the cost of one header read (a locate
+//!   reads the headers from the index entry's batch, whose last offset is below the
+//!   target unless it is the target, to the answer's: 2.5 on average with an entry every
+//!   second batch, 2 with one per batch; `strace -c` counts them).
+//!
 //! After the benchmarks a **ratios** section measures the ratios again with the
 //! competitors interleaved (see the `bench-support` crate), prints them and writes
 //! `<criterion dir>/ratios/segment.json`. `RATIOS_ONLY=1` runs only that section,
-//! `NO_RATIOS=1` skips it.
+//! `NO_RATIOS=1` skips it. `LOCATE_ONLY=1` runs only the locate race, for 8 times the
+//! rounds, and prints each side's fastest and median round (to compare two builds run
+//! one after the other on a busy machine).
 
 use std::fs::File;
 use std::hint::black_box;
@@ -54,8 +68,13 @@ use segment::{Clock, Log, LogConfig, LogSegment, MockTime, ProducerStateManager}
 use bench_support as ratios;
 
 const KIND: &str = "segment";
-/// Records per batch.
-const RECORDS: usize = 32;
+/// Records per batch (`SEGMENT_BENCH_RECORDS` to change; 140 gives ~16 KiB batches).
+fn records_per_batch() -> usize {
+    std::env::var("SEGMENT_BENCH_RECORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
 /// Value size of each record, bytes.
 const VALUE_BYTES: usize = 100;
 /// Timestamp of the first record, ms since the epoch.
@@ -109,9 +128,10 @@ impl Data {
         let mut value = [0u8; VALUE_BYTES];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let (mut offset, mut ts) = (0i64, T0);
+        let records = records_per_batch();
         while image.len() < bytes {
             let mut b = BatchBuilder::new(offset).partition_leader_epoch(0);
-            for _ in 0..RECORDS {
+            for _ in 0..records {
                 for v in value.iter_mut() {
                     seed = seed
                         .wrapping_mul(6_364_136_223_846_793_005)
@@ -371,6 +391,53 @@ fn direct_parse_header(image: &[u8]) -> i64 {
     acc
 }
 
+/// Locates per `segment-locate` iteration.
+const LOCATES: usize = 1024;
+
+/// `LOCATES` offsets spread uniformly over the data, each with the position and size of
+/// the batch holding it.
+fn locate_targets(data: &Data) -> Vec<(i64, u64, u64)> {
+    let end = data.batches.last().map_or(0, |b| b.last_offset + 1);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    (0..LOCATES)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let offset = (seed % end as u64) as i64;
+            let b = &data.batches[data.batches.partition_point(|b| b.last_offset < offset)];
+            (offset, b.start as u64, (b.end - b.start) as u64)
+        })
+        .collect()
+}
+
+/// [`LogSegment::translate_offset`] of every target; returns the sum of the positions.
+fn translate_offsets(seg: &LogSegment, targets: &[(i64, u64, u64)]) -> u64 {
+    targets
+        .iter()
+        .map(|&(offset, _, _)| {
+            seg.translate_offset(black_box(offset), 0)
+                .unwrap()
+                .unwrap()
+                .position
+        })
+        .sum()
+}
+
+/// One 61-byte `pread` at each target's batch; returns the sum of the positions.
+fn pread_headers(file: &File, targets: &[(i64, u64, u64)]) -> u64 {
+    let mut header = [0u8; record::RECORD_BATCH_OVERHEAD];
+    targets
+        .iter()
+        .map(|&(_, position, _)| {
+            file.read_exact_at(&mut header, black_box(position))
+                .unwrap();
+            black_box(&header);
+            position
+        })
+        .sum()
+}
+
 // ---------------------------------------------------------------------------------------
 // Criterion.
 
@@ -447,6 +514,25 @@ fn recovers(c: &mut Criterion, f: &mut ReadFixture) {
     group.finish();
 }
 
+fn locates(c: &mut Criterion, data: &Data, f: &ReadFixture) {
+    let seg = f.log.segments().active_segment().unwrap();
+    let targets = locate_targets(data);
+    for &(offset, position, size) in &targets {
+        let t = seg.translate_offset(offset, 0).unwrap().unwrap();
+        assert_eq!((t.position, t.size), (position, size), "offset {offset}");
+    }
+    let sum: u64 = targets.iter().map(|t| t.1).sum();
+    let mut group = c.benchmark_group(format!("{KIND}-locate"));
+    group.throughput(Throughput::Elements(LOCATES as u64));
+    group.bench_function("translate-offset", |b| {
+        b.iter(|| assert_eq!(translate_offsets(&seg, &targets), sum))
+    });
+    group.bench_function("pread-header", |b| {
+        b.iter(|| assert_eq!(pread_headers(&f.file, &targets), sum))
+    });
+    group.finish();
+}
+
 fn dispatch(c: &mut Criterion, data: &Data) {
     let image = &data.image[..];
     let window = data.window();
@@ -497,6 +583,51 @@ fn race_timed(competitors: &mut [&mut dyn FnMut() -> Duration], rounds: usize) -
         }
     }
     best
+}
+
+/// `translate-offset` and `pread-header` interleaved for `rounds` rounds of 1,024 locates
+/// each; prints the fastest and the median round of each (µs per 1,024 locates) and adds
+/// the ratio of the fastest rounds to `report`.
+fn locate_race(data: &Data, f: &ReadFixture, report: Option<&mut ratios::Report>, rounds: usize) {
+    let seg = f.log.segments().active_segment().unwrap();
+    let targets = locate_targets(data);
+    let file = &f.file;
+    let mut racers: Vec<ratios::Competitor> = vec![
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(translate_offsets(&seg, &targets));
+            })
+        }),
+        Box::new(|n| {
+            (0..n).for_each(|_| {
+                black_box(pread_headers(file, &targets));
+            })
+        }),
+    ];
+    let per_round = ratios::race_rounds(&mut racers, 1, rounds);
+    drop(racers);
+    let mut t = Vec::new();
+    for (c, name) in ["translate-offset", "pread-header"].iter().enumerate() {
+        let mut ns: Vec<f64> = per_round.iter().map(|r| r[c]).collect();
+        ns.sort_by(f64::total_cmp);
+        let (min, median) = (ns[0], ns[ns.len() / 2]);
+        println!(
+            "  {:<40} {:8.1} µs fastest, {:8.1} µs median per {LOCATES} locates ({} rounds)",
+            format!("locate: {name}"),
+            min / 1e3,
+            median / 1e3,
+            ns.len()
+        );
+        t.push(min);
+    }
+    if let Some(report) = report {
+        report.add(
+            format!("{KIND} locate: translate-offset / pread-header"),
+            t[0],
+            t[1],
+            None,
+        );
+    }
 }
 
 fn ratio_section(data: &Data, f: &mut ReadFixture) {
@@ -575,6 +706,8 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
         None,
     );
 
+    locate_race(data, f, Some(&mut report), ratios::rounds());
+
     // Short operations (one pass over the image, 0.3-3 ms) and four times the rounds: the
     // fastest of many short runs filters out preemption on a loaded machine.
     let image = &data.image[..];
@@ -645,18 +778,24 @@ fn main() {
         .unwrap_or(32);
     let data = Data::new(mib << 20);
     println!(
-        "data: {} bytes in {} batches of {RECORDS} records ({} bytes each), files in {}",
+        "data: {} bytes in {} batches of {} records ({} bytes each), files in {}",
         data.len(),
         data.batches.len(),
+        records_per_batch(),
         data.batches[0].end - data.batches[0].start,
         scratch_root().display()
     );
     let mut fixture = ReadFixture::new(&data);
+    if std::env::var_os("LOCATE_ONLY").is_some() {
+        locate_race(&data, &fixture, None, 8 * ratios::rounds());
+        return;
+    }
     if std::env::var_os("RATIOS_ONLY").is_none() {
         let mut c = config();
         appends(&mut c, &data);
         reads(&mut c, &mut fixture);
         recovers(&mut c, &mut fixture);
+        locates(&mut c, &data, &fixture);
         dispatch(&mut c, &data);
         c.final_summary();
     }

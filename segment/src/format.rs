@@ -24,9 +24,12 @@
 //!    advances by the announced size.
 //!
 //! A batch whose [`peek_size`](BatchFormat::peek_size) announces 0 bytes is treated as
-//! corrupt (so a zero-filled tail always stops the scan). [`scan`] and the `.log` readers
-//! of `LogSegment` hand [`BatchFormat::parse_header`] the whole batch; other callers may
-//! pass only its first [`BatchFormat::MAX_HEADER_BYTES`].
+//! corrupt (so a zero-filled tail always stops the scan). [`scan`] and most `.log` readers
+//! of `LogSegment` hand [`BatchFormat::parse_header`] the whole batch; the offset search
+//! behind `LogSegment::translate_offset` (every fetch and offset lookup) reads and passes
+//! only the first `min(MAX_HEADER_BYTES, size)` bytes of each batch
+//! ([`BatchFormat::MAX_HEADER_BYTES`]; at least `HEADER_PEEK_BYTES`), so a format's
+//! `parse_header` must not look further.
 //!
 //! Units: offsets are log offsets (`i64`), timestamps are milliseconds since the Unix epoch
 //! (`i64`, −1 = none), positions are byte positions (`u64`), sizes are bytes.
@@ -439,7 +442,9 @@ pub trait BatchFormat: Send + Sync + 'static {
 
     /// Upper bound of the bytes [`BatchFormat::parse_header`] looks at: the size of your
     /// batch header (Kafka: 61, the v2 header). Callers reading from a file may pass just
-    /// `min(MAX_HEADER_BYTES, batch size)` bytes.
+    /// `min(MAX_HEADER_BYTES, batch size)` bytes, and the offset search of
+    /// `LogSegment::translate_offset` does: it reads only that much of each batch it
+    /// passes (or `HEADER_PEEK_BYTES`, if larger).
     const MAX_HEADER_BYTES: usize;
 
     /// Whether recovery should treat batches whose [`BatchInfo::magic`] is 2 or more as

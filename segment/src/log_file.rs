@@ -199,8 +199,12 @@ impl LogFile {
             )));
         }
         let n = len.min(size - position) as usize;
-        let mut buf = vec![0u8; n];
-        self.read_exact_at(&mut buf, position)?;
+        // Read into a new buffer's spare capacity: no zero-fill of bytes about to be read.
+        let mut buf = Vec::new();
+        self.with_file(|f| {
+            index_core::sys::read_exact_at_into(f, &mut buf, n, position)
+                .map_err(|e| SegmentError::io("read", self.path(), e))
+        })?;
         Ok(buf)
     }
 

@@ -170,9 +170,19 @@ impl FileRegion {
     /// # Errors
     /// As [`read_at`](Self::read_at).
     pub fn to_vec(&self) -> io::Result<Vec<u8>> {
-        let mut buf = vec![0u8; usize::try_from(self.len).unwrap_or(usize::MAX)];
-        let n = self.read_at(&mut buf, 0)?;
-        buf.truncate(n);
+        if self.len == 0 {
+            return Ok(Vec::new());
+        }
+        let len = usize::try_from(self.len).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "file region larger than memory",
+            )
+        })?;
+        // As `read_at` over the whole region, into spare capacity: no zero-fill first.
+        let mut buf = Vec::new();
+        index_core::sys::read_exact_at_into(&self.file, &mut buf, len, self.position)?;
+        self.check_uncut(self.len)?;
         Ok(buf)
     }
 
