@@ -9,6 +9,12 @@
 //! (`docs/kafka-behaviour.md#dump-log-operator-deviations`).
 //!
 //! Names and record contents are escaped in text output (see `segment::dump::text`).
+//!
+//! `dump-log doctor DIR` is a subcommand of its own (`dump_log/doctor.rs`), with its own
+//! flags and exit codes.
+
+#[path = "dump_log/doctor.rs"]
+mod doctor;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -312,6 +318,9 @@ fn main() {
             std::process::exit(EXIT_OPERATIONAL);
         }
     };
+    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
+        std::process::exit(doctor::main(out));
+    }
     let cli = Cli::parse();
     let mut inputs: Vec<PathBuf> = cli.paths.clone();
     for f in &cli.files {

@@ -49,6 +49,7 @@
     clippy::panic
 )]
 
+pub mod doctor;
 mod index;
 mod log;
 mod reader;
