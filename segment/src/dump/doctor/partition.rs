@@ -186,6 +186,7 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool) -> Seg {
             "missing: Kafka 4.4 creates it empty (the segment's timestamps are then unknown to offsetsForTimes and retention); this library's loader rebuilds it from the .log".into(),
         ));
     }
+    let index_missing = s.check_failed.is_some();
     if let Some((slots, zero)) = zero_slots(&oi, 8) {
         if zero > 0 && slots >= 2 {
             s.findings.push(finding(
@@ -231,14 +232,16 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool) -> Seg {
         }
     }
     if let Some(reason) = &s.check_failed {
-        s.findings.push(finding(
-            Severity::Warning,
-            FindingKind::IndexDisagrees,
-            Some(&file),
-            format!(
-                "the loader's consistency check fails ({reason}): the segment is rebuilt from its .log"
-            ),
-        ));
+        if !index_missing {
+            s.findings.push(finding(
+                Severity::Warning,
+                FindingKind::IndexDisagrees,
+                Some(&file),
+                format!(
+                    "the loader's consistency check fails ({reason}): the segment is rebuilt from its .log"
+                ),
+            ));
+        }
         match scan_log(&seg) {
             Ok(scan) => {
                 s.next_offset = scan.next_offset;
