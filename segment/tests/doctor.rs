@@ -344,7 +344,7 @@ fn text_output_has_the_table_and_the_verdict() {
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("recovery throughput: 100.0 MB/s (given)"),
+        out.contains("recovery throughput: 100.0 MB/s + 0.0 ms per recovered segment (given)"),
         "{out}"
     );
     assert!(out
@@ -369,6 +369,28 @@ fn calibration_measures_a_throughput() {
     assert_eq!(v["throughput"]["source"], "calibrated");
     assert!(v["throughput"]["bytes"].as_u64().unwrap() >= 4 << 20);
     assert!(v["throughput"]["mb_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["throughput"]["segment_overhead_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn the_prediction_is_bytes_over_throughput_plus_a_cost_per_segment() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    std::fs::remove_file(dir.join("recovery-point")).unwrap();
+    let o = run(&[
+        "--json",
+        "--throughput-mbps",
+        "1",
+        "--segment-overhead-ms",
+        "10",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = partition(&v, "orders-0");
+    let bytes = p["rescan_bytes"].as_f64().unwrap();
+    let want = bytes / 1e6 + 6.0 * 0.010;
+    let got = p["predicted_seconds"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
 }
 
 #[test]
@@ -400,6 +422,13 @@ fn usage_errors_exit_2() {
     let o = run(&[
         "--throughput-mbps",
         "-1",
+        data("generated/orders-0").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // Calibration measures the overhead: giving it too would be ignored.
+    let o = run(&[
+        "--segment-overhead-ms",
+        "3",
         data("generated/orders-0").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));

@@ -46,6 +46,11 @@ struct DoctorCli {
     #[arg(long, value_name = "MB_PER_S")]
     throughput_mbps: Option<f64>,
 
+    /// With --no-calibrate or --throughput-mbps: milliseconds added per recovered segment
+    /// (the size-independent cost calibration measures; default 0).
+    #[arg(long, value_name = "MS")]
+    segment_overhead_ms: Option<f64>,
+
     /// Size of the temporary segment the calibration recovers.
     #[arg(
         long,
@@ -68,14 +73,28 @@ struct DoctorCli {
 /// Runs `dump-log doctor` (the arguments after the binary's name) and returns the exit code.
 pub(super) fn main(mut out: Out) -> i32 {
     let cli = DoctorCli::parse_from(std::env::args_os().skip(1));
+    let overhead_ms = cli.segment_overhead_ms.unwrap_or(0.0);
+    if !(overhead_ms.is_finite() && overhead_ms >= 0.0) {
+        eprintln!("dump-log doctor: --segment-overhead-ms must be a number >= 0");
+        return EXIT_OPERATIONAL;
+    }
+    if cli.segment_overhead_ms.is_some() && !cli.no_calibrate && cli.throughput_mbps.is_none() {
+        eprintln!("dump-log doctor: --segment-overhead-ms needs --no-calibrate or --throughput-mbps (calibration measures it)");
+        return EXIT_OPERATIONAL;
+    }
+    let overhead_s = overhead_ms / 1e3;
     let throughput = match cli.throughput_mbps {
         Some(v) if !(v.is_finite() && v > 0.0) => {
             eprintln!("dump-log doctor: --throughput-mbps must be a positive number");
             return EXIT_OPERATIONAL;
         }
-        Some(v) => Throughput::Given { mb_per_s: v },
+        Some(v) => Throughput::Given {
+            mb_per_s: v,
+            segment_overhead_s: overhead_s,
+        },
         None if cli.no_calibrate => Throughput::Given {
             mb_per_s: DEFAULT_THROUGHPUT_MBPS,
+            segment_overhead_s: overhead_s,
         },
         None => match doctor::calibrate(cli.calibrate_mib) {
             Ok(t) => t,
@@ -86,6 +105,7 @@ pub(super) fn main(mut out: Out) -> i32 {
                 );
                 Throughput::Given {
                     mb_per_s: DEFAULT_THROUGHPUT_MBPS,
+                    segment_overhead_s: overhead_s,
                 }
             }
         },

@@ -101,7 +101,30 @@ pub fn calibrate(mib: u64) -> Result<Throughput, String> {
         mb_per_s: n as f64 / seconds / 1e6,
         bytes: n,
         seconds,
+        segment_overhead_s: segment_overhead()?,
     })
+}
+
+/// The median of three timed [`Log::open`](crate::Log::open)s of a partition holding one
+/// segment of one batch, without a clean-shutdown marker (so the segment is recovered).
+fn segment_overhead() -> Result<f64, String> {
+    let mut batch = Vec::new();
+    BatchBuilder::new(0)
+        .record(1_700_000_000_000, Some(b"calibration"), Some(b"v"))
+        .write_to(&mut batch)
+        .map_err(|e| e.to_string())?;
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let tmp = TempDir::new("overhead")?;
+        let log = crate::names::log_file(&tmp.0, 0, "");
+        std::fs::write(&log, &batch).map_err(|e| format!("{}: {e}", log.display()))?;
+        let start = Instant::now();
+        let opened = crate::Log::open(&tmp.0, LogConfig::default()).map_err(|e| e.to_string())?;
+        times.push(start.elapsed().as_secs_f64());
+        drop(opened);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times.get(1).copied().unwrap_or(0.0))
 }
 
 /// What opening a temporary copy of a partition with [`Log::open`](crate::Log::open) did.

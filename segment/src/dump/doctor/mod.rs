@@ -191,7 +191,7 @@ pub struct PartitionReport {
     pub recovered_segments: Vec<i64>,
     /// Bytes the loader will rescan (the sizes of those segments' `.log` files).
     pub rescan_bytes: u64,
-    /// `rescan_bytes` at the report's throughput.
+    /// `rescan_bytes` at the report's throughput, plus its per-segment overhead.
     pub predicted_seconds: f64,
     /// Everything found, most serious first.
     pub findings: Vec<Finding>,
@@ -219,18 +219,25 @@ impl PartitionReport {
 pub enum Throughput {
     /// Measured on this machine by [`calibrate`].
     Calibrated {
-        /// MB (10^6 bytes) per second.
+        /// MB (10^6 bytes) per second of [`crate::LogSegment::recover`].
         mb_per_s: f64,
         /// Bytes recovered by the calibration.
         bytes: u64,
         /// Seconds it took.
         seconds: f64,
+        /// Seconds [`crate::Log::open`] takes for a partition of one tiny segment without
+        /// a clean-shutdown marker: the cost of a recovered segment that does not depend
+        /// on its size (index files resized, the segment, snapshot and checkpoints
+        /// written and fsynced). Added once per recovered segment.
+        segment_overhead_s: f64,
     },
     /// Given on the command line (`--throughput-mbps`), or the default with
     /// `--no-calibrate`.
     Given {
         /// MB (10^6 bytes) per second.
         mb_per_s: f64,
+        /// Seconds added per recovered segment (`--segment-overhead-ms`, default 0).
+        segment_overhead_s: f64,
     },
 }
 
@@ -238,18 +245,33 @@ impl Throughput {
     /// MB (10^6 bytes) per second.
     pub fn mb_per_s(&self) -> f64 {
         match self {
-            Throughput::Calibrated { mb_per_s, .. } | Throughput::Given { mb_per_s } => *mb_per_s,
+            Throughput::Calibrated { mb_per_s, .. } | Throughput::Given { mb_per_s, .. } => {
+                *mb_per_s
+            }
         }
     }
 
-    /// Seconds to rescan `bytes`.
-    pub fn seconds(&self, bytes: u64) -> f64 {
+    /// Seconds added per recovered segment.
+    pub fn segment_overhead_s(&self) -> f64 {
+        match self {
+            Throughput::Calibrated {
+                segment_overhead_s, ..
+            }
+            | Throughput::Given {
+                segment_overhead_s, ..
+            } => *segment_overhead_s,
+        }
+    }
+
+    /// Seconds to rescan `bytes` in `segments` segments.
+    pub fn seconds(&self, bytes: u64, segments: usize) -> f64 {
         let rate = self.mb_per_s() * 1e6;
-        if rate > 0.0 {
+        let scan = if rate > 0.0 {
             bytes as f64 / rate
         } else {
             f64::INFINITY
-        }
+        };
+        scan + segments as f64 * self.segment_overhead_s()
     }
 }
 
@@ -299,10 +321,10 @@ impl DoctorReport {
         self.partitions.iter().map(|p| p.rescan_bytes).sum()
     }
 
-    /// Seconds for [`rescan_bytes`](Self::rescan_bytes) (one recovery thread, Kafka's
-    /// default `num.recovery.threads.per.data.dir=2` halves it at best).
+    /// The partitions' predicted seconds, summed (one recovery thread; Kafka's default
+    /// `num.recovery.threads.per.data.dir=2` halves it at best).
     pub fn predicted_seconds(&self) -> f64 {
-        self.throughput.seconds(self.rescan_bytes())
+        self.partitions.iter().map(|p| p.predicted_seconds).sum()
     }
 }
 

@@ -570,7 +570,7 @@ pub(super) fn examine_partition(
         }
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    let predicted_seconds = throughput.seconds(rescan_bytes);
+    let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
     drop(segs);
     PartitionReport {
         name: name.to_string(),

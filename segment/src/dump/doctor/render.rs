@@ -42,14 +42,24 @@ pub fn render_text(report: &DoctorReport) -> String {
             mb_per_s,
             bytes,
             seconds,
+            segment_overhead_s,
         } => {
             let _ = writeln!(
                 out,
-                "recovery throughput: {mb_per_s:.1} MB/s (calibrated: LogSegment::recover of {bytes} bytes took {seconds:.3} s)"
+                "recovery throughput: {mb_per_s:.1} MB/s + {:.1} ms per recovered segment (calibrated: LogSegment::recover of {bytes} bytes took {seconds:.3} s; Log::open of a one-batch partition {:.1} ms)",
+                segment_overhead_s * 1e3,
+                segment_overhead_s * 1e3
             );
         }
-        Throughput::Given { mb_per_s } => {
-            let _ = writeln!(out, "recovery throughput: {mb_per_s:.1} MB/s (given)");
+        Throughput::Given {
+            mb_per_s,
+            segment_overhead_s,
+        } => {
+            let _ = writeln!(
+                out,
+                "recovery throughput: {mb_per_s:.1} MB/s + {:.1} ms per recovered segment (given)",
+                segment_overhead_s * 1e3
+            );
         }
     }
     for f in &report.findings {
