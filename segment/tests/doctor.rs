@@ -344,7 +344,7 @@ fn text_output_has_the_table_and_the_verdict() {
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("recovery throughput: 100.0 MB/s + 0.0 ms per recovered segment (given)"),
+        out.contains("recovery throughput: 100.0 MB/s + 0.0 ms per recovered segment + 0.0 ms per recovering partition (given)"),
         "{out}"
     );
     assert!(out
@@ -369,7 +369,8 @@ fn calibration_measures_a_throughput() {
     assert_eq!(v["throughput"]["source"], "calibrated");
     assert!(v["throughput"]["bytes"].as_u64().unwrap() >= 4 << 20);
     assert!(v["throughput"]["mb_per_s"].as_f64().unwrap() > 0.0);
-    assert!(v["throughput"]["segment_overhead_s"].as_f64().unwrap() > 0.0);
+    assert!(v["throughput"]["segment_overhead_s"].as_f64().unwrap() >= 0.0);
+    assert!(v["throughput"]["partition_overhead_s"].as_f64().unwrap() >= 0.0);
 }
 
 #[test]
@@ -383,12 +384,14 @@ fn the_prediction_is_bytes_over_throughput_plus_a_cost_per_segment() {
         "1",
         "--segment-overhead-ms",
         "10",
+        "--partition-overhead-ms",
+        "30",
         dir.to_str().unwrap(),
     ]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let p = partition(&v, "orders-0");
     let bytes = p["rescan_bytes"].as_f64().unwrap();
-    let want = bytes / 1e6 + 6.0 * 0.010;
+    let want = bytes / 1e6 + 6.0 * 0.010 + 0.030;
     let got = p["predicted_seconds"].as_f64().unwrap();
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
 }

@@ -51,6 +51,11 @@ struct DoctorCli {
     #[arg(long, value_name = "MS")]
     segment_overhead_ms: Option<f64>,
 
+    /// With --no-calibrate or --throughput-mbps: milliseconds added per partition that
+    /// recovers a segment (default 0).
+    #[arg(long, value_name = "MS")]
+    partition_overhead_ms: Option<f64>,
+
     /// Size of the temporary segment the calibration recovers.
     #[arg(
         long,
@@ -73,16 +78,23 @@ struct DoctorCli {
 /// Runs `dump-log doctor` (the arguments after the binary's name) and returns the exit code.
 pub(super) fn main(mut out: Out) -> i32 {
     let cli = DoctorCli::parse_from(std::env::args_os().skip(1));
-    let overhead_ms = cli.segment_overhead_ms.unwrap_or(0.0);
-    if !(overhead_ms.is_finite() && overhead_ms >= 0.0) {
-        eprintln!("dump-log doctor: --segment-overhead-ms must be a number >= 0");
-        return EXIT_OPERATIONAL;
+    let mut overheads = [0.0f64; 2];
+    for (slot, (flag, given)) in overheads.iter_mut().zip([
+        ("--segment-overhead-ms", cli.segment_overhead_ms),
+        ("--partition-overhead-ms", cli.partition_overhead_ms),
+    ]) {
+        let Some(ms) = given else { continue };
+        if !(ms.is_finite() && ms >= 0.0) {
+            eprintln!("dump-log doctor: {flag} must be a number >= 0");
+            return EXIT_OPERATIONAL;
+        }
+        if !cli.no_calibrate && cli.throughput_mbps.is_none() {
+            eprintln!("dump-log doctor: {flag} needs --no-calibrate or --throughput-mbps (calibration measures it)");
+            return EXIT_OPERATIONAL;
+        }
+        *slot = ms / 1e3;
     }
-    if cli.segment_overhead_ms.is_some() && !cli.no_calibrate && cli.throughput_mbps.is_none() {
-        eprintln!("dump-log doctor: --segment-overhead-ms needs --no-calibrate or --throughput-mbps (calibration measures it)");
-        return EXIT_OPERATIONAL;
-    }
-    let overhead_s = overhead_ms / 1e3;
+    let [overhead_s, partition_s] = overheads;
     let throughput = match cli.throughput_mbps {
         Some(v) if !(v.is_finite() && v > 0.0) => {
             eprintln!("dump-log doctor: --throughput-mbps must be a positive number");
@@ -91,10 +103,12 @@ pub(super) fn main(mut out: Out) -> i32 {
         Some(v) => Throughput::Given {
             mb_per_s: v,
             segment_overhead_s: overhead_s,
+            partition_overhead_s: partition_s,
         },
         None if cli.no_calibrate => Throughput::Given {
             mb_per_s: DEFAULT_THROUGHPUT_MBPS,
             segment_overhead_s: overhead_s,
+            partition_overhead_s: partition_s,
         },
         None => match doctor::calibrate(cli.calibrate_mib) {
             Ok(t) => t,
@@ -106,6 +120,7 @@ pub(super) fn main(mut out: Out) -> i32 {
                 Throughput::Given {
                     mb_per_s: DEFAULT_THROUGHPUT_MBPS,
                     segment_overhead_s: overhead_s,
+                    partition_overhead_s: partition_s,
                 }
             }
         },

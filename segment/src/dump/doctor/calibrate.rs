@@ -97,27 +97,32 @@ pub fn calibrate(mib: u64) -> Result<Throughput, String> {
     }
     drop(seg);
     let n = bytes.len() as u64;
+    let (segment_overhead_s, partition_overhead_s) = overheads()?;
     Ok(Throughput::Calibrated {
         mb_per_s: n as f64 / seconds / 1e6,
         bytes: n,
         seconds,
-        segment_overhead_s: segment_overhead()?,
+        segment_overhead_s,
+        partition_overhead_s,
     })
 }
 
-/// The median of three timed [`Log::open`](crate::Log::open)s of a partition holding one
-/// segment of one batch, without a clean-shutdown marker (so the segment is recovered).
-fn segment_overhead() -> Result<f64, String> {
-    let mut batch = Vec::new();
-    BatchBuilder::new(0)
-        .record(1_700_000_000_000, Some(b"calibration"), Some(b"v"))
-        .write_to(&mut batch)
-        .map_err(|e| e.to_string())?;
+/// The median of three timed [`Log::open`](crate::Log::open)s of a partition of
+/// `segments` one-batch segments, without a clean-shutdown marker (so every segment is
+/// recovered).
+fn open_time(segments: i64) -> Result<f64, String> {
     let mut times = Vec::new();
     for _ in 0..3 {
         let tmp = TempDir::new("overhead")?;
-        let log = crate::names::log_file(&tmp.0, 0, "");
-        std::fs::write(&log, &batch).map_err(|e| format!("{}: {e}", log.display()))?;
+        for base in 0..segments {
+            let mut batch = Vec::new();
+            BatchBuilder::new(base)
+                .record(1_700_000_000_000, Some(b"calibration"), Some(b"v"))
+                .write_to(&mut batch)
+                .map_err(|e| e.to_string())?;
+            let log = crate::names::log_file(&tmp.0, base, "");
+            std::fs::write(&log, &batch).map_err(|e| format!("{}: {e}", log.display()))?;
+        }
         let start = Instant::now();
         let opened = crate::Log::open(&tmp.0, LogConfig::default()).map_err(|e| e.to_string())?;
         times.push(start.elapsed().as_secs_f64());
@@ -125,6 +130,15 @@ fn segment_overhead() -> Result<f64, String> {
     }
     times.sort_by(f64::total_cmp);
     Ok(times.get(1).copied().unwrap_or(0.0))
+}
+
+/// `(per segment, per partition)` seconds of a recovering load besides the bytes: from
+/// loads of one and of three tiny segments.
+fn overheads() -> Result<(f64, f64), String> {
+    let one = open_time(1)?;
+    let three = open_time(3)?;
+    let per_segment = ((three - one) / 2.0).max(0.0);
+    Ok((per_segment, (one - per_segment).max(0.0)))
 }
 
 /// What opening a temporary copy of a partition with [`Log::open`](crate::Log::open) did.

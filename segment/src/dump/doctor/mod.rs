@@ -225,11 +225,13 @@ pub enum Throughput {
         bytes: u64,
         /// Seconds it took.
         seconds: f64,
-        /// Seconds [`crate::Log::open`] takes for a partition of one tiny segment without
-        /// a clean-shutdown marker: the cost of a recovered segment that does not depend
-        /// on its size (index files resized, the segment, snapshot and checkpoints
-        /// written and fsynced). Added once per recovered segment.
+        /// Seconds a recovered segment costs whatever its size (its index files resized,
+        /// the segment flushed): from timed [`crate::Log::open`]s of partitions of one and
+        /// of three one-batch segments without a clean-shutdown marker.
         segment_overhead_s: f64,
+        /// Seconds a recovering partition costs besides its segments (the marker, the
+        /// producer snapshot and the checkpoints written and fsynced).
+        partition_overhead_s: f64,
     },
     /// Given on the command line (`--throughput-mbps`), or the default with
     /// `--no-calibrate`.
@@ -238,6 +240,9 @@ pub enum Throughput {
         mb_per_s: f64,
         /// Seconds added per recovered segment (`--segment-overhead-ms`, default 0).
         segment_overhead_s: f64,
+        /// Seconds added per partition with a recovered segment
+        /// (`--partition-overhead-ms`, default 0).
+        partition_overhead_s: f64,
     },
 }
 
@@ -263,7 +268,21 @@ impl Throughput {
         }
     }
 
-    /// Seconds to rescan `bytes` in `segments` segments.
+    /// Seconds added per partition that recovers a segment.
+    pub fn partition_overhead_s(&self) -> f64 {
+        match self {
+            Throughput::Calibrated {
+                partition_overhead_s,
+                ..
+            }
+            | Throughput::Given {
+                partition_overhead_s,
+                ..
+            } => *partition_overhead_s,
+        }
+    }
+
+    /// Seconds to rescan `bytes` in `segments` segments of one partition.
     pub fn seconds(&self, bytes: u64, segments: usize) -> f64 {
         let rate = self.mb_per_s() * 1e6;
         let scan = if rate > 0.0 {
@@ -271,7 +290,12 @@ impl Throughput {
         } else {
             f64::INFINITY
         };
-        scan + segments as f64 * self.segment_overhead_s()
+        let fixed = if segments > 0 {
+            self.partition_overhead_s()
+        } else {
+            0.0
+        };
+        scan + segments as f64 * self.segment_overhead_s() + fixed
     }
 }
 
