@@ -213,6 +213,11 @@ fn copy_files(from: &Path, to: &Path) -> Result<(), String> {
         }
         let dest = to.join(e.file_name());
         std::fs::copy(&p, &dest).map_err(|er| format!("{}: {er}", p.display()))?;
+        // On disk before the clock starts, as a broker's files are: otherwise the load's
+        // fsyncs of the recovered segments would write the whole copy and be timed.
+        std::fs::File::open(&dest)
+            .and_then(|f| f.sync_all())
+            .map_err(|er| format!("{}: {er}", dest.display()))?;
     }
     Ok(())
 }
