@@ -461,3 +461,71 @@ fn field_data() {
     assert_eq!(p["log_end_offset"], 17027);
     assert_eq!(p["segments"], 1);
 }
+
+/// A Kafka log dir holding a copy of the kill -9 `txn-0` (log end 3480) under root
+/// checkpoints written here.
+fn kafka_root(recovery: &str, log_start: &str, replication: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let part = tmp.path().join("txn-0");
+    std::fs::create_dir(&part).unwrap();
+    for e in std::fs::read_dir(data("kafka-4.4.0/crash/txn-0")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, part.join(p.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("recovery-point-offset-checkpoint"),
+        recovery,
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("log-start-offset-checkpoint"), log_start).unwrap();
+    std::fs::write(
+        tmp.path().join("replication-offset-checkpoint"),
+        replication,
+    )
+    .unwrap();
+    let root = tmp.path().to_path_buf();
+    (tmp, root)
+}
+
+#[test]
+fn root_checkpoints_above_the_log_end_or_malformed() {
+    let (_tmp, root) = kafka_root(
+        "0\n1\ntxn 0 0\n",
+        "0\n1\ntxn 0 9000\n",
+        "0\n1\ntxn 0 4000\n",
+    );
+    let (v, code) = doctor(&root);
+    assert_eq!(
+        code, 2,
+        "a log start above the log end deletes every segment: {v}"
+    );
+    let p = partition(&v, "txn-0");
+    assert_eq!(p["recovery_point"], 0);
+    assert_eq!(
+        p["recovered_segments"].as_array().unwrap().len(),
+        8,
+        "from 0"
+    );
+    assert_eq!(
+        findings(p, "log_start_ahead_of_log"),
+        vec![("error".into(), None)]
+    );
+    assert_eq!(
+        findings(p, "high_watermark_ahead_of_log"),
+        vec![("warning".into(), None)]
+    );
+
+    // A malformed root checkpoint: every partition is recovered from 0.
+    let (_tmp, root) = kafka_root("0\n2\ntxn 0 3480\n", "0\n0\n", "0\n0\n");
+    let (v, code) = doctor(&root);
+    assert_eq!(code, 1);
+    let f = v["findings"].as_array().unwrap();
+    assert!(
+        f.iter().any(|f| f["kind"] == "malformed_checkpoint"
+            && f["file"] == "recovery-point-offset-checkpoint"),
+        "{v}"
+    );
+    let p = partition(&v, "txn-0");
+    assert_eq!(p["recovery_point"], Value::Null);
+    assert_eq!(p["rescan_bytes"], p["bytes"]);
+}

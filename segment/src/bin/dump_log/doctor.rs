@@ -14,6 +14,9 @@ use segment::dump::text;
 
 use super::{Out, EXIT_OPERATIONAL};
 
+/// The progress line is shown for log directories of at least this many partitions.
+const PROGRESS_MIN_PARTITIONS: usize = 8;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dump-log doctor",
@@ -70,9 +73,18 @@ struct DoctorCli {
     #[arg(long)]
     measure: bool,
 
-    /// Never show the progress line.
+    /// Never show the progress line (shown on a terminal's stderr for log directories of
+    /// 8 partitions or more).
     #[arg(long)]
     no_progress: bool,
+}
+
+/// Calibrates, saying so on a terminal's stderr (it takes a tenth of a second or more).
+fn calibrate(cli: &DoctorCli) -> Result<Throughput, String> {
+    if !cli.no_progress && io::stderr().is_terminal() {
+        eprint!("doctor: calibrating the recovery throughput\r");
+    }
+    doctor::calibrate(cli.calibrate_mib)
 }
 
 /// Runs `dump-log doctor` (the arguments after the binary's name) and returns the exit code.
@@ -110,7 +122,7 @@ pub(super) fn main(mut out: Out) -> i32 {
             segment_overhead_s: overhead_s,
             partition_overhead_s: partition_s,
         },
-        None => match doctor::calibrate(cli.calibrate_mib) {
+        None => match calibrate(&cli) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!(
@@ -127,7 +139,8 @@ pub(super) fn main(mut out: Out) -> i32 {
     };
     let show = !cli.no_progress && io::stderr().is_terminal();
     let mut progress = |done: usize, total: usize, name: &str| {
-        if show {
+        // Only a directory of several partitions takes long enough to need it.
+        if show && total >= PROGRESS_MIN_PARTITIONS {
             let mut e = io::stderr().lock();
             let _ = write!(
                 e,

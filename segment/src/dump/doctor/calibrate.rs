@@ -43,15 +43,6 @@ impl Drop for TempDir {
     }
 }
 
-/// What [`calibrate`] measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Calibration {
-    /// Bytes of the segment recovered.
-    pub bytes: u64,
-    /// Seconds [`LogSegment::recover`] took.
-    pub seconds: f64,
-}
-
 /// Recovers a temporary segment of `mib` MiB (uncompressed v2 batches of 64 records of
 /// 256-byte values, Kafka's `index.interval.bytes` 4096) and returns the throughput.
 ///

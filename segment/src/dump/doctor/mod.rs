@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use calibrate::{calibrate, measure_recovery, Calibration, MeasuredRecovery};
+pub use calibrate::{calibrate, measure_recovery, MeasuredRecovery};
 pub use render::render_text;
 
 use checkpoints::{
@@ -474,7 +474,9 @@ fn library_context(dir: &Path) -> Option<Context> {
     Some(Context {
         layout: Layout::Library,
         clean_marker: std::fs::metadata(&marker).is_ok_and(|m| m.is_file()) && !malformed,
-        recovery_point,
+        // The loader recovers everything when either file is unreadable
+        // (`crate::checkpoint::load_checkpoints`).
+        recovery_point: recovery_point.filter(|_| !malformed),
         log_start_offset,
         high_watermark: None,
         malformed,
