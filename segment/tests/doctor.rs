@@ -529,3 +529,56 @@ fn root_checkpoints_above_the_log_end_or_malformed() {
     assert_eq!(p["recovery_point"], Value::Null);
     assert_eq!(p["rescan_bytes"], p["bytes"]);
 }
+
+#[test]
+fn deep_finds_what_the_loaders_end_checks_cannot() {
+    let (_tmp, dir) = orders_copy();
+    // A middle offset-index entry one byte off: the first and last entries still agree.
+    let idx = dir.join("00000000000000000443.index");
+    let mut b = std::fs::read(&idx).unwrap();
+    assert_eq!(b.len(), 56, "7 entries");
+    let pos = u32::from_be_bytes(b[28..32].try_into().unwrap());
+    b[28..32].copy_from_slice(&(pos + 1).to_be_bytes());
+    std::fs::write(&idx, b).unwrap();
+    // A byte flipped in the first third of another segment: a checksum fails there.
+    let log = dir.join("00000000000000000881.log");
+    let mut b = std::fs::read(&log).unwrap();
+    let at = b.len() / 3;
+    b[at] ^= 0x55;
+    std::fs::write(&log, b).unwrap();
+
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 0, "the loader's cheap checks pass both: {v}");
+
+    let o = run(&["--json", "--no-calibrate", "--deep", dir.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{v}");
+    let p = partition(&v, "orders-0");
+    // (The time index's verification finds its batches through the offset index, so it
+    // may disagree too.)
+    let bad = findings(p, "index_disagrees");
+    assert!(
+        bad.contains(&("warning".into(), Some("00000000000000000443.index".into()))),
+        "{bad:?}"
+    );
+    assert!(bad.iter().all(|(_, f)| f
+        .as_deref()
+        .is_some_and(|f| f.starts_with("00000000000000000443."))));
+    assert_eq!(
+        findings(p, "torn_log_tail"),
+        vec![("error".into(), Some("00000000000000000881.log".into()))]
+    );
+    let detail = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "torn_log_tail")
+        .unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        detail.contains("the loader trusts this segment"),
+        "{detail}"
+    );
+}

@@ -68,6 +68,12 @@ struct DoctorCli {
     )]
     calibrate_mib: u64,
 
+    /// Also read every .log in full with recovery's rules and verify every index entry
+    /// against it (as --verify-index-only does): finds corrupt batches and wrong entries
+    /// inside segments that the loader's cheap end checks pass. Reads every byte.
+    #[arg(long)]
+    deep: bool,
+
     /// Also open a temporary copy of each partition with this library's loader and print the
     /// measured time beside the prediction (copies the partitions to the temp directory).
     #[arg(long)]
@@ -150,7 +156,14 @@ pub(super) fn main(mut out: Out) -> i32 {
             let _ = e.flush();
         }
     };
-    let report = doctor::examine(&cli.dir, &DoctorOptions { throughput }, &mut progress);
+    let report = doctor::examine(
+        &cli.dir,
+        &DoctorOptions {
+            throughput,
+            deep: cli.deep,
+        },
+        &mut progress,
+    );
     if show {
         eprint!("\r\x1b[K");
     }

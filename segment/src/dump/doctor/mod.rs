@@ -30,6 +30,7 @@
 
 mod calibrate;
 pub mod checkpoints;
+mod deep;
 mod partition;
 mod render;
 
@@ -499,6 +500,10 @@ fn is_partition_dir(dir: &Path) -> bool {
 pub struct DoctorOptions {
     /// The throughput of the prediction (from [`calibrate`], or given).
     pub throughput: Throughput,
+    /// `--deep`: also read every `.log` in full (recovery's framing, offset and checksum
+    /// rules) and verify every index entry against it (the dump's `--verify-index-only`),
+    /// finding what the loader's end checks cannot. Costs a read of every byte.
+    pub deep: bool,
 }
 
 /// Examines `path`, a log-dir root (every sub-directory holding a segment is a partition)
@@ -543,6 +548,7 @@ pub fn examine(
             &name,
             ctx,
             &opts.throughput,
+            opts.deep,
         ));
         return Ok(report);
     }
@@ -572,6 +578,7 @@ pub fn examine(
             &name,
             ctx,
             &opts.throughput,
+            opts.deep,
         ));
     }
     Ok(report)

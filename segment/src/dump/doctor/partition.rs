@@ -140,7 +140,7 @@ fn open_segment(dir: &Path, base: i64) -> Result<LogSegment<KafkaBatchFormat>, S
     .map_err(|e| e.to_string())
 }
 
-fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool) -> Seg {
+fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) -> Seg {
     let file = names::file_name(path).to_string();
     let mut s = Seg {
         base,
@@ -255,6 +255,24 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool) -> Seg {
             )),
         }
     }
+    if deep {
+        if s.scan.is_none() {
+            match scan_log(&seg) {
+                Ok(scan) => {
+                    s.next_offset = scan.next_offset;
+                    s.scan = Some(scan);
+                }
+                Err(e) => s.findings.push(finding(
+                    Severity::Error,
+                    FindingKind::Unreadable,
+                    Some(&file),
+                    format!("cannot read the .log: {e}"),
+                )),
+            }
+        }
+        s.findings
+            .extend(super::deep::verify_indexes(&[oi.clone(), ti.clone()]));
+    }
     if let Some(scan) = &s.scan {
         if scan.valid_end < s.size {
             let rest = s.size - scan.valid_end;
@@ -300,6 +318,7 @@ pub(super) fn examine_partition(
     name: &str,
     ctx: Context,
     throughput: &Throughput,
+    deep: bool,
 ) -> PartitionReport {
     let mut findings = ctx.findings.clone();
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
@@ -429,7 +448,7 @@ pub(super) fn examine_partition(
     let mut segs: Vec<Seg> = bases
         .iter()
         .enumerate()
-        .map(|(i, (b, p))| check_segment(dir, *b, p, i + 1 == n))
+        .map(|(i, (b, p))| check_segment(dir, *b, p, i + 1 == n, deep))
         .collect();
     // Offsets must increase across segments: a segment reaching past the next one's base
     // is recovered.
@@ -517,6 +536,11 @@ pub(super) fn examine_partition(
                 f.severity = Severity::Info;
                 f.detail
                     .push_str(" (the segment is above the recovery point and recovered anyway)");
+            }
+            if !rescanned && f.kind == FindingKind::TornLogTail {
+                f.detail.push_str(
+                    "; but the loader trusts this segment (clean shutdown or below the recovery point) and keeps them: readers get a corrupt batch there",
+                );
             }
             findings.push(f);
         }
