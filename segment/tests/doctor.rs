@@ -582,3 +582,35 @@ fn deep_finds_what_the_loaders_end_checks_cannot() {
         "{detail}"
     );
 }
+
+/// Names, lengths and modification times of every file under `root`.
+fn listing(root: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::metadata(&p).unwrap();
+            if m.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p, m.len(), m.modified().unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_doctor_writes_nothing_and_takes_no_lock() {
+    let (_tmp, root) = kafka_root("0\n1\ntxn 0 0\n", "0\n0\n", "0\n0\n");
+    let (_tmp2, part) = orders_copy();
+    std::fs::remove_file(part.join(".kafka_cleanshutdown")).unwrap();
+    for dir in [&root, &part] {
+        let before = listing(dir);
+        let o = run(&["--no-calibrate", "--deep", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(listing(dir), before, "{}", dir.display());
+    }
+}
