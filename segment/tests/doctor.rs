@@ -63,6 +63,11 @@ fn findings(p: &Value, kind: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// One finding of `severity` about `file`, as [`findings`] lists it.
+fn one(severity: &str, file: &str) -> Vec<(String, Option<String>)> {
+    vec![(severity.to_string(), Some(file.to_string()))]
+}
+
 fn kinds(p: &Value) -> Vec<String> {
     p["findings"]
         .as_array()
@@ -76,15 +81,21 @@ fn kinds(p: &Value) -> Vec<String> {
 /// `recovery-point` 2510, six segments).
 fn orders_copy() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join("orders-0");
+    let dst = copy_partition(&data("generated/orders-0"), tmp.path());
+    (tmp, dst)
+}
+
+/// Copies the regular files of the partition directory `from` into `<root>/<its name>`.
+fn copy_partition(from: &Path, root: &Path) -> PathBuf {
+    let dst = root.join(from.file_name().unwrap());
     std::fs::create_dir(&dst).unwrap();
-    for e in std::fs::read_dir(data("generated/orders-0")).unwrap() {
+    for e in std::fs::read_dir(from).unwrap() {
         let p = e.unwrap().path();
         if p.is_file() {
             std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
         }
     }
-    (tmp, dst)
+    dst
 }
 
 fn append(path: &Path, bytes: &[u8]) {
@@ -152,7 +163,7 @@ fn the_kill_9_log_dir_is_recovered_from_its_root_checkpoints() {
     let p = partition(&v, "codecs-0");
     assert_eq!(
         findings(p, "unwritten_time_index"),
-        vec![("info".into(), Some("00000000000000007163.timeindex".into()))]
+        one("info", "00000000000000007163.timeindex")
     );
 }
 
@@ -191,7 +202,7 @@ fn a_zero_filled_tail_below_the_marker_is_found_and_rescanned() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "zero_filled_log_tail"),
-        vec![("warning".into(), Some("00000000000000000443.log".into()))]
+        one("warning", "00000000000000000443.log")
     );
     assert!(kinds(p).contains(&"index_disagrees".to_string()));
     assert!(findings(p, "torn_log_tail").is_empty());
@@ -209,7 +220,7 @@ fn a_torn_tail_is_an_error() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "torn_log_tail"),
-        vec![("error".into(), Some("00000000000000002180.log".into()))]
+        one("error", "00000000000000002180.log")
     );
 }
 
@@ -227,10 +238,7 @@ fn a_full_size_never_written_time_index_is_found() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "unwritten_time_index"),
-        vec![(
-            "warning".into(),
-            Some("00000000000000000881.timeindex".into())
-        )]
+        one("warning", "00000000000000000881.timeindex")
     );
     assert_eq!(p["recovered_segments"], serde_json::json!([881]));
 }
@@ -251,21 +259,15 @@ fn leftover_swap_deleted_and_tmp_files_say_what_the_loader_does() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "swap_completed"),
-        vec![(
-            "warning".into(),
-            Some("00000000000000000000.log.swap".into())
-        )]
+        one("warning", "00000000000000000000.log.swap")
     );
     assert_eq!(
         findings(p, "deleted_file"),
-        vec![(
-            "info".into(),
-            Some("00000000000000000000.index.deleted".into())
-        )]
+        one("info", "00000000000000000000.index.deleted")
     );
     assert_eq!(
         findings(p, "temp_file"),
-        vec![("info".into(), Some("leader-epoch-checkpoint.tmp".into()))]
+        one("info", "leader-epoch-checkpoint.tmp")
     );
 
     // A `.cleaned` file at or below the swap: the swap belongs to an unfinished split.
@@ -304,17 +306,11 @@ fn a_snapshot_ahead_of_the_log_end_is_found() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "snapshot_ahead_of_log"),
-        vec![(
-            "warning".into(),
-            Some("00000000000000009999.snapshot".into())
-        )]
+        one("warning", "00000000000000009999.snapshot")
     );
     assert_eq!(
         findings(p, "corrupt_snapshot"),
-        vec![(
-            "warning".into(),
-            Some("00000000000000001746.snapshot".into())
-        )]
+        one("warning", "00000000000000001746.snapshot")
     );
 }
 
@@ -333,7 +329,7 @@ fn leader_epochs_corrupt_or_ahead_of_the_log_end() {
     let p = partition(&v, "orders-0");
     assert_eq!(
         findings(p, "corrupt_leader_epoch_checkpoint"),
-        vec![("error".into(), Some("leader-epoch-checkpoint".into()))]
+        one("error", "leader-epoch-checkpoint")
     );
 }
 
@@ -466,12 +462,7 @@ fn field_data() {
 /// checkpoints written here.
 fn kafka_root(recovery: &str, log_start: &str, replication: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let part = tmp.path().join("txn-0");
-    std::fs::create_dir(&part).unwrap();
-    for e in std::fs::read_dir(data("kafka-4.4.0/crash/txn-0")).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, part.join(p.file_name().unwrap())).unwrap();
-    }
+    copy_partition(&data("kafka-4.4.0/crash/txn-0"), tmp.path());
     std::fs::write(
         tmp.path().join("recovery-point-offset-checkpoint"),
         recovery,
@@ -566,7 +557,7 @@ fn deep_finds_what_the_loaders_end_checks_cannot() {
         .is_some_and(|f| f.starts_with("00000000000000000443."))));
     assert_eq!(
         findings(p, "torn_log_tail"),
-        vec![("error".into(), Some("00000000000000000881.log".into()))]
+        one("error", "00000000000000000881.log")
     );
     let detail = p["findings"]
         .as_array()

@@ -242,6 +242,10 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
                 ),
             ));
         }
+    }
+    // A segment the loader rebuilds is read in full (its tail decides what recovery cuts);
+    // with --deep, every segment is.
+    if s.check_failed.is_some() || deep {
         match scan_log(&seg) {
             Ok(scan) => {
                 s.next_offset = scan.next_offset;
@@ -256,20 +260,6 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
         }
     }
     if deep {
-        if s.scan.is_none() {
-            match scan_log(&seg) {
-                Ok(scan) => {
-                    s.next_offset = scan.next_offset;
-                    s.scan = Some(scan);
-                }
-                Err(e) => s.findings.push(finding(
-                    Severity::Error,
-                    FindingKind::Unreadable,
-                    Some(&file),
-                    format!("cannot read the .log: {e}"),
-                )),
-            }
-        }
         s.findings
             .extend(super::deep::verify_indexes(&[oi.clone(), ti.clone()]));
     }
