@@ -45,6 +45,7 @@ const EXIT_OPERATIONAL: i32 = 2;
 #[command(
     name = "dump-log",
     version,
+    after_help = "Pre-flight check of a broker's log directory: dump-log doctor DIR (see dump-log doctor --help).",
     about = "Dump and verify Kafka log segments (.log, .index, .timeindex, .txnindex, .snapshot, KRaft .checkpoint)",
     long_about = "Dump and verify Kafka partition files, in the spirit of Kafka's kafka-dump-log.sh.\n\n\
         Inputs are files (positionally or as --files a,b) or partition directories (every segment \
