@@ -120,6 +120,9 @@ pub enum FindingKind {
     LogStartAheadOfLog,
     /// The checkpointed high watermark is above the log end offset.
     HighWatermarkAheadOfLog,
+    /// A directory of a Kafka log dir whose name is not `<topic>-<partition>` (nor one of
+    /// the `-delete`, `-future`, `-stray` forms).
+    NotAPartitionName,
     /// A file could not be read or a segment could not be opened.
     Unreadable,
 }
@@ -414,6 +417,40 @@ impl Root {
             || matches!(self.log_start, RootCheckpoint::Malformed(_));
         let recovery_point = get(&self.recovery);
         let mut findings = Vec::new();
+        if tp.is_none() {
+            // Kafka's other directory names: `<tp>.<uuid>-delete`, `-future`, `-stray`.
+            let (severity, kind, what) = if name.ends_with("-delete") {
+                (
+                    Severity::Info,
+                    FindingKind::MissingRecoveryPoint,
+                    "scheduled for deletion: the broker deletes it after start-up",
+                )
+            } else if name.ends_with("-future") {
+                (
+                    Severity::Info,
+                    FindingKind::MissingRecoveryPoint,
+                    "the future replica of a log-dir move: the broker resumes the move",
+                )
+            } else if name.ends_with("-stray") {
+                (
+                    Severity::Info,
+                    FindingKind::MissingRecoveryPoint,
+                    "a stray replica: the broker deletes it",
+                )
+            } else {
+                (
+                    Severity::Error,
+                    FindingKind::NotAPartitionName,
+                    "not named <topic>-<partition> (UnifiedLog.parseTopicPartitionName): the broker refuses to start with it in the log directory",
+                )
+            };
+            findings.push(Finding {
+                severity,
+                kind,
+                file: None,
+                detail: format!("{what}; no checkpoint entry can name it"),
+            });
+        }
         if recovery_point.is_none() && !self.marker {
             findings.push(Finding {
                 severity: Severity::Info,

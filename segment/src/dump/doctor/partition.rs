@@ -238,7 +238,7 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
                 FindingKind::IndexDisagrees,
                 Some(&file),
                 format!(
-                    "the loader's consistency check fails ({reason}): the segment is rebuilt from its .log"
+                    "the loader's consistency check fails ({reason}): this library's loader rebuilds the segment from its .log (Kafka 4.4 only when its sanityCheck fails or the segment is above the recovery point without a marker)"
                 ),
             ));
         }
