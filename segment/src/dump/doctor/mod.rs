@@ -174,6 +174,7 @@ pub struct PartitionReport {
     /// The directory's name (`<topic>-<partition>`).
     pub name: String,
     /// The directory.
+    #[serde(serialize_with = "crate::dump::lossy_path")]
     pub dir: PathBuf,
     /// Where the marker and recovery point were read.
     pub layout: Layout,
@@ -311,6 +312,7 @@ pub const DEFAULT_THROUGHPUT_MBPS: f64 = 500.0;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DoctorReport {
     /// The directory given.
+    #[serde(serialize_with = "crate::dump::lossy_path")]
     pub path: PathBuf,
     /// Whether it was a log-dir root (`false`: one partition directory).
     pub log_dir: bool,
