@@ -619,3 +619,38 @@ fn the_doctor_writes_nothing_and_takes_no_lock() {
         assert_eq!(listing(dir), before, "{}", dir.display());
     }
 }
+
+/// The segments the doctor says the loader rescans are the ones `Log::open` of a copy
+/// recovers, and it ends at the log end the doctor read.
+fn assert_prediction_matches_the_loader(dir: &Path) {
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for p in v["partitions"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let m = &v["measured"][name];
+        assert_eq!(
+            m["segments_recovered"].as_u64(),
+            Some(p["recovered_segments"].as_array().unwrap().len() as u64),
+            "{name}: {m} vs {p}"
+        );
+        assert_eq!(m["log_end_offset"], p["log_end_offset"], "{name}");
+        assert_eq!(m["bytes_truncated"], p["truncate_bytes"], "{name}");
+    }
+}
+
+#[test]
+fn predicted_segments_are_the_ones_the_loader_recovers() {
+    assert_prediction_matches_the_loader(&data("kafka-4.4.0/crash"));
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("00000000000000000881.timeindex"), vec![0u8; 120]).unwrap();
+    append(&dir.join("00000000000000000443.log"), &[0u8; 4096]);
+    assert_prediction_matches_the_loader(&dir);
+    if let Some(root) = field_data::field_data_dir("dump-log doctor --measure, field data") {
+        assert_prediction_matches_the_loader(&root);
+    }
+}

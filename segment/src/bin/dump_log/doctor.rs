@@ -206,11 +206,12 @@ pub(super) fn main(mut out: Out) -> i32 {
             for (p, r) in &measured {
                 let line = match r {
                     Ok(m) => format!(
-                        "  {}: predicted {:.3} s for {} bytes in {} segment(s); measured {:.3} s, {} segment(s) recovered, {} bytes truncated, log end {}\n",
+                        "  {}: predicted {:.3} s for {} bytes in {} segment(s), {} bytes cut; measured {:.3} s, {} segment(s) recovered, {} bytes truncated, log end {}\n",
                         text::escape(&p.name),
                         p.predicted_seconds,
                         p.rescan_bytes,
                         p.recovered_segments.len(),
+                        p.truncate_bytes,
                         m.seconds,
                         m.segments_recovered,
                         m.bytes_truncated,

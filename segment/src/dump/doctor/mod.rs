@@ -196,6 +196,11 @@ pub struct PartitionReport {
     pub recovered_segments: Vec<i64>,
     /// Bytes the loader will rescan (the sizes of those segments' `.log` files).
     pub rescan_bytes: u64,
+    /// Bytes recovery will cut from the ends of those segments (zero-filled or torn
+    /// tails; as `LogStats::bytes_truncated` counts them). Without `--deep` only the
+    /// segments that fail the loader's checks are read in full, so a corrupt batch in the
+    /// middle of another rescanned segment is not counted.
+    pub truncate_bytes: u64,
     /// `rescan_bytes` at the report's throughput, plus its per-segment overhead.
     pub predicted_seconds: f64,
     /// Everything found, most serious first.

@@ -535,6 +535,15 @@ pub(super) fn examine_partition(
             findings.push(f);
         }
     }
+    let truncate_bytes: u64 = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base))
+        .filter_map(|s| {
+            s.scan
+                .as_ref()
+                .map(|sc| s.size.saturating_sub(sc.valid_end))
+        })
+        .sum();
     let rescan_bytes: u64 = segs
         .iter()
         .filter(|s| recovered.contains(&s.base))
@@ -599,6 +608,7 @@ pub(super) fn examine_partition(
         clean_shutdown: clean,
         recovered_segments: recovered.into_iter().collect(),
         rescan_bytes,
+        truncate_bytes,
         predicted_seconds,
         findings,
     }
