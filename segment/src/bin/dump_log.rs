@@ -9,6 +9,12 @@
 //! (`docs/kafka-behaviour.md#dump-log-operator-deviations`).
 //!
 //! Names and record contents are escaped in text output (see `segment::dump::text`).
+//!
+//! `dump-log doctor DIR` is a subcommand of its own (`dump_log/doctor.rs`), with its own
+//! flags and exit codes.
+
+#[path = "dump_log/doctor.rs"]
+mod doctor;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -39,6 +45,7 @@ const EXIT_OPERATIONAL: i32 = 2;
 #[command(
     name = "dump-log",
     version,
+    after_help = "Pre-flight check of a broker's log directory: dump-log doctor DIR (see dump-log doctor --help).",
     about = "Dump and verify Kafka log segments (.log, .index, .timeindex, .txnindex, .snapshot, KRaft .checkpoint)",
     long_about = "Dump and verify Kafka partition files, in the spirit of Kafka's kafka-dump-log.sh.\n\n\
         Inputs are files (positionally or as --files a,b) or partition directories (every segment \
@@ -352,6 +359,9 @@ fn main() {
             std::process::exit(EXIT_OPERATIONAL);
         }
     };
+    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
+        std::process::exit(doctor::main(out));
+    }
     let cli = Cli::parse();
     let mut inputs: Vec<PathBuf> = cli.paths.clone();
     for f in &cli.files {

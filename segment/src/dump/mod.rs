@@ -50,6 +50,7 @@
 )]
 
 pub mod decode;
+pub mod doctor;
 mod index;
 mod log;
 mod reader;

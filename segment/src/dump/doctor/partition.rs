@@ -1,0 +1,691 @@
+//! One partition directory: its files, the loader's checks of each segment, and the
+//! prediction of what the loader will rescan.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::{Context, Finding, FindingKind, PartitionReport, Severity, Throughput};
+use crate::config::LogConfig;
+use crate::format::{BatchFormat, KafkaBatchFormat};
+use crate::log_file::LogFileMode;
+use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+use crate::scan::{ScanStop, Scanner};
+use crate::segment::{LogSegment, SegmentOptions};
+
+/// The largest index file read whole to count its zero slots (a larger one is only
+/// checked by the loader's checks).
+const MAX_INDEX_READ: u64 = 64 << 20;
+
+/// Bytes read at a time when checking that a `.log` tail is all zeros.
+const ZERO_CHUNK: u64 = 1 << 20;
+
+fn finding(severity: Severity, kind: FindingKind, file: Option<&str>, detail: String) -> Finding {
+    Finding {
+        severity,
+        kind,
+        file: file.map(str::to_string),
+        detail,
+    }
+}
+
+/// What a full scan of a `.log` (as recovery makes it: framing, offsets, checksums) found.
+struct Scan {
+    /// Bytes of whole valid batches from the start.
+    valid_end: u64,
+    /// The offset after the last valid batch (`None`: no batch).
+    next_offset: Option<i64>,
+    /// Why the scan stopped before the end, if it did.
+    stop: Option<String>,
+}
+
+/// Scans `seg`'s `.log` from the start with recovery's rules.
+fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
+    let mut sc = Scanner::<KafkaBatchFormat>::new(seg.log(), 0);
+    let mut valid_end = 0u64;
+    let mut prev_last: Option<i64> = None;
+    let mut stop = None;
+    loop {
+        let next = sc.next_batch().map_err(|e| e.to_string())?;
+        let Some((info, bytes)) = next else {
+            match sc.stop() {
+                Some(ScanStop::End) | None => {}
+                Some(s) => stop = Some(format!("{s:?}")),
+            }
+            break;
+        };
+        if let Err(e) = KafkaBatchFormat::validate(bytes, info.position) {
+            stop = Some(format!("invalid batch at position {}: {e}", info.position));
+            break;
+        }
+        if info.base_offset < seg.base_offset()
+            || info.last_offset < info.base_offset
+            || prev_last.is_some_and(|p| info.base_offset <= p)
+        {
+            stop = Some(format!(
+                "offsets go backwards at position {} (batch {}..={})",
+                info.position, info.base_offset, info.last_offset
+            ));
+            break;
+        }
+        prev_last = Some(info.last_offset);
+        valid_end = info.position + info.size_in_bytes as u64;
+    }
+    Ok(Scan {
+        valid_end,
+        next_offset: prev_last.map(|l| l.saturating_add(1)),
+        stop,
+    })
+}
+
+/// Whether bytes `[from, to)` of the `.log` are all zero.
+fn all_zero(seg: &LogSegment<KafkaBatchFormat>, from: u64, to: u64) -> Result<bool, String> {
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(ZERO_CHUNK);
+        let bytes = seg.log().read(at, n).map_err(|e| e.to_string())?;
+        if bytes.iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        if bytes.is_empty() {
+            break;
+        }
+        at += bytes.len() as u64;
+    }
+    Ok(true)
+}
+
+/// Slots of `entry` bytes in `path`, and how many of them at the end are all zero.
+/// `None` if the file is missing, too large, or not whole slots.
+fn zero_slots(path: &Path, entry: usize) -> Option<(usize, usize)> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len == 0 || len > MAX_INDEX_READ {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() % entry != 0 {
+        return None;
+    }
+    let slots: Vec<&[u8]> = bytes.chunks_exact(entry).collect();
+    let zero = slots
+        .iter()
+        .rev()
+        .take_while(|s| s.iter().all(|&b| b == 0))
+        .count();
+    Some((slots.len(), zero))
+}
+
+/// One segment as found.
+struct Seg {
+    base: i64,
+    file: String,
+    size: u64,
+    /// The offset after its last batch, when known.
+    next_offset: Option<i64>,
+    /// Why the loader's checks fail (it is then rebuilt from its `.log`).
+    check_failed: Option<String>,
+    /// The segment's own findings, with the severity for a segment the loader trusts;
+    /// lowered to `Info` when the segment is rescanned anyway.
+    findings: Vec<Finding>,
+    /// What a full scan found (only made for a segment that fails the checks).
+    scan: Option<Scan>,
+}
+
+fn open_segment(dir: &Path, base: i64) -> Result<LogSegment<KafkaBatchFormat>, String> {
+    LogSegment::open(
+        dir,
+        base,
+        &LogConfig::default(),
+        SegmentOptions::existing().mode(LogFileMode::ReadOnly),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) -> Seg {
+    let file = names::file_name(path).to_string();
+    let mut s = Seg {
+        base,
+        file: file.clone(),
+        size: std::fs::metadata(path).map_or(0, |m| m.len()),
+        next_offset: None,
+        check_failed: None,
+        findings: Vec::new(),
+        scan: None,
+    };
+    let seg = match open_segment(dir, base) {
+        Ok(seg) => seg,
+        Err(e) => {
+            s.findings.push(finding(
+                Severity::Error,
+                FindingKind::Unreadable,
+                Some(&file),
+                format!("cannot open the segment: {e}; the broker fails to load the partition"),
+            ));
+            return s;
+        }
+    };
+    let oi = seg.offset_index_file();
+    let ti = seg.time_index_file();
+    let oi_name = names::file_name(&oi).to_string();
+    let ti_name = names::file_name(&ti).to_string();
+    if s.size > 0 && !oi.exists() {
+        s.check_failed = Some(format!("{oi_name} is missing"));
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::MissingIndex,
+            Some(&oi_name),
+            "missing: the broker rebuilds the segment's indexes from its .log".into(),
+        ));
+    }
+    if s.size > 0 && !ti.exists() {
+        s.check_failed
+            .get_or_insert_with(|| format!("{ti_name} is missing"));
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::MissingIndex,
+            Some(&ti_name),
+            "missing: Kafka 4.4 creates it empty (the segment's timestamps are then unknown to offsetsForTimes and retention); this library's loader rebuilds it from the .log".into(),
+        ));
+    }
+    let index_missing = s.check_failed.is_some();
+    if let Some((slots, zero)) = zero_slots(&oi, 8) {
+        if zero > 0 && slots >= 2 {
+            s.findings.push(finding(
+                Severity::Warning,
+                FindingKind::UntrimmedIndex,
+                Some(&oi_name),
+                format!(
+                    "{zero} of its {slots} slots are zero (an untrimmed or preallocated index, KAFKA-10207): Kafka 4.4 reads them as entries pointing at position 0; this library's loader rebuilds it"
+                ),
+            ));
+        }
+    }
+    if let Some((slots, zero)) = zero_slots(&ti, 12) {
+        if zero == slots && slots >= 2 {
+            s.findings.push(finding(
+                Severity::Warning,
+                FindingKind::UnwrittenTimeIndex,
+                Some(&ti_name),
+                format!(
+                    "all {slots} slots are zero (a full-size, never-written time index, KAFKA-19200): Kafka 4.4 reads the segment's largest timestamp as 0 (early retention) and finds the index full, throwing at the next roll; this library's loader rebuilds it"
+                ),
+            ));
+        } else if zero > 0 && slots >= 2 {
+            s.findings.push(finding(
+                Severity::Warning,
+                FindingKind::UntrimmedIndex,
+                Some(&ti_name),
+                format!(
+                    "{zero} of its {slots} slots are zero (untrimmed or preallocated, KAFKA-10207): Kafka 4.4 reads a last entry with timestamp 0; this library's loader rebuilds it"
+                ),
+            ));
+        }
+    }
+    if s.check_failed.is_none() {
+        if let Err(reason) = seg.quick_index_check() {
+            s.check_failed = Some(reason);
+        }
+    }
+    if s.check_failed.is_none() {
+        match crate::validate::segment_check(&seg, is_last) {
+            Ok(c) => s.next_offset = c.next_offset,
+            Err(reason) => s.check_failed = Some(reason),
+        }
+    }
+    if let Some(reason) = &s.check_failed {
+        if !index_missing {
+            s.findings.push(finding(
+                Severity::Warning,
+                FindingKind::IndexDisagrees,
+                Some(&file),
+                format!(
+                    "the loader's consistency check fails ({reason}): this library's loader rebuilds the segment from its .log (Kafka 4.4 only when its sanityCheck fails or the segment is above the recovery point without a marker)"
+                ),
+            ));
+        }
+    }
+    // A segment the loader rebuilds is read in full (its tail decides what recovery cuts);
+    // with --deep, every segment is.
+    if s.check_failed.is_some() || deep {
+        match scan_log(&seg) {
+            Ok(scan) => {
+                s.next_offset = scan.next_offset;
+                s.scan = Some(scan);
+            }
+            Err(e) => s.findings.push(finding(
+                Severity::Error,
+                FindingKind::Unreadable,
+                Some(&file),
+                format!("cannot read the .log: {e}"),
+            )),
+        }
+    }
+    if deep {
+        s.findings
+            .extend(super::deep::verify_indexes(&[oi.clone(), ti.clone()]));
+    }
+    if let Some(scan) = &s.scan {
+        if scan.valid_end < s.size {
+            let rest = s.size - scan.valid_end;
+            match all_zero(&seg, scan.valid_end, s.size) {
+                Ok(true) => s.findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::ZeroFilledLogTail,
+                    Some(&file),
+                    format!(
+                        "{rest} zero bytes after the last batch at position {} (a preallocated .log, KAFKA-21000): recovery rescans the segment and cuts them; no record is lost",
+                        scan.valid_end
+                    ),
+                )),
+                Ok(false) => s.findings.push(finding(
+                    Severity::Error,
+                    FindingKind::TornLogTail,
+                    Some(&file),
+                    format!(
+                        "{rest} bytes after position {} are not valid batches ({}): recovery truncates them",
+                        scan.valid_end,
+                        scan.stop.as_deref().unwrap_or("torn tail")
+                    ),
+                )),
+                Err(e) => s.findings.push(finding(
+                    Severity::Error,
+                    FindingKind::Unreadable,
+                    Some(&file),
+                    e,
+                )),
+            }
+        }
+    }
+    if s.size == 0 {
+        s.next_offset = Some(base);
+    }
+    s
+}
+
+/// Examines the partition directory `dir` named `name` under the marker and checkpoints
+/// of `ctx`.
+pub(super) fn examine_partition(
+    dir: &Path,
+    name: &str,
+    ctx: Context,
+    throughput: &Throughput,
+    deep: bool,
+) -> PartitionReport {
+    let mut findings = ctx.findings.clone();
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect(),
+        Err(e) => {
+            findings.push(finding(
+                Severity::Error,
+                FindingKind::Unreadable,
+                None,
+                format!("cannot list the directory: {e}"),
+            ));
+            Vec::new()
+        }
+    };
+    files.sort();
+
+    // Leftovers of unfinished operations (Kafka's removeTempFilesAndCollectSwapFiles).
+    let min_cleaned = files
+        .iter()
+        .filter(|p| names::file_name(p).ends_with(CLEANED_FILE_SUFFIX))
+        .filter_map(|p| names::offset_from_file(p).ok())
+        .min()
+        .unwrap_or(i64::MAX);
+    let mut log_swaps = Vec::new();
+    let mut deleted_logs = Vec::new();
+    for p in &files {
+        let n = names::file_name(p);
+        if n.ends_with(DELETED_FILE_SUFFIX) && !n.ends_with(".checkpoint.deleted") {
+            if n.ends_with(".log.deleted") {
+                if let Ok(o) = names::canonical_offset_from_file(p) {
+                    deleted_logs.push((o, p.clone()));
+                }
+            }
+            findings.push(finding(
+                Severity::Info,
+                FindingKind::DeletedFile,
+                Some(n),
+                "scheduled for deletion before the broker stopped: the loader deletes it".into(),
+            ));
+        } else if n.ends_with(CLEANED_FILE_SUFFIX) {
+            findings.push(finding(
+                Severity::Warning,
+                FindingKind::CleanedFile,
+                Some(n),
+                "an unfinished clean or split: the loader deletes it (the original segment is still complete)".into(),
+            ));
+        } else if n.ends_with(SWAP_FILE_SUFFIX) {
+            if names::offset_from_file(p).map_or(true, |o| o >= min_cleaned) {
+                findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::SwapDeleted,
+                    Some(n),
+                    "at or above the lowest .cleaned file (an unfinished split, KAFKA-6264): the loader deletes it".into(),
+                ));
+            } else if n.ends_with(".log.swap") {
+                if let Ok(o) = names::canonical_offset_from_file(p) {
+                    log_swaps.push((o, p.clone()));
+                }
+            }
+        } else if n.ends_with(".tmp") {
+            findings.push(finding(
+                Severity::Info,
+                FindingKind::TempFile,
+                Some(n),
+                "an interrupted atomic write: the loader ignores it; safe to remove".into(),
+            ));
+        } else if names::is_index_file(p) && names::offset_from_file(p).is_ok() {
+            let log = names::kind_of(p)
+                .and_then(|k| names::replace_suffix(p, k.suffix(), names::LOG_FILE_SUFFIX).ok());
+            if log.is_some_and(|l| !l.exists()) {
+                findings.push(finding(
+                    Severity::Info,
+                    FindingKind::OrphanIndex,
+                    Some(n),
+                    "an index without its .log: the loader deletes it".into(),
+                ));
+            }
+        }
+    }
+
+    // Segments.
+    let mut bases: Vec<(i64, PathBuf)> = files
+        .iter()
+        .filter(|p| names::is_log_file(p))
+        .filter_map(|p| Some((names::canonical_offset_from_file(p).ok()?, p.clone())))
+        .collect();
+    bases.sort();
+    if !log_swaps.is_empty() {
+        match crate::validate::plan_swaps::<KafkaBatchFormat>(
+            &crate::fs::real(),
+            dir,
+            &log_swaps,
+            &bases,
+            &deleted_logs,
+        ) {
+            Ok(plan) => {
+                let removed = if plan.removed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; offsets no swap holds are dropped: {:?}", plan.removed)
+                };
+                for (_, p) in &log_swaps {
+                    findings.push(finding(
+                        Severity::Warning,
+                        FindingKind::SwapCompleted,
+                        Some(names::file_name(p)),
+                        format!(
+                            "an interrupted clean or split: the loader completes it, replacing the segments based at {:?}{removed}",
+                            plan.replaced
+                        ),
+                    ));
+                }
+            }
+            Err(e) => findings.push(finding(
+                Severity::Error,
+                FindingKind::SwapRefused,
+                None,
+                format!("Kafka 4.4 completes the swap files, replacing the segments they cover; this library's loader refuses them: {e}"),
+            )),
+        }
+    }
+    let n = bases.len();
+    let mut segs: Vec<Seg> = bases
+        .iter()
+        .enumerate()
+        .map(|(i, (b, p))| check_segment(dir, *b, p, i + 1 == n, deep))
+        .collect();
+    // Offsets must increase across segments: a segment reaching past the next one's base
+    // is recovered.
+    for i in 1..segs.len() {
+        let (base, prev_next) = match (segs.get(i), segs.get(i - 1)) {
+            (Some(s), Some(p)) => (s.base, p.next_offset),
+            _ => continue,
+        };
+        if let Some(prev) = segs.get_mut(i - 1) {
+            if prev_next.is_some_and(|x| x > base) && prev.check_failed.is_none() {
+                prev.check_failed = Some(format!("overlaps the segment based at {base}"));
+                prev.findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::IndexDisagrees,
+                    Some(&prev.file.clone()),
+                    format!("holds offsets at or above the next segment's base {base}: the loader recovers it"),
+                ));
+            }
+        }
+    }
+
+    let log_end_offset = segs.last().and_then(|s| s.next_offset.or(Some(s.base)));
+    let bytes: u64 = segs.iter().map(|s| s.size).sum();
+
+    // What the loader rescans.
+    let clean = ctx.clean_marker;
+    let rp = ctx.recovery_point.unwrap_or(0);
+    let first_unflushed = if clean {
+        None
+    } else {
+        // The segment holding the recovery point (Kafka's `values(recoveryPoint, MAX)`
+        // starts at its floor), or the first one.
+        segs.iter()
+            .rev()
+            .find(|s| s.base <= rp)
+            .or(segs.first())
+            .map(|s| s.base)
+    };
+    let mut recovered: BTreeSet<i64> = BTreeSet::new();
+    let mut deleted_after: Option<(i64, i64)> = None;
+    for s in &segs {
+        let unflushed = first_unflushed.is_some_and(|f| s.base >= f);
+        if let Some((_, _)) = deleted_after {
+            continue;
+        }
+        if unflushed || s.check_failed.is_some() {
+            recovered.insert(s.base);
+        }
+        let truncates = s.scan.as_ref().is_some_and(|sc| sc.valid_end < s.size);
+        if unflushed && truncates && s.base != segs.last().map_or(s.base, |l| l.base) {
+            let end = segs.last().and_then(|l| l.next_offset).unwrap_or(s.base);
+            deleted_after = Some((
+                s.scan
+                    .as_ref()
+                    .and_then(|x| x.next_offset)
+                    .unwrap_or(s.base),
+                end,
+            ));
+        }
+    }
+    if let Some((from, to)) = deleted_after {
+        findings.push(finding(
+            Severity::Error,
+            FindingKind::TornLogTail,
+            None,
+            format!(
+                "recovery truncates a segment that is not the last one: the loader deletes every later segment (offsets {from}..{to} are lost)"
+            ),
+        ));
+    }
+    for s in &mut segs {
+        let rescanned = recovered.contains(&s.base);
+        for mut f in s.findings.drain(..) {
+            // An index of a segment that recovery rescans anyway costs nothing more.
+            if rescanned
+                && matches!(
+                    f.kind,
+                    FindingKind::UntrimmedIndex
+                        | FindingKind::UnwrittenTimeIndex
+                        | FindingKind::IndexDisagrees
+                        | FindingKind::MissingIndex
+                )
+                && first_unflushed.is_some_and(|fu| s.base >= fu)
+            {
+                f.severity = Severity::Info;
+                f.detail
+                    .push_str(" (the segment is above the recovery point and recovered anyway)");
+            }
+            if !rescanned && f.kind == FindingKind::TornLogTail {
+                f.detail.push_str(
+                    "; but the loader trusts this segment (clean shutdown or below the recovery point) and keeps them: readers get a corrupt batch there",
+                );
+            }
+            findings.push(f);
+        }
+    }
+    let truncate_bytes: u64 = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base))
+        .filter_map(|s| {
+            s.scan
+                .as_ref()
+                .map(|sc| s.size.saturating_sub(sc.valid_end))
+        })
+        .sum();
+    let rescan_bytes: u64 = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base))
+        .map(|s| s.size)
+        .sum();
+    if let Some(f) = first_unflushed {
+        let count = segs.iter().filter(|s| s.base >= f).count();
+        findings.push(finding(
+            Severity::Warning,
+            FindingKind::RecoveryNeeded,
+            None,
+            format!(
+                "no clean-shutdown marker{}: the broker recovers {count} segment(s) from the one based at {f} (recovery point {rp}{})",
+                if ctx.malformed { " trusted (a checkpoint is unreadable)" } else { "" },
+                if ctx.recovery_point.is_none() { ", none checkpointed" } else { "" },
+            ),
+        ));
+    }
+
+    // Producer snapshots, leader epochs and checkpointed offsets against the log end.
+    if let Some(leo) = log_end_offset {
+        check_snapshots(dir, leo, &mut findings);
+        check_epochs(dir, leo, &mut findings);
+        if let Some(ls) = ctx.log_start_offset {
+            if ls > leo {
+                findings.push(finding(
+                    Severity::Error,
+                    FindingKind::LogStartAheadOfLog,
+                    None,
+                    format!(
+                        "the checkpointed log start offset {ls} is above the log end offset {leo}: the broker deletes every segment (deleteSegmentsIfLogStartGreaterThanLogEnd)"
+                    ),
+                ));
+            }
+        }
+        if let Some(hw) = ctx.high_watermark {
+            if hw > leo {
+                findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::HighWatermarkAheadOfLog,
+                    None,
+                    format!(
+                        "the checkpointed high watermark {hw} is above the log end offset {leo}: the broker lowers it to the log end; records up to {hw} were acknowledged"
+                    ),
+                ));
+            }
+        }
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
+    drop(segs);
+    PartitionReport {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        layout: ctx.layout,
+        segments: n,
+        bytes,
+        log_end_offset,
+        recovery_point: ctx.recovery_point,
+        log_start_offset: ctx.log_start_offset,
+        high_watermark: ctx.high_watermark,
+        clean_shutdown: clean,
+        recovered_segments: recovered.into_iter().collect(),
+        rescan_bytes,
+        truncate_bytes,
+        predicted_seconds,
+        findings,
+    }
+}
+
+fn check_snapshots(dir: &Path, leo: i64, findings: &mut Vec<Finding>) {
+    let Ok(snaps) = crate::producer::snapshot::list_snapshot_files(dir) else {
+        return;
+    };
+    for (offset, path) in snaps {
+        let name = names::file_name(&path).to_string();
+        let len = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let decoded = if len > super::super::MAX_INDEX_FILE_BYTES {
+            Err(format!(
+                "{len} bytes, larger than any snapshot a broker writes"
+            ))
+        } else {
+            std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|b| {
+                    crate::producer::snapshot::decode_snapshot(&b).map_err(|e| e.to_string())
+                })
+        };
+        if let Err(why) = decoded {
+            findings.push(finding(
+                Severity::Warning,
+                FindingKind::CorruptSnapshot,
+                Some(&name),
+                format!("{why}: the broker deletes it and rebuilds the producer state from an earlier snapshot or the log"),
+            ));
+        }
+        if offset > leo {
+            findings.push(finding(
+                Severity::Warning,
+                FindingKind::SnapshotAheadOfLog,
+                Some(&name),
+                format!("at offset {offset}, above the log end offset {leo}: the broker deletes it (truncateAndReload) and rebuilds the producer state from an earlier snapshot or the log"),
+            ));
+        }
+    }
+}
+
+fn check_epochs(dir: &Path, leo: i64, findings: &mut Vec<Finding>) {
+    let path = dir.join("leader-epoch-checkpoint");
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return;
+    };
+    const NAME: &str = "leader-epoch-checkpoint";
+    if !meta.is_file() || meta.len() > crate::checkpoint::MAX_CHECKPOINT_BYTES * 1024 {
+        findings.push(finding(
+            Severity::Error,
+            FindingKind::CorruptLeaderEpochCheckpoint,
+            Some(NAME),
+            "not a regular file of a plausible size: Kafka 4.4 fails to load the partition".into(),
+        ));
+        return;
+    }
+    let parsed = std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| crate::producer::snapshot::decode_leader_epoch_checkpoint(&b));
+    match parsed {
+        Err(why) => findings.push(finding(
+            Severity::Error,
+            FindingKind::CorruptLeaderEpochCheckpoint,
+            Some(NAME),
+            format!("{why}: Kafka 4.4 fails to load the partition (the log directory goes offline); this library's loader rebuilds the cache from the batches"),
+        )),
+        Ok(entries) => {
+            let ahead: Vec<(i32, i64)> = entries.into_iter().filter(|&(_, o)| o > leo).collect();
+            if !ahead.is_empty() {
+                findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::LeaderEpochAheadOfLog,
+                    Some(NAME),
+                    format!("entries {ahead:?} start above the log end offset {leo}: the broker removes them (truncateFromEnd)"),
+                ));
+            }
+        }
+    }
+}

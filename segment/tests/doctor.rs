@@ -1,0 +1,656 @@
+//! `dump-log doctor`: the pre-flight check of a log directory, on the repository's
+//! fixtures (a clean partition of this library's writer, a Kafka 4.4 log directory copied
+//! after `kill -9`), on the optional field data, and on directories built here to show
+//! each pattern it reports. Every test asserts specific findings.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn data(rel: &str) -> PathBuf {
+    field_data::in_repo_root().join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dump-log"))
+        .arg("doctor")
+        .args(args)
+        .output()
+        .expect("run dump-log doctor")
+}
+
+/// `dump-log doctor --json --no-calibrate DIR`: the report and the exit code.
+fn doctor(dir: &Path) -> (Value, i32) {
+    let o = run(&["--json", "--no-calibrate", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let code = o.status.code().unwrap();
+    assert_eq!(
+        v["exit_code"], code,
+        "the JSON's exit code is the process's"
+    );
+    (v, code)
+}
+
+fn partition<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no partition {name} in {v}"))
+}
+
+/// The findings of `p` of `kind`, as (severity, file).
+fn findings(p: &Value, kind: &str) -> Vec<(String, Option<String>)> {
+    p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .map(|f| {
+            (
+                f["severity"].as_str().unwrap().to_string(),
+                f["file"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// One finding of `severity` about `file`, as [`findings`] lists it.
+fn one(severity: &str, file: &str) -> Vec<(String, Option<String>)> {
+    vec![(severity.to_string(), Some(file.to_string()))]
+}
+
+fn kinds(p: &Value) -> Vec<String> {
+    p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A writable copy of `generated/orders-0` (this library's layout: clean-shutdown marker,
+/// `recovery-point` 2510, six segments).
+fn orders_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = copy_partition(&data("generated/orders-0"), tmp.path());
+    (tmp, dst)
+}
+
+/// Copies the regular files of the partition directory `from` into `<root>/<its name>`.
+fn copy_partition(from: &Path, root: &Path) -> PathBuf {
+    let dst = root.join(from.file_name().unwrap());
+    std::fs::create_dir(&dst).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    dst
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn len(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn a_clean_partition_has_nothing_to_do() {
+    let (v, code) = doctor(&data("generated/orders-0"));
+    assert_eq!(code, 0, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["layout"], "library");
+    assert_eq!(p["clean_shutdown"], true);
+    assert_eq!(p["segments"], 6);
+    assert_eq!(p["log_end_offset"], 2510);
+    assert_eq!(p["recovery_point"], 2510);
+    assert_eq!(p["rescan_bytes"], 0);
+    assert_eq!(p["findings"].as_array().unwrap().len(), 0, "{p}");
+}
+
+#[test]
+fn the_kill_9_log_dir_is_recovered_from_its_root_checkpoints() {
+    let (v, code) = doctor(&data("kafka-4.4.0/crash"));
+    assert_eq!(code, 1, "recovery, no data lost: {v}");
+    assert_eq!(v["log_dir"], true);
+    assert_eq!(v["partitions"].as_array().unwrap().len(), 3);
+    for (name, rp, active) in [
+        ("appendtime-0", 1350, "00000000000000001284"),
+        ("codecs-0", 7200, "00000000000000007163"),
+        ("txn-0", 3480, "00000000000000003429"),
+    ] {
+        let p = partition(&v, name);
+        assert_eq!(p["layout"], "kafka");
+        assert_eq!(p["clean_shutdown"], false, "{name}: no marker at the root");
+        assert_eq!(
+            p["recovery_point"], rp,
+            "{name}: from recovery-point-offset-checkpoint"
+        );
+        assert_eq!(
+            p["log_end_offset"], rp,
+            "{name}: the kill came after a checkpoint"
+        );
+        let base: i64 = active.parse().unwrap();
+        assert_eq!(p["recovered_segments"], serde_json::json!([base]), "{name}");
+        let log = data(&format!("kafka-4.4.0/crash/{name}/{active}.log"));
+        assert_eq!(p["rescan_bytes"], len(&log), "{name}");
+        assert_eq!(findings(p, "recovery_needed").len(), 1, "{name}");
+        // The active segment's preallocated offset index (64 KiB, mostly zero slots).
+        assert_eq!(
+            findings(p, "untrimmed_index")
+                .iter()
+                .filter(|(s, f)| s == "info" && f.as_deref() == Some(&format!("{active}.index")))
+                .count(),
+            1,
+            "{name}: {p}"
+        );
+    }
+    // codecs-0 and appendtime-0 never wrote a time-index entry in their active segment.
+    let p = partition(&v, "codecs-0");
+    assert_eq!(
+        findings(p, "unwritten_time_index"),
+        one("info", "00000000000000007163.timeindex")
+    );
+}
+
+#[test]
+fn a_missing_clean_shutdown_marker_means_recovery_from_the_recovery_point() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["clean_shutdown"], false);
+    assert_eq!(findings(p, "recovery_needed").len(), 1);
+    // Recovery point 2510 is the log end: only the segment holding it (the last) is rescanned.
+    assert_eq!(p["recovered_segments"], serde_json::json!([2180]));
+    assert_eq!(
+        p["rescan_bytes"],
+        len(&dir.join("00000000000000002180.log"))
+    );
+
+    // Without a recovery point, everything is rescanned.
+    std::fs::remove_file(dir.join("recovery-point")).unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"].as_array().unwrap().len(), 6);
+    assert_eq!(p["rescan_bytes"], p["bytes"]);
+}
+
+#[test]
+fn a_zero_filled_tail_below_the_marker_is_found_and_rescanned() {
+    let (_tmp, dir) = orders_copy();
+    let log = dir.join("00000000000000000443.log");
+    let before = len(&log);
+    append(&log, &vec![0u8; 8192]);
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1, "zeros are cut, no record is lost: {v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "zero_filled_log_tail"),
+        one("warning", "00000000000000000443.log")
+    );
+    assert!(kinds(p).contains(&"index_disagrees".to_string()));
+    assert!(findings(p, "torn_log_tail").is_empty());
+    assert_eq!(p["recovered_segments"], serde_json::json!([443]));
+    assert_eq!(p["rescan_bytes"], before + 8192);
+}
+
+#[test]
+fn a_torn_tail_is_an_error() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    append(&dir.join("00000000000000002180.log"), &[0xab; 100]);
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "recovery truncates bytes: {v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "torn_log_tail"),
+        one("error", "00000000000000002180.log")
+    );
+}
+
+#[test]
+fn a_full_size_never_written_time_index_is_found() {
+    let (_tmp, dir) = orders_copy();
+    // Kafka's preallocated size at log.index.size.max.bytes=10 MiB, rounded to 12 bytes.
+    std::fs::write(
+        dir.join("00000000000000000881.timeindex"),
+        vec![0u8; 10485756],
+    )
+    .unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "unwritten_time_index"),
+        one("warning", "00000000000000000881.timeindex")
+    );
+    assert_eq!(p["recovered_segments"], serde_json::json!([881]));
+}
+
+#[test]
+fn leftover_swap_deleted_and_tmp_files_say_what_the_loader_does() {
+    let (_tmp, dir) = orders_copy();
+    // A swap of the first segment's own bytes: a clean that changed nothing.
+    std::fs::copy(
+        dir.join("00000000000000000000.log"),
+        dir.join("00000000000000000000.log.swap"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("00000000000000000000.index.deleted"), b"").unwrap();
+    std::fs::write(dir.join("leader-epoch-checkpoint.tmp"), b"0\n").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "swap_completed"),
+        one("warning", "00000000000000000000.log.swap")
+    );
+    assert_eq!(
+        findings(p, "deleted_file"),
+        one("info", "00000000000000000000.index.deleted")
+    );
+    assert_eq!(
+        findings(p, "temp_file"),
+        one("info", "leader-epoch-checkpoint.tmp")
+    );
+
+    // A `.cleaned` file at or below the swap: the swap belongs to an unfinished split.
+    std::fs::write(dir.join("00000000000000000000.log.cleaned"), b"").unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(findings(p, "swap_deleted").len(), 1);
+    assert!(findings(p, "swap_completed").is_empty());
+    assert_eq!(findings(p, "cleaned_file").len(), 1);
+}
+
+#[test]
+fn a_swap_that_fails_validation_is_refused() {
+    let (_tmp, dir) = orders_copy();
+    let mut bytes = std::fs::read(dir.join("00000000000000000000.log")).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff; // a checksum no longer matches
+    std::fs::write(dir.join("00000000000000000000.log.swap"), bytes).unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(findings(p, "swap_refused").len(), 1, "{p}");
+}
+
+#[test]
+fn a_snapshot_ahead_of_the_log_end_is_found() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::copy(
+        dir.join("00000000000000002510.snapshot"),
+        dir.join("00000000000000009999.snapshot"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("00000000000000001746.snapshot"), b"garbage").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1);
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "snapshot_ahead_of_log"),
+        one("warning", "00000000000000009999.snapshot")
+    );
+    assert_eq!(
+        findings(p, "corrupt_snapshot"),
+        one("warning", "00000000000000001746.snapshot")
+    );
+}
+
+#[test]
+fn leader_epochs_corrupt_or_ahead_of_the_log_end() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n0 0\n7 5000\n").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1);
+    let p = partition(&v, "orders-0");
+    assert_eq!(findings(p, "leader_epoch_ahead_of_log").len(), 1);
+
+    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n3\n0 0\n").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "Kafka fails the load: {v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "corrupt_leader_epoch_checkpoint"),
+        one("error", "leader-epoch-checkpoint")
+    );
+}
+
+#[test]
+fn text_output_has_the_table_and_the_verdict() {
+    let dir = data("kafka-4.4.0/crash");
+    let o = run(&["--throughput-mbps", "100", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("recovery throughput: 100.0 MB/s + 0.0 ms per recovered segment + 0.0 ms per recovering partition (given)"),
+        "{out}"
+    );
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("partition ") && l.contains("rescan bytes")));
+    let row = out.lines().find(|l| l.starts_with("txn-0 ")).unwrap();
+    assert!(row.split_whitespace().any(|w| w == "3480"), "{row}");
+    assert!(out.contains("warning recovery_needed"), "{out}");
+    assert!(out.contains("verdict: the broker will recover"), "{out}");
+}
+
+#[test]
+fn calibration_measures_a_throughput() {
+    let o = run(&[
+        "--json",
+        "--calibrate-mib",
+        "4",
+        data("generated/orders-0").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["throughput"]["source"], "calibrated");
+    assert!(v["throughput"]["bytes"].as_u64().unwrap() >= 4 << 20);
+    assert!(v["throughput"]["mb_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["throughput"]["segment_overhead_s"].as_f64().unwrap() >= 0.0);
+    assert!(v["throughput"]["partition_overhead_s"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn the_prediction_is_bytes_over_throughput_plus_a_cost_per_segment() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    std::fs::remove_file(dir.join("recovery-point")).unwrap();
+    let o = run(&[
+        "--json",
+        "--throughput-mbps",
+        "1",
+        "--segment-overhead-ms",
+        "10",
+        "--partition-overhead-ms",
+        "30",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = partition(&v, "orders-0");
+    let bytes = p["rescan_bytes"].as_f64().unwrap();
+    let want = bytes / 1e6 + 6.0 * 0.010 + 0.030;
+    let got = p["predicted_seconds"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+}
+
+#[test]
+fn measure_compares_the_prediction_with_a_real_load() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &v["measured"]["orders-0"];
+    assert_eq!(m["segments_recovered"], 1, "{v}");
+    assert_eq!(m["bytes_truncated"], 0);
+    assert_eq!(m["log_end_offset"], 2510);
+    assert!(
+        !dir.join(".kafka_cleanshutdown").exists(),
+        "the directory is untouched"
+    );
+    assert!(!dir.join(".lock").exists(), "no lock taken");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&[]).status.code(), Some(2));
+    assert_eq!(run(&["/nonexistent/dir"]).status.code(), Some(2));
+    let o = run(&[
+        "--throughput-mbps",
+        "-1",
+        data("generated/orders-0").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // Calibration measures the overhead: giving it too would be ignored.
+    let o = run(&[
+        "--segment-overhead-ms",
+        "3",
+        data("generated/orders-0").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn field_data() {
+    let Some(root) = field_data::field_data_dir("dump-log doctor, field data") else {
+        return;
+    };
+    let (v, code) = doctor(&root);
+    // The copies hold no clean-shutdown marker and no root checkpoints: every partition is
+    // recovered from offset 0, and none loses data. Some were renamed when they were
+    // collected (`...-broker0-follower`): a broker would refuse those names.
+    assert_eq!(code, 2, "{v}");
+    let parts = v["partitions"].as_array().unwrap();
+    assert!(parts.len() >= 10, "{}", parts.len());
+    for p in parts {
+        let name = p["name"].as_str().unwrap();
+        let renamed = name
+            .rsplit_once('-')
+            .is_none_or(|(_, n)| n.parse::<u32>().is_err());
+        assert_eq!(
+            findings(p, "not_a_partition_name"),
+            if renamed {
+                vec![("error".to_string(), None)]
+            } else {
+                vec![]
+            },
+            "{name}"
+        );
+        assert_eq!(findings(p, "recovery_needed").len(), 1, "{p}");
+        assert_eq!(p["rescan_bytes"], p["bytes"], "{}", p["name"]);
+        assert!(
+            findings(p, "torn_log_tail").is_empty(),
+            "{}: {p}",
+            p["name"]
+        );
+    }
+    let p = partition(&v, "rjmfernandes-__cluster_metadata-0");
+    assert_eq!(p["log_end_offset"], 17027);
+    assert_eq!(p["segments"], 1);
+}
+
+/// A Kafka log dir holding a copy of the kill -9 `txn-0` (log end 3480) under root
+/// checkpoints written here.
+fn kafka_root(recovery: &str, log_start: &str, replication: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_partition(&data("kafka-4.4.0/crash/txn-0"), tmp.path());
+    std::fs::write(
+        tmp.path().join("recovery-point-offset-checkpoint"),
+        recovery,
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("log-start-offset-checkpoint"), log_start).unwrap();
+    std::fs::write(
+        tmp.path().join("replication-offset-checkpoint"),
+        replication,
+    )
+    .unwrap();
+    let root = tmp.path().to_path_buf();
+    (tmp, root)
+}
+
+#[test]
+fn root_checkpoints_above_the_log_end_or_malformed() {
+    let (_tmp, root) = kafka_root(
+        "0\n1\ntxn 0 0\n",
+        "0\n1\ntxn 0 9000\n",
+        "0\n1\ntxn 0 4000\n",
+    );
+    let (v, code) = doctor(&root);
+    assert_eq!(
+        code, 2,
+        "a log start above the log end deletes every segment: {v}"
+    );
+    let p = partition(&v, "txn-0");
+    assert_eq!(p["recovery_point"], 0);
+    assert_eq!(
+        p["recovered_segments"].as_array().unwrap().len(),
+        8,
+        "from 0"
+    );
+    assert_eq!(
+        findings(p, "log_start_ahead_of_log"),
+        vec![("error".into(), None)]
+    );
+    assert_eq!(
+        findings(p, "high_watermark_ahead_of_log"),
+        vec![("warning".into(), None)]
+    );
+
+    // A malformed root checkpoint: every partition is recovered from 0.
+    let (_tmp, root) = kafka_root("0\n2\ntxn 0 3480\n", "0\n0\n", "0\n0\n");
+    let (v, code) = doctor(&root);
+    assert_eq!(code, 1);
+    let f = v["findings"].as_array().unwrap();
+    assert!(
+        f.iter().any(|f| f["kind"] == "malformed_checkpoint"
+            && f["file"] == "recovery-point-offset-checkpoint"),
+        "{v}"
+    );
+    let p = partition(&v, "txn-0");
+    assert_eq!(p["recovery_point"], Value::Null);
+    assert_eq!(p["rescan_bytes"], p["bytes"]);
+}
+
+#[test]
+fn deep_finds_what_the_loaders_end_checks_cannot() {
+    let (_tmp, dir) = orders_copy();
+    // A middle offset-index entry one byte off: the first and last entries still agree.
+    let idx = dir.join("00000000000000000443.index");
+    let mut b = std::fs::read(&idx).unwrap();
+    assert_eq!(b.len(), 56, "7 entries");
+    let pos = u32::from_be_bytes(b[28..32].try_into().unwrap());
+    b[28..32].copy_from_slice(&(pos + 1).to_be_bytes());
+    std::fs::write(&idx, b).unwrap();
+    // A byte flipped in the first third of another segment: a checksum fails there.
+    let log = dir.join("00000000000000000881.log");
+    let mut b = std::fs::read(&log).unwrap();
+    let at = b.len() / 3;
+    b[at] ^= 0x55;
+    std::fs::write(&log, b).unwrap();
+
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 0, "the loader's cheap checks pass both: {v}");
+
+    let o = run(&["--json", "--no-calibrate", "--deep", dir.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{v}");
+    let p = partition(&v, "orders-0");
+    // (The time index's verification finds its batches through the offset index, so it
+    // may disagree too.)
+    let bad = findings(p, "index_disagrees");
+    assert!(
+        bad.contains(&("warning".into(), Some("00000000000000000443.index".into()))),
+        "{bad:?}"
+    );
+    assert!(bad.iter().all(|(_, f)| f
+        .as_deref()
+        .is_some_and(|f| f.starts_with("00000000000000000443."))));
+    assert_eq!(
+        findings(p, "torn_log_tail"),
+        one("error", "00000000000000000881.log")
+    );
+    let detail = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "torn_log_tail")
+        .unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        detail.contains("the loader trusts this segment"),
+        "{detail}"
+    );
+}
+
+/// Names, lengths and modification times of every file under `root`.
+fn listing(root: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::metadata(&p).unwrap();
+            if m.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p, m.len(), m.modified().unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_doctor_writes_nothing_and_takes_no_lock() {
+    let (_tmp, root) = kafka_root("0\n1\ntxn 0 0\n", "0\n0\n", "0\n0\n");
+    let (_tmp2, part) = orders_copy();
+    std::fs::remove_file(part.join(".kafka_cleanshutdown")).unwrap();
+    for dir in [&root, &part] {
+        let before = listing(dir);
+        let o = run(&["--no-calibrate", "--deep", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(listing(dir), before, "{}", dir.display());
+    }
+}
+
+/// The segments the doctor says the loader rescans are the ones `Log::open` of a copy
+/// recovers, and it ends at the log end the doctor read.
+fn assert_prediction_matches_the_loader(dir: &Path) {
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for p in v["partitions"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let m = &v["measured"][name];
+        assert_eq!(
+            m["segments_recovered"].as_u64(),
+            Some(p["recovered_segments"].as_array().unwrap().len() as u64),
+            "{name}: {m} vs {p}"
+        );
+        assert_eq!(m["log_end_offset"], p["log_end_offset"], "{name}");
+        assert_eq!(m["bytes_truncated"], p["truncate_bytes"], "{name}");
+    }
+}
+
+#[test]
+fn predicted_segments_are_the_ones_the_loader_recovers() {
+    assert_prediction_matches_the_loader(&data("kafka-4.4.0/crash"));
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("00000000000000000881.timeindex"), vec![0u8; 120]).unwrap();
+    append(&dir.join("00000000000000000443.log"), &[0u8; 4096]);
+    assert_prediction_matches_the_loader(&dir);
+    if let Some(root) = field_data::field_data_dir("dump-log doctor --measure, field data") {
+        assert_prediction_matches_the_loader(&root);
+    }
+}
