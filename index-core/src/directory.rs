@@ -275,15 +275,11 @@ impl Directory {
         let d = Directory {
             page_shift: page_size.trailing_zeros(),
             fences: (0..pages).map(|_| AtomicI64::new(UNKNOWN_FENCE)).collect(),
-            fence_entries: (0..fence_entry_pages)
-                .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
-                .collect(),
+            fence_entries: zeroed_pairs(fence_entry_pages),
             block_shift,
             blocks_per_page,
-            block_keys: (0..pages * blocks_per_page)
-                .map(|_| AtomicU32::new(0))
-                .collect(),
-            known_blocks: (0..pages).map(|_| AtomicU32::new(0)).collect(),
+            block_keys: zeroed_u32s(pages * blocks_per_page),
+            known_blocks: zeroed_u32s(pages),
             writer_page: AtomicUsize::new(0),
             truncations: AtomicUsize::new(0),
             fill: Lock::new(()),
@@ -919,6 +915,33 @@ pub struct PageRange {
     pub first: usize,
     /// The page's last used slot (inclusive).
     pub last: usize,
+}
+
+/// `len` atomics holding 0, allocated zeroed (`calloc`: a large row comes from fresh
+/// zero pages of the OS, committed only when a page of it is written, so an index's
+/// block keys cost memory only for the pages it uses, and nothing at open).
+#[cfg(not(loom))]
+fn zeroed_u32s(len: usize) -> Box<[AtomicU32]> {
+    bytemuck::zeroed_slice_box(len)
+}
+
+#[cfg(loom)]
+fn zeroed_u32s(len: usize) -> Box<[AtomicU32]> {
+    (0..len).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// `len` pairs of atomics holding 0 (fence entries), allocated zeroed as
+/// [`zeroed_u32s`].
+#[cfg(not(loom))]
+fn zeroed_pairs(len: usize) -> Box<[[AtomicI64; 2]]> {
+    bytemuck::zeroed_slice_box(len)
+}
+
+#[cfg(loom)]
+fn zeroed_pairs(len: usize) -> Box<[[AtomicI64; 2]]> {
+    (0..len)
+        .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
+        .collect()
 }
 
 /// `key - fence` as a block key, if it fits in a `u32`.

@@ -132,7 +132,7 @@ impl Mapped {
         slot: usize,
         entries: usize,
     ) -> Option<E> {
-        let (SearchStrategy::PageDirectory { page_size }, Some(d)) = (strategy, &self.dir) else {
+        let (Some(page_size), Some(d)) = (strategy.directory_page_size(), &self.dir) else {
             return None;
         };
         if d.page_size() != crate::directory::normalize_page_size(page_size) {
@@ -411,12 +411,19 @@ impl<E: IndexEntry> IndexFile<E> {
         // more (Kafka closes its `RandomAccessFile` right after mapping, too).
         drop(file);
         let entries = if newly_created { 0 } else { length / E::SIZE };
-        let mapped = Arc::new(Mapped::new(mapping, None, length / E::SIZE));
+        // The default strategy searches through a page directory: it is built here, with
+        // the mapping (every fence unknown, its block keys allocated zeroed: no page of
+        // the file is read and no memory committed until lookups and appends use it).
+        let strategy = SearchStrategy::default();
+        let dir = strategy
+            .directory_page_size()
+            .map(|p| Directory::new::<E>(p, length, entries));
+        let mapped = Arc::new(Mapped::new(mapping, dir, length / E::SIZE));
         // Before any lookup or remap of this index can run (see `readers`).
         readers::init();
         Ok(IndexFile {
             base_offset,
-            strategy: SearchStrategy::default(),
+            strategy,
             writable,
             path: Shared::new(path),
             mapping: Shared::new(Some(mapped.clone())),
@@ -434,9 +441,11 @@ impl<E: IndexEntry> IndexFile<E> {
     }
 
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
-    /// (default: Kafka's warm/cold with an 8192-byte warm section).
+    /// (default: [`SearchStrategy::HYBRID`], Kafka's warm section of 8192 bytes and the
+    /// cold part through a page directory of 4 KiB pages, built at open).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (268 bytes
+    /// [`SearchStrategy::PageDirectory`] and [`SearchStrategy::Hybrid`] make the index
+    /// keep a page directory (268 bytes
     /// of memory per 4 KiB page of the mapped file with 8-byte entries, 372 with 12-byte
     /// entries, see [`Directory::bytes_per_page`]): installed here without reading any
     /// page (its fences and block keys start unknown and are filled in by the searches
@@ -455,15 +464,17 @@ impl<E: IndexEntry> IndexFile<E> {
     /// the file. Leaves an unmapped index, or one whose remap fails, without a directory
     /// (searches then fall back to warm/cold, with the same results).
     fn install_directory(&self) {
-        let page_size = match self.strategy {
-            SearchStrategy::PageDirectory { page_size } => Some(page_size),
-            _ => None,
-        };
+        let page_size = self.strategy.directory_page_size();
         let mut w = self.writer.lock();
         let mut slot = self.mapping.write();
         let Some(old) = slot.as_ref() else {
             return;
         };
+        let normalize = crate::directory::normalize_page_size;
+        if old.dir.as_ref().map(Directory::page_size) == page_size.map(normalize) {
+            // The mapping already has the directory this strategy needs (or none).
+            return;
+        }
         // Opened for the remap only (no descriptor is kept, see `Writer`).
         let Ok(file) = self.open_file() else {
             return;
