@@ -17,8 +17,8 @@
 //!   in the out-of-order core); *isolated* puts an `lfence` ([`index_core::sys::lfence`])
 //!   between lookups, so each one pays its full latency.
 //!
-//! Arms: `OffsetIndex::lookup` / `TimeIndex::lookup` (the whole API call) with warm/cold
-//! (the default), the page directory and binary search; the search kernel alone over the
+//! Arms: `OffsetIndex::lookup` / `TimeIndex::lookup` (the whole API call) with Kafka's
+//! warm/cold, the page directory, binary search and the hybrid (the default); the search kernel alone over the
 //! same mapped bytes (a snapshot taken once); Kafka's kernel step by step (the oracle the
 //! fast kernels are checked against); and an Eytzinger layout with prefetch, key only
 //! (a `Vec<u64>` in BFS order: a reference for the limit); and the **floor**: the answer
@@ -59,13 +59,21 @@ const TARGETS: usize = 100_000;
 const HOT_SLOTS: usize = 1024;
 /// Lookups per turn: the competitors of a round take turns every `SLICE` lookups.
 const SLICE: usize = 1000;
-const STRATEGIES: [SearchStrategy; 3] = [
-    SearchStrategy::WarmCold {
-        warm_section_bytes: 8192,
-    },
+const STRATEGIES: [SearchStrategy; 4] = [
+    SearchStrategy::WARM_COLD,
     SearchStrategy::PAGE_DIRECTORY,
     SearchStrategy::Binary,
+    SearchStrategy::HYBRID,
 ];
+/// Report names of [`STRATEGIES`].
+const NAMES: [&str; 4] = [
+    "warm/cold (Kafka's)",
+    "page directory",
+    "binary",
+    "hybrid (default)",
+];
+/// Kernel arms [`kernel_arms`] puts after the API-call arms.
+const TRAILING: usize = 4;
 
 fn rounds() -> usize {
     std::env::var("LIMIT_ROUNDS")
@@ -259,6 +267,16 @@ fn kernel_arms<'a, E: IndexEntry>(
         }),
     ));
     decode.push(Box::new(slot));
+    let hybrid = &snaps[3];
+    arms.push((
+        "hybrid kernel alone (snapshot search)".into(),
+        Box::new(move |t| {
+            hybrid
+                .search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                .map_or(0, |s| s as u64 + 1)
+        }),
+    ));
+    decode.push(Box::new(slot));
     arms.push((
         "Kafka's warm/cold kernel step by step (the oracle)".into(),
         Box::new(move |t| {
@@ -268,7 +286,7 @@ fn kernel_arms<'a, E: IndexEntry>(
                 t,
                 SearchField::Key,
                 Bound::LargestLowerBound,
-                SearchStrategy::default(),
+                SearchStrategy::WARM_COLD,
                 &mut NoProbe,
             )
             .map_or(0, |s| s as u64 + 1)
@@ -368,21 +386,20 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
     let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
     let eytz = Eytzinger::new(&ukeys);
     let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps, &floor, |t| (t / 3) as usize);
-    let names = ["warm/cold (default)", "page directory", "binary"];
-    for (index, name) in indexes.iter().zip(names) {
+    for (index, name) in indexes.iter().zip(NAMES) {
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 format!("`OffsetIndex::lookup`, {name}"),
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(offset_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
     }
     if std::env::var_os("LIMIT_PROBE").is_some() {
         let wc = &indexes[0];
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 "`IndexFile::search` alone, warm/cold (LIMIT_PROBE)".into(),
                 Box::new(move |t| {
@@ -393,10 +410,10 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(answer_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(answer_slot));
         let snap = &snaps[0];
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 "snapshot search, answer and decode, warm/cold (LIMIT_PROBE)".into(),
                 Box::new(move |t| {
@@ -406,7 +423,7 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(offset_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
     }
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
     let uniform = targets(&keys, 0, 3);
@@ -449,17 +466,16 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
     let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps, &floor, |t| {
         ((t - 1_700_000_000_000) / 7) as usize
     });
-    let names = ["warm/cold (default)", "page directory", "binary"];
-    for (index, name) in indexes.iter().zip(names) {
+    for (index, name) in indexes.iter().zip(NAMES) {
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 format!("`TimeIndex::lookup`, {name}"),
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
             ),
         );
         decode.insert(
-            decode.len() - 3,
+            decode.len() - TRAILING,
             Box::new(|r: u64| Some(((r - 1) / 2) as usize)),
         );
     }
@@ -501,8 +517,9 @@ fn appending_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>)
     println!("| arm | appender | appending / idle | idle ns | appending ns | entries appended |");
     println!("|---|---|---:|---:|---:|---:|");
     for (k, (name, strategy)) in [
-        ("warm/cold (default)", STRATEGIES[0]),
-        ("page directory", STRATEGIES[1]),
+        (NAMES[0], STRATEGIES[0]),
+        (NAMES[1], STRATEGIES[1]),
+        (NAMES[3], STRATEGIES[3]),
     ]
     .into_iter()
     .enumerate()

@@ -6,7 +6,15 @@
 //! every **block** of the page (a block key per cache line of index). A key lookup first
 //! finds, in memory, the one page that can hold the answer, then the one block of that
 //! page, and bisects only the slots of that block
-//! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory)).
+//! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory); the default
+//! [`SearchStrategy::Hybrid`](crate::SearchStrategy::Hybrid) searches the cold part of
+//! Kafka's warm/cold split this way, over the slots up to the first warm slot only).
+//!
+//! Every index opened with the default strategy builds its directory with its mapping:
+//! the fences are initialised to "unknown" (8 bytes per page), the block keys, known-block
+//! counts and fence entries are allocated zeroed (`bytemuck::zeroed_slice_box`, a
+//! `calloc`), so a large row costs address space at open, and memory only for the pages
+//! that appends and lookups write.
 //!
 //! # Geometry
 //!
@@ -889,18 +897,78 @@ impl Directory {
             }
             page
         };
+        let fence = self.fence_key(page, slots, base_offset, probe);
+        Some(self.range_of::<E>(page, pages, entries, fence))
+    }
+
+    /// The [`PageRange`] of `page` (of `pages` fenced pages, `entries` used slots), whose
+    /// fence is `fence`.
+    #[inline(always)]
+    fn range_of<E: IndexEntry>(
+        &self,
+        page: usize,
+        pages: usize,
+        entries: usize,
+        fence: i64,
+    ) -> PageRange {
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)
         } else {
             entries - 1
         };
-        Some(PageRange {
+        PageRange {
             page,
-            fence: self.fence_key(page, slots, base_offset, probe),
+            fence,
             first,
             last: last.max(first),
-        })
+        }
+    }
+
+    /// [`page_range`](Self::page_range) for a lookup that is not a hot-tail one (the cold
+    /// part of [`SearchStrategy::Hybrid`](crate::SearchStrategy::Hybrid)): the same page,
+    /// found first by interpolation. When the last fence qualifies the page is the last
+    /// one; else, if the first one qualifies, the page that interpolating the target
+    /// between the two predicts (offsets and timestamps grow about evenly) is taken if its
+    /// fence qualifies and the next one's does not, which is the definition of the page
+    /// for increasing fences. Two independent fence loads instead of the `log2(pages)`
+    /// dependent steps of the halving; any other case (a wrong guess, a short index) runs
+    /// [`page_range`](Self::page_range). On fences that do not increase the page's fence
+    /// qualifies, as with `page_range`.
+    #[inline(always)]
+    pub fn cold_page_range<E: IndexEntry, P: Probe>(
+        &self,
+        slots: &[E],
+        base_offset: i64,
+        target: i64,
+        strict: bool,
+        probe: &mut P,
+    ) -> Option<PageRange> {
+        let entries = slots.len();
+        let pages = self.pages::<E>(entries);
+        if pages > 2 {
+            let qualifies = |f: i64| if strict { f < target } else { f <= target };
+            let last = pages - 1;
+            let first_fence = self.fence_key(0, slots, base_offset, probe);
+            let last_fence = self.fence_key(last, slots, base_offset, probe);
+            if qualifies(last_fence) {
+                return Some(self.range_of::<E>(last, pages, entries, last_fence));
+            }
+            if qualifies(first_fence) && last_fence > first_fence {
+                // Both differences are non-negative (first <= target <= last): as u64
+                // they do not overflow; the guess is in [0, last - 1] (the cast
+                // saturates).
+                let span = last_fence.wrapping_sub(first_fence) as u64 as f64;
+                let at = target.wrapping_sub(first_fence) as u64 as f64;
+                let guess = ((at / span * last as f64) as usize).min(last - 1);
+                let fence = self.fence_key(guess, slots, base_offset, probe);
+                let next = self.fence_key(guess + 1, slots, base_offset, probe);
+                if qualifies(fence) && !qualifies(next) {
+                    return Some(self.range_of::<E>(guess, pages, entries, fence));
+                }
+            }
+        }
+        self.page_range(slots, base_offset, target, strict, probe)
     }
 }
 

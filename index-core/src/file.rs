@@ -26,8 +26,9 @@
 //!   page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
 //! * **Truncation** lowers the published count first; a reader that loaded the old count
 //!   may return a stale entry (as in Kafka), never read out of bounds.
-//! * **The page directory** (only with [`SearchStrategy::PageDirectory`], see
-//!   [`crate::directory`]) lives in the same `Arc` as the mapping. The writer stores a
+//! * **The page directory** (with [`SearchStrategy::Hybrid`], the default, built at
+//!   open, and with [`SearchStrategy::PageDirectory`]; see [`crate::directory`]) lives in
+//!   the same `Arc` as the mapping. The writer stores a
 //!   page's fence when it writes the page's first slot, before publishing the count, so it
 //!   rides on the same `Release`/`Acquire` pair; a remap copies the used fences into the
 //!   new mapping's directory before installing it.
@@ -139,6 +140,32 @@ impl Mapped {
             return None;
         }
         d.fence_entry(slot, entries)
+    }
+}
+
+impl Mapped {
+    /// [`Mapped::fence_answer`] for the index's own strategy, whose directory this
+    /// mapping's is (no page-size check). A hybrid lookup answered in the warm section
+    /// reads its answer from the mapping: the warm section's pages are the ones every
+    /// warm lookup reads anyway, and a hot-tail lookup saves the directory's check.
+    #[inline(always)]
+    fn own_fence_answer<E: IndexEntry>(
+        &self,
+        strategy: SearchStrategy,
+        slot: usize,
+        entries: usize,
+    ) -> Option<E> {
+        match strategy {
+            SearchStrategy::Hybrid { .. }
+                if Some(slot) >= strategy.first_warm_slot(entries, E::SIZE) =>
+            {
+                None
+            }
+            SearchStrategy::Hybrid { .. } | SearchStrategy::PageDirectory { .. } => {
+                self.dir.as_ref()?.fence_entry(slot, entries)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -273,7 +300,7 @@ impl<E: IndexEntry> Snapshot<E> {
             target,
             field,
             bound,
-            self.strategy,
+            (self.strategy, true),
             probe,
         )
     }
@@ -294,7 +321,7 @@ impl<E: IndexEntry> Snapshot<E> {
             target,
             field,
             bound,
-            strategy,
+            (strategy, false),
             probe,
         )
     }
@@ -331,8 +358,9 @@ impl<E: IndexEntry> Snapshot<E> {
     pub fn mapping(&self) -> &Mapping {
         &self.mapping.map
     }
-    /// The index's page directory (present only when the index was configured with
-    /// [`SearchStrategy::PageDirectory`]).
+    /// The index's page directory (present when the index's strategy searches through
+    /// one: [`SearchStrategy::Hybrid`], the default, or
+    /// [`SearchStrategy::PageDirectory`]; see [`SearchStrategy::directory_page_size`]).
     pub fn directory(&self) -> Option<&Directory> {
         self.mapping.dir.as_ref()
     }
@@ -670,13 +698,13 @@ impl<E: IndexEntry> IndexFile<E> {
             target,
             field,
             bound,
-            self.strategy,
+            (self.strategy, true),
             probe,
         );
         // An answer that is a fence slot comes from the directory's memory (with 12-byte
         // entries it may straddle two pages of the mapping).
         found.map(|slot| {
-            let entry = mapping.fence_answer(self.strategy, slot, entries);
+            let entry = mapping.own_fence_answer(self.strategy, slot, entries);
             (slot, entry.unwrap_or(slots[slot]))
         })
     }

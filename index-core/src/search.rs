@@ -52,8 +52,9 @@ pub enum SearchStrategy {
     /// * **Value** searches (Kafka's `fetchUpperBoundOffset` by position, the time index's
     ///   `truncateTo` by offset) cannot use a directory of keys: they run Kafka's
     ///   warm/cold search with the default 8192-byte warm section.
-    /// * The directory is maintained only by an index configured with this strategy
-    ///   ([`crate::IndexFile::with_search_strategy`]), with this page size. Searching an
+    /// * The directory is maintained by an index configured with this strategy
+    ///   ([`crate::IndexFile::with_search_strategy`]) or with [`SearchStrategy::Hybrid`]
+    ///   (the default), with this page size. Searching an
     ///   index that has no directory, or one built for another page size, with this
     ///   strategy (e.g. through [`crate::Snapshot::search_with`]) falls back to warm/cold
     ///   with the default warm section; the results are the same.
@@ -370,9 +371,10 @@ fn kafka_bisect<E: IndexEntry, P: Probe>(
 /// This is a pure function of the slice and the target: it performs no I/O beyond
 /// reading `slots`, and reports each slot it reads to `probe`.
 ///
-/// [`SearchStrategy::PageDirectory`] needs the index's directory, which this function
-/// does not have: here it runs warm/cold with the default warm section (same results).
-/// [`crate::Snapshot::search`] passes the directory.
+/// [`SearchStrategy::PageDirectory`] and [`SearchStrategy::Hybrid`] need the index's
+/// directory, which this function does not have: here they run the fast kernel of their
+/// [`SearchStrategy::kafka_equivalent`] (same results). [`crate::Snapshot::search`]
+/// passes the directory.
 #[inline]
 pub fn search<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -389,13 +391,17 @@ pub fn search<E: IndexEntry, P: Probe>(
         target,
         which,
         bound,
-        strategy,
+        (strategy, false),
         probe,
     )
 }
 
 /// [`search`] with the index's page directory, if it has one (used by snapshots): the
-/// index is passed as `(slots, directory)`.
+/// index is passed as `(slots, directory)`, the strategy as `(strategy, own)`. With `own`
+/// the directory is the one the index built for `strategy` (its lookups and its
+/// snapshots' own searches), and is used without comparing page sizes (which costs a hot-tail lookup a few instructions); else
+/// (another strategy's search on the same view) only when the page sizes agree. Either
+/// way the answers are the same: a directory only changes which slots are read.
 ///
 /// `#[inline(always)]`: at a lookup's call site the field and the bound are constants,
 /// so inlining folds the dispatch away; left to the compiler, the lookup path of
@@ -408,7 +414,7 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
     target: i64,
     which: SearchField,
     bound: Bound,
-    strategy: SearchStrategy,
+    (strategy, own): (SearchStrategy, bool),
     probe: &mut P,
 ) -> Option<usize> {
     if which == SearchField::Value {
@@ -419,6 +425,7 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
         return kafka_search(slots, base_offset, target, which, bound, strategy, probe);
     }
     let dir = match (strategy.directory_page_size(), directory) {
+        (Some(_), Some(dir)) if own => Some(dir),
         (Some(page_size), Some(dir))
             if dir.page_size() == crate::directory::normalize_page_size(page_size) =>
         {
@@ -511,7 +518,7 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
     let cold = &slots[..=first_warm];
     let strict = bound == Bound::SmallestUpperBound;
     let range = dir
-        .page_range(cold, base_offset, target, strict, probe)
+        .cold_page_range(cold, base_offset, target, strict, probe)
         .filter(|r| {
             if strict {
                 r.fence < target
@@ -738,8 +745,9 @@ fn search_fast<E: IndexEntry, P: Probe>(
 /// Kafka's searches exactly as Kafka runs them, step by step: binary (pre-2.1,
 /// `AbstractIndex.indexSlotRangeFor` before KAFKA-6432) and warm/cold (2.1+), with the
 /// early exit on an exact match. The oracle that [`search`]'s fast kernels are checked
-/// against (for [`SearchStrategy::PageDirectory`] it runs warm/cold with the default
-/// warm section). Same contract as [`search`]; on any input (also non-increasing fields)
+/// against (it runs [`SearchStrategy::kafka_equivalent`]: for
+/// [`SearchStrategy::PageDirectory`] warm/cold with the default warm section, for
+/// [`SearchStrategy::Hybrid`] warm/cold with the hybrid's warm section). Same contract as [`search`]; on any input (also non-increasing fields)
 /// it returns Kafka's slot.
 #[inline]
 pub fn kafka_search<E: IndexEntry, P: Probe>(
