@@ -828,8 +828,10 @@ impl Directory {
     /// among `slots` (the used slots): the last fenced page whose fence is `<= target`
     /// (`strict = false`) or `< target` (`strict = true`). `None` when no fence qualifies
     /// (for `strict = false`: every key is `> target`). The key of slot `lo` is that
-    /// page's fence. Reads known fences from memory, and reads (reporting them to `probe`)
-    /// and stores the unknown ones it needs.
+    /// page's fence, and it qualifies also on fences that do not increase (a corrupt
+    /// index, an untrimmed reopen's zero slots), where the page is then some qualifying
+    /// one. Reads known fences from memory, and reads (reporting them to `probe`) and
+    /// stores the unknown ones it needs.
     ///
     /// `#[inline(always)]`: called out of line, the fence step cost the page directory's
     /// hot-tail lookup about a fifth (`cargo bench -p bench-harness --bench limit`: 2.79x
@@ -872,30 +874,39 @@ impl Directory {
             let tail = 2.min(pages);
             (qualifies(pages - tail), pages - tail)
         };
-        let page = if in_tail {
+        let counted = in_tail.then(|| {
             (before + 1..pages)
                 .map(|p| usize::from(qualifies(p)))
                 .sum::<usize>()
                 + before
-        } else {
-            if before == 0 || !qualifies(0) {
-                return None;
-            }
-            let (mut page, mut size) = (0, before);
-            while size > 1 {
-                let half = size / 2;
-                let mid = page + half;
-                // Prefetch both fences the next step may read (while they are more than a
-                // cache line apart), as the comparison is a conditional move.
-                let next = (size - half) / 2;
-                if next >= 8 {
-                    crate::sys::prefetch(&self.fences[page + next]);
-                    crate::sys::prefetch(&self.fences[mid + next]);
+        });
+        let page = match counted {
+            // On increasing fences the qualifying ones are a prefix: always taken.
+            Some(page) if qualifies(page) => page,
+            counted => {
+                // Fences that do not increase (an untrimmed reopen's zero slots, a corrupt
+                // index) can make the count land on a page whose fence does not qualify:
+                // then the halving over every page, which only moves to qualifying ones.
+                let before = if counted.is_some() { pages } else { before };
+                if before == 0 || !qualifies(0) {
+                    return None;
                 }
-                page = std::hint::select_unpredictable(qualifies(mid), mid, page);
-                size -= half;
+                let (mut page, mut size) = (0, before);
+                while size > 1 {
+                    let half = size / 2;
+                    let mid = page + half;
+                    // Prefetch both fences the next step may read (while they are more than a
+                    // cache line apart), as the comparison is a conditional move.
+                    let next = (size - half) / 2;
+                    if next >= 8 {
+                        crate::sys::prefetch(&self.fences[page + next]);
+                        crate::sys::prefetch(&self.fences[mid + next]);
+                    }
+                    page = std::hint::select_unpredictable(qualifies(mid), mid, page);
+                    size -= half;
+                }
+                page
             }
-            page
         };
         let fence = self.fence_key(page, slots, base_offset, probe);
         Some(self.range_of::<E>(page, pages, entries, fence))

@@ -141,6 +141,7 @@ impl SearchStrategy {
     /// The page size of the directory this strategy searches through (`None` for
     /// strategies without one): an index configured with it keeps a directory of that
     /// page size.
+    #[inline]
     pub fn directory_page_size(&self) -> Option<usize> {
         match *self {
             SearchStrategy::PageDirectory { page_size }
@@ -154,6 +155,7 @@ impl SearchStrategy {
     /// [`SearchStrategy::Binary`] and [`SearchStrategy::WarmCold`]; warm/cold with the
     /// same warm section for [`SearchStrategy::Hybrid`]; [`SearchStrategy::WARM_COLD`]
     /// for [`SearchStrategy::PageDirectory`].
+    #[inline]
     pub fn kafka_equivalent(&self) -> SearchStrategy {
         match *self {
             SearchStrategy::Binary | SearchStrategy::WarmCold { .. } => *self,
@@ -167,6 +169,7 @@ impl SearchStrategy {
     /// For [`SearchStrategy::WarmCold`] and [`SearchStrategy::Hybrid`], the first slot of
     /// the warm section of an index with `entries` used slots of `entry_size` bytes
     /// (Kafka's `max(0, n - 1 - warmEntries)`); `None` for strategies without one.
+    #[inline]
     pub fn first_warm_slot(&self, entries: usize, entry_size: usize) -> Option<usize> {
         match *self {
             SearchStrategy::Binary | SearchStrategy::PageDirectory { .. } => None,
@@ -463,9 +466,9 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
 /// (largest lower bound) or the slot after the last one `< target`, slot 0 counted as
 /// qualifying (smallest upper bound), which is what the page directory finds over the
 /// range's slots. On keys that do not increase strictly, the fences of the range need not
-/// increase either: a page the tail count picks whose fence does not qualify is searched
-/// by the warm/cold kernel instead, so that a largest lower bound is always a slot whose
-/// key is `<= target`.
+/// increase either: the directory still answers a page whose fence qualifies (see
+/// [`Directory::page_range`]), so that a largest lower bound is always a slot whose key is
+/// `<= target`.
 #[inline(always)]
 fn search_hybrid<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -517,15 +520,8 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
     }
     let cold = &slots[..=first_warm];
     let strict = bound == Bound::SmallestUpperBound;
-    let range = dir
-        .cold_page_range(cold, base_offset, target, strict, probe)
-        .filter(|r| {
-            if strict {
-                r.fence < target
-            } else {
-                r.fence <= target
-            }
-        });
+    // The page's fence qualifies, also on fences that do not increase.
+    let range = dir.cold_page_range(cold, base_offset, target, strict, probe);
     let Some(range) = range else {
         // No fence qualifies: for the largest lower bound impossible (fence 0 does); for
         // the smallest upper bound slot 0's key equals the target (Kafka's quirk: slot 1),

@@ -250,11 +250,21 @@ fn an_untrimmed_reopen_answers_slots_at_or_below_the_target() {
 /// The same shape written by the index's own writer (so every fence is known from the
 /// start): slot 0 at the base offset, a page of real keys, zero slots after them. For the
 /// base offset the cold part's first page and its zero pages qualify, the page between
-/// does not: the tail count of the directory picks that page, which the hybrid must not
-/// search (its slots are all above the target).
+/// does not: the tail count of the directory picks that page, which neither the hybrid
+/// nor the page directory may search (its slots are all above the target).
 #[test]
 fn fences_that_do_not_increase_never_answer_above_the_target() {
-    for (real, zeros) in [(1024, 1300), (1024, 1100), (1536, 1800), (512, 1300)] {
+    // The first four shapes give the hybrid's cold part (three pages) that pattern, the
+    // last two the whole index (the page directory's tail).
+    let shapes = [
+        (1024, 1300),
+        (1024, 1100),
+        (1536, 1800),
+        (512, 1300),
+        (1024, 300),
+        (1024, 500),
+    ];
+    for (real, zeros) in shapes {
         let dir = crate::common::tmp();
         let mut keys = keys(real, 77);
         keys[0] = BASE;
@@ -274,11 +284,27 @@ fn fences_that_do_not_increase_never_answer_above_the_target() {
                 SearchStrategy::HYBRID,
                 &mut NoProbe,
             );
-            let got = snap.search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe);
-            assert_eq!(got.is_none(), want.is_none(), "{real}+{zeros} target {t}");
-            if let Some(slot) = got {
-                let key = slots[slot].key(BASE);
-                assert!(key <= t, "{real}+{zeros} target {t}: slot {slot} key {key}");
+            // The page directory's search has the same tail count (same directory).
+            for s in [SearchStrategy::HYBRID, SearchStrategy::PAGE_DIRECTORY] {
+                let got = snap.search_with(
+                    s,
+                    t,
+                    SearchField::Key,
+                    Bound::LargestLowerBound,
+                    &mut NoProbe,
+                );
+                assert_eq!(
+                    got.is_none(),
+                    want.is_none(),
+                    "{s:?} {real}+{zeros} target {t}"
+                );
+                if let Some(slot) = got {
+                    let key = slots[slot].key(BASE);
+                    assert!(
+                        key <= t,
+                        "{s:?} {real}+{zeros} target {t}: slot {slot} key {key}"
+                    );
+                }
             }
         }
     }
