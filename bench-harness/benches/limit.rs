@@ -13,14 +13,21 @@
 //!   an arm's round time being its median slice: [`bench_support::race_rounds_sliced`]);
 //!   the median of 51 rounds (`LIMIT_ROUNDS`), with the interquartile range of the
 //!   per-round ratios as the noise figure.
+//! * **Lagging and mixed** (a second table, skipped with `LIMIT_WORKLOADS=hot-uniform`):
+//!   a consumer 1024 to 8192 entries behind the last (past the warm section), and each
+//!   target drawn from hot tail, lagging and uniform (80 % / 10 % / 10 %, the main job's
+//!   mixed workload).
 //! * **The modes**: *throughput* runs lookups back to back (independent lookups overlap
 //!   in the out-of-order core); *isolated* puts an `lfence` ([`index_core::sys::lfence`])
 //!   between lookups, so each one pays its full latency.
 //!
-//! Arms: `OffsetIndex::lookup` / `TimeIndex::lookup` (the whole API call) with warm/cold
-//! (the default), the page directory and binary search; the search kernel alone over the
-//! same mapped bytes (a snapshot taken once); Kafka's kernel step by step (the oracle the
-//! fast kernels are checked against); and an Eytzinger layout with prefetch, key only
+//! Arms: `OffsetIndex::lookup` / `TimeIndex::lookup` (the whole API call) with Kafka's
+//! warm/cold, the page directory, binary search and the hybrid (the default); the search
+//! kernel alone over the same mapped bytes (a snapshot taken once; an arm that reads the file of the lookup arm
+//! before it in every slice, so its *uniform* columns run on lines that arm just cached);
+//! Kafka's kernel step by step (the oracle the fast kernels are checked against, Kafka
+//! 4.4's search without the cost of a JVM call, on a file of its own: the reference the
+//! default's lookups are held to); and an Eytzinger layout with prefetch, key only
 //! (a `Vec<u64>` in BFS order: a reference for the limit); and the **floor**: the answer
 //! entry read from a mapping with its slot computed (no search at all), the part of any
 //! lookup that no index layout can avoid, on a file of its own (the arms take turns
@@ -59,13 +66,21 @@ const TARGETS: usize = 100_000;
 const HOT_SLOTS: usize = 1024;
 /// Lookups per turn: the competitors of a round take turns every `SLICE` lookups.
 const SLICE: usize = 1000;
-const STRATEGIES: [SearchStrategy; 3] = [
-    SearchStrategy::WarmCold {
-        warm_section_bytes: 8192,
-    },
+const STRATEGIES: [SearchStrategy; 4] = [
+    SearchStrategy::WARM_COLD,
     SearchStrategy::PAGE_DIRECTORY,
     SearchStrategy::Binary,
+    SearchStrategy::HYBRID,
 ];
+/// Report names of [`STRATEGIES`].
+const NAMES: [&str; 4] = [
+    "warm/cold (Kafka's)",
+    "page directory",
+    "binary",
+    "hybrid (default)",
+];
+/// Kernel arms [`kernel_arms`] puts after the API-call arms.
+const TRAILING: usize = 4;
 
 fn rounds() -> usize {
     std::env::var("LIMIT_ROUNDS")
@@ -114,8 +129,18 @@ impl Eytzinger {
 /// A generator of pseudo-random numbers (xorshift64), so that both indexes and every run
 /// get the same targets.
 fn targets(keys: &[i64], first_slot: usize, gap: i64) -> Vec<i64> {
-    let (lo, hi) = (keys[first_slot], keys[keys.len() - 1] + gap);
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    targets_between(
+        keys,
+        (first_slot, keys.len() - 1),
+        gap,
+        0x9E37_79B9_7F4A_7C15,
+    )
+}
+
+/// [`targets`] uniform over the keys of the slots `[first, last]` plus `gap`, from `seed`.
+fn targets_between(keys: &[i64], (first, last): (usize, usize), gap: i64, seed: u64) -> Vec<i64> {
+    let (lo, hi) = (keys[first], keys[last] + gap);
+    let mut x: u64 = seed;
     (0..TARGETS)
         .map(|_| {
             x ^= x << 13;
@@ -124,6 +149,38 @@ fn targets(keys: &[i64], first_slot: usize, gap: i64) -> Vec<i64> {
             lo + (x % (hi - lo) as u64) as i64
         })
         .collect()
+}
+
+/// The lagging targets (a consumer 1024 to 8192 entries behind the last one: past the
+/// warm section, within 64 KiB of offset index) and the mixed ones (each drawn from hot,
+/// lagging and uniform, 80 % / 10 % / 10 %, as the main job's mixed workload).
+fn lagging_and_mixed(keys: &[i64], hot: &[i64], uniform: &[i64], gap: i64) -> (Vec<i64>, Vec<i64>) {
+    let n = keys.len();
+    let lagging = targets_between(
+        keys,
+        (n - 8 * HOT_SLOTS, n - HOT_SLOTS),
+        gap,
+        0x6c_6167_5eed,
+    );
+    let mut x: u64 = 0x6d_6978_5eed;
+    let mixed = (0..TARGETS)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            match x % 10 {
+                0 => lagging[i],
+                1 => uniform[i],
+                _ => hot[i],
+            }
+        })
+        .collect();
+    (lagging, mixed)
+}
+
+/// Whether the lagging/mixed table runs (`LIMIT_WORKLOADS=hot-uniform` skips it).
+fn lagging_table() -> bool {
+    std::env::var("LIMIT_WORKLOADS").as_deref() != Ok("hot-uniform")
 }
 
 /// The u64 image of an i64 key that preserves order (flip the sign bit).
@@ -161,6 +218,7 @@ fn competitor<'a>(
 
 /// Races `arms` (arm 0 must be `partition_point`) on the hot-tail and uniform targets in
 /// both modes and returns one row per arm after the first.
+/// The rows of two target sets (`hot` and `uniform`, or lagging and mixed).
 fn table(arms: &[Arm<'_>], hot: &[i64], uniform: &[i64], rounds: usize) -> Vec<Row> {
     let mut cells: Vec<Vec<RatioStats>> = vec![Vec::new(); arms.len()];
     for t in [hot, uniform] {
@@ -208,6 +266,7 @@ fn kernel_arms<'a, E: IndexEntry>(
     eytz: &'a Eytzinger,
     snaps: &'a [Snapshot<E>],
     floor: &'a Snapshot<E>,
+    kafka: &'a Snapshot<E>,
     slot_of: fn(i64) -> usize,
 ) -> (Vec<Arm<'a>>, Vec<Box<dyn Fn(u64) -> Option<usize> + 'a>>) {
     let slot = answer_slot;
@@ -259,16 +318,26 @@ fn kernel_arms<'a, E: IndexEntry>(
         }),
     ));
     decode.push(Box::new(slot));
+    let hybrid = &snaps[3];
+    arms.push((
+        "hybrid kernel alone (snapshot search)".into(),
+        Box::new(move |t| {
+            hybrid
+                .search(t, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                .map_or(0, |s| s as u64 + 1)
+        }),
+    ));
+    decode.push(Box::new(slot));
     arms.push((
         "Kafka's warm/cold kernel step by step (the oracle)".into(),
         Box::new(move |t| {
             search::kafka_search(
-                wc.slots(),
-                wc.base_offset(),
+                kafka.slots(),
+                kafka.base_offset(),
                 t,
                 SearchField::Key,
                 Bound::LargestLowerBound,
-                SearchStrategy::default(),
+                SearchStrategy::WARM_COLD,
                 &mut NoProbe,
             )
             .map_or(0, |s| s as u64 + 1)
@@ -278,10 +347,11 @@ fn kernel_arms<'a, E: IndexEntry>(
     (arms, decode)
 }
 
-fn print(kind: &str, rows: &[Row], rounds: usize, json: &mut Vec<String>) {
+fn print((kind, dists): (&str, [&str; 2]), rows: &[Row], rounds: usize, json: &mut Vec<String>) {
     println!("\n{kind} index: ns per lookup / partition_point ns, median of {rounds} interleaved rounds [interquartile range]");
     println!(
-        "| arm | hot-tail throughput | hot-tail isolated | uniform throughput | uniform isolated |"
+        "| arm | {0} throughput | {0} isolated | {1} throughput | {1} isolated |",
+        dists[0], dists[1]
     );
     println!("|---|---:|---:|---:|---:|");
     for r in rows {
@@ -292,10 +362,10 @@ fn print(kind: &str, rows: &[Row], rounds: usize, json: &mut Vec<String>) {
             .collect();
         println!("| {} | {} |", r.arm, cells.join(" | "));
         for (cell, (dist, mode)) in r.cells.iter().zip([
-            ("hot-tail", "throughput"),
-            ("hot-tail", "isolated"),
-            ("uniform", "throughput"),
-            ("uniform", "isolated"),
+            (dists[0], "throughput"),
+            (dists[0], "isolated"),
+            (dists[1], "throughput"),
+            (dists[1], "isolated"),
         ]) {
             json.push(format!(
                 "  {{\"index\": \"{kind}\", \"arm\": \"{}\", \"targets\": \"{dist}\", \"mode\": \"{mode}\", \"ratio\": {:.4}, \"q1\": {:.4}, \"q3\": {:.4}, \"ns\": {:.3}, \"partition_point_ns\": {:.3}}}",
@@ -361,28 +431,30 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         .map(|(k, &s)| filled_offset_index(dir.join(format!("{k:020}.index")), 10 << 20, s))
         .collect();
     let snaps: Vec<_> = indexes.iter().map(|i| i.snapshot().unwrap()).collect();
-    // The floor arm's own file.
+    // The floor arm's and Kafka's kernel's own files.
     let floor_index = filled_offset_index(dir.join("floor.index"), 10 << 20, STRATEGIES[0]);
     let floor = floor_index.snapshot().unwrap();
+    let kafka_index = filled_offset_index(dir.join("kafka.index"), 10 << 20, STRATEGIES[0]);
+    let kafka = kafka_index.snapshot().unwrap();
     let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
     let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
     let eytz = Eytzinger::new(&ukeys);
-    let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps, &floor, |t| (t / 3) as usize);
-    let names = ["warm/cold (default)", "page directory", "binary"];
-    for (index, name) in indexes.iter().zip(names) {
+    let (mut arms, mut decode) =
+        kernel_arms(&ukeys, &eytz, &snaps, &floor, &kafka, |t| (t / 3) as usize);
+    for (index, name) in indexes.iter().zip(NAMES) {
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 format!("`OffsetIndex::lookup`, {name}"),
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(offset_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
     }
     if std::env::var_os("LIMIT_PROBE").is_some() {
         let wc = &indexes[0];
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 "`IndexFile::search` alone, warm/cold (LIMIT_PROBE)".into(),
                 Box::new(move |t| {
@@ -393,10 +465,10 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(answer_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(answer_slot));
         let snap = &snaps[0];
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 "snapshot search, answer and decode, warm/cold (LIMIT_PROBE)".into(),
                 Box::new(move |t| {
@@ -406,11 +478,12 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
                 }),
             ),
         );
-        decode.insert(decode.len() - 3, Box::new(offset_slot));
+        decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
     }
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 3);
     let uniform = targets(&keys, 0, 3);
-    for t in [&hot, &uniform] {
+    let (lagging, mixed) = lagging_and_mixed(&keys, &hot, &uniform, 3);
+    for t in [&hot, &uniform, &lagging, &mixed] {
         let expect: Vec<Option<usize>> = t
             .iter()
             .map(|&x| keys.partition_point(|&k| k <= x).checked_sub(1))
@@ -420,13 +493,18 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         check(&arms, &expect, t, &decode);
     }
     let rows = table(&arms, &hot, &uniform, rounds);
-    print("offset", &rows, rounds, json);
+    print(("offset", ["hot-tail", "uniform"]), &rows, rounds, json);
+    if lagging_table() {
+        let rows = table(&arms, &lagging, &mixed, rounds);
+        print(("offset", ["lagging", "mixed"]), &rows, rounds, json);
+    }
 }
 
 fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
     let key = |i: usize| 1_700_000_000_000 + 7 * i as i64;
     let mut indexes: Vec<TimeIndex> = STRATEGIES
         .iter()
+        .chain(&STRATEGIES[..1])
         .chain(&STRATEGIES[..1])
         .enumerate()
         .map(|(k, &s)| {
@@ -439,33 +517,35 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
             index
         })
         .collect();
-    // The last one is the floor arm's own file.
+    // The last two are the floor arm's and Kafka's kernel's own files.
+    let kafka_index = indexes.pop().unwrap();
+    let kafka = kafka_index.snapshot().unwrap();
     let floor_index = indexes.pop().unwrap();
     let floor = floor_index.snapshot().unwrap();
     let snaps: Vec<_> = indexes.iter().map(|i| i.snapshot().unwrap()).collect();
     let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
     let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
     let eytz = Eytzinger::new(&ukeys);
-    let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps, &floor, |t| {
+    let (mut arms, mut decode) = kernel_arms(&ukeys, &eytz, &snaps, &floor, &kafka, |t| {
         ((t - 1_700_000_000_000) / 7) as usize
     });
-    let names = ["warm/cold (default)", "page directory", "binary"];
-    for (index, name) in indexes.iter().zip(names) {
+    for (index, name) in indexes.iter().zip(NAMES) {
         arms.insert(
-            arms.len() - 3,
+            arms.len() - TRAILING,
             (
                 format!("`TimeIndex::lookup`, {name}"),
                 Box::new(move |t| index.lookup(t).unwrap().offset as u64 + 1),
             ),
         );
         decode.insert(
-            decode.len() - 3,
+            decode.len() - TRAILING,
             Box::new(|r: u64| Some(((r - 1) / 2) as usize)),
         );
     }
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 7);
     let uniform = targets(&keys, 0, 7);
-    for t in [&hot, &uniform] {
+    let (lagging, mixed) = lagging_and_mixed(&keys, &hot, &uniform, 7);
+    for t in [&hot, &uniform, &lagging, &mixed] {
         let expect: Vec<Option<usize>> = t
             .iter()
             .map(|&x| keys.partition_point(|&k| k <= x).checked_sub(1))
@@ -475,7 +555,11 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         check(&arms, &expect, t, &decode);
     }
     let rows = table(&arms, &hot, &uniform, rounds);
-    print("time", &rows, rounds, json);
+    print(("time", ["hot-tail", "uniform"]), &rows, rounds, json);
+    if lagging_table() {
+        let rows = table(&arms, &lagging, &mixed, rounds);
+        print(("time", ["lagging", "mixed"]), &rows, rounds, json);
+    }
 }
 
 /// Slots the appender of [`appending_table`] appends past the readers' keys before it
@@ -501,8 +585,9 @@ fn appending_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>)
     println!("| arm | appender | appending / idle | idle ns | appending ns | entries appended |");
     println!("|---|---|---:|---:|---:|---:|");
     for (k, (name, strategy)) in [
-        ("warm/cold (default)", STRATEGIES[0]),
-        ("page directory", STRATEGIES[1]),
+        (NAMES[0], STRATEGIES[0]),
+        (NAMES[1], STRATEGIES[1]),
+        (NAMES[3], STRATEGIES[3]),
     ]
     .into_iter()
     .enumerate()

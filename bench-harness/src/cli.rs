@@ -515,16 +515,21 @@ impl RunOutcome {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "bench-harness: three index search strategies on Kafka's offset index (.index)"
+            "bench-harness: four index search strategies on Kafka's offset index (.index)"
         );
         let _ = writeln!(
             out,
-            "Compared: binary search (Kafka before 2.1), warm/cold (Kafka since 2.1, KAFKA-6432,"
+            "Compared: binary search (Kafka before 2.1), warm/cold (Kafka since 2.1, KAFKA-6432, {}-byte",
+            cfg.warm_section_bytes
         );
         let _ = writeln!(
             out,
-            "{}-byte warm section) and a page directory (a key per {}-byte page and per cache line).",
-            cfg.warm_section_bytes, cfg.page_size
+            "warm section), a page directory (a key per {}-byte page and per cache line) and the hybrid",
+            cfg.page_size
+        );
+        let _ = writeln!(
+            out,
+            "(the default): warm/cold's warm section, its cold part through the page directory."
         );
         let offset = self.synthetic.iter().find(|o| o.kind == IndexKind::Offset);
         if let Some(o) = offset {

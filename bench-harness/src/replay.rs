@@ -245,34 +245,41 @@ impl ReplayIndex for TimeIndex {
 }
 
 /// The strategies every replay compares, in report order: Kafka's pre-2.1 binary search,
-/// its warm/cold search with a warm section of `warm_section_bytes` bytes, and the page
-/// directory (fence pointers) with pages of `page_size` bytes.
-pub fn compared_strategies(warm_section_bytes: usize, page_size: usize) -> [SearchStrategy; 3] {
+/// its warm/cold search with a warm section of `warm_section_bytes` bytes, the page
+/// directory (fence pointers) with pages of `page_size` bytes, and the hybrid of the two
+/// (the default strategy: that warm section, the cold part through that directory).
+pub fn compared_strategies(warm_section_bytes: usize, page_size: usize) -> [SearchStrategy; 4] {
     [
         SearchStrategy::Binary,
         SearchStrategy::WarmCold { warm_section_bytes },
         SearchStrategy::PageDirectory { page_size },
+        SearchStrategy::Hybrid {
+            warm_section_bytes,
+            page_size,
+        },
     ]
 }
 
 /// The warm/cold strategy among `strategies` (its warm section decides the "warm lookups"
-/// columns of every strategy); the default warm/cold strategy if there is none.
+/// columns of every strategy); Kafka's warm/cold ([`SearchStrategy::WARM_COLD`]) if there
+/// is none.
 pub fn warm_strategy(strategies: &[SearchStrategy]) -> SearchStrategy {
     strategies
         .iter()
         .copied()
         .find(|s| matches!(s, SearchStrategy::WarmCold { .. }))
-        .unwrap_or_default()
+        .unwrap_or(SearchStrategy::WARM_COLD)
 }
 
-/// Whether `snap` can answer `strategy` as asked: always, except a page-directory search
-/// on a snapshot without a directory of that page size (it would fall back to warm/cold).
+/// Whether `snap` can answer `strategy` as asked: always, except a page-directory or
+/// hybrid search on a snapshot without a directory of that page size (it would fall back
+/// to warm/cold).
 pub fn strategy_is_native<E: IndexEntry>(snap: &Snapshot<E>, strategy: SearchStrategy) -> bool {
-    match strategy {
-        SearchStrategy::PageDirectory { page_size } => snap.directory().is_some_and(|d| {
+    match strategy.directory_page_size() {
+        Some(page_size) => snap.directory().is_some_and(|d| {
             d.page_size() == index_core::directory::normalize_page_size(page_size)
         }),
-        _ => true,
+        None => true,
     }
 }
 

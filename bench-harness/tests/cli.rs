@@ -95,8 +95,8 @@ fn small_full_run_produces_rows_with_the_documented_fields() {
     let out = run(&cli, &mut |p, _, _| phases.push(p.to_string())).unwrap();
     assert!(phases.iter().any(|p| p.contains("offset")));
     let rows = out.rows();
-    // 3 scenario rows + 2 indexes x 4 workloads x 3 strategies.
-    assert_eq!(rows.len(), 3 + 24);
+    // 4 scenario rows + 2 indexes x 4 workloads x 4 strategies.
+    assert_eq!(rows.len(), 4 + 32);
     let json: serde_json::Value = serde_json::to_value(&rows).unwrap();
     for row in json.as_array().unwrap() {
         for key in [

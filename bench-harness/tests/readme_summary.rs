@@ -20,7 +20,13 @@ use bench_harness::{replay_synthetic, Cli, IndexKind, RunOutcome};
 
 const START: &str = "<!-- main-job-summary:start -->";
 const END: &str = "<!-- main-job-summary:end -->";
-const STRATEGY_ROWS: [&str; 4] = ["binary", "warm-cold", "page-directory", "in-memory"];
+const STRATEGY_ROWS: [&str; 5] = [
+    "binary",
+    "warm-cold",
+    "page-directory",
+    "hybrid",
+    "in-memory",
+];
 
 /// The README block, without its code fence.
 fn readme_block() -> String {

@@ -39,8 +39,8 @@ fn every_run_is_measured_after_a_verified_eviction() {
     let o = outcome();
     assert!(o.unmeasured.is_empty(), "{:?}", o.unmeasured);
     assert_eq!(o.os_page_size, 4096);
-    // 2 kinds x 2 readahead settings x (3 static + 4 growing runs).
-    assert_eq!(o.runs.len(), 28);
+    // 2 kinds x 2 readahead settings x (4 static + 5 growing runs).
+    assert_eq!(o.runs.len(), 36);
     for r in &o.runs {
         assert_eq!(r.resident_after_evict, 0, "{r:?}");
         assert_eq!(r.directory_fallbacks, 0, "{r:?}");

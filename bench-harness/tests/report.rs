@@ -74,7 +74,7 @@ fn report_dir_gets_markdown_svg_plots_and_sweep_json() {
     let sweep: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("sweep.json")).unwrap()).unwrap();
     let points = sweep["points"].as_array().unwrap();
-    assert_eq!(points.len(), 2 * 3);
+    assert_eq!(points.len(), 2 * 4);
     for p in points {
         if p["strategy"] == "page-directory" {
             // At most one page per lookup on the 8-byte offset index; none for the first

@@ -6,7 +6,15 @@
 //! every **block** of the page (a block key per cache line of index). A key lookup first
 //! finds, in memory, the one page that can hold the answer, then the one block of that
 //! page, and bisects only the slots of that block
-//! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory)).
+//! ([`SearchStrategy::PageDirectory`](crate::SearchStrategy::PageDirectory); the default
+//! [`SearchStrategy::Hybrid`](crate::SearchStrategy::Hybrid) searches the cold part of
+//! Kafka's warm/cold split this way, over the slots up to the first warm slot only).
+//!
+//! Every index opened with the default strategy builds its directory with its mapping:
+//! the fences are initialised to "unknown" (8 bytes per page), the block keys, known-block
+//! counts and fence entries are allocated zeroed (`bytemuck::zeroed_slice_box`, a
+//! `calloc`), so a large row costs address space at open, and memory only for the pages
+//! that appends and lookups write.
 //!
 //! # Geometry
 //!
@@ -275,15 +283,11 @@ impl Directory {
         let d = Directory {
             page_shift: page_size.trailing_zeros(),
             fences: (0..pages).map(|_| AtomicI64::new(UNKNOWN_FENCE)).collect(),
-            fence_entries: (0..fence_entry_pages)
-                .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
-                .collect(),
+            fence_entries: zeroed_pairs(fence_entry_pages),
             block_shift,
             blocks_per_page,
-            block_keys: (0..pages * blocks_per_page)
-                .map(|_| AtomicU32::new(0))
-                .collect(),
-            known_blocks: (0..pages).map(|_| AtomicU32::new(0)).collect(),
+            block_keys: zeroed_u32s(pages * blocks_per_page),
+            known_blocks: zeroed_u32s(pages),
             writer_page: AtomicUsize::new(0),
             truncations: AtomicUsize::new(0),
             fill: Lock::new(()),
@@ -824,8 +828,10 @@ impl Directory {
     /// among `slots` (the used slots): the last fenced page whose fence is `<= target`
     /// (`strict = false`) or `< target` (`strict = true`). `None` when no fence qualifies
     /// (for `strict = false`: every key is `> target`). The key of slot `lo` is that
-    /// page's fence. Reads known fences from memory, and reads (reporting them to `probe`)
-    /// and stores the unknown ones it needs.
+    /// page's fence, and it qualifies also on fences that do not increase (a corrupt
+    /// index, an untrimmed reopen's zero slots), where the page is then some qualifying
+    /// one. Reads known fences from memory, and reads (reporting them to `probe`) and
+    /// stores the unknown ones it needs.
     ///
     /// `#[inline(always)]`: called out of line, the fence step cost the page directory's
     /// hot-tail lookup about a fifth (`cargo bench -p bench-harness --bench limit`: 2.79x
@@ -868,43 +874,112 @@ impl Directory {
             let tail = 2.min(pages);
             (qualifies(pages - tail), pages - tail)
         };
-        let page = if in_tail {
+        let counted = in_tail.then(|| {
             (before + 1..pages)
                 .map(|p| usize::from(qualifies(p)))
                 .sum::<usize>()
                 + before
-        } else {
-            if before == 0 || !qualifies(0) {
-                return None;
-            }
-            let (mut page, mut size) = (0, before);
-            while size > 1 {
-                let half = size / 2;
-                let mid = page + half;
-                // Prefetch both fences the next step may read (while they are more than a
-                // cache line apart), as the comparison is a conditional move.
-                let next = (size - half) / 2;
-                if next >= 8 {
-                    crate::sys::prefetch(&self.fences[page + next]);
-                    crate::sys::prefetch(&self.fences[mid + next]);
+        });
+        let page = match counted {
+            // On increasing fences the qualifying ones are a prefix: always taken.
+            Some(page) if qualifies(page) => page,
+            counted => {
+                // Fences that do not increase (an untrimmed reopen's zero slots, a corrupt
+                // index) can make the count land on a page whose fence does not qualify:
+                // then the halving over every page, which only moves to qualifying ones.
+                let before = if counted.is_some() { pages } else { before };
+                if before == 0 || !qualifies(0) {
+                    return None;
                 }
-                page = std::hint::select_unpredictable(qualifies(mid), mid, page);
-                size -= half;
+                let (mut page, mut size) = (0, before);
+                while size > 1 {
+                    let half = size / 2;
+                    let mid = page + half;
+                    // Prefetch both fences the next step may read (while they are more than a
+                    // cache line apart), as the comparison is a conditional move.
+                    let next = (size - half) / 2;
+                    if next >= 8 {
+                        crate::sys::prefetch(&self.fences[page + next]);
+                        crate::sys::prefetch(&self.fences[mid + next]);
+                    }
+                    page = std::hint::select_unpredictable(qualifies(mid), mid, page);
+                    size -= half;
+                }
+                page
             }
-            page
         };
+        let fence = self.fence_key(page, slots, base_offset, probe);
+        Some(self.range_of::<E>(page, pages, entries, fence))
+    }
+
+    /// The [`PageRange`] of `page` (of `pages` fenced pages, `entries` used slots), whose
+    /// fence is `fence`.
+    #[inline(always)]
+    fn range_of<E: IndexEntry>(
+        &self,
+        page: usize,
+        pages: usize,
+        entries: usize,
+        fence: i64,
+    ) -> PageRange {
         let first = self.fence_slot::<E>(page);
         let last = if page + 1 < pages {
             self.fence_slot::<E>(page + 1).saturating_sub(1)
         } else {
             entries - 1
         };
-        Some(PageRange {
+        PageRange {
             page,
-            fence: self.fence_key(page, slots, base_offset, probe),
+            fence,
             first,
             last: last.max(first),
-        })
+        }
+    }
+
+    /// [`page_range`](Self::page_range) for a lookup that is not a hot-tail one (the cold
+    /// part of [`SearchStrategy::Hybrid`](crate::SearchStrategy::Hybrid)): the same page,
+    /// found first by interpolation. When the last fence qualifies the page is the last
+    /// one; else, if the first one qualifies, the page that interpolating the target
+    /// between the two predicts (offsets and timestamps grow about evenly) is taken if its
+    /// fence qualifies and the next one's does not, which is the definition of the page
+    /// for increasing fences. Two independent fence loads instead of the `log2(pages)`
+    /// dependent steps of the halving; any other case (a wrong guess, a short index) runs
+    /// [`page_range`](Self::page_range). On fences that do not increase the page's fence
+    /// qualifies, as with `page_range`.
+    #[inline(always)]
+    pub fn cold_page_range<E: IndexEntry, P: Probe>(
+        &self,
+        slots: &[E],
+        base_offset: i64,
+        target: i64,
+        strict: bool,
+        probe: &mut P,
+    ) -> Option<PageRange> {
+        let entries = slots.len();
+        let pages = self.pages::<E>(entries);
+        if pages > 2 {
+            let qualifies = |f: i64| if strict { f < target } else { f <= target };
+            let last = pages - 1;
+            let first_fence = self.fence_key(0, slots, base_offset, probe);
+            let last_fence = self.fence_key(last, slots, base_offset, probe);
+            if qualifies(last_fence) {
+                return Some(self.range_of::<E>(last, pages, entries, last_fence));
+            }
+            if qualifies(first_fence) && last_fence > first_fence {
+                // Both differences are non-negative (first <= target <= last): as u64
+                // they do not overflow; the guess is in [0, last - 1] (the cast
+                // saturates).
+                let span = last_fence.wrapping_sub(first_fence) as u64 as f64;
+                let at = target.wrapping_sub(first_fence) as u64 as f64;
+                let guess = ((at / span * last as f64) as usize).min(last - 1);
+                let fence = self.fence_key(guess, slots, base_offset, probe);
+                let next = self.fence_key(guess + 1, slots, base_offset, probe);
+                if qualifies(fence) && !qualifies(next) {
+                    return Some(self.range_of::<E>(guess, pages, entries, fence));
+                }
+            }
+        }
+        self.page_range(slots, base_offset, target, strict, probe)
     }
 }
 
@@ -919,6 +994,33 @@ pub struct PageRange {
     pub first: usize,
     /// The page's last used slot (inclusive).
     pub last: usize,
+}
+
+/// `len` atomics holding 0, allocated zeroed (`calloc`: a large row comes from fresh
+/// zero pages of the OS, committed only when a page of it is written, so an index's
+/// block keys cost memory only for the pages it uses, and nothing at open).
+#[cfg(not(loom))]
+fn zeroed_u32s(len: usize) -> Box<[AtomicU32]> {
+    bytemuck::zeroed_slice_box(len)
+}
+
+#[cfg(loom)]
+fn zeroed_u32s(len: usize) -> Box<[AtomicU32]> {
+    (0..len).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// `len` pairs of atomics holding 0 (fence entries), allocated zeroed as
+/// [`zeroed_u32s`].
+#[cfg(not(loom))]
+fn zeroed_pairs(len: usize) -> Box<[[AtomicI64; 2]]> {
+    bytemuck::zeroed_slice_box(len)
+}
+
+#[cfg(loom)]
+fn zeroed_pairs(len: usize) -> Box<[[AtomicI64; 2]]> {
+    (0..len)
+        .map(|_| [AtomicI64::new(0), AtomicI64::new(0)])
+        .collect()
 }
 
 /// `key - fence` as a block key, if it fits in a `u32`.

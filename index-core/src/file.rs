@@ -26,8 +26,9 @@
 //!   page past end-of-file raises `SIGBUS` (see [`crate::sys`]).
 //! * **Truncation** lowers the published count first; a reader that loaded the old count
 //!   may return a stale entry (as in Kafka), never read out of bounds.
-//! * **The page directory** (only with [`SearchStrategy::PageDirectory`], see
-//!   [`crate::directory`]) lives in the same `Arc` as the mapping. The writer stores a
+//! * **The page directory** (with [`SearchStrategy::Hybrid`], the default, built at
+//!   open, and with [`SearchStrategy::PageDirectory`]; see [`crate::directory`]) lives in
+//!   the same `Arc` as the mapping. The writer stores a
 //!   page's fence when it writes the page's first slot, before publishing the count, so it
 //!   rides on the same `Release`/`Acquire` pair; a remap copies the used fences into the
 //!   new mapping's directory before installing it.
@@ -132,13 +133,39 @@ impl Mapped {
         slot: usize,
         entries: usize,
     ) -> Option<E> {
-        let (SearchStrategy::PageDirectory { page_size }, Some(d)) = (strategy, &self.dir) else {
+        let (Some(page_size), Some(d)) = (strategy.directory_page_size(), &self.dir) else {
             return None;
         };
         if d.page_size() != crate::directory::normalize_page_size(page_size) {
             return None;
         }
         d.fence_entry(slot, entries)
+    }
+}
+
+impl Mapped {
+    /// [`Mapped::fence_answer`] for the index's own strategy, whose directory this
+    /// mapping's is (no page-size check). A hybrid lookup answered in the warm section
+    /// reads its answer from the mapping: the warm section's pages are the ones every
+    /// warm lookup reads anyway, and a hot-tail lookup saves the directory's check.
+    #[inline(always)]
+    fn own_fence_answer<E: IndexEntry>(
+        &self,
+        strategy: SearchStrategy,
+        slot: usize,
+        entries: usize,
+    ) -> Option<E> {
+        match strategy {
+            SearchStrategy::Hybrid { .. }
+                if Some(slot) >= strategy.first_warm_slot(entries, E::SIZE) =>
+            {
+                None
+            }
+            SearchStrategy::Hybrid { .. } | SearchStrategy::PageDirectory { .. } => {
+                self.dir.as_ref()?.fence_entry(slot, entries)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -273,7 +300,7 @@ impl<E: IndexEntry> Snapshot<E> {
             target,
             field,
             bound,
-            self.strategy,
+            (self.strategy, true),
             probe,
         )
     }
@@ -294,7 +321,7 @@ impl<E: IndexEntry> Snapshot<E> {
             target,
             field,
             bound,
-            strategy,
+            (strategy, false),
             probe,
         )
     }
@@ -331,8 +358,9 @@ impl<E: IndexEntry> Snapshot<E> {
     pub fn mapping(&self) -> &Mapping {
         &self.mapping.map
     }
-    /// The index's page directory (present only when the index was configured with
-    /// [`SearchStrategy::PageDirectory`]).
+    /// The index's page directory (present when the index's strategy searches through
+    /// one: [`SearchStrategy::Hybrid`], the default, or
+    /// [`SearchStrategy::PageDirectory`]; see [`SearchStrategy::directory_page_size`]).
     pub fn directory(&self) -> Option<&Directory> {
         self.mapping.dir.as_ref()
     }
@@ -411,12 +439,19 @@ impl<E: IndexEntry> IndexFile<E> {
         // more (Kafka closes its `RandomAccessFile` right after mapping, too).
         drop(file);
         let entries = if newly_created { 0 } else { length / E::SIZE };
-        let mapped = Arc::new(Mapped::new(mapping, None, length / E::SIZE));
+        // The default strategy searches through a page directory: it is built here, with
+        // the mapping (every fence unknown, its block keys allocated zeroed: no page of
+        // the file is read and no memory committed until lookups and appends use it).
+        let strategy = SearchStrategy::default();
+        let dir = strategy
+            .directory_page_size()
+            .map(|p| Directory::new::<E>(p, length, entries));
+        let mapped = Arc::new(Mapped::new(mapping, dir, length / E::SIZE));
         // Before any lookup or remap of this index can run (see `readers`).
         readers::init();
         Ok(IndexFile {
             base_offset,
-            strategy: SearchStrategy::default(),
+            strategy,
             writable,
             path: Shared::new(path),
             mapping: Shared::new(Some(mapped.clone())),
@@ -434,9 +469,11 @@ impl<E: IndexEntry> IndexFile<E> {
     }
 
     /// Sets the search strategy used by [`IndexFile::search`] and snapshots
-    /// (default: Kafka's warm/cold with an 8192-byte warm section).
+    /// (default: [`SearchStrategy::HYBRID`], Kafka's warm section of 8192 bytes and the
+    /// cold part through a page directory of 4 KiB pages, built at open).
     ///
-    /// [`SearchStrategy::PageDirectory`] makes the index keep a page directory (268 bytes
+    /// [`SearchStrategy::PageDirectory`] and [`SearchStrategy::Hybrid`] make the index
+    /// keep a page directory (268 bytes
     /// of memory per 4 KiB page of the mapped file with 8-byte entries, 372 with 12-byte
     /// entries, see [`Directory::bytes_per_page`]): installed here without reading any
     /// page (its fences and block keys start unknown and are filled in by the searches
@@ -455,15 +492,17 @@ impl<E: IndexEntry> IndexFile<E> {
     /// the file. Leaves an unmapped index, or one whose remap fails, without a directory
     /// (searches then fall back to warm/cold, with the same results).
     fn install_directory(&self) {
-        let page_size = match self.strategy {
-            SearchStrategy::PageDirectory { page_size } => Some(page_size),
-            _ => None,
-        };
+        let page_size = self.strategy.directory_page_size();
         let mut w = self.writer.lock();
         let mut slot = self.mapping.write();
         let Some(old) = slot.as_ref() else {
             return;
         };
+        let normalize = crate::directory::normalize_page_size;
+        if old.dir.as_ref().map(Directory::page_size) == page_size.map(normalize) {
+            // The mapping already has the directory this strategy needs (or none).
+            return;
+        }
         // Opened for the remap only (no descriptor is kept, see `Writer`).
         let Ok(file) = self.open_file() else {
             return;
@@ -659,13 +698,13 @@ impl<E: IndexEntry> IndexFile<E> {
             target,
             field,
             bound,
-            self.strategy,
+            (self.strategy, true),
             probe,
         );
         // An answer that is a fence slot comes from the directory's memory (with 12-byte
         // entries it may straddle two pages of the mapping).
         found.map(|slot| {
-            let entry = mapping.fence_answer(self.strategy, slot, entries);
+            let entry = mapping.own_fence_answer(self.strategy, slot, entries);
             (slot, entry.unwrap_or(slots[slot]))
         })
     }

@@ -52,8 +52,9 @@ pub enum SearchStrategy {
     /// * **Value** searches (Kafka's `fetchUpperBoundOffset` by position, the time index's
     ///   `truncateTo` by offset) cannot use a directory of keys: they run Kafka's
     ///   warm/cold search with the default 8192-byte warm section.
-    /// * The directory is maintained only by an index configured with this strategy
-    ///   ([`crate::IndexFile::with_search_strategy`]), with this page size. Searching an
+    /// * The directory is maintained by an index configured with this strategy
+    ///   ([`crate::IndexFile::with_search_strategy`]) or with [`SearchStrategy::Hybrid`]
+    ///   (the default), with this page size. Searching an
     ///   index that has no directory, or one built for another page size, with this
     ///   strategy (e.g. through [`crate::Snapshot::search_with`]) falls back to warm/cold
     ///   with the default warm section; the results are the same.
@@ -62,13 +63,48 @@ pub enum SearchStrategy {
         /// Default [`DEFAULT_PAGE_SIZE`] (4096).
         page_size: usize,
     },
+    /// **The default.** Kafka's warm/cold split, with the cold part searched through the
+    /// page directory: a warm lookup (target above the first warm slot's key) runs
+    /// exactly as [`SearchStrategy::WarmCold`] does (the branch-free bisection of the
+    /// warm section, at most `ceil(warm_section_bytes / page_size) + 1` pages: 3 with the
+    /// defaults, the pages every tail lookup keeps resident); a cold lookup finds its page
+    /// and block among the directory's fences and block keys of the cold part
+    /// `[0, first warm slot]` only, as [`SearchStrategy::PageDirectory`] does, and reads
+    /// the first warm slot (Kafka's warm/cold decision; its page is one every warm lookup
+    /// keeps resident) and **one page** of the cold part, answer included (one cache line
+    /// of it away from the cold part's last three pages, which are bisected whole),
+    /// instead of the `log2` chain of dependent cache misses of Kafka's bisection. A
+    /// target below slot 0's key reads no cold page (fence 0 is in memory).
+    ///
+    /// * **Kafka's answers, Kafka's ranges.** The warm/cold decision is Kafka's (the first
+    ///   warm slot compared with the target), slot 0 is checked before the cold search
+    ///   (from the directory's memory: its fence), and the cold search never looks past
+    ///   the first warm slot, so the answer is that of
+    ///   [`kafka_equivalent`](SearchStrategy::kafka_equivalent) (the same warm/cold) on
+    ///   every valid index. On keys that do not increase strictly (the zero slots of an
+    ///   index reopened untrimmed, a corrupt index) a largest lower bound is still a slot
+    ///   whose key is `<= target`, or none when slot 0's key is above it, as Kafka's.
+    /// * **Value** searches run Kafka's warm/cold with this strategy's warm section.
+    /// * The directory is maintained by every index opened with the default strategy
+    ///   (see [`crate::directory`] for its memory: 6.5 % of the index's used pages with
+    ///   8-byte entries, 9.1 % with 12-byte entries, allocated zeroed and committed as
+    ///   pages are used). Without a directory of this page size the lookup runs
+    ///   [`kafka_equivalent`](SearchStrategy::kafka_equivalent)'s fast kernel (same
+    ///   results).
+    Hybrid {
+        /// Size of the warm section in bytes; Kafka uses 8192.
+        warm_section_bytes: usize,
+        /// Page size of the directory in bytes (a power of two; other values are rounded
+        /// up to one). Default [`DEFAULT_PAGE_SIZE`] (4096).
+        page_size: usize,
+    },
 }
 
 impl Default for SearchStrategy {
+    /// [`SearchStrategy::HYBRID`]: Kafka's warm section of 8192 bytes, the cold part
+    /// through a page directory of 4096-byte pages.
     fn default() -> Self {
-        SearchStrategy::WarmCold {
-            warm_section_bytes: DEFAULT_WARM_SECTION_BYTES,
-        }
+        SearchStrategy::HYBRID
     }
 }
 
@@ -78,22 +114,69 @@ impl SearchStrategy {
         page_size: DEFAULT_PAGE_SIZE,
     };
 
-    /// Short stable name for reports: `binary`, `warm-cold` or `page-directory`.
+    /// Kafka's warm/cold search (2.1+) with its 8192-byte warm section: what Kafka 4.4
+    /// runs, and the strategy whose answers [`SearchStrategy::HYBRID`] equals.
+    pub const WARM_COLD: SearchStrategy = SearchStrategy::WarmCold {
+        warm_section_bytes: DEFAULT_WARM_SECTION_BYTES,
+    };
+
+    /// The hybrid strategy with Kafka's 8192-byte warm section and 4096-byte directory
+    /// pages: the default.
+    pub const HYBRID: SearchStrategy = SearchStrategy::Hybrid {
+        warm_section_bytes: DEFAULT_WARM_SECTION_BYTES,
+        page_size: DEFAULT_PAGE_SIZE,
+    };
+
+    /// Short stable name for reports: `binary`, `warm-cold`, `page-directory` or
+    /// `hybrid`.
     pub fn name(&self) -> &'static str {
         match self {
             SearchStrategy::Binary => "binary",
             SearchStrategy::WarmCold { .. } => "warm-cold",
             SearchStrategy::PageDirectory { .. } => "page-directory",
+            SearchStrategy::Hybrid { .. } => "hybrid",
         }
     }
 
-    /// For [`SearchStrategy::WarmCold`], the first slot of the warm section of an index
-    /// with `entries` used slots of `entry_size` bytes (Kafka's
-    /// `max(0, n - 1 - warmEntries)`); `None` for strategies without one.
+    /// The page size of the directory this strategy searches through (`None` for
+    /// strategies without one): an index configured with it keeps a directory of that
+    /// page size.
+    #[inline]
+    pub fn directory_page_size(&self) -> Option<usize> {
+        match *self {
+            SearchStrategy::PageDirectory { page_size }
+            | SearchStrategy::Hybrid { page_size, .. } => Some(page_size),
+            SearchStrategy::Binary | SearchStrategy::WarmCold { .. } => None,
+        }
+    }
+
+    /// The Kafka search whose answers this strategy gives, slot for slot, on every valid
+    /// index (and whose kernel it falls back to without a directory): itself for
+    /// [`SearchStrategy::Binary`] and [`SearchStrategy::WarmCold`]; warm/cold with the
+    /// same warm section for [`SearchStrategy::Hybrid`]; [`SearchStrategy::WARM_COLD`]
+    /// for [`SearchStrategy::PageDirectory`].
+    #[inline]
+    pub fn kafka_equivalent(&self) -> SearchStrategy {
+        match *self {
+            SearchStrategy::Binary | SearchStrategy::WarmCold { .. } => *self,
+            SearchStrategy::PageDirectory { .. } => SearchStrategy::WARM_COLD,
+            SearchStrategy::Hybrid {
+                warm_section_bytes, ..
+            } => SearchStrategy::WarmCold { warm_section_bytes },
+        }
+    }
+
+    /// For [`SearchStrategy::WarmCold`] and [`SearchStrategy::Hybrid`], the first slot of
+    /// the warm section of an index with `entries` used slots of `entry_size` bytes
+    /// (Kafka's `max(0, n - 1 - warmEntries)`); `None` for strategies without one.
+    #[inline]
     pub fn first_warm_slot(&self, entries: usize, entry_size: usize) -> Option<usize> {
         match *self {
             SearchStrategy::Binary | SearchStrategy::PageDirectory { .. } => None,
-            SearchStrategy::WarmCold { warm_section_bytes } => {
+            SearchStrategy::WarmCold { warm_section_bytes }
+            | SearchStrategy::Hybrid {
+                warm_section_bytes, ..
+            } => {
                 let warm_entries = warm_section_bytes / entry_size;
                 Some(entries.saturating_sub(1).saturating_sub(warm_entries))
             }
@@ -291,9 +374,10 @@ fn kafka_bisect<E: IndexEntry, P: Probe>(
 /// This is a pure function of the slice and the target: it performs no I/O beyond
 /// reading `slots`, and reports each slot it reads to `probe`.
 ///
-/// [`SearchStrategy::PageDirectory`] needs the index's directory, which this function
-/// does not have: here it runs warm/cold with the default warm section (same results).
-/// [`crate::Snapshot::search`] passes the directory.
+/// [`SearchStrategy::PageDirectory`] and [`SearchStrategy::Hybrid`] need the index's
+/// directory, which this function does not have: here they run the fast kernel of their
+/// [`SearchStrategy::kafka_equivalent`] (same results). [`crate::Snapshot::search`]
+/// passes the directory.
 #[inline]
 pub fn search<E: IndexEntry, P: Probe>(
     slots: &[E],
@@ -310,13 +394,17 @@ pub fn search<E: IndexEntry, P: Probe>(
         target,
         which,
         bound,
-        strategy,
+        (strategy, false),
         probe,
     )
 }
 
 /// [`search`] with the index's page directory, if it has one (used by snapshots): the
-/// index is passed as `(slots, directory)`.
+/// index is passed as `(slots, directory)`, the strategy as `(strategy, own)`. With `own`
+/// the directory is the one the index built for `strategy` (its lookups and its
+/// snapshots' own searches), and is used without comparing page sizes (which costs a hot-tail lookup a few instructions); else
+/// (another strategy's search on the same view) only when the page sizes agree. Either
+/// way the answers are the same: a directory only changes which slots are read.
 ///
 /// `#[inline(always)]`: at a lookup's call site the field and the bound are constants,
 /// so inlining folds the dispatch away; left to the compiler, the lookup path of
@@ -329,7 +417,7 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
     target: i64,
     which: SearchField,
     bound: Bound,
-    strategy: SearchStrategy,
+    (strategy, own): (SearchStrategy, bool),
     probe: &mut P,
 ) -> Option<usize> {
     if which == SearchField::Value {
@@ -339,28 +427,124 @@ pub(crate) fn search_in<E: IndexEntry, P: Probe>(
         // searches, which are rare (truncation, fetch upper bounds), run Kafka's kernel.
         return kafka_search(slots, base_offset, target, which, bound, strategy, probe);
     }
-    if let SearchStrategy::PageDirectory { page_size } = strategy {
-        match directory {
+    let dir = match (strategy.directory_page_size(), directory) {
+        (Some(_), Some(dir)) if own => Some(dir),
+        (Some(page_size), Some(dir))
+            if dir.page_size() == crate::directory::normalize_page_size(page_size) =>
+        {
             Some(dir)
-                if which == SearchField::Key
-                    && dir.page_size() == crate::directory::normalize_page_size(page_size) =>
-            {
-                return search_paged(slots, dir, base_offset, target, bound, probe);
-            }
-            _ => {
-                return search_fast(
+        }
+        _ => None,
+    };
+    match (strategy, dir) {
+        (SearchStrategy::PageDirectory { .. }, Some(dir)) => {
+            search_paged(slots, dir, base_offset, target, bound, probe)
+        }
+        (SearchStrategy::Hybrid { .. }, Some(dir)) => {
+            search_hybrid(slots, dir, base_offset, target, bound, strategy, probe)
+        }
+        _ => search_fast(
+            slots,
+            base_offset,
+            target,
+            which,
+            bound,
+            strategy.kafka_equivalent(),
+            probe,
+        ),
+    }
+}
+
+/// Key search of [`SearchStrategy::Hybrid`]: Kafka's warm section as
+/// [`SearchStrategy::WarmCold`] searches it, the cold part `[0, first warm slot]` through
+/// the page directory.
+///
+/// Why this equals Kafka's warm/cold answer on strictly increasing keys: the warm branch
+/// is [`search_fast`]'s. In the cold branch the first warm slot's key is `>= target` and
+/// slot 0's `<= target` (checked first, from fence 0, as Kafka checks slot 0): Kafka's
+/// bisection over `[0, first_warm]` answers the last slot of that range `<= target`
+/// (largest lower bound) or the slot after the last one `< target`, slot 0 counted as
+/// qualifying (smallest upper bound), which is what the page directory finds over the
+/// range's slots. On keys that do not increase strictly, the fences of the range need not
+/// increase either: the directory still answers a page whose fence qualifies (see
+/// [`Directory::page_range`]), so that a largest lower bound is always a slot whose key is
+/// `<= target`.
+#[inline(always)]
+fn search_hybrid<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    dir: &Directory,
+    base_offset: i64,
+    target: i64,
+    bound: Bound,
+    strategy: SearchStrategy,
+    probe: &mut P,
+) -> Option<usize> {
+    let n = slots.len();
+    if n == 0 {
+        return None;
+    }
+    let first_warm = strategy.first_warm_slot(n, E::SIZE)?;
+    let key = SearchField::Key;
+    if field(slots, first_warm, base_offset, key, probe) < target {
+        // Warm: Kafka's range `[first_warm, n - 1]`, the branch-free bisection.
+        return match bound {
+            Bound::LargestLowerBound => Some(last_qualifying(
+                slots,
+                base_offset,
+                target,
+                key,
+                false,
+                (first_warm, n - 1),
+                probe,
+            )),
+            Bound::SmallestUpperBound => {
+                let lo = last_qualifying(
                     slots,
                     base_offset,
                     target,
-                    which,
-                    bound,
-                    SearchStrategy::default(),
+                    key,
+                    true,
+                    (first_warm, n - 1),
                     probe,
-                )
+                );
+                (lo + 1 < n).then_some(lo + 1)
             }
-        }
+        };
     }
-    search_fast(slots, base_offset, target, which, bound, strategy, probe)
+    // Cold: Kafka's slot-0 check, from fence 0 (memory once known).
+    if dir.fence_key(0, slots, base_offset, probe) > target {
+        return match bound {
+            Bound::LargestLowerBound => None,
+            Bound::SmallestUpperBound => Some(0),
+        };
+    }
+    let cold = &slots[..=first_warm];
+    let strict = bound == Bound::SmallestUpperBound;
+    // The page's fence qualifies, also on fences that do not increase.
+    let range = dir.cold_page_range(cold, base_offset, target, strict, probe);
+    let Some(range) = range else {
+        // No fence qualifies: for the largest lower bound impossible (fence 0 does); for
+        // the smallest upper bound slot 0's key equals the target (Kafka's quirk: slot 1),
+        // or the fences do not increase (then Kafka's range with the warm/cold kernel).
+        if strict && dir.fence_key(0, slots, base_offset, probe) == target {
+            return (n > 1).then_some(1);
+        }
+        return search_fast(
+            slots,
+            base_offset,
+            target,
+            key,
+            bound,
+            strategy.kafka_equivalent(),
+            probe,
+        );
+    };
+    let (lo, hi) = dir.block_range(range, cold, base_offset, target, strict, probe);
+    let last = last_qualifying(cold, base_offset, target, key, strict, (lo, hi), probe);
+    match bound {
+        Bound::LargestLowerBound => Some(last),
+        Bound::SmallestUpperBound => (last + 1 < n).then_some(last + 1),
+    }
 }
 
 /// Key search through the page directory: find the page in memory, then search only
@@ -557,8 +741,9 @@ fn search_fast<E: IndexEntry, P: Probe>(
 /// Kafka's searches exactly as Kafka runs them, step by step: binary (pre-2.1,
 /// `AbstractIndex.indexSlotRangeFor` before KAFKA-6432) and warm/cold (2.1+), with the
 /// early exit on an exact match. The oracle that [`search`]'s fast kernels are checked
-/// against (for [`SearchStrategy::PageDirectory`] it runs warm/cold with the default
-/// warm section). Same contract as [`search`]; on any input (also non-increasing fields)
+/// against (it runs [`SearchStrategy::kafka_equivalent`]: for
+/// [`SearchStrategy::PageDirectory`] warm/cold with the default warm section, for
+/// [`SearchStrategy::Hybrid`] warm/cold with the hybrid's warm section). Same contract as [`search`]; on any input (also non-increasing fields)
 /// it returns Kafka's slot.
 #[inline]
 pub fn kafka_search<E: IndexEntry, P: Probe>(
@@ -574,10 +759,7 @@ pub fn kafka_search<E: IndexEntry, P: Probe>(
     if n == 0 {
         return None;
     }
-    let strategy = match strategy {
-        SearchStrategy::PageDirectory { .. } => SearchStrategy::default(),
-        other => other,
-    };
+    let strategy = strategy.kafka_equivalent();
     let below_first = |probe: &mut P| {
         if field(slots, 0, base_offset, which, probe) > target {
             Some(match bound {

@@ -61,6 +61,13 @@ fn entry(i: usize) -> E8 {
 /// Two 8-byte slots per 16-byte "page": the directory has a fence every other slot.
 const PD: SearchStrategy = SearchStrategy::PageDirectory { page_size: 16 };
 
+/// The hybrid over the same directory, with a warm section of one entry (the last two
+/// slots): lookups below it take the cold path through the directory.
+const HYBRID: SearchStrategy = SearchStrategy::Hybrid {
+    warm_section_bytes: 8,
+    page_size: 16,
+};
+
 fn open(dir: &tempfile::TempDir, slots: usize, strategy: SearchStrategy) -> IndexFile<E8> {
     IndexFile::open(
         dir.path().join("0.index"),
@@ -101,7 +108,12 @@ fn check_reader(index: &IndexFile<E8>, min_entries: usize, max_entries: usize) {
         assert_eq!((e.key(0), e.value(0)), (entry(i).key(0), i as i64));
     }
     // LLB of 25: slot 1 if visible, else the last visible slot.
-    for strategy in [SearchStrategy::default(), PD] {
+    for strategy in [
+        SearchStrategy::WARM_COLD,
+        SearchStrategy::default(),
+        PD,
+        HYBRID,
+    ] {
         let llb = snap.search_with(
             strategy,
             25,
@@ -142,12 +154,31 @@ fn append_vs_lookup() {
     });
 }
 
+/// [`append_vs_lookup`] with the hybrid as the index's strategy: its lookups (cold ones
+/// through the directory the appender fills) see a prefix of the appends.
+#[test]
+fn append_vs_hybrid_lookup() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Arc::new(open(&dir, 4, HYBRID));
+        index.append(&entry(0)).unwrap();
+        let reader = {
+            let index = index.clone();
+            thread::spawn(move || check_reader(&index, 1, 3))
+        };
+        index.append(&entry(1)).unwrap();
+        index.append(&entry(2)).unwrap();
+        reader.join().unwrap();
+        check_reader(&index, 3, 3);
+    });
+}
+
 /// Two readers and the appender (warm/cold strategy, no directory).
 #[test]
 fn append_vs_two_readers() {
     model(|| {
         let dir = tempfile::tempdir().unwrap();
-        let index = Arc::new(open(&dir, 3, SearchStrategy::default()));
+        let index = Arc::new(open(&dir, 3, SearchStrategy::WARM_COLD));
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let index = index.clone();
@@ -243,7 +274,7 @@ fn trim_vs_lookup() {
 fn lazy_fence_fill_vs_append() {
     model(|| {
         let dir = tempfile::tempdir().unwrap();
-        let index = open(&dir, 4, SearchStrategy::default());
+        let index = open(&dir, 4, SearchStrategy::WARM_COLD);
         index.append(&entry(0)).unwrap();
         index.append(&entry(1)).unwrap();
         let index = Arc::new(index.with_search_strategy(PD));
@@ -277,7 +308,7 @@ fn lazy_fence_fill_vs_append() {
 fn lazy_block_fill_vs_append_and_truncate() {
     model(|| {
         let dir = tempfile::tempdir().unwrap();
-        let index = open(&dir, 12, SearchStrategy::default());
+        let index = open(&dir, 12, SearchStrategy::WARM_COLD);
         for i in 0..10 {
             index.append(&entry(i)).unwrap();
         }

@@ -18,7 +18,10 @@
 //!   publication, no Kafka checks); `plain-mmap-copy` copies the same 8 bytes into the
 //!   same kind of mapping (`index_core::sys::Mapping::write`: a bounds check and a
 //!   `memcpy`, no lock, no publication) and is the baseline of the append goal;
-//!   `vec-copy` (`copy_from_slice` into a `Vec<u8>`) is a lower bound.
+//!   `vec-copy` (`copy_from_slice` into a `Vec<u8>`) is a lower bound;
+//!   `offset-index-warm-cold` is `offset-index` on an index with Kafka's warm/cold
+//!   strategy, which keeps no page directory (the default's directory costs each
+//!   append its fence and block-key stores).
 //! * `offset-readers/<strategy>/{idle,appending}`: hot-tail lookups per second on a 1 MiB
 //!   index, alone and with a concurrent appender thread.
 //!
@@ -47,12 +50,11 @@ const SIZES: [(&str, usize); 4] = [
     ("1MiB", 1 << 20),
     ("10MiB", 10 << 20),
 ];
-const STRATEGIES: [SearchStrategy; 3] = [
+const STRATEGIES: [SearchStrategy; 4] = [
     SearchStrategy::Binary,
-    SearchStrategy::WarmCold {
-        warm_section_bytes: 8192,
-    },
+    SearchStrategy::WARM_COLD,
     SearchStrategy::PAGE_DIRECTORY,
+    SearchStrategy::HYBRID,
 ];
 /// Targets per benchmark (a power of two), cycled through.
 const TARGETS: usize = 1024;
@@ -240,6 +242,9 @@ struct Appenders {
     index: OffsetIndex,
     /// Appended through one `appender()` per run of entries.
     batched: OffsetIndex,
+    /// `OffsetIndex::append` on an index with Kafka's warm/cold strategy: no page
+    /// directory to maintain (the default before the hybrid).
+    warm_cold: OffsetIndex,
     raw: IndexFile<RawOffsetEntry>,
     mapping: Mapping,
     vec: Vec<u8>,
@@ -250,7 +255,7 @@ impl Appenders {
     /// Kafka's append one call at a time, the same calls through one appender per run,
     /// `IndexFile::append`, the plain copy into a mapping (the goal's baseline) and the
     /// `Vec` copy.
-    fn arms() -> [(String, Run, Reset); 5] {
+    fn arms() -> [(String, Run, Reset); 6] {
         [
             (
                 format!("{KIND}-index"),
@@ -277,6 +282,11 @@ impl Appenders {
                 |a, r| r.for_each(|i| a.vec_copy(i)),
                 |_| {},
             ),
+            (
+                format!("{KIND}-index-warm-cold"),
+                |a, r| r.for_each(|i| a.warm_cold(i)),
+                |a| a.reset_warm_cold(),
+            ),
         ]
     }
 
@@ -285,6 +295,9 @@ impl Appenders {
         let dir = tempfile::tempdir().unwrap();
         let index = OffsetIndex::open(dir.path().join("1.index"), 0, APPEND_BYTES).unwrap();
         let batched = OffsetIndex::open(dir.path().join("4.index"), 0, APPEND_BYTES).unwrap();
+        let warm_cold = OffsetIndex::open(dir.path().join("5.index"), 0, APPEND_BYTES)
+            .unwrap()
+            .with_search_strategy(SearchStrategy::WARM_COLD);
         let raw = IndexFile::<RawOffsetEntry>::open(
             dir.path().join("2.index"),
             0,
@@ -309,6 +322,7 @@ impl Appenders {
                 .collect(),
             index,
             batched,
+            warm_cold,
             raw,
             mapping,
             vec: vec![0u8; APPEND_BYTES],
@@ -331,6 +345,13 @@ impl Appenders {
     }
     fn reset_batched(&self) {
         self.batched.truncate().unwrap()
+    }
+    /// [`Appenders::index`] without a page directory.
+    fn warm_cold(&self, i: usize) {
+        self.warm_cold.append(key(i), position(i)).unwrap()
+    }
+    fn reset_warm_cold(&self) {
+        self.warm_cold.truncate().unwrap()
     }
     /// `IndexFile::append` of pre-encoded entry `i` (no Kafka checks).
     fn raw(&self, i: usize) {
@@ -466,8 +487,10 @@ fn ratio_section() {
     let times = ratios::race(&mut racers, 8 * TARGETS);
     drop(racers);
     // (numerator, denominator, goal) as indexes into `arms`.
-    let (index, appender, raw, mmap, vec) = (0, 1, 2, 3, 4);
+    let (index, appender, raw, mmap, vec, warm_cold) = (0, 1, 2, 3, 4, 5);
     for (num, den, goal) in [
+        (index, warm_cold, None),
+        (warm_cold, mmap, None),
         (index, raw, None),
         (index, mmap, Some(2.0)),
         (index, vec, None),

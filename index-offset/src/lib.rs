@@ -175,8 +175,8 @@ impl OffsetIndex {
         })
     }
 
-    /// Sets the search strategy (default: Kafka's warm/cold with an 8192-byte warm
-    /// section).
+    /// Sets the search strategy (default: [`SearchStrategy::HYBRID`], with Kafka's
+    /// warm/cold answers).
     pub fn with_search_strategy(self, strategy: SearchStrategy) -> Self {
         OffsetIndex {
             file: self.file.with_search_strategy(strategy),

@@ -47,12 +47,11 @@ const SIZES: [(&str, usize); 4] = [
     ("1MiB", 1 << 20),
     ("10MiB", 10 << 20),
 ];
-const STRATEGIES: [SearchStrategy; 3] = [
+const STRATEGIES: [SearchStrategy; 4] = [
     SearchStrategy::Binary,
-    SearchStrategy::WarmCold {
-        warm_section_bytes: 8192,
-    },
+    SearchStrategy::WARM_COLD,
     SearchStrategy::PAGE_DIRECTORY,
+    SearchStrategy::HYBRID,
 ];
 /// Targets per benchmark (a power of two), cycled through.
 const TARGETS: usize = 1024;

@@ -170,7 +170,8 @@ impl TimeIndex {
         })
     }
 
-    /// Sets the search strategy (default: Kafka's warm/cold, 8192-byte warm section).
+    /// Sets the search strategy (default: [`SearchStrategy::HYBRID`], with Kafka's
+    /// warm/cold answers).
     pub fn with_search_strategy(self, strategy: SearchStrategy) -> Self {
         TimeIndex {
             file: self.file.with_search_strategy(strategy),

@@ -20,8 +20,8 @@ fn latency_rows_for_every_strategy_and_the_limit() {
     };
     let dir = tempfile::tempdir().unwrap();
     let rows = measure(&cfg, dir.path()).unwrap();
-    // 2 kinds x 2 workloads x (3 strategies + the limit).
-    assert_eq!(rows.len(), 16);
+    // 2 kinds x 2 workloads x (4 strategies + the limit).
+    assert_eq!(rows.len(), 20);
     for row in &rows {
         assert_eq!(row.mismatches, 0, "{row:?}");
         assert_eq!(row.lookups, 2_000);

@@ -193,8 +193,9 @@ fn page_directory_lookups_use_the_directory() {
     for o in outcomes() {
         for w in &o.workloads {
             assert_eq!(w.directory_fallbacks, 0, "{:?} {}", o.kind, w.workload);
-            assert_eq!(w.strategies.len(), 3);
+            assert_eq!(w.strategies.len(), 4);
             assert_eq!(w.strategies[2].strategy, PAGE_DIRECTORY);
+            assert_eq!(w.strategies[3].strategy.name(), "hybrid");
         }
     }
 }

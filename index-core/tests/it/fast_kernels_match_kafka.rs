@@ -52,11 +52,16 @@ fn check<E: IndexEntry>(
     let slots = snap.slots();
     let strategies = [
         SearchStrategy::Binary,
-        SearchStrategy::default(),
+        SearchStrategy::WARM_COLD,
         SearchStrategy::WarmCold {
             warm_section_bytes: warm_bytes,
         },
         pd,
+        SearchStrategy::HYBRID,
+        SearchStrategy::Hybrid {
+            warm_section_bytes: warm_bytes,
+            page_size,
+        },
     ];
     for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
         let mut targets = extra.to_vec();

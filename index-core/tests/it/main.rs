@@ -2,6 +2,7 @@
 
 mod common;
 mod fast_kernels_match_kafka;
+mod hybrid;
 mod index_file_lifecycle;
 mod page_directory_sequences;
 mod remap_safety;

@@ -25,8 +25,21 @@ impl IndexEntry for Kv {
     }
 }
 
-const STRATEGIES: [SearchStrategy; 7] = [
+const STRATEGIES: [SearchStrategy; 11] = [
     SearchStrategy::Binary,
+    SearchStrategy::HYBRID,
+    SearchStrategy::Hybrid {
+        warm_section_bytes: 48,
+        page_size: 64,
+    },
+    SearchStrategy::Hybrid {
+        warm_section_bytes: 0,
+        page_size: 4096,
+    },
+    SearchStrategy::Hybrid {
+        warm_section_bytes: 8192,
+        page_size: 16,
+    },
     SearchStrategy::WarmCold {
         warm_section_bytes: 8192,
     },
@@ -97,7 +110,8 @@ proptest! {
                     let sub = snap.search(t, field, Bound::SmallestUpperBound, &mut NoProbe);
                     prop_assert_eq!(llb, model_llb(f, t), "{:?} {:?} llb {}", strategy, field, t);
                     prop_assert_eq!(sub, model_sub(f, t), "{:?} {:?} sub {}", strategy, field, t);
-                    // The free function agrees (it runs warm/cold for PageDirectory).
+                    // The free function agrees (it runs warm/cold for PageDirectory and
+                    // Hybrid).
                     prop_assert_eq!(
                         search(&slots, 0, t, field, Bound::LargestLowerBound, strategy, &mut NoProbe),
                         llb
@@ -119,7 +133,7 @@ fn warm_cold_tail_lookups_stay_in_warm_pages() {
             v: I64Be::new(i),
         })
         .collect();
-    let s = SearchStrategy::default();
+    let s = SearchStrategy::WARM_COLD;
     let first_warm = s.first_warm_slot(n, 16).unwrap();
     assert_eq!(first_warm, n - 1 - 512);
     for t in (2 * first_warm as i64 + 1..2 * n as i64 + 10).step_by(3) {

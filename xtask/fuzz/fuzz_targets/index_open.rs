@@ -1,12 +1,14 @@
 //! Opening each index type (offset, time, txn) from arbitrary bytes and looking things
 //! up: every call returns a value or a typed error, never a panic or a hang.
 //!
-//! Input: byte 0 picks the index kind, the base offset and the page directory's page
-//! size, bytes 1..9 are a lookup target, the rest is the file's content.
+//! Input: byte 0 picks the index kind, the base offset, the hybrid's warm section and the
+//! page directory's page size, bytes 1..9 are a lookup target, the rest is the file's
+//! content.
 //!
-//! Checked beyond "no panic": the page directory (lazy fences, fence entries) answers
-//! every lookup exactly as the default warm/cold search does whenever the keys are
-//! strictly increasing (a valid index), also after an append on the writable path.
+//! Checked beyond "no panic": the page directory (lazy fences, fence entries) and the
+//! hybrid (the default strategy's shape, with that warm section and page size) answer
+//! every lookup exactly as Kafka's warm/cold search with the hybrid's warm section does
+//! whenever the keys are strictly increasing (a valid index).
 #![no_main]
 
 use std::sync::OnceLock;
@@ -29,14 +31,17 @@ fn scratch() -> &'static tempfile::TempDir {
     })
 }
 
-/// Looks up `seeds` and every key in `keys` (and its neighbours) with the page
-/// directory (`pd`) and with warm/cold (`default`); when the keys are strictly increasing
-/// (a valid index) the answers must be equal.
+/// A lookup through one strategy (`None`: the index could not answer).
+type Lookup<'a, T> = &'a dyn Fn(i64) -> Option<T>;
+
+/// Looks up `seeds` and every key in `keys` (and its neighbours) with each of `others`
+/// (the page directory, the hybrid) and with Kafka's warm/cold (`kafka`); when the keys
+/// are strictly increasing (a valid index) the answers must be equal.
 fn differential<T: PartialEq + std::fmt::Debug>(
     keys: &[i64],
     seeds: [i64; 2],
-    pd: impl Fn(i64) -> Option<T>,
-    default: impl Fn(i64) -> Option<T>,
+    others: &[(&str, Lookup<'_, T>)],
+    kafka: Lookup<'_, T>,
 ) {
     let valid = keys.windows(2).all(|w| w[0] < w[1]);
     let mut targets = vec![seeds[0], seeds[1], seeds[0].wrapping_add(1)];
@@ -46,9 +51,11 @@ fn differential<T: PartialEq + std::fmt::Debug>(
             .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
     );
     for t in targets {
-        let got = pd(t);
-        if valid {
-            assert_eq!(got, default(t), "page directory vs warm/cold, target {t}");
+        for (name, other) in others {
+            let got = other(t);
+            if valid {
+                assert_eq!(got, kafka(t), "{name} vs warm/cold, target {t}");
+            }
         }
     }
 }
@@ -65,9 +72,13 @@ fuzz_target!(|data: &[u8]| {
         _ => -1,
     };
     let target = i64::from_be_bytes(data[1..9].try_into().unwrap());
-    let pd = SearchStrategy::PageDirectory {
-        page_size: [16, 64, 4096, 24][usize::from(data[0] >> 6)],
+    let page_size = [16, 64, 4096, 24][usize::from(data[0] >> 6)];
+    let pd = SearchStrategy::PageDirectory { page_size };
+    let hybrid = SearchStrategy::Hybrid {
+        warm_section_bytes: [0, 24, 96, 8192][usize::from((data[0] >> 4) & 3)],
+        page_size,
     };
+    let kafka = hybrid.kafka_equivalent();
     let body = &data[9..];
     let dir = scratch().path();
     match kind {
@@ -94,12 +105,21 @@ fuzz_target!(|data: &[u8]| {
                     .map(|e| e.iter().map(|p| p.offset).collect())
                     .unwrap_or_default();
                 let idx = idx.with_search_strategy(pd);
-                let default = OffsetIndex::open_read_only(&path, base).ok();
+                let open = |s| {
+                    OffsetIndex::open_read_only(&path, base)
+                        .ok()
+                        .map(|i| i.with_search_strategy(s))
+                };
+                let (hy, wc) = (open(hybrid), open(kafka));
+                let lookup = |i: &Option<OffsetIndex>, t| i.as_ref().and_then(|i| i.lookup(t).ok());
                 differential(
                     &keys,
                     [target, base],
-                    |t| idx.lookup(t).ok(),
-                    |t| default.as_ref().and_then(|d| d.lookup(t).ok()),
+                    &[
+                        ("page directory", &|t| idx.lookup(t).ok()),
+                        ("hybrid", &|t| lookup(&hy, t)),
+                    ],
+                    &|t| lookup(&wc, t),
                 );
             }
             // The writable open path (what a segment does) on the same bytes.
@@ -128,12 +148,21 @@ fuzz_target!(|data: &[u8]| {
                     .map(|e| e.iter().map(|p| p.timestamp).collect())
                     .unwrap_or_default();
                 let idx = idx.with_search_strategy(pd);
-                let default = TimeIndex::open_read_only(&path, base).ok();
+                let open = |s| {
+                    TimeIndex::open_read_only(&path, base)
+                        .ok()
+                        .map(|i| i.with_search_strategy(s))
+                };
+                let (hy, wc) = (open(hybrid), open(kafka));
+                let lookup = |i: &Option<TimeIndex>, t| i.as_ref().and_then(|i| i.lookup(t).ok());
                 differential(
                     &keys,
                     [target, base],
-                    |t| idx.lookup(t).ok(),
-                    |t| default.as_ref().and_then(|d| d.lookup(t).ok()),
+                    &[
+                        ("page directory", &|t| idx.lookup(t).ok()),
+                        ("hybrid", &|t| lookup(&hy, t)),
+                    ],
+                    &|t| lookup(&wc, t),
                 );
             }
             if let Ok(idx) = TimeIndex::open(&path, base, 1 << 16) {
