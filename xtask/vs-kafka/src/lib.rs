@@ -106,6 +106,7 @@ pub fn named_strategies() -> Vec<(&'static str, SearchStrategy)> {
             },
         ),
         ("page-directory", SearchStrategy::PAGE_DIRECTORY),
+        ("hybrid", SearchStrategy::HYBRID),
     ]
 }
 
