@@ -544,15 +544,7 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
 /// The system call's error; `Unsupported` off Linux.
 #[cfg(target_os = "linux")]
 pub fn page_faults() -> io::Result<(u64, u64)> {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: getrusage returned 0, so the struct is initialised (it was zeroed anyway).
-    let usage = unsafe { usage.assume_init() };
-    Ok((usage.ru_majflt as u64, usage.ru_minflt as u64))
+    rusage_faults(libc::RUSAGE_SELF)
 }
 
 /// Major and minor page faults of the **calling thread** so far
@@ -564,9 +556,15 @@ pub fn page_faults() -> io::Result<(u64, u64)> {
 /// The system call's error; `Unsupported` off Linux.
 #[cfg(target_os = "linux")]
 pub fn thread_page_faults() -> io::Result<(u64, u64)> {
+    rusage_faults(libc::RUSAGE_THREAD)
+}
+
+/// `(major, minor)` page faults of `getrusage(who)`.
+#[cfg(target_os = "linux")]
+fn rusage_faults(who: libc::c_int) -> io::Result<(u64, u64)> {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` points to writable memory of the right size; getrusage fills it.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    let rc = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
