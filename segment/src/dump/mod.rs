@@ -88,12 +88,13 @@ pub struct DumpOptions {
     pub print_data_log: bool,
     /// `--deep-iteration`: iterate the records inside batches.
     pub deep_iteration: bool,
-    /// `--verify-index-only`: check indexes without printing their entries. Deviation from
-    /// Kafka: `.log` files are then checked (framing, CRC, trailing bytes) but their batches
-    /// are not printed either.
+    /// `--verify-index-only`: check `.index` and `.timeindex` entries against the log
+    /// without printing them. As in Kafka, `.log`, `.txnindex` and `.snapshot` files are
+    /// still dumped in full (batches, and records with `deep_iteration`).
     pub verify_index_only: bool,
     /// `--index-sanity-check`: only run the index `sanityCheck` on `.index`/`.timeindex`
-    /// (and the equivalent checks on `.txnindex`); `.log` files are checked silently.
+    /// (no entries printed). As in Kafka, `.log`, `.txnindex` and `.snapshot` files are
+    /// still dumped in full; a `.txnindex` is checked as always, with no sanity-check line.
     pub index_sanity_check: bool,
     /// `--max-message-size`: the largest batch, in bytes (default 5 MiB, Kafka's): the
     /// bytes read at an offset-index position to find its first batch, and the most one
@@ -147,7 +148,8 @@ impl DumpOptions {
         usize::try_from(self.max_message_size).unwrap_or(usize::MAX)
     }
 
-    /// Batches and entries are printed (neither verify-only nor sanity-only).
+    /// `.index` and `.timeindex` entries are printed (neither verify-only nor
+    /// sanity-only; every other file prints its entries in every mode, as in Kafka).
     pub fn prints_entries(&self) -> bool {
         !self.verify_index_only && !self.index_sanity_check
     }
