@@ -396,16 +396,16 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         },
     };
     // Progress on stderr only when it is a terminal; not while a terminal stdout is
-    // flooded with entries (the bar would be redrawn for every line).
+    // flooded with entries (the bar would be redrawn for every line). The index modes
+    // print entries too: every `.log` is dumped in full, as Kafka dumps it.
     let files = dump::expand_inputs(inputs).unwrap_or_default();
     let total: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    let show = !cli.no_progress
-        && io::stderr().is_terminal()
-        && (!io::stdout().is_terminal() || !opts.prints_entries() || cli.json);
+    let show =
+        !cli.no_progress && io::stderr().is_terminal() && (!io::stdout().is_terminal() || cli.json);
     let mut sink = CliSink {
         json: cli.json,
         skip_record_metadata: cli.skip_record_metadata,

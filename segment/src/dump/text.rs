@@ -682,3 +682,35 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
         }
     }
 }
+
+#[cfg(test)]
+// Tests may index and panic: a panic is how a test reports a failure.
+#[allow(clippy::indexing_slicing, clippy::panic)]
+mod tests {
+    use super::java_lossy;
+
+    /// What `new String(bytes, UTF_8)` gives on JDK 17 (checked with a Java program on
+    /// 20,000 random sequences of lead, continuation and invalid bytes; these are the
+    /// shapes, including every one where it differs from `String::from_utf8_lossy`).
+    #[test]
+    fn java_lossy_replaces_as_java_does() {
+        let r = '\u{fffd}';
+        for (bytes, java) in [
+            (&b"plain"[..], "plain".to_string()),
+            (b"\xED\xA0\x80", format!("{r}")),
+            (b"A\xED\xBF\xBFB", format!("A{r}B")),
+            (b"x\xED\xA0", format!("x{r}")),
+            (b"\xED\xA0A", format!("{r}A")),
+            (b"\xED\x9F\xBF", "\u{d7ff}".to_string()),
+            (b"\xE0\x80\x80", format!("{r}{r}{r}")),
+            (b"\xF0\x90\x80", format!("{r}")),
+            (b"\xF4\x90\x80\x80", format!("{r}{r}{r}{r}")),
+            (b"\x80\xBF\xC0\xC1\xF5\xFF", format!("{r}{r}{r}{r}{r}{r}")),
+            (b"\xF0\x90\x80A", format!("{r}A")),
+            (b"\xE1\x80", format!("{r}")),
+            (b"\xec\xed\xbf\xa0\xf3\xef\xbf", format!("{r}{r}{r}{r}")),
+        ] {
+            assert_eq!(java_lossy(bytes), java, "{bytes:x?}");
+        }
+    }
+}
