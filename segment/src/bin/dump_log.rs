@@ -72,23 +72,21 @@ struct Cli {
     #[arg(long, value_name = "FILE[,FILE...]")]
     files: Vec<String>,
 
-    /// Print record keys and values (implies --deep-iteration). Not with
-    /// --verify-index-only or --index-sanity-check, which print no record (use
-    /// --deep-iteration to check records without printing them).
-    #[arg(long, conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    /// Print record keys and values (implies --deep-iteration).
+    #[arg(long)]
     print_data_log: bool,
 
-    /// Iterate the records inside each batch (with --verify-index-only or
-    /// --index-sanity-check: check them without printing them).
+    /// Iterate the records inside each batch.
     #[arg(long)]
     deep_iteration: bool,
 
-    /// Verify indexes against their logs without printing entries (logs are checked
-    /// without printing their batches).
+    /// Verify indexes against their logs without printing their entries (.log,
+    /// .txnindex and .snapshot files are still dumped in full, as Kafka dumps them).
     #[arg(long)]
     verify_index_only: bool,
 
-    /// Only run the index sanity checks (Kafka's sanityCheck). Not with
+    /// Only run the index sanity checks (Kafka's sanityCheck) on .index and .timeindex
+    /// files (other files are dumped in full, as Kafka dumps them). Not with
     /// --verify-index-only (the sanity check does not verify entries).
     #[arg(long, conflicts_with = "verify_index_only")]
     index_sanity_check: bool,
@@ -104,13 +102,8 @@ struct Cli {
     max_bytes: u64,
 
     /// With deep iteration, print only keys/values, not record metadata. Needs
-    /// --deep-iteration or --print-data-log; text output only (not with --json,
-    /// --verify-index-only or --index-sanity-check).
-    #[arg(
-        long,
-        requires = "records",
-        conflicts_with_all = ["json", "verify_index_only", "index_sanity_check"]
-    )]
+    /// --deep-iteration or --print-data-log; text output only (not with --json).
+    #[arg(long, requires = "records", conflicts_with = "json")]
     skip_record_metadata: bool,
 
     /// Report follower (chunk-shaped) offset-index entries and record-level time-index
@@ -122,28 +115,28 @@ struct Cli {
     /// Decode record keys and values as __consumer_offsets records (group metadata,
     /// offset commits, consumer, share and streams group records), as Kafka's
     /// --offsets-decoder prints them. Implies --print-data-log.
-    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    #[arg(long, group = "decoders")]
     offsets_decoder: bool,
 
     /// Decode record keys and values as __transaction_state records (Kafka's
     /// --transaction-log-decoder). Implies --print-data-log.
-    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    #[arg(long, group = "decoders")]
     transaction_log_decoder: bool,
 
     /// Decode record values as KRaft metadata records of __cluster_metadata (Kafka's
     /// --cluster-metadata-decoder). Implies --print-data-log.
-    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    #[arg(long, group = "decoders")]
     cluster_metadata_decoder: bool,
 
     /// Decode record keys and values as __share_group_state records (Kafka's
     /// --share-group-state-decoder). Implies --print-data-log.
-    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    #[arg(long, group = "decoders")]
     share_group_state_decoder: bool,
 
     /// Decode record values as __remote_log_metadata records (tiered storage's
     /// TopicBasedRemoteLogMetadataManager), printed as Kafka's
     /// --remote-log-metadata-decoder prints them. Implies --print-data-log.
-    #[arg(long, group = "decoders", conflicts_with_all = ["verify_index_only", "index_sanity_check"])]
+    #[arg(long, group = "decoders")]
     remote_log_metadata_decoder: bool,
 
     /// Print JSON lines (one object per event, "type" field; a final "summary" object)
@@ -403,16 +396,16 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         },
     };
     // Progress on stderr only when it is a terminal; not while a terminal stdout is
-    // flooded with entries (the bar would be redrawn for every line).
+    // flooded with entries (the bar would be redrawn for every line). The index modes
+    // print entries too: every `.log` is dumped in full, as Kafka dumps it.
     let files = dump::expand_inputs(inputs).unwrap_or_default();
     let total: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    let show = !cli.no_progress
-        && io::stderr().is_terminal()
-        && (!io::stdout().is_terminal() || !opts.prints_entries() || cli.json);
+    let show =
+        !cli.no_progress && io::stderr().is_terminal() && (!io::stdout().is_terminal() || cli.json);
     let mut sink = CliSink {
         json: cli.json,
         skip_record_metadata: cli.skip_record_metadata,

@@ -117,7 +117,7 @@ fn control_line(record: &Record<'_>, position: u64) -> Result<ControlLine, Strin
 }
 
 fn text_of(bytes: Option<&[u8]>) -> Option<Content> {
-    bytes.map(|b| Content::Text(String::from_utf8_lossy(b).into_owned()))
+    bytes.map(|b| Content::Text(super::text::java_lossy(b).into_owned()))
 }
 
 /// Dumps a `.log` or a KRaft `.checkpoint` file.
@@ -156,7 +156,9 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
             return;
         }
     };
-    let print = opts.prints_entries();
+    // Kafka dumps a `.log` in full in every mode: `--verify-index-only` and
+    // `--index-sanity-check` only concern `.index` and `.timeindex` files.
+    let print = true;
     let deep = opts.deep();
     let mut last_record_offset: Option<i64> = None;
     let mut reported = 0u64;
@@ -297,10 +299,9 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                                 }
                             }
                             _ => {
-                                // Kafka prints nothing for a null value (tombstone), not
-                                // even the key.
-                                let data =
-                                    opts.prints_data() && !is_control && record.value.is_some();
+                                // A tombstone prints its key and no payload; a record
+                                // without a key prints its payload only (Kafka's lines).
+                                let data = opts.prints_data() && !is_control;
                                 if data {
                                     (text_of(record.key()), text_of(record.value()))
                                 } else {
@@ -321,7 +322,7 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                                 record
                                     .headers
                                     .iter()
-                                    .map(|h| h.key_str().into_owned())
+                                    .map(|h| super::text::java_lossy(&h.key).into_owned())
                                     .collect()
                             }),
                             crc: if v2 { None } else { crc.map(|c| c.0) },

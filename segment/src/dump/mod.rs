@@ -29,7 +29,7 @@
 //! * **Record-level time-index offsets.** Brokers 2.x–3.7 on the leader path stored the
 //!   offset of the *record* holding the max timestamp (or the first offset of the append)
 //!   instead of a batch's last offset (docs/kafka-behaviour.md#old-data-versions). Kafka's tool reports those as "indexed
-//!   offsets not found in the log". Here, an entry whose offset lies inside the batch found
+//!   offsets are not found". Here, an entry whose offset lies inside the batch found
 //!   and whose record at that offset carries exactly the entry's timestamp is accepted as a
 //!   [`Note::RecordLevelTimeEntry`].
 //! * **Stricter checks Kafka's tool does not make:** offset-index entries must strictly
@@ -88,12 +88,13 @@ pub struct DumpOptions {
     pub print_data_log: bool,
     /// `--deep-iteration`: iterate the records inside batches.
     pub deep_iteration: bool,
-    /// `--verify-index-only`: check indexes without printing their entries. Deviation from
-    /// Kafka: `.log` files are then checked (framing, CRC, trailing bytes) but their batches
-    /// are not printed either.
+    /// `--verify-index-only`: check `.index` and `.timeindex` entries against the log
+    /// without printing them. As in Kafka, `.log`, `.txnindex` and `.snapshot` files are
+    /// still dumped in full (batches, and records with `deep_iteration`).
     pub verify_index_only: bool,
     /// `--index-sanity-check`: only run the index `sanityCheck` on `.index`/`.timeindex`
-    /// (and the equivalent checks on `.txnindex`); `.log` files are checked silently.
+    /// (no entries printed). As in Kafka, `.log`, `.txnindex` and `.snapshot` files are
+    /// still dumped in full; a `.txnindex` is checked as always, with no sanity-check line.
     pub index_sanity_check: bool,
     /// `--max-message-size`: the largest batch, in bytes (default 5 MiB, Kafka's): the
     /// bytes read at an offset-index position to find its first batch, and the most one
@@ -147,7 +148,8 @@ impl DumpOptions {
         usize::try_from(self.max_message_size).unwrap_or(usize::MAX)
     }
 
-    /// Batches and entries are printed (neither verify-only nor sanity-only).
+    /// `.index` and `.timeindex` entries are printed (neither verify-only nor
+    /// sanity-only; every other file prints its entries in every mode, as in Kafka).
     pub fn prints_entries(&self) -> bool {
         !self.verify_index_only && !self.index_sanity_check
     }
@@ -393,7 +395,7 @@ pub enum Problem {
         prev_offset: i64,
     },
     /// Time index offset that is not the last offset of a batch (Kafka's "indexed offsets
-    /// not found in the log"); `log_offset` is the last offset of the batch found, −1 if
+    /// are not found in :<path>"); `log_offset` is the last offset of the batch found, −1 if
     /// none.
     ShallowOffsetNotFound {
         /// Absolute path of the time index.
@@ -588,11 +590,13 @@ pub struct ProducerLine {
     pub current_txn_first_offset: i64,
     /// Timestamp of the last batch.
     pub last_timestamp: i64,
-    /// First sequence of the last batch (`last_sequence − offset_delta`).
+    /// First sequence of the last batch (`last_sequence − offset_delta`, wrapping from
+    /// `i32::MAX` to 0 as Kafka's sequences do: `2147483647` for −1 and 0).
     pub first_sequence: i32,
     /// Last sequence of the last batch.
     pub last_sequence: i32,
-    /// Last offset of the last batch.
+    /// Last offset of the last batch (−1: none; the text line then ends at
+    /// `lastTimestamp`, as Kafka's).
     pub last_offset: i64,
     /// `last_offset − first offset` of the last batch.
     pub offset_delta: i32,
@@ -951,7 +955,7 @@ pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
         FileType::Log | FileType::KraftSnapshot => log::dump_log(path, file_type, opts, sink),
         FileType::OffsetIndex => index::dump_offset_index(path, opts, sink),
         FileType::TimeIndex => index::dump_time_index(path, opts, sink),
-        FileType::TxnIndex => txn::dump_txn_index(path, opts, sink),
+        FileType::TxnIndex => txn::dump_txn_index(path, sink),
         FileType::ProducerSnapshot => txn::dump_producer_snapshot(path, sink),
         FileType::Unknown => sink.event(Event::Ignored {
             path: path.to_path_buf(),

@@ -98,6 +98,38 @@ pub fn json_inert(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `bytes` decoded as Java decodes UTF-8 (`new String(bytes, UTF_8)`, how Kafka's tool
+/// turns keys, values and header keys into text): borrowed when they are valid UTF-8.
+///
+/// Each ill-formed sequence becomes one U+FFFD, as [`String::from_utf8_lossy`] does
+/// (maximal subparts), except for an encoded surrogate (`ED` followed by `A0`–`BF`):
+/// Java replaces the lead, that byte and one more continuation byte if there is one with
+/// a single U+FFFD, where the Unicode practice Rust follows replaces each byte.
+pub fn java_lossy(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    let mut i = 0;
+    while let Some(rest) = bytes.get(i..).filter(|r| !r.is_empty()) {
+        let Some(chunk) = rest.utf8_chunks().next() else {
+            break;
+        };
+        out.push_str(chunk.valid());
+        i += chunk.valid().len();
+        if chunk.invalid().is_empty() {
+            break;
+        }
+        out.push('\u{fffd}');
+        i += match bytes.get(i..) {
+            Some([0xED, 0xA0..=0xBF, 0x80..=0xBF, ..]) => 3,
+            Some([0xED, 0xA0..=0xBF, ..]) => 2,
+            _ => chunk.invalid().len(),
+        };
+    }
+    Cow::Owned(out)
+}
+
 /// A path for a text line: its exact bytes, with [`escape`] applied to its UTF-8 parts
 /// and every byte that is not UTF-8 written `\xNN` (uppercase hex), so two different
 /// names never print the same and none can inject terminal control sequences.
@@ -111,6 +143,16 @@ pub fn escape_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// A producer's `currentTxnFirstOffset` as Kafka prints its `OptionalLong`: a negative
+/// value (−1 on disk) is "no ongoing transaction".
+fn optional_long(v: i64) -> String {
+    if v >= 0 {
+        format!("OptionalLong[{v}]")
+    } else {
+        "OptionalLong.empty".to_string()
+    }
 }
 
 fn batch_text(b: &BatchLine) -> String {
@@ -163,9 +205,16 @@ fn content_text(c: &Content) -> Cow<'_, str> {
     }
 }
 
+/// A record line. With `--skip-record-metadata` Kafka prints the `|` only before a key or
+/// payload: a record printing neither (a control record, or any record without
+/// `--print-data-log`) is an empty line.
 fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
-    let mut s = String::from("|");
+    let mut s = String::new();
+    if skip_metadata && (r.key.is_some() || r.payload.is_some()) {
+        s.push('|');
+    }
     if !skip_metadata {
+        s.push('|');
         let _ = write!(
             s,
             " offset: {} {}: {} keySize: {} valueSize: {}",
@@ -236,19 +285,25 @@ pub fn event_line(event: &Event, skip_record_metadata: bool) -> Option<Line> {
         } => Line::Out(format!(
             "version: {version} producerId: {producer_id} firstOffset: {first_offset} lastOffset: {last_offset} lastStableOffset: {last_stable_offset}"
         )),
-        Event::ProducerEntry(p) => Line::Out(format!(
-            "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {} lastTimestamp: {} firstSequence: {} lastSequence: {} lastOffset: {} offsetDelta: {} timestamp: {}",
-            p.producer_id,
-            p.producer_epoch,
-            p.coordinator_epoch,
-            p.current_txn_first_offset,
-            p.last_timestamp,
-            p.first_sequence,
-            p.last_sequence,
-            p.last_offset,
-            p.offset_delta,
-            p.last_timestamp
-        )),
+        Event::ProducerEntry(p) => {
+            let mut s = format!(
+                "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {} lastTimestamp: {}",
+                p.producer_id,
+                p.producer_epoch,
+                p.coordinator_epoch,
+                optional_long(p.current_txn_first_offset),
+                p.last_timestamp,
+            );
+            // Kafka keeps (and prints) the last batch only when its offset is known.
+            if p.last_offset >= 0 {
+                let _ = write!(
+                    s,
+                    " firstSequence: {} lastSequence: {} lastOffset: {} offsetDelta: {} timestamp: {}",
+                    p.first_sequence, p.last_sequence, p.last_offset, p.offset_delta, p.last_timestamp
+                );
+            }
+            Line::Out(s)
+        }
         Event::IndexEmpty { path } => Line::Out(format!("{} is empty.", escape_path(path))),
         Event::SanityPassed { path } => {
             Line::Out(format!("{} passed sanity check.", escape_path(path)))
@@ -515,7 +570,7 @@ impl Report {
         for ((_, path), list) in &self.not_found {
             let _ = writeln!(
                 s,
-                "The following indexed offsets are not found in the log. (in :{})",
+                "The following indexed offsets are not found in :{}",
                 escape_path(path)
             );
             for (i, l) in list {
@@ -624,6 +679,38 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
                 );
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+// Tests may index and panic: a panic is how a test reports a failure.
+#[allow(clippy::indexing_slicing, clippy::panic)]
+mod tests {
+    use super::java_lossy;
+
+    /// What `new String(bytes, UTF_8)` gives on JDK 17 (checked with a Java program on
+    /// 20,000 random sequences of lead, continuation and invalid bytes; these are the
+    /// shapes, including every one where it differs from `String::from_utf8_lossy`).
+    #[test]
+    fn java_lossy_replaces_as_java_does() {
+        let r = '\u{fffd}';
+        for (bytes, java) in [
+            (&b"plain"[..], "plain".to_string()),
+            (b"\xED\xA0\x80", format!("{r}")),
+            (b"A\xED\xBF\xBFB", format!("A{r}B")),
+            (b"x\xED\xA0", format!("x{r}")),
+            (b"\xED\xA0A", format!("{r}A")),
+            (b"\xED\x9F\xBF", "\u{d7ff}".to_string()),
+            (b"\xE0\x80\x80", format!("{r}{r}{r}")),
+            (b"\xF0\x90\x80", format!("{r}")),
+            (b"\xF4\x90\x80\x80", format!("{r}{r}{r}{r}")),
+            (b"\x80\xBF\xC0\xC1\xF5\xFF", format!("{r}{r}{r}{r}{r}{r}")),
+            (b"\xF0\x90\x80A", format!("{r}A")),
+            (b"\xE1\x80", format!("{r}")),
+            (b"\xec\xed\xbf\xa0\xf3\xef\xbf", format!("{r}{r}{r}{r}")),
+        ] {
+            assert_eq!(java_lossy(bytes), java, "{bytes:x?}");
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use index_txn::AbortedTxn;
 
 use super::reader::Slots;
-use super::{absolute, Bounded, DumpOptions, Event, Problem, ProducerLine, Sink};
+use super::{absolute, Bounded, Event, Problem, ProducerLine, Sink};
 use crate::producer::snapshot::{
     decode_snapshot_entry, decode_snapshot_header, SnapshotHeader, CRC_START, SNAPSHOT_ENTRY_BYTES,
     SNAPSHOT_HEADER_BYTES, SNAPSHOT_VERSION,
@@ -13,9 +13,10 @@ use crate::producer::snapshot::{
 
 /// Transaction index dump: one entry per 34 bytes, read without opening the file for
 /// writing. Checks (always, not only with `--index-sanity-check`): supported version,
-/// `lastOffset ≥` the segment base offset, whole entries. With `--index-sanity-check`
-/// entries are not printed and `passed sanity check` is reported.
-pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
+/// `lastOffset ≥` the segment base offset, whole entries. Entries are printed in every
+/// mode, as Kafka prints them (its `--verify-index-only` and `--index-sanity-check` only
+/// concern `.index` and `.timeindex`), and no `passed sanity check` line is printed.
+pub(crate) fn dump_txn_index(path: &Path, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
     };
@@ -24,7 +25,6 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
     };
     let mut slots = Slots::new(file, 0, len, AbortedTxn::SIZE);
     let abs = absolute(path);
-    let mut failed = false;
     for slot in 0..slots.count() {
         let txn = match slots.get_array::<{ AbortedTxn::SIZE }>(slot) {
             Ok(raw) => AbortedTxn::from_bytes(raw),
@@ -37,7 +37,6 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
             }
         };
         if !txn.is_supported_version() {
-            failed = true;
             sink.event(Event::Problem(Problem::CorruptFile {
                 path: abs.clone(),
                 reason: format!(
@@ -46,7 +45,6 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
                 ),
             }));
         } else if txn.last_offset < base {
-            failed = true;
             sink.event(Event::Problem(Problem::CorruptFile {
                 path: abs.clone(),
                 reason: format!(
@@ -55,20 +53,19 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
                 ),
             }));
         }
-        if opts.prints_entries() {
-            sink.event(Event::TxnEntry {
-                slot,
-                version: txn.version,
-                producer_id: txn.producer_id,
-                first_offset: txn.first_offset,
-                last_offset: txn.last_offset,
-                last_stable_offset: txn.last_stable_offset,
-            });
-        }
+        // Printed in every mode, as Kafka does (its `--verify-index-only` and
+        // `--index-sanity-check` only concern `.index` and `.timeindex` files).
+        sink.event(Event::TxnEntry {
+            slot,
+            version: txn.version,
+            producer_id: txn.producer_id,
+            first_offset: txn.first_offset,
+            last_offset: txn.last_offset,
+            last_stable_offset: txn.last_stable_offset,
+        });
     }
     let partial = slots.partial_bytes();
     if partial != 0 {
-        failed = true;
         sink.event(Event::Problem(Problem::CorruptFile {
             path: abs.clone(),
             reason: format!(
@@ -77,12 +74,20 @@ pub(crate) fn dump_txn_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sin
             ),
         }));
     }
-    if opts.index_sanity_check && !failed {
-        sink.event(Event::SanityPassed {
-            path: path.to_path_buf(),
-        });
-    }
     sink.progress(len);
+}
+
+/// The first sequence of a batch from its last sequence and offset delta, as Kafka derives
+/// it: sequences wrap from `i32::MAX` to 0, so a last sequence below the delta (−1, "no
+/// sequence", among them) counts back from `i32::MAX`.
+fn first_sequence(last_sequence: i32, offset_delta: i32) -> i32 {
+    let (last, delta) = (i64::from(last_sequence), i64::from(offset_delta));
+    let first = if last < delta {
+        i64::from(i32::MAX) - (delta - last) + 1
+    } else {
+        last - delta
+    };
+    i32::try_from(first).unwrap_or(i32::MAX)
 }
 
 /// Producer state snapshot dump (`.snapshot`, version 1 with a CRC-32C of everything
@@ -178,7 +183,7 @@ pub(crate) fn dump_producer_snapshot(path: &Path, sink: &mut dyn Sink) {
             last_timestamp: e.timestamp,
             coordinator_epoch: e.coordinator_epoch,
             current_txn_first_offset: e.current_txn_first_offset,
-            first_sequence: e.last_sequence.wrapping_sub(e.offset_delta),
+            first_sequence: first_sequence(e.last_sequence, e.offset_delta),
         };
         sink.event(Event::ProducerEntry(line));
     }

@@ -447,15 +447,20 @@ fn verify_index_only_and_index_sanity_check_are_refused_together() {
 }
 
 #[test]
-fn print_data_log_is_refused_with_the_modes_that_print_no_record() {
+fn records_are_printed_in_the_index_modes_as_kafka_prints_them() {
+    // Kafka's --verify-index-only and --index-sanity-check only concern .index and
+    // .timeindex files: a .log is dumped in full, records and data included.
     for mode in ["--verify-index-only", "--index-sanity-check"] {
-        assert_refused(&["--print-data-log", mode], ["--print-data-log", mode]);
-    }
-    // Deep iteration is a check there (records are decoded, not printed): accepted, as
-    // Kafka accepts it.
-    for mode in ["--verify-index-only", "--index-sanity-check"] {
-        let out = assert_accepted(&["--deep-iteration", mode]);
+        let out = assert_accepted(&[mode]);
+        assert!(out.contains("baseOffset: 0 lastOffset:"), "{mode}: {out}");
         assert!(!out.contains("| offset:"), "{mode}: {out}");
+        let out = assert_accepted(&["--deep-iteration", mode]);
+        assert!(out.contains("| offset: 0 "), "{mode}: {out}");
+        assert!(!out.contains("payload: v"), "{mode}: {out}");
+        let out = assert_accepted(&["--print-data-log", mode]);
+        assert!(out.contains("payload: v"), "{mode}: {out}");
+        let out = assert_accepted(&["--skip-record-metadata", "--print-data-log", mode]);
+        assert!(out.lines().any(|l| l == "| payload: v"), "{mode}: {out}");
     }
     let out = assert_accepted(&["--deep-iteration", "--print-data-log"]);
     assert!(out.contains("payload: v"), "{out}");
@@ -471,12 +476,10 @@ fn skip_record_metadata_is_refused_where_no_record_is_printed_as_text() {
             "--deep-iteration|--print-data-log",
         ],
     );
-    for other in ["--json", "--verify-index-only", "--index-sanity-check"] {
-        assert_refused(
-            &["--skip-record-metadata", "--deep-iteration", other],
-            ["--skip-record-metadata", other],
-        );
-    }
+    assert_refused(
+        &["--skip-record-metadata", "--deep-iteration", "--json"],
+        ["--skip-record-metadata", "--json"],
+    );
     let out = assert_accepted(&["--skip-record-metadata", "--print-data-log"]);
     assert!(out.lines().any(|l| l == "| payload: v"), "{out}");
     assert_accepted(&["--skip-record-metadata", "--deep-iteration"]);

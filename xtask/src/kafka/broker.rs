@@ -194,6 +194,28 @@ impl Jvm {
         args: &[String],
         timeout: Duration,
     ) -> Result<Output, String> {
+        self.run_output(main, args, timeout, true)
+    }
+
+    /// [`Jvm::run_full`], but a non-zero exit status is not an error: the output of a
+    /// tool that stopped with an exception (Kafka's `DumpLogSegments` on a corrupt
+    /// index) is still returned. A timeout still is an error.
+    pub fn run_any_status(
+        &self,
+        main: &str,
+        args: &[String],
+        timeout: Duration,
+    ) -> Result<Output, String> {
+        self.run_output(main, args, timeout, false)
+    }
+
+    fn run_output(
+        &self,
+        main: &str,
+        args: &[String],
+        timeout: Duration,
+        require_success: bool,
+    ) -> Result<Output, String> {
         let mut c = self.command("256m", &self.client_log4j, main);
         c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
         let child = c.spawn().map_err(|e| format!("cannot start java: {e}"))?;
@@ -216,7 +238,7 @@ impl Jvm {
         let out = t_out.join().unwrap_or_default();
         let err = t_err.join().unwrap_or_default();
         match status {
-            Ok(s) if s.success() => Ok(Output {
+            Ok(s) if s.success() || !require_success => Ok(Output {
                 stdout: out,
                 stderr: err,
             }),

@@ -345,7 +345,7 @@ const DUMP_FINDINGS: &[&str] = &[
     "Mismatches in :",
     "Found timestamp mismatch in :",
     "Found out of order timestamp",
-    "The following indexed offsets are not found in the log.",
+    "The following indexed offsets are not found in :",
     "Non-consecutive offsets in",
     "invalid bytes at the end of",
     "failed sanity check",
