@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::Rng;
-use segment::dump::{Collect, DumpOptions};
+use segment::dump::{DumpOptions, Event, Problem, Sink};
 use segment::format::{scan, KafkaBatchFormat};
 use segment::log::{CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE};
 use segment::record::BatchBuilder;
@@ -169,20 +169,34 @@ pub fn read_all(log: &Log) -> Result<Recovered, String> {
     })
 }
 
+/// A sink that keeps only the failing problems: `--verify-index-only` prints every batch
+/// of every `.log`, as Kafka's tool does, and a crash run verifies thousands of states.
+#[derive(Default)]
+struct Failures(Vec<Problem>);
+
+impl Sink for Failures {
+    fn event(&mut self, event: Event) {
+        if let Event::Problem(p) = event {
+            if p.is_failure() {
+                self.0.push(p);
+            }
+        }
+    }
+}
+
 /// `dump-log --verify-index-only` over `dir`, in-process: the failing problems found.
 pub fn verify(dir: &Path) -> Vec<String> {
     let opts = DumpOptions {
         verify_index_only: true,
         ..DumpOptions::default()
     };
-    let mut sink = Collect::default();
+    let mut sink = Failures::default();
     let summary = segment::dump::run(&[dir.to_path_buf()], &opts, &mut sink);
     if summary.failures == 0 {
         return Vec::new();
     }
-    sink.problems()
-        .into_iter()
-        .filter(|p| p.is_failure())
+    sink.0
+        .iter()
         .take(3)
         .map(|p| format!("{p:?}"))
         .collect()
