@@ -195,11 +195,7 @@ pub fn verify(dir: &Path) -> Vec<String> {
     if summary.failures == 0 {
         return Vec::new();
     }
-    sink.0
-        .iter()
-        .take(3)
-        .map(|p| format!("{p:?}"))
-        .collect()
+    sink.0.iter().take(3).map(|p| format!("{p:?}")).collect()
 }
 
 fn checkpoint_value(state: &State, name: &str) -> Option<i64> {
