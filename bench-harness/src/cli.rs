@@ -227,6 +227,10 @@ pub enum PollutionScaleArg {
     Small,
 }
 
+/// The largest memory limit `--pollution-limits-mib` takes, in MiB (1 TiB): larger values
+/// would not limit anything, and in bytes they could overflow.
+pub const MAX_POLLUTION_LIMIT_MIB: u64 = 1 << 20;
+
 /// The most lines [`RunOutcome::render_summary`] prints.
 pub const SUMMARY_MAX_LINES: usize = 25;
 
@@ -413,11 +417,19 @@ impl Cli {
                 self.report_sizes
             ));
         }
-        if self.pollution_limits_mib.is_empty() || self.pollution_limits_mib.contains(&0) {
+        if self.pollution_limits_mib.is_empty()
+            || self
+                .pollution_limits_mib
+                .iter()
+                .any(|&m| m == 0 || m > MAX_POLLUTION_LIMIT_MIB)
+        {
             return bad(format!(
-                "--pollution-limits-mib must list positive limits, got {:?}",
+                "--pollution-limits-mib must list limits of 1 to {MAX_POLLUTION_LIMIT_MIB} MiB, got {:?}",
                 self.pollution_limits_mib
             ));
+        }
+        if self.pollution_arm_ms == Some(0) {
+            return bad("--pollution-arm-ms must be at least 1 ms".to_string());
         }
         if self.warm_sweep_lookups > 0 {
             self.warm_sweep_config().validate().map_err(|e| match e {

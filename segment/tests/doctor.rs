@@ -517,7 +517,7 @@ fn root_checkpoints_above_the_log_end_or_malformed() {
     );
     assert_eq!(
         findings(p, "high_watermark_ahead_of_log"),
-        vec![("warning".into(), None)]
+        vec![("error".into(), None)]
     );
 
     // A malformed root checkpoint: every partition is recovered from 0.
@@ -653,4 +653,39 @@ fn predicted_segments_are_the_ones_the_loader_recovers() {
     if let Some(root) = field_data::field_data_dir("dump-log doctor --measure, field data") {
         assert_prediction_matches_the_loader(&root);
     }
+}
+
+#[test]
+fn a_segment_that_is_not_a_regular_file_is_an_error() {
+    let (_tmp, dir) = orders_copy();
+    // A directory, a dangling symbolic link and (on Unix) a FIFO where segment files go.
+    std::fs::create_dir(dir.join("00000000000000009000.log")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("missing"), dir.join("00000000000000009001.log")).unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    let mut expected = one("error", "00000000000000009000.log");
+    #[cfg(unix)]
+    expected.extend(one("error", "00000000000000009001.log"));
+    let mut got = findings(p, "not_a_regular_file");
+    got.sort();
+    assert_eq!(got, expected, "{v}");
+}
+
+#[test]
+fn a_segment_or_snapshot_name_without_an_offset_is_an_error() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("abc.log"), b"x").unwrap();
+    std::fs::write(dir.join("99999999999999999999.snapshot"), b"").unwrap();
+    // Not a segment name at all: ignored, as the loader ignores it.
+    std::fs::write(dir.join("notes.txt"), b"x").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    let mut got = findings(p, "bad_file_name");
+    got.sort();
+    let mut expected = one("error", "99999999999999999999.snapshot");
+    expected.extend(one("error", "abc.log"));
+    assert_eq!(got, expected, "{v}");
 }

@@ -59,11 +59,12 @@ struct DoctorCli {
     #[arg(long, value_name = "MS")]
     partition_overhead_ms: Option<f64>,
 
-    /// Size of the temporary segment the calibration recovers.
+    /// Size of the temporary segment the calibration recovers (1 to 4096 MiB).
     #[arg(
         long,
         value_name = "MIB",
         default_value_t = 32,
+        value_parser = clap::value_parser!(u64).range(1..=4096),
         conflicts_with_all = ["no_calibrate", "throughput_mbps"]
     )]
     calibrate_mib: u64,
@@ -114,8 +115,10 @@ pub(super) fn main(mut out: Out) -> i32 {
     }
     let [overhead_s, partition_s] = overheads;
     let throughput = match cli.throughput_mbps {
-        Some(v) if !(v.is_finite() && v > 0.0) => {
-            eprintln!("dump-log doctor: --throughput-mbps must be a positive number");
+        Some(v) if !(v.is_finite() && v >= 0.001) => {
+            eprintln!(
+                "dump-log doctor: --throughput-mbps must be a number of at least 0.001 (1 KB/s)"
+            );
             return EXIT_OPERATIONAL;
         }
         Some(v) => Throughput::Given {

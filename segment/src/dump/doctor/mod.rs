@@ -55,7 +55,8 @@ pub enum Severity {
     /// The broker will do work (recovery, a rebuilt index, a completed swap) or trust a file
     /// that lies; no acknowledged data is lost.
     Warning,
-    /// The broker will truncate or delete data, or refuse to load the partition.
+    /// Acknowledged data is missing (a high watermark above the log end), or the broker
+    /// will truncate or delete data, or refuse to load the partition.
     Error,
 }
 
@@ -118,13 +119,20 @@ pub enum FindingKind {
     MissingRecoveryPoint,
     /// The checkpointed log start offset is above the log end offset.
     LogStartAheadOfLog,
-    /// The checkpointed high watermark is above the log end offset.
+    /// The checkpointed high watermark is above the log end offset: acknowledged records
+    /// are missing from this log (an error).
     HighWatermarkAheadOfLog,
     /// A directory of a Kafka log dir whose name is not `<topic>-<partition>` (nor one of
     /// the `-delete`, `-future`, `-stray` forms).
     NotAPartitionName,
     /// A file could not be read or a segment could not be opened.
     Unreadable,
+    /// An entry with a segment or snapshot suffix that is not a regular file (a FIFO, a
+    /// directory, a dangling or looping symbolic link): the loader cannot open it.
+    NotARegularFile,
+    /// A segment, index or snapshot file whose name does not start with an offset: Kafka's
+    /// loader parses the prefix as a `long` and fails on it.
+    BadFileName,
 }
 
 impl FindingKind {

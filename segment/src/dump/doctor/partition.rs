@@ -301,6 +301,30 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
     s
 }
 
+/// Whether the name ends with a suffix the loader parses an offset from (a segment's
+/// `.log` or index, a producer snapshot, or one of those with `.swap`, `.cleaned` or
+/// `.deleted` after it).
+fn has_kafka_suffix(p: &Path) -> bool {
+    let name = names::file_name(p);
+    let name = [
+        names::SWAP_FILE_SUFFIX,
+        names::CLEANED_FILE_SUFFIX,
+        names::DELETED_FILE_SUFFIX,
+    ]
+    .iter()
+    .find_map(|s| name.strip_suffix(s))
+    .unwrap_or(name);
+    [
+        names::LOG_FILE_SUFFIX,
+        names::INDEX_FILE_SUFFIX,
+        names::TIME_INDEX_FILE_SUFFIX,
+        names::TXN_INDEX_FILE_SUFFIX,
+        names::PRODUCER_SNAPSHOT_FILE_SUFFIX,
+    ]
+    .iter()
+    .any(|s| name.ends_with(s))
+}
+
 /// Examines the partition directory `dir` named `name` under the marker and checkpoints
 /// of `ctx`.
 pub(super) fn examine_partition(
@@ -312,11 +336,31 @@ pub(super) fn examine_partition(
 ) -> PartitionReport {
     let mut findings = ctx.findings.clone();
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect(),
+        Ok(rd) => {
+            let (regular, other): (Vec<PathBuf>, Vec<PathBuf>) = rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .partition(|p| p.is_file());
+            for p in other.iter().filter(|p| has_kafka_suffix(p)) {
+                let what = match std::fs::symlink_metadata(p) {
+                    Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(p) {
+                        Ok(t) if t.is_dir() => "a symbolic link to a directory".to_string(),
+                        Ok(_) => "a symbolic link to a special file".to_string(),
+                        Err(e) => format!("a symbolic link that does not resolve ({e})"),
+                    },
+                    Ok(m) if m.is_dir() => "a directory".to_string(),
+                    Ok(_) => "a special file (a FIFO, socket or device)".to_string(),
+                    Err(e) => format!("unreadable ({e})"),
+                };
+                findings.push(finding(
+                    Severity::Error,
+                    FindingKind::NotARegularFile,
+                    Some(names::file_name(p)),
+                    format!("is {what}, not a regular file: the loader cannot open it and the partition does not load"),
+                ));
+            }
+            regular
+        }
         Err(e) => {
             findings.push(finding(
                 Severity::Error,
@@ -328,6 +372,17 @@ pub(super) fn examine_partition(
         }
     };
     files.sort();
+    for p in files
+        .iter()
+        .filter(|p| has_kafka_suffix(p) && names::offset_from_file(p).is_err())
+    {
+        findings.push(finding(
+            Severity::Error,
+            FindingKind::BadFileName,
+            Some(names::file_name(p)),
+            "its name does not start with an offset: Kafka's loader parses the prefix as a long and fails, and this library's refuses the partition".into(),
+        ));
+    }
 
     // Leftovers of unfinished operations (Kafka's removeTempFilesAndCollectSwapFiles).
     let min_cleaned = files
@@ -582,11 +637,12 @@ pub(super) fn examine_partition(
         if let Some(hw) = ctx.high_watermark {
             if hw > leo {
                 findings.push(finding(
-                    Severity::Warning,
+                    Severity::Error,
                     FindingKind::HighWatermarkAheadOfLog,
                     None,
                     format!(
-                        "the checkpointed high watermark {hw} is above the log end offset {leo}: the broker lowers it to the log end; records up to {hw} were acknowledged"
+                        "the checkpointed high watermark {hw} is above the log end offset {leo}: records {leo} to {} were acknowledged and are not in this log (lost unless another replica has them); the broker lowers the high watermark to the log end",
+                        hw - 1
                     ),
                 ));
             }

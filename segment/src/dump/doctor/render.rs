@@ -140,7 +140,9 @@ pub fn render_text(report: &DoctorReport) -> String {
         Severity::Warning => {
             "the broker will recover, rebuild or complete files (no acknowledged data lost)"
         }
-        Severity::Error => "the broker will truncate or delete data, or refuse a partition",
+        Severity::Error => {
+            "acknowledged data is missing, or the broker will truncate or delete data, or refuse a partition"
+        }
     };
     let _ = writeln!(out, "\nverdict: {verdict} (exit {})", report.exit_code());
     out
