@@ -394,8 +394,8 @@ pub enum Problem {
         /// The previous entry's offset.
         prev_offset: i64,
     },
-    /// Time index offset that is not the last offset of a batch (Kafka's "indexed offsets
-    /// are not found in :<path>"); `log_offset` is the last offset of the batch found, −1 if
+    /// Time index offset that is not the last offset of a batch (Kafka's `indexed offsets
+    /// are not found in :<path>`); `log_offset` is the last offset of the batch found, −1 if
     /// none.
     ShallowOffsetNotFound {
         /// Absolute path of the time index.
