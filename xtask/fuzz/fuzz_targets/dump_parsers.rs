@@ -3,7 +3,8 @@
 //! transaction-index and producer-snapshot readers with every option combination, each
 //! event rendered as text and JSON; `.log` inputs also go through `--rebuild-indexes-to`.
 //!
-//! Input: byte 0 = option flags, byte 1 = file kind, bytes 2..4 = `--max-message-size`,
+//! Input: byte 0 = option flags, byte 1 = file kind (its value / 6 picks a record decoder,
+//! none or one of the five), bytes 2..4 = `--max-message-size`,
 //! then a file name up to the first NUL, then byte n = length of the `.log` part, the
 //! `.log` part, and the rest as the companion file (index, txnindex or snapshot).
 #![no_main]
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use segment::dump::{self, text, Collect, DumpOptions, FileType, RebuildOptions};
+use segment::dump::{self, text, Collect, Decoder, DumpOptions, FileType, RebuildOptions};
 
 fn scratch() -> &'static tempfile::TempDir {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -85,6 +86,14 @@ fuzz_target!(|data: &[u8]| {
             u64::from(log_len)
         } else {
             dump::DEFAULT_MAX_BYTES
+        },
+        decoder: match (data[1] / 6) % 6 {
+            1 => Some(Decoder::Offsets),
+            2 => Some(Decoder::TransactionLog),
+            3 => Some(Decoder::ClusterMetadata),
+            4 => Some(Decoder::ShareGroupState),
+            5 => Some(Decoder::RemoteLogMetadata),
+            _ => None,
         },
     };
     let mut sink = Collect::default();
