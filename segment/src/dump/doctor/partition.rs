@@ -314,15 +314,8 @@ fn has_kafka_suffix(p: &Path) -> bool {
     .iter()
     .find_map(|s| name.strip_suffix(s))
     .unwrap_or(name);
-    [
-        names::LOG_FILE_SUFFIX,
-        names::INDEX_FILE_SUFFIX,
-        names::TIME_INDEX_FILE_SUFFIX,
-        names::TXN_INDEX_FILE_SUFFIX,
-        names::PRODUCER_SNAPSHOT_FILE_SUFFIX,
-    ]
-    .iter()
-    .any(|s| name.ends_with(s))
+    names::kind_of(Path::new(name)).is_some()
+        || name.ends_with(names::PRODUCER_SNAPSHOT_FILE_SUFFIX)
 }
 
 /// Examines the partition directory `dir` named `name` under the marker and checkpoints
