@@ -162,8 +162,8 @@ impl<F: BatchFormat> Log<F> {
         Ok(active)
     }
 
-    /// Writes `records` (the batches `parsed`, last offset `last`) to `active`, moves the
-    /// log end offset and updates the producer state and epochs (Kafka's
+    /// Writes `records` (the batches `parsed`, last offset `last`) to `active`, updates the
+    /// producer state and epochs, then publishes the new log end offset (Kafka's
     /// `localLog.append` and what follows it in `UnifiedLog.append`). Shared by the
     /// follower and the leader append; the caller holds the append lock.
     pub(super) fn write_locked(
@@ -176,8 +176,12 @@ impl<F: BatchFormat> Log<F> {
         max_ts_off: i64,
     ) -> Result<()> {
         active.append(last, max_ts, max_ts_off, records)?;
-        self.log_end_offset.store(last + 1, Ordering::Release);
-        self.update_state_after_append(active, parsed, last)
+        // The producer state first, then the log end with it: a reader never sees a
+        // batch the producer state does not describe
+        // (`docs/kafka-behaviour.md#one-moment-bounds`).
+        self.update_state_before_publish(active, parsed, last)?;
+        self.publish().set_log_end(last + 1);
+        self.write_epochs_after_append()
     }
 
     /// Rolls a new active segment at `new_base` (the log end offset if `None`) unless the

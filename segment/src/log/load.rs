@@ -133,8 +133,7 @@ impl<F: BatchFormat> Log<F> {
             config: config.clone(),
             clock: clock.clone(),
             segments: LogSegments::new(),
-            log_end_offset: AtomicI64::new(0),
-            log_start_offset: AtomicI64::new(checkpoints.log_start_offset),
+            bounds: super::bounds::Bounds::new(checkpoints.log_start_offset),
             recovery_point: AtomicI64::new(checkpoints.recovery_point),
             lock: Mutex::new(()),
             stats: LogStats::default(),
@@ -148,7 +147,6 @@ impl<F: BatchFormat> Log<F> {
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
             manual_hw: std::sync::atomic::AtomicBool::new(false),
-            high_watermark: AtomicI64::new(0),
             hw_offset_only: std::sync::atomic::AtomicBool::new(false),
         };
         log.remove_temp_files_and_swap()?;
@@ -463,12 +461,12 @@ impl<F: BatchFormat> Log<F> {
         // still never rolled onto itself (field case B4).
         let active = self.segments.active_segment()?;
         let leo = active.read_next_offset()?;
-        self.log_end_offset.store(leo, Ordering::Release);
         let first = self.segments.first_segment_base_offset().unwrap_or(0);
-        self.log_start_offset.store(
-            ls_checkpoint.max(first).min(leo.max(first)),
-            Ordering::Release,
-        );
+        {
+            let p = self.publish();
+            p.set_log_end(leo);
+            p.set_log_start(ls_checkpoint.max(first).min(leo.max(first)));
+        }
         // Everything below the log end offset is now on disk (recovered segments were
         // flushed, the rest was below the checkpoint or cleanly shut down), so the
         // recovery point is the log end.

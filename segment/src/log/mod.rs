@@ -62,6 +62,8 @@
 //!   (with the rules in [`crate::leader`]);
 //! * `load.rs` — the loader behind [`Log::open`]: segments, checkpoints, recovery;
 //! * `swap.rs` — `.cleaned`/`.swap` files: completing a replacement, splitting a segment;
+//! * `bounds.rs` — [`LogBounds`]: the log start, log end, high watermark and last stable
+//!   offset published together ([`Log::bounds`]);
 //! * `append.rs` — [`Log::append`] and [`Log::roll`];
 //! * `read.rs` — [`Log::read`], [`Log::read_with`] and [`Log::read_region`] (isolation
 //!   bounds, zero-copy regions), [`Log::offset_for_timestamp`], aborted transactions;
@@ -90,6 +92,7 @@ use crate::segments::LogSegments;
 use crate::time::Clock;
 
 mod append;
+mod bounds;
 mod flush;
 mod leader;
 mod load;
@@ -101,6 +104,7 @@ mod swap;
 mod truncate;
 mod watermark;
 
+pub use bounds::LogBounds;
 pub use options::LogOptions;
 pub use read::FetchIsolation;
 pub use watermark::ListedOffset;
@@ -333,8 +337,9 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     config: LogConfig,
     clock: Clock,
     segments: LogSegments<F>,
-    log_end_offset: AtomicI64,
-    log_start_offset: AtomicI64,
+    /// The log start and end offsets, the caller's high watermark and the first unstable
+    /// offset, published together (`docs/kafka-behaviour.md#one-moment-bounds`).
+    bounds: bounds::Bounds,
     recovery_point: AtomicI64,
     lock: Mutex<()>,
     stats: LogStats,
@@ -359,8 +364,6 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     /// Whether the high watermark is the caller's ([`LogOptions::manual_high_watermark`]);
     /// when not, it follows the log end (`docs/kafka-behaviour.md#high-watermark`).
     manual_hw: std::sync::atomic::AtomicBool,
-    /// The caller's high watermark (only read when `manual_hw`).
-    high_watermark: AtomicI64,
     /// Whether `high_watermark` is a bare offset not yet converted to the batch holding
     /// it (Kafka's `messageOffsetOnly` metadata; `docs/kafka-behaviour.md#hw-offset-only`).
     hw_offset_only: std::sync::atomic::AtomicBool,
@@ -460,12 +463,25 @@ impl<F: BatchFormat> Log<F> {
     /// The next offset to be appended: the last offset of the last batch plus one (the
     /// base offset of the log while it is empty). The base offset to give the next batch.
     pub fn log_end_offset(&self) -> i64 {
-        self.log_end_offset.load(Ordering::Acquire)
+        self.bounds.log_end()
     }
 
     /// The first offset readable.
     pub fn log_start_offset(&self) -> i64 {
-        self.log_start_offset.load(Ordering::Acquire)
+        self.bounds.log_start()
+    }
+
+    /// The log start offset, the log end offset, the high watermark and the last stable
+    /// offset as of one moment: the values a fetch at that moment is bounded by. The
+    /// separate getters may each answer for a different moment under concurrent changes;
+    /// this one never mixes two (`docs/kafka-behaviour.md#one-moment-bounds`).
+    pub fn bounds(&self) -> LogBounds {
+        self.bounds.read(self.has_manual_high_watermark())
+    }
+
+    /// Begins a publication of new bounds (under the log's lock); see [`bounds`].
+    fn publish(&self) -> bounds::Publication<'_> {
+        self.bounds.publish(&self.producer_state)
     }
 
     /// Offset below which everything is flushed (and checkpointed).

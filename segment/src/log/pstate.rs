@@ -140,6 +140,8 @@ impl<F: BatchFormat> Log<F> {
             ps.on_high_watermark_updated(leo);
         }
         *self.producer_state.lock() = ps;
+        // The loaded state's first unstable offset joins the published bounds.
+        drop(self.publish());
         Ok(())
     }
 
@@ -157,21 +159,20 @@ impl<F: BatchFormat> Log<F> {
         Ok(cache)
     }
 
-    /// Producer state and epochs for batches just appended to `active` (Kafka's
-    /// `UnifiedLog.append` after `localLog.append`, batch by batch as recovery does):
-    /// each ABORT marker that ends a transaction with data gets its `.txnindex` entry with
-    /// the LSO of the moment; each new partition leader epoch is assigned and checkpointed.
+    /// Producer state and epochs for batches just written to `active` (Kafka's
+    /// `UnifiedLog.append` after `localLog.append`, batch by batch as recovery does),
+    /// **before** their log end offset is published: each ABORT marker that ends a
+    /// transaction with data gets its `.txnindex` entry with the LSO of the moment; each
+    /// new partition leader epoch is assigned (and its checkpoint left pending for
+    /// [`write_epochs_after_append`](Self::write_epochs_after_append)). A reader bounded
+    /// by the last stable offset thus never sees a published batch that the producer
+    /// state does not describe (`docs/kafka-behaviour.md#one-moment-bounds`).
     ///
-    /// A failed `.txnindex` entry takes the log offline: the marker is in the `.log` and
-    /// readers may have fetched it, but a read-committed fetch would not learn that its
-    /// transaction aborted, so the log refuses service until a reopen rebuilds the index
-    /// (rolling the append back would hand the same offsets out twice). A
-    /// `leader-epoch-checkpoint` that cannot be written is deferred instead: the cache is
-    /// right in memory, the next flush writes the file before the recovery point passes
-    /// the batches, and a crash before then recovers the epochs from the batches; only a
-    /// failed directory fsync of that write takes the log offline
-    /// (`docs/kafka-behaviour.md#offline-rule`).
-    pub(super) fn update_state_after_append(
+    /// A failed `.txnindex` entry takes the log offline: the marker's bytes are in the
+    /// `.log` but its log end is never published, and the log refuses service until a
+    /// reopen recovers and rebuilds the index (rolling the append back would hand the same
+    /// offsets out twice) (`docs/kafka-behaviour.md#offline-rule`).
+    pub(super) fn update_state_before_publish(
         &self,
         active: &Arc<LogSegment<F>>,
         batches: &[AppendedBatch],
@@ -201,7 +202,8 @@ impl<F: BatchFormat> Log<F> {
             }
             ps.set_map_end_offset(last_offset + 1);
             if !self.has_manual_high_watermark() {
-                // The high watermark is the log end: it passes every marker just written.
+                // The high watermark is the log end: it passes every marker just written
+                // (published together with the log end).
                 ps.on_high_watermark_updated(last_offset + 1);
             }
             if epochs_changed {
@@ -211,8 +213,22 @@ impl<F: BatchFormat> Log<F> {
         })();
         if let Err(e) = &r {
             tracing::error!(dir = %self.dir.display(), error = %e, "updating producer state after an append failed; the log is now offline");
-            self.offline.store(true, Ordering::Release);
-            return r;
+            self.go_offline(format!(
+                "updating the producer state of an append failed: {e}"
+            ));
+        }
+        r
+    }
+
+    /// After an append's log end was published: writes `leader-epoch-checkpoint` if the
+    /// append changed the epoch cache. A checkpoint that cannot be written is deferred:
+    /// the cache is right in memory, the next flush writes the file before the recovery
+    /// point passes the batches, and a crash before then recovers the epochs from the
+    /// batches; only a failed directory fsync of that write takes the log offline
+    /// (`docs/kafka-behaviour.md#offline-rule`).
+    pub(super) fn write_epochs_after_append(&self) -> Result<()> {
+        if !Self::keeps_producer_state() {
+            return Ok(());
         }
         match self.write_pending_epochs() {
             Err(SegmentError::Io { op, path, source })
@@ -267,8 +283,39 @@ impl<F: BatchFormat> Log<F> {
         Ok(())
     }
 
-    /// Kafka's `truncateTo` tail: epochs at or above the new end are dropped, snapshots
-    /// above it are deleted and the producer state is rebuilt up to it.
+    /// Kafka's `truncateTo`, its producer-state part, **before** the lowered log end is
+    /// published: the producer state is rebuilt, in memory, for the log below `offset`
+    /// (the batches wholly below it, which are exactly those the truncation keeps), and
+    /// the snapshots above `offset` are deleted. A transaction whose marker the
+    /// truncation cuts is thus unstable again in the same publication that puts the
+    /// marker out of range (`docs/kafka-behaviour.md#one-moment-bounds`).
+    ///
+    /// The rebuild is made on a copy and installed only when it succeeds: a failure
+    /// leaves the log as it was.
+    pub(super) fn state_before_truncate_to(&self, offset: i64) -> Result<()> {
+        if !Self::keeps_producer_state() {
+            return Ok(());
+        }
+        let mut ps = self.producer_state.lock().clone();
+        crate::producer::rebuild_producer_state_in_memory(
+            &mut ps,
+            &self.segments,
+            &*self.fs,
+            self.log_start_offset(),
+            offset,
+            self.clock.milliseconds(),
+        )?;
+        if !self.has_manual_high_watermark() {
+            ps.on_high_watermark_updated(offset);
+        }
+        *self.producer_state.lock() = ps;
+        Ok(())
+    }
+
+    /// Kafka's `truncateTo` tail, once the cut is durable: epochs at or above the new end
+    /// `leo` are dropped, snapshots above it are deleted and a snapshot is taken at it
+    /// (the state itself was rebuilt by
+    /// [`state_before_truncate_to`](Self::state_before_truncate_to)).
     pub(super) fn state_after_truncate_to(&self, leo: i64) -> Result<()> {
         if !Self::keeps_producer_state() {
             return Ok(());
@@ -279,35 +326,47 @@ impl<F: BatchFormat> Log<F> {
                 self.write_leader_epoch_checkpoint(&cache)?;
             }
         }
-        let mut ps = self.producer_state.lock();
-        rebuild_producer_state(
-            &mut ps,
-            &self.segments,
-            &*self.fs,
-            self.log_start_offset(),
-            leo,
-            self.clock.milliseconds(),
-        )?;
-        if !self.has_manual_high_watermark() {
-            ps.on_high_watermark_updated(leo);
+        {
+            // `truncate_and_reload` tells the state the log start too: published with it.
+            let _p = self.publish();
+            let mut ps = self.producer_state.lock();
+            // The state describes the batches below `leo` (those wholly below the
+            // truncation offset): its end moves down to it, which changes no producer.
+            ps.set_map_end_offset(leo);
+            ps.truncate_and_reload(
+                &*self.fs,
+                self.log_start_offset(),
+                leo,
+                self.clock.milliseconds(),
+            )?;
         }
+        self.producer_state
+            .lock()
+            .take_snapshot_or_defer(&*self.fs)?;
         Ok(())
     }
 
-    /// Kafka's `truncateFullyAndStartAt`: no producer, no snapshot, no epoch.
-    pub(super) fn state_after_truncate_fully(&self, new_offset: i64) -> Result<()> {
+    /// Kafka's `truncateFullyAndStartAt`, its producer-state part, before the new bounds
+    /// are published: no producer, no snapshot.
+    pub(super) fn state_before_truncate_fully(&self, new_offset: i64) -> Result<()> {
         if !Self::keeps_producer_state() {
             return Ok(());
-        }
-        {
-            let mut cache = self.epoch_cache.lock();
-            if cache.clear() {
-                self.write_leader_epoch_checkpoint(&cache)?;
-            }
         }
         self.producer_state
             .lock()
             .truncate_fully_and_start_at(&*self.fs, new_offset)
+    }
+
+    /// Kafka's `truncateFullyAndStartAt`, after the new bounds: no epoch.
+    pub(super) fn state_after_truncate_fully(&self) -> Result<()> {
+        if !Self::keeps_producer_state() {
+            return Ok(());
+        }
+        let mut cache = self.epoch_cache.lock();
+        if cache.clear() {
+            self.write_leader_epoch_checkpoint(&cache)?;
+        }
+        Ok(())
     }
 
     /// Kafka's `deleteProducerSnapshots` for segments deleted by retention: the snapshot
@@ -323,21 +382,31 @@ impl<F: BatchFormat> Log<F> {
         Ok(())
     }
 
-    /// Kafka's `maybeIncrementLogStartOffset` side effects: the epoch cache is truncated
-    /// from the start and the producer state told.
+    /// Kafka's `maybeIncrementLogStartOffset`: publishes the new log start offset, raises
+    /// a high watermark below it and tells the producer state, in one publication
+    /// (`docs/kafka-behaviour.md#one-moment-bounds`). Under the log's lock.
+    pub(super) fn publish_log_start(&self, log_start: i64) {
+        let p = self.publish();
+        p.set_log_start(log_start);
+        self.high_watermark_after_log_start_raised();
+        if Self::keeps_producer_state() {
+            self.producer_state
+                .lock()
+                .on_log_start_offset_incremented(log_start);
+        }
+        drop(p);
+    }
+
+    /// Kafka's `maybeIncrementLogStartOffset`, once the new log start is checkpointed:
+    /// the epoch cache is truncated from the start.
     pub(super) fn state_after_log_start_incremented(&self, log_start: i64) -> Result<()> {
         if !Self::keeps_producer_state() {
             return Ok(());
         }
-        {
-            let mut cache = self.epoch_cache.lock();
-            if cache.truncate_from_start(log_start) {
-                self.write_leader_epoch_checkpoint(&cache)?;
-            }
+        let mut cache = self.epoch_cache.lock();
+        if cache.truncate_from_start(log_start) {
+            self.write_leader_epoch_checkpoint(&cache)?;
         }
-        self.producer_state
-            .lock()
-            .on_log_start_offset_incremented(log_start);
         Ok(())
     }
 
@@ -352,13 +421,12 @@ impl<F: BatchFormat> Log<F> {
     /// offset is never below the log start offset: a transaction whose first batches were
     /// removed (by retention, `delete_records` or a producer state rebuilt from an older
     /// snapshot after a crash) does not hold the LSO below offsets the log no longer has.
+    ///
+    /// The value is that of [`bounds`](Self::bounds): the producer state as of the last
+    /// published log end, high watermark and log start offset
+    /// (`docs/kafka-behaviour.md#one-moment-bounds`).
     pub fn last_stable_offset(&self) -> i64 {
-        let hw = self.high_watermark();
-        let start = self.log_start_offset();
-        self.producer_state
-            .lock()
-            .first_unstable_offset()
-            .map_or(hw, |o| o.max(start).min(hw))
+        self.bounds().last_stable_offset
     }
 
     /// A copy of the producer state (per-producer entries, ongoing transactions, map end

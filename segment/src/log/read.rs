@@ -6,7 +6,7 @@ use std::sync::Arc;
 use index_offset::OffsetPosition;
 use index_txn::AbortedTxn;
 
-use super::Log;
+use super::{Log, LogBounds};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat};
 use crate::region::RegionFetch;
@@ -109,7 +109,7 @@ impl<F: BatchFormat> Log<F> {
     /// One lock-free pass of [`read`](Self::read): the bounds, then the segments. Valid only
     /// if the generation did not change meanwhile.
     fn read_pass(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
-        self.check_in_range(offset)?;
+        self.check_in_range(offset, &self.bounds())?;
         let Some(info) = self.read_from_segments(offset, max_bytes)? else {
             let active = self.segments.active_segment()?;
             return Ok(FetchDataInfo {
@@ -143,9 +143,9 @@ impl<F: BatchFormat> Log<F> {
         Ok(info)
     }
 
-    fn check_in_range(&self, offset: i64) -> Result<()> {
-        let start = self.log_start_offset();
-        let leo = self.log_end_offset();
+    /// Checks `offset` against the bounds `b` of one moment.
+    fn check_in_range(&self, offset: i64, b: &LogBounds) -> Result<()> {
+        let (start, leo) = (b.log_start_offset, b.log_end_offset);
         if offset < start || offset > leo {
             return Err(SegmentError::OffsetOutOfRange {
                 path: self.dir.clone(),
@@ -309,12 +309,12 @@ impl<F: BatchFormat> Log<F> {
         }
     }
 
-    /// The bound of `isolation` as the pass sees it (never above the log end `leo`).
-    fn isolation_bound(&self, isolation: FetchIsolation, leo: i64) -> i64 {
+    /// The bound of `isolation` in the bounds `b` of one moment (never above its log end).
+    fn isolation_bound(isolation: FetchIsolation, b: &LogBounds) -> i64 {
         match isolation {
-            FetchIsolation::LogEnd => leo,
-            FetchIsolation::HighWatermark => self.high_watermark().min(leo),
-            FetchIsolation::TxnCommitted => self.last_stable_offset().min(leo),
+            FetchIsolation::LogEnd => b.log_end_offset,
+            FetchIsolation::HighWatermark => b.high_watermark.min(b.log_end_offset),
+            FetchIsolation::TxnCommitted => b.last_stable_offset.min(b.log_end_offset),
         }
     }
 
@@ -385,9 +385,13 @@ impl<F: BatchFormat> Log<F> {
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<(Located<F>, Option<Vec<AbortedTxn>>)> {
-        self.check_in_range(offset)?;
-        let leo = self.log_end_offset();
-        let bound = self.isolation_bound(isolation, leo);
+        // One moment's bounds for the whole pass: the log end, the isolation's bound and
+        // the aborted transactions all answer for it
+        // (`docs/kafka-behaviour.md#one-moment-bounds`).
+        let b = self.bounds();
+        self.check_in_range(offset, &b)?;
+        let leo = b.log_end_offset;
+        let bound = Self::isolation_bound(isolation, &b);
         let txn = isolation == FetchIsolation::TxnCommitted;
         if offset >= bound {
             let empty = self.empty_at(offset, offset >= leo)?;
@@ -466,7 +470,13 @@ impl<F: BatchFormat> Log<F> {
         let mut cur = Some(seg.clone());
         while let Some(s) = cur {
             let r = s.collect_aborted_txns(offset, upper)?;
-            out.extend(r.aborted_transactions);
+            // An entry whose marker is at or above the pass's log end belongs to an append
+            // not yet published (its entry is written first): not of this moment.
+            out.extend(
+                r.aborted_transactions
+                    .into_iter()
+                    .filter(|t| t.last_offset < leo),
+            );
             if r.is_complete {
                 break;
             }

@@ -40,8 +40,7 @@ impl<F: BatchFormat> Log<F> {
         }
         let cur = self.log_start_offset();
         if offset > cur {
-            self.log_start_offset.store(offset, Ordering::Release);
-            self.high_watermark_after_log_start_raised();
+            self.publish_log_start(offset);
             self.checkpoint(LOG_START_OFFSET_FILE, offset)?;
             self.state_after_log_start_incremented(offset)?;
         }
@@ -148,8 +147,7 @@ impl<F: BatchFormat> Log<F> {
         // and checkpointed before any segment leaves the map, so a reader sees either the
         // segment or an offset out of range, never a hole.
         if first_kept > self.log_start_offset() {
-            self.log_start_offset.store(first_kept, Ordering::Release);
-            self.high_watermark_after_log_start_raised();
+            self.publish_log_start(first_kept);
             self.checkpoint(LOG_START_OFFSET_FILE, first_kept)?;
             self.state_after_log_start_incremented(first_kept)?;
         }

@@ -43,13 +43,21 @@ impl<F: BatchFormat> Log<F> {
             return Ok(true);
         }
         self.deleter.delete_expired()?;
+        // The producer state of the log below `offset` comes first, so that the lowered
+        // log end is published with it: a transaction whose marker is cut is unstable
+        // again from the moment its marker is out of range
+        // (`docs/kafka-behaviour.md#one-moment-bounds`).
+        self.state_before_truncate_to(offset)?;
         let leo = {
             let change = self.segments.begin_change();
             // Publish the lowered end first: from here every offset at or above `offset` is
             // out of range (the end only moves further down below).
-            self.log_end_offset.store(offset, Ordering::Release);
-            // Kafka's `truncateTo`: a high watermark above the new end comes down to it.
-            self.high_watermark_after_truncate();
+            {
+                let p = self.publish();
+                p.set_log_end(offset);
+                // Kafka's `truncateTo`: a high watermark above the new end comes down to it.
+                self.high_watermark_after_truncate();
+            }
             let truncated = self.truncate_segments_locked(offset);
             let leo = match truncated {
                 Ok(leo) => leo,
@@ -61,13 +69,16 @@ impl<F: BatchFormat> Log<F> {
                 // offset at or above the start exists any more, so the log is empty from its
                 // start on and restarts there; the log end never goes below the log start.
                 // Until then the log is `[start, start]`: empty, never a hole.
-                self.log_end_offset.store(start, Ordering::Release);
+                self.publish().set_log_end(start);
                 drop(change);
                 self.restart_at_locked(start, start)?;
                 return Ok(true);
             }
-            self.log_end_offset.store(leo, Ordering::Release);
-            self.high_watermark_after_truncate();
+            {
+                let p = self.publish();
+                p.set_log_end(leo);
+                self.high_watermark_after_truncate();
+            }
             leo
         };
         if self.recovery_point() > leo {
@@ -133,16 +144,22 @@ impl<F: BatchFormat> Log<F> {
     /// meets the empty map. A failure inside it takes the log offline.
     pub(super) fn restart_at_locked(&self, new_offset: i64, log_start: i64) -> Result<()> {
         self.deleter.delete_expired()?;
+        // No producer, no unstable transaction: forgotten before the new bounds are
+        // published (`docs/kafka-behaviour.md#one-moment-bounds`).
+        self.state_before_truncate_fully(new_offset)?;
         {
             let _change = self.segments.begin_change();
             // Publish first: from here every offset below the new start or above the new end
             // is out of range.
-            if log_start > self.log_start_offset() {
-                self.log_start_offset.store(log_start, Ordering::Release);
-            }
-            if new_offset < self.log_end_offset() {
-                self.log_end_offset.store(new_offset, Ordering::Release);
-                self.high_watermark_after_truncate();
+            {
+                let p = self.publish();
+                if log_start > self.log_start_offset() {
+                    p.set_log_start(log_start);
+                }
+                if new_offset < self.log_end_offset() {
+                    p.set_log_end(new_offset);
+                    self.high_watermark_after_truncate();
+                }
             }
             let replaced = (|| {
                 for s in &self.segments.values() {
@@ -155,14 +172,15 @@ impl<F: BatchFormat> Log<F> {
             if let Err(e) = replaced {
                 return Err(self.fail_structural_change("restart", e));
             }
-            self.log_end_offset.store(new_offset, Ordering::Release);
-            self.log_start_offset.store(log_start, Ordering::Release);
+            let p = self.publish();
+            p.set_log_end(new_offset);
+            p.set_log_start(log_start);
             // Kafka's `truncateFullyAndStartAt`: `updateHighWatermark(logEndOffset)`.
             self.high_watermark_after_restart();
         }
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;
         self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
-        self.state_after_truncate_fully(new_offset)
+        self.state_after_truncate_fully()
     }
 }

@@ -70,8 +70,11 @@ impl<F: BatchFormat> Log<F> {
     /// (`onHighWatermarkUpdated`), so decided transactions below it stop being unstable.
     /// Under the lock.
     fn store_high_watermark(&self, v: i64) {
-        self.high_watermark.store(v, Ordering::Release);
+        let p = self.publish();
+        p.set_high_watermark(v);
         self.producer_state.lock().on_high_watermark_updated(v);
+        // The publication ends here, with the producer state just told.
+        drop(p);
     }
 
     /// Kafka's `fetchHighWatermarkMetadata`: a high watermark held as a bare offset is
@@ -96,7 +99,7 @@ impl<F: BatchFormat> Log<F> {
         if !self.hw_offset_only.load(Ordering::Acquire) {
             return Ok(());
         }
-        let hw = self.high_watermark.load(Ordering::Acquire);
+        let hw = self.bounds.manual_high_watermark();
         if hw >= self.log_end_offset() {
             self.hw_offset_only.store(false, Ordering::Release);
             return Ok(());
@@ -136,7 +139,7 @@ impl<F: BatchFormat> Log<F> {
     /// (`docs/kafka-behaviour.md#high-watermark`).
     pub fn high_watermark(&self) -> i64 {
         if self.manual_hw.load(Ordering::Acquire) {
-            self.high_watermark.load(Ordering::Acquire)
+            self.bounds.manual_high_watermark()
         } else {
             self.log_end_offset()
         }
@@ -177,7 +180,7 @@ impl<F: BatchFormat> Log<F> {
         }
         // Kafka compares with `fetchHighWatermarkMetadata()`, converted first.
         self.resolve_high_watermark_locked()?;
-        let old = self.high_watermark.load(Ordering::Acquire);
+        let old = self.bounds.manual_high_watermark();
         if hw > old {
             // Kafka's callers pass a replica's log end metadata: a batch boundary, whole.
             self.store_high_watermark(hw);
@@ -215,7 +218,7 @@ impl<F: BatchFormat> Log<F> {
     /// new log end comes down to it. Under the log's lock.
     pub(super) fn high_watermark_after_truncate(&self) {
         let leo = self.log_end_offset();
-        if self.high_watermark.load(Ordering::Acquire) >= leo {
+        if self.bounds.manual_high_watermark() >= leo {
             self.store_high_watermark(leo);
             self.hw_offset_only.store(false, Ordering::Release);
         }
@@ -233,7 +236,7 @@ impl<F: BatchFormat> Log<F> {
     /// watermark below it comes up to it. Under the log's lock.
     pub(super) fn high_watermark_after_log_start_raised(&self) {
         let start = self.log_start_offset();
-        if self.high_watermark.load(Ordering::Acquire) < start {
+        if self.bounds.manual_high_watermark() < start {
             self.set_high_watermark(self.clamped_high_watermark(start));
         }
     }

@@ -16,6 +16,7 @@ mod file_regions;
 mod garbage_checkpoints;
 mod generated_fixture;
 mod io_fault_injection;
+mod isolation_one_moment;
 mod isolation_under_change;
 mod kafka_440_producer_state;
 #[cfg(feature = "cli")]
