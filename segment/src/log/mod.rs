@@ -24,7 +24,9 @@
 //!   its base offset, so a transaction that began before it is still known. Retention
 //!   deletes the snapshot of each deleted segment, truncation those above the new end.
 //! * `leader-epoch-checkpoint` — Kafka's leader-epoch cache (version line, count line,
-//!   `epoch start_offset` lines), rewritten whenever the cache changes.
+//!   `epoch start_offset` lines), rewritten whenever the cache changes; created empty
+//!   (zero bytes) by an open that finds none, as Kafka's `CheckpointFile` does
+//!   (docs/kafka-behaviour.md#leader-epoch-checkpoint-created).
 //! * `.lock` — the directory lock ([`DirLock`]): [`Log::open`] locks it exclusively and
 //!   records its process id in it; a second open, from this process or another, fails
 //!   with [`SegmentError::DirLocked`] until the log is closed or dropped (or its process
