@@ -500,22 +500,34 @@ pub(crate) struct SwapPlan {
     pub(crate) max_next: i64,
     /// The base offsets of the `.log.swap` files.
     pub(crate) swap_bases: Vec<i64>,
-    /// Base offsets of the segments (live `.log` files) the swaps replace: those with a
+    /// Base offsets of the live segments (`.log` files) the swaps replace: those with a
     /// base in `[min_base, max_next)` (Kafka's rule) or at the base of a swap (its rename
     /// overwrites them).
     pub(crate) replaced: Vec<i64>,
-    /// Offsets the replaced segments' batches spanned that no batch of the swaps spans,
-    /// `[start, end)`, sorted.
+    /// Base offsets of the segments the interrupted replacement had already renamed
+    /// `.deleted`, by the same rule: replaced too, their files are deleted by the loader.
+    pub(crate) replaced_deleted: Vec<i64>,
+    /// Offsets the replaced segments' batches (live and `.deleted`) spanned that no batch
+    /// of the swaps spans, `[start, end)`, sorted.
     pub(crate) removed: Vec<(i64, i64)>,
 }
 
 /// Checks the `.log.swap` files `swaps` (base offset, path) before the loader completes
 /// them, against the live segments `live` and the segments already renamed `.deleted`
-/// (`deleted`, which a crash in the middle of a replacement leaves): each swap must hold
-/// only whole, valid batches (the format's checksum and framing), with increasing offsets
-/// representable relative to its base; swaps must not overlap each other; their batches
-/// must lie inside the offsets the segments they replace spanned (when any of those is
-/// left, live or `.deleted`), and below no offset of a segment they do not replace.
+/// (`deleted`, which a crash in the middle of a replacement leaves), by what Kafka's
+/// cleaner and the loader's split can write (`docs/kafka-behaviour.md#swap-refusal`):
+///
+/// * each swap holds only whole, valid batches (the format's checksum and framing), with
+///   increasing offsets representable relative to its base; swaps do not overlap;
+/// * their batches lie inside the offsets the segments they replace spanned (when any of
+///   those is left, live or `.deleted`);
+/// * no live segment they do not replace holds an offset at or above the lowest swap's
+///   base (a cleaned segment starts at the base offset of the first segment it replaces,
+///   so the segment below ends there);
+/// * unless a live segment they do not replace is left above them (the active segment,
+///   which the cleaner never cleans), they are a split's pieces: none is empty and they
+///   hold every offset the replaced segments held, so the log end offset never moves.
+///
 /// The check reads every swap in full, and the batch headers of the replaced segments
 /// and of the segment below (a swap is rare: a crash during a clean or a split).
 ///
@@ -532,13 +544,18 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
     let mut swaps = swaps.to_vec();
     swaps.sort();
     let swap_bases: Vec<i64> = swaps.iter().map(|s| s.0).collect();
-    let live_bases = |lo: i64, hi: i64| -> Vec<i64> {
-        live.iter()
+    let in_range = |b: i64, lo: i64, hi: i64| (b >= lo && b < hi) || swap_bases.contains(&b);
+    let bases_in = |files: &[(i64, std::path::PathBuf)], lo: i64, hi: i64| -> Vec<i64> {
+        let mut v: Vec<i64> = files
+            .iter()
             .map(|l| l.0)
-            .filter(|&b| (b >= lo && b < hi) || swap_bases.contains(&b))
-            .collect()
+            .filter(|&b| in_range(b, lo, hi))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     };
-    let refuse = |path: &Path, reason: String, replaced: &[i64]| {
+    let refuse = |path: &Path, reason: String, replaced: &[i64], replaced_deleted: &[i64]| {
         let shown: Vec<String> = swap_bases
             .iter()
             .map(|&b| {
@@ -547,9 +564,14 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
                     .to_string()
             })
             .collect();
-        let action = if replaced.is_empty() {
+        let mut action = if replaced.is_empty() && replaced_deleted.is_empty() {
             format!(
                 "no segment it would replace is left, so its offsets exist nowhere else: move the .swap files ({}) and their index .swap files out of the directory and inspect them with dump-log before deciding",
+                shown.join(", ")
+            )
+        } else if replaced.is_empty() {
+            format!(
+                "move the .swap files ({}) and their index .swap files out of the directory and inspect them with dump-log before deciding",
                 shown.join(", ")
             )
         } else {
@@ -558,6 +580,11 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
                 shown.join(", ")
             )
         };
+        if !replaced_deleted.is_empty() {
+            action.push_str(&format!(
+                "; the segments based at {replaced_deleted:?} were already renamed .deleted by the interrupted replacement: to keep them, drop the .deleted suffix of their files before the next open (it deletes .deleted files)"
+            ));
+        }
         SegmentError::SwapRefused {
             path: path.to_path_buf(),
             reason,
@@ -636,30 +663,30 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
         // A refused swap still names its base: the range check below uses what was read.
         min_base,
     );
-    let replaced = live_bases(min_base, max_next);
+    let replaced = bases_in(live, min_base, max_next);
+    let replaced_deleted = bases_in(deleted, min_base, max_next);
     if let Some((path, reason)) = errors.into_iter().next() {
-        return Err(refuse(&path, reason, &replaced));
+        return Err(refuse(&path, reason, &replaced, &replaced_deleted));
     }
+    let refuse = |path: &Path, reason: String| refuse(path, reason, &replaced, &replaced_deleted);
+    let first_swap = checked
+        .first()
+        .map_or_else(|| dir.to_path_buf(), |c| c.3.clone());
 
     // The offsets the replaced segments spanned (live, and `.deleted` ones a crash left).
-    let mut live_cover: Vec<(i64, i64)> = Vec::new();
+    let mut replaced_cover: Vec<(i64, i64)> = Vec::new();
     let mut hull: Option<(i64, i64)> = None;
     for (b, p) in live.iter().chain(deleted.iter()) {
-        let is_live = live.iter().any(|l| l.1 == *p);
-        if !((*b >= min_base && *b < max_next) || swap_bases.contains(b)) {
+        if !in_range(*b, min_base, max_next) {
             continue;
         }
         let (cover, next) = header_extent::<F>(p, *b, fs)?;
-        if is_live {
-            for (s, e) in cover {
-                live_cover.push((s, e));
-            }
-        }
+        replaced_cover.extend(cover);
         hull = Some(hull.map_or((*b, next), |(lo, hi)| (lo.min(*b), hi.max(next))));
     }
-    live_cover.sort_unstable();
+    replaced_cover.sort_unstable();
     let mut merged = Vec::new();
-    for (s, e) in live_cover {
+    for (s, e) in replaced_cover {
         push_interval(&mut merged, s, e);
     }
     if let Some((lo, hi)) = hull {
@@ -671,30 +698,59 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
                     format!(
                         "its batches hold offsets {first}..{next}, outside the offsets {lo}..{hi} of the segments it replaces"
                     ),
-                    &replaced,
                 ));
             }
         }
     }
-    // The segment below the swaps, which they do not replace, must end at or below them.
-    if let Some(&(s0, _)) = swap_cover.first() {
-        if let Some((b, p)) = live
-            .iter()
-            .filter(|l| l.0 < min_base && !replaced.contains(&l.0))
-            .max_by_key(|l| l.0)
-        {
-            let (_, next) = header_extent::<F>(p, *b, fs)?;
-            if next > s0 {
-                return Err(refuse(
-                    &checked[0].3,
-                    format!(
-                        "its first batch starts at offset {s0}, but {} (which it does not replace) holds offsets up to {}",
-                        p.display(),
-                        next - 1
-                    ),
-                    &replaced,
-                ));
-            }
+    // The segment below the swaps, which they do not replace, must end at or below the
+    // lowest swap's base: a cleaned segment starts at the base offset of the first segment
+    // it replaces, a split's first piece at the first batch of the segment it splits.
+    if let Some((b, p)) = live
+        .iter()
+        .filter(|l| l.0 < min_base && !replaced.contains(&l.0))
+        .max_by_key(|l| l.0)
+    {
+        let (_, next) = header_extent::<F>(p, *b, fs)?;
+        if next > min_base {
+            return Err(refuse(
+                &first_swap,
+                format!(
+                    "it starts at offset {min_base}, but {} (which it does not replace) holds offsets up to {}",
+                    p.display(),
+                    next - 1
+                ),
+            ));
+        }
+    }
+    let removed = subtract(&merged, &swap_cover);
+    // Nothing the swaps do not replace above them: they replace the log's last segment,
+    // which the cleaner never cleans (it stops below the active segment), so only a split
+    // wrote them, and a split keeps every batch in pieces that each hold one.
+    let kept_above = live
+        .iter()
+        .any(|l| l.0 >= min_base && !replaced.contains(&l.0));
+    if !kept_above {
+        if let Some((_, _, _, path)) = checked.iter().find(|c| c.1.is_none()) {
+            return Err(refuse(
+                path,
+                format!(
+                    "it holds no batch and no segment above it is kept, so it would become the last segment of the log (Kafka's cleaner writes only below the active segment, and a split never writes an empty piece){}",
+                    if removed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", dropping offsets {}", show_ranges(&removed))
+                    }
+                ),
+            ));
+        }
+        if !removed.is_empty() {
+            return Err(refuse(
+                &first_swap,
+                format!(
+                    "no segment above it is kept, so it would replace the last segment of the log and drop offsets {} (Kafka's cleaner never cleans the active segment, and a split keeps every offset)",
+                    show_ranges(&removed)
+                ),
+            ));
         }
     }
     Ok(SwapPlan {
@@ -702,6 +758,16 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
         max_next: checked.iter().map(|c| c.2).max().unwrap_or(i64::MIN),
         swap_bases,
         replaced,
-        removed: subtract(&merged, &swap_cover),
+        replaced_deleted,
+        removed,
     })
+}
+
+/// `a..b, c..d` for at most eight ranges, then how many more.
+fn show_ranges(v: &[(i64, i64)]) -> String {
+    let mut s: Vec<String> = v.iter().take(8).map(|(a, b)| format!("{a}..{b}")).collect();
+    if v.len() > 8 {
+        s.push(format!("and {} more ranges", v.len() - 8));
+    }
+    s.join(", ")
 }

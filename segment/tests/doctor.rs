@@ -292,6 +292,69 @@ fn a_swap_that_fails_validation_is_refused() {
     assert_eq!(findings(p, "swap_refused").len(), 1, "{p}");
 }
 
+/// The detail of the one finding of `p` of `kind`.
+fn detail(p: &Value, kind: &str) -> String {
+    let f: Vec<&Value> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .collect();
+    assert_eq!(f.len(), 1, "{kind}: {p}");
+    f[0]["detail"].as_str().unwrap().to_string()
+}
+
+/// Issue 37: doctor and the loader agree on swaps (docs/kafka-behaviour.md#swap-refusal).
+/// An empty swap over a segment a crash had renamed `.deleted` (the cleaner removed all
+/// its records) is completed by both, and both name that segment and the offsets that
+/// are gone; an empty swap of the active segment is refused by both.
+#[test]
+fn doctor_reports_empty_swaps_as_the_loader_does() {
+    let (_tmp, dir) = orders_copy();
+    for s in [".log", ".index", ".timeindex", ".txnindex"] {
+        let from = dir.join(format!("00000000000000000443{s}"));
+        let to = dir.join(format!("00000000000000000443{s}.deleted"));
+        std::fs::rename(from, to).unwrap();
+    }
+    std::fs::write(dir.join("00000000000000000443.log.swap"), b"").unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    let said = detail(p, "swap_completed");
+    let log = segment::Log::open(&dir, segment::LogConfig::default()).unwrap();
+    let r = log
+        .stats()
+        .swap_replacement()
+        .expect("the loader reports the swap");
+    assert_eq!(r.replaced_base_offsets, vec![443]);
+    assert_eq!(r.deleted_base_offsets, vec![443]);
+    assert!(r.removed_offset_count > 0, "{r:?}");
+    let ranges: Vec<String> = r
+        .removed_offsets
+        .iter()
+        .map(|x| format!("{}..{}", x.start, x.end))
+        .collect();
+    assert!(
+        said.contains("already renamed .deleted based at [443]")
+            && said.contains(&format!("dropped: {}", ranges.join(", "))),
+        "doctor: {said}; loader: {r:?}"
+    );
+    drop(log);
+
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("00000000000000002180.log.swap"), b"").unwrap();
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let said = detail(partition(&v, "orders-0"), "swap_refused");
+    assert!(said.contains("holds no batch"), "{said}");
+    match segment::Log::open(&dir, segment::LogConfig::default()) {
+        Err(segment::SegmentError::SwapRefused { reason, .. }) => {
+            assert!(said.contains(&reason), "doctor: {said}; loader: {reason}")
+        }
+        Err(e) => panic!("expected SwapRefused, got {e}"),
+        Ok(_) => panic!("expected SwapRefused, the open succeeded"),
+    }
+}
+
 #[test]
 fn a_snapshot_ahead_of_the_log_end_is_found() {
     let (_tmp, dir) = orders_copy();

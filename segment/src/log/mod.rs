@@ -24,7 +24,9 @@
 //!   its base offset, so a transaction that began before it is still known. Retention
 //!   deletes the snapshot of each deleted segment, truncation those above the new end.
 //! * `leader-epoch-checkpoint` — Kafka's leader-epoch cache (version line, count line,
-//!   `epoch start_offset` lines), rewritten whenever the cache changes.
+//!   `epoch start_offset` lines), rewritten whenever the cache changes; created empty
+//!   (zero bytes) by an open that finds none, as Kafka's `CheckpointFile` does
+//!   (docs/kafka-behaviour.md#leader-epoch-checkpoint-created).
 //! * `.lock` — the directory lock ([`DirLock`]): [`Log::open`] locks it exclusively and
 //!   records its process id in it; a second open, from this process or another, fails
 //!   with [`SegmentError::DirLocked`] until the log is closed or dropped (or its process
@@ -175,11 +177,14 @@ pub const MAX_REPORTED_SWAP_RANGES: usize = 1024;
 
 /// What [`Log::open`] did when it completed the `.swap` files an interrupted replacement
 /// left (the commit point of Kafka's cleaner and of the loader's split): which segments
-/// they replaced and which offsets are no longer in the log because of it
+/// they replaced, also those the interrupted replacement had already renamed `.deleted`,
+/// and which offsets are no longer in the log because of it, also for an empty swap
 /// (`docs/kafka-behaviour.md#swap-refusal`). A cleaned segment legitimately holds fewer
-/// records than the segments it replaces, so removed offsets are not an error; a swap
-/// that fails validation or holds offsets outside the replaced segments is refused
-/// instead ([`SegmentError::SwapRefused`]).
+/// records than the segments it replaces, none at all when every record was removed, so
+/// removed offsets are not an error; a swap that Kafka's cleaner or split could not have
+/// written (it fails validation, holds offsets outside the replaced segments, starts
+/// inside a segment it does not replace, or replaces the log's last segment and drops
+/// offsets of it) is refused instead ([`SegmentError::SwapRefused`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SwapReplacement {
@@ -187,12 +192,17 @@ pub struct SwapReplacement {
     pub swap_base_offsets: Vec<i64>,
     /// Base offsets of the segments whose files were deleted or overwritten: those
     /// with a base offset from the lowest swap base to the largest swap end (Kafka's
-    /// rule), and those at a swap's own base offset. Increasing.
+    /// rule), and those at a swap's own base offset, live or already renamed `.deleted`.
+    /// Increasing.
     pub replaced_base_offsets: Vec<i64>,
-    /// The offsets the replaced segments held that the swaps do not hold, as increasing,
-    /// disjoint `start..end` ranges (end exclusive), at batch granularity: an offset
-    /// counts as held when a batch's `base..=last` spans it (read from the batch
-    /// headers). At most [`MAX_REPORTED_SWAP_RANGES`] ranges.
+    /// Those of [`replaced_base_offsets`](Self::replaced_base_offsets) whose files the
+    /// interrupted replacement had already renamed `.deleted` (a crash in the middle of
+    /// Kafka's `replaceSegments`). Increasing.
+    pub deleted_base_offsets: Vec<i64>,
+    /// The offsets the replaced segments (live and `.deleted`) held that the swaps do not
+    /// hold, as increasing, disjoint `start..end` ranges (end exclusive), at batch
+    /// granularity: an offset counts as held when a batch's `base..=last` spans it (read
+    /// from the batch headers). At most [`MAX_REPORTED_SWAP_RANGES`] ranges.
     pub removed_offsets: Vec<std::ops::Range<i64>>,
     /// Ranges beyond [`MAX_REPORTED_SWAP_RANGES`] not listed in `removed_offsets`.
     pub removed_ranges_omitted: u64,
@@ -204,9 +214,14 @@ impl SwapReplacement {
     fn new(plan: crate::validate::SwapPlan) -> Self {
         let removed_offset_count = plan.removed.iter().map(|&(s, e)| (e - s) as u64).sum();
         let omitted = plan.removed.len().saturating_sub(MAX_REPORTED_SWAP_RANGES) as u64;
+        let mut replaced = plan.replaced;
+        replaced.extend(&plan.replaced_deleted);
+        replaced.sort_unstable();
+        replaced.dedup();
         SwapReplacement {
             swap_base_offsets: plan.swap_bases,
-            replaced_base_offsets: plan.replaced,
+            replaced_base_offsets: replaced,
+            deleted_base_offsets: plan.replaced_deleted,
             removed_offsets: plan
                 .removed
                 .into_iter()

@@ -126,6 +126,7 @@ impl<F: BatchFormat> Log<F> {
                 self.write_leader_epoch_checkpoint(&cache)?;
             }
         }
+        self.create_empty_leader_epoch_checkpoint()?;
         let mut ps = ProducerStateManager::open(&self.dir, self.config.producer_id_expiration_ms)?;
         ps.remove_stray_snapshots(&*self.fs, &self.segments.base_offsets())?;
         rebuild_producer_state(
@@ -143,6 +144,25 @@ impl<F: BatchFormat> Log<F> {
         // The loaded state's first unstable offset joins the published bounds.
         drop(self.publish());
         Ok(())
+    }
+
+    /// Kafka's `UnifiedLog.create` opens the checkpoint through `CheckpointFile`, whose
+    /// constructor creates the file, empty (0 bytes), when it is missing; nothing writes
+    /// it until the cache changes (`docs/kafka-behaviour.md#leader-epoch-checkpoint-created`).
+    /// Done at the end of the load, not before it: a missing file still means "rebuild
+    /// the cache from the log" to the load. A path that exists, whatever it is, is left
+    /// alone (never opened: it could be a FIFO).
+    fn create_empty_leader_epoch_checkpoint(&self) -> Result<()> {
+        let path = self.dir.join(LEADER_EPOCH_CHECKPOINT_FILE);
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(SegmentError::io("stat", &path, e)),
+        }
+        self.fs
+            .open_file(&path, crate::fs::OpenMode::Create)
+            .map(drop)
+            .map_err(|e| SegmentError::io("create", &path, e))
     }
 
     /// The leader epochs of every v2 batch of the log, by the recovery rule.

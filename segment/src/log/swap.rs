@@ -132,7 +132,7 @@ impl<F: BatchFormat> Log<F> {
         crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         if let Some(plan) = plan {
             let report = SwapReplacement::new(plan);
-            tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
+            tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, already_deleted = ?report.deleted_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
             *self.stats.swap.lock() = Some(report);
         }
         Ok(())

@@ -282,3 +282,48 @@ fn truncations_follow_kafkas_rules() {
     assert!(t.truncate_from_start(12));
     assert_eq!(t.entries(), &[(5, 12)]);
 }
+
+/// Issue 37: Kafka 4.4's `UnifiedLog.create` creates `leader-epoch-checkpoint` empty (zero
+/// bytes, `CheckpointFile`'s `Files.createFile`) when it is missing, so a partition whose
+/// every append was refused keeps an empty file where we used to write none
+/// (docs/kafka-behaviour.md#leader-epoch-checkpoint-created).
+#[test]
+fn the_first_open_leaves_an_empty_checkpoint_as_kafka_does() {
+    use segment::{AppendOrigin, SegmentError};
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let cfg = LogConfig {
+        message_timestamp_before_max_ms: 1000,
+        ..cfg()
+    };
+    let log = open_log(dir.path(), cfg.clone(), clock.clone());
+    let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"",
+        "created empty by the open"
+    );
+    // Every leader append refused by validation (a timestamp far in the past).
+    let stale = BatchBuilder::new(0)
+        .record(1, None, Some(b"v"))
+        .build()
+        .unwrap();
+    for epoch in [0, 3] {
+        match log.append_as_leader(&stale, epoch, AppendOrigin::Client) {
+            Err(SegmentError::Rejected { .. }) => {}
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+    log.close().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"", "after the close");
+
+    // Loaded as an empty cache and left as it is, clean or not.
+    let log = open_log(dir.path(), cfg.clone(), clock.clone());
+    assert!(log.leader_epochs().is_empty());
+    drop(log);
+    let log = open_log(dir.path(), cfg, clock);
+    assert_eq!(std::fs::read(&path).unwrap(), b"");
+    // The first accepted append writes it in Kafka's format.
+    log.append(&at_epoch(0, 1, 2)).unwrap();
+    assert_eq!(checkpoint(dir.path()), "0\n1\n2 0\n");
+}

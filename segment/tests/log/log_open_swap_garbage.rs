@@ -289,20 +289,177 @@ fn a_swap_whose_originals_are_gone_or_deleted_is_completed() {
     );
     drop(log);
 
-    // A crash in the middle of a clean of 48 and 72: 72 already renamed `.deleted`.
+    // A crash in the middle of a clean of 24 and 48: 48 already renamed `.deleted`. The
+    // offsets it held that the swap does not hold are reported with the live one's.
     let tmp = tmpdir();
     let dir = tmp.path();
     four_segments(dir);
-    for s in [".log", ".index", ".timeindex"] {
-        std::fs::rename(seg(dir, 72, s), seg(dir, 72, &format!("{s}.deleted"))).unwrap();
-    }
-    std::fs::write(seg(dir, 48, ".log.swap"), batches(&[48, 78, 90])).unwrap();
+    rename_deleted(dir, 48);
+    std::fs::write(seg(dir, 24, ".log.swap"), batches(&[24, 54, 66])).unwrap();
     let log = open(dir).unwrap();
     let r = log.stats().swap_replacement().unwrap();
-    assert_eq!(r.replaced_base_offsets, vec![48]);
-    assert_eq!(r.removed_offsets, vec![54..72]);
+    assert_eq!(r.replaced_base_offsets, vec![24, 48]);
+    assert_eq!(r.deleted_base_offsets, vec![48]);
+    assert_eq!(r.removed_offsets, vec![30..54, 60..66]);
+    assert_eq!(r.removed_offset_count, 30);
     assert_eq!(log.log_end_offset(), 96);
     assert!(names_in(dir).iter().all(|n| !n.ends_with(".deleted")));
+    let mut want: Vec<i64> = (0..30).collect();
+    want.extend(54..60);
+    want.extend(66..96);
+    assert_eq!(read_all(&log, 0), want);
+}
+
+/// Renames the files of segment `base` `.deleted`, as Kafka's `replaceSegments` does
+/// before the swap is renamed.
+fn rename_deleted(dir: &Path, base: i64) {
+    for s in [".log", ".index", ".timeindex"] {
+        std::fs::rename(seg(dir, base, s), seg(dir, base, &format!("{s}.deleted"))).unwrap();
+    }
+}
+
+// Issue 37: swaps are never silent. Kafka's cleaner writes one segment at the base offset
+// of the first segment it cleans, even when it removed every record, and never cleans the
+// active segment; the loader's split keeps every batch (docs/kafka-behaviour.md#swap-refusal).
+
+/// An empty swap whose segment a crash had already renamed `.deleted`: the cleaner removed
+/// every record of segment 24. The 24 offsets it held are reported, not dropped silently.
+#[test]
+fn an_empty_swap_over_a_deleted_segment_reports_its_offsets() {
+    let tmp = tmpdir();
+    let dir = tmp.path();
+    four_segments(dir);
+    rename_deleted(dir, 24);
+    std::fs::write(seg(dir, 24, ".log.swap"), b"").unwrap();
+    let log = open(dir).unwrap();
+    let r = log.stats().swap_replacement().expect("reported");
+    assert_eq!(r.swap_base_offsets, vec![24]);
+    assert_eq!(r.replaced_base_offsets, vec![24]);
+    assert_eq!(r.deleted_base_offsets, vec![24]);
+    assert_eq!(r.removed_offsets, vec![24..48]);
+    assert_eq!((r.removed_offset_count, r.removed_ranges_omitted), (24, 0));
+    let mut want: Vec<i64> = (0..24).collect();
+    want.extend(48..96);
+    assert_eq!(read_all(&log, 0), want);
+    assert_eq!(log.log_end_offset(), 96);
+}
+
+/// A swap that replaces the log's last segment (no segment above it is kept) and drops
+/// offsets of it: the cleaner never cleans the active segment and a split keeps every
+/// batch, so it is refused before anything is touched, whether the segment is live or a
+/// crash had renamed it `.deleted`. A swap holding every batch of the last segment (a
+/// split's piece) is still completed.
+#[test]
+fn a_swap_that_drops_offsets_of_the_last_segment_is_refused() {
+    // One 24-record segment and an empty swap: all 24 offsets would be gone.
+    let tmp = tmpdir();
+    let dir = tmp.path();
+    {
+        let log = open(dir).unwrap();
+        for b in 0..4 {
+            log.append(&batch(b * 6, 6, 1_700_000_000_000 + b * 6))
+                .unwrap();
+        }
+        log.close().unwrap();
+    }
+    std::fs::write(seg(dir, 0, ".log.swap"), b"").unwrap();
+    let (path, msg) = refused(open(dir));
+    assert_eq!(path, seg(dir, 0, ".log.swap"));
+    assert!(msg.contains("holds no batch"), "{msg}");
+    assert!(msg.contains("dropping offsets 0..24"), "{msg}");
+    assert!(
+        msg.contains("[0]") && msg.contains("remove the .swap files"),
+        "{msg}"
+    );
+    assert!(seg(dir, 0, ".log").exists() && seg(dir, 0, ".log.swap").exists());
+    std::fs::remove_file(seg(dir, 0, ".log.swap")).unwrap();
+    let log = open(dir).unwrap();
+    assert_eq!(read_all(&log, 0), (0..24).collect::<Vec<_>>());
+    drop(log);
+
+    // The same with the segment already renamed `.deleted`: the operator is told to
+    // rename it back, which the refused open leaves possible.
+    rename_deleted(dir, 0);
+    std::fs::write(seg(dir, 0, ".log.swap"), b"").unwrap();
+    let (_, msg) = refused(open(dir));
+    assert!(msg.contains("holds no batch"), "{msg}");
+    assert!(
+        msg.contains("[0] were already renamed .deleted")
+            && msg.contains("drop the .deleted suffix"),
+        "{msg}"
+    );
+    assert!(seg(dir, 0, ".log.deleted").exists());
+    std::fs::remove_file(seg(dir, 0, ".log.swap")).unwrap();
+    for s in [".log", ".index", ".timeindex"] {
+        std::fs::rename(seg(dir, 0, &format!("{s}.deleted")), seg(dir, 0, s)).unwrap();
+    }
+    let log = open(dir).unwrap();
+    assert_eq!(read_all(&log, 0), (0..24).collect::<Vec<_>>());
+    drop(log);
+
+    // Four segments: an empty swap of the active one, and one that keeps half of it.
+    let tmp = tmpdir();
+    let dir = tmp.path();
+    four_segments(dir);
+    std::fs::write(seg(dir, 72, ".log.swap"), b"").unwrap();
+    let (path, msg) = refused(open(dir));
+    assert_eq!(path, seg(dir, 72, ".log.swap"));
+    assert!(msg.contains("dropping offsets 72..96"), "{msg}");
+    std::fs::write(seg(dir, 72, ".log.swap"), batches(&[72, 78])).unwrap();
+    let (_, msg) = refused(open(dir));
+    assert!(msg.contains("drop offsets 84..96"), "{msg}");
+    // A clean of 48 and the active 72, 72 already `.deleted`: not the cleaner's either.
+    std::fs::remove_file(seg(dir, 72, ".log.swap")).unwrap();
+    rename_deleted(dir, 72);
+    std::fs::write(seg(dir, 48, ".log.swap"), batches(&[48, 78, 90])).unwrap();
+    let (_, msg) = refused(open(dir));
+    assert!(msg.contains("drop offsets 54..78, 84..90"), "{msg}");
+    assert!(msg.contains("[72] were already renamed .deleted"), "{msg}");
+    for s in [".log", ".index", ".timeindex"] {
+        std::fs::rename(seg(dir, 72, &format!("{s}.deleted")), seg(dir, 72, s)).unwrap();
+    }
+    // Every batch of the last segment (a split's piece): completed, nothing dropped.
+    std::fs::remove_file(seg(dir, 48, ".log.swap")).unwrap();
+    std::fs::write(seg(dir, 72, ".log.swap"), batches(&[72, 78, 84, 90])).unwrap();
+    let log = open(dir).unwrap();
+    let r = log.stats().swap_replacement().unwrap();
+    assert_eq!(
+        (r.replaced_base_offsets, r.removed_offsets),
+        (vec![72], vec![])
+    );
+    assert_eq!(read_all(&log, 0), (0..96).collect::<Vec<_>>());
+}
+
+/// An empty swap that is no cleaner's output because a segment it does not replace
+/// holds offsets at or above its base (a cleaned segment starts where the segment it
+/// replaces started), or because it lies at the log end with nothing to replace: refused,
+/// where it used to become an empty segment inside another's offsets or a new last one.
+#[test]
+fn an_empty_swap_that_replaces_nothing_is_refused() {
+    let tmp = tmpdir();
+    let dir = tmp.path();
+    four_segments(dir);
+    for (base, want) in [
+        (
+            30,
+            "00000000000000000024.log (which it does not replace) holds offsets up to 47",
+        ),
+        (
+            5,
+            "00000000000000000000.log (which it does not replace) holds offsets up to 23",
+        ),
+        (96, "holds no batch and no segment above it is kept"),
+    ] {
+        std::fs::write(seg(dir, base, ".log.swap"), b"").unwrap();
+        let (path, msg) = refused(open(dir));
+        assert_eq!(path, seg(dir, base, ".log.swap"));
+        assert!(msg.contains(want), "{base}: {msg}");
+        assert!(msg.contains("move the .swap files"), "{base}: {msg}");
+        std::fs::remove_file(seg(dir, base, ".log.swap")).unwrap();
+    }
+    let log = open(dir).unwrap();
+    assert_eq!(read_all(&log, 0), (0..96).collect::<Vec<_>>());
+    assert_eq!(log.stats().swap_replacement(), None);
 }
 
 /// The old finding: completing a swap mapped its index, which created a preallocated

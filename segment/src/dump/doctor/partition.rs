@@ -460,7 +460,17 @@ pub(super) fn examine_partition(
                 let removed = if plan.removed.is_empty() {
                     String::new()
                 } else {
-                    format!("; offsets no swap holds are dropped: {:?}", plan.removed)
+                    let ranges: Vec<String> =
+                        plan.removed.iter().map(|(s, e)| format!("{s}..{e}")).collect();
+                    format!("; offsets no swap holds are dropped: {}", ranges.join(", "))
+                };
+                let deleted = if plan.replaced_deleted.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " and the segments already renamed .deleted based at {:?}",
+                        plan.replaced_deleted
+                    )
                 };
                 for (_, p) in &log_swaps {
                     findings.push(finding(
@@ -468,7 +478,7 @@ pub(super) fn examine_partition(
                         FindingKind::SwapCompleted,
                         Some(names::file_name(p)),
                         format!(
-                            "an interrupted clean or split: the loader completes it, replacing the segments based at {:?}{removed}",
+                            "an interrupted clean or split: the loader completes it, replacing the segments based at {:?}{deleted}{removed}",
                             plan.replaced
                         ),
                     ));
