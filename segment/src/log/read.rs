@@ -143,6 +143,16 @@ impl<F: BatchFormat> Log<F> {
         Ok(info)
     }
 
+    /// Kafka's `UnifiedLog.checkLogStartOffset`, which `read` runs before it fetches the
+    /// isolation bound's metadata: a fetch below the log start fails without converting
+    /// a bare high watermark to its batch's base offset.
+    fn check_log_start(&self, offset: i64) -> Result<()> {
+        if offset < self.log_start_offset() {
+            return self.check_in_range(offset);
+        }
+        Ok(())
+    }
+
     fn check_in_range(&self, offset: i64) -> Result<()> {
         let start = self.log_start_offset();
         let leo = self.log_end_offset();
@@ -220,6 +230,7 @@ impl<F: BatchFormat> Log<F> {
         min_one_message: bool,
     ) -> Result<FetchDataInfo> {
         if isolation != FetchIsolation::LogEnd {
+            self.check_log_start(offset)?;
             self.resolve_high_watermark()?;
         }
         self.stable_pass(|| {
@@ -265,6 +276,7 @@ impl<F: BatchFormat> Log<F> {
         min_one_message: bool,
     ) -> Result<RegionFetch> {
         if isolation != FetchIsolation::LogEnd {
+            self.check_log_start(offset)?;
             self.resolve_high_watermark()?;
         }
         self.stable_pass(|| {
