@@ -238,6 +238,42 @@ impl What {
     }
 }
 
+/// Kafka's answer to an append: new offsets, a duplicate (the log end did not move), or an
+/// error by its `Errors` name.
+enum Outcome {
+    Appended,
+    Duplicate,
+    Error(String),
+}
+
+impl What {
+    /// Whether Kafka's answer is the one the generator meant to provoke: the coverage
+    /// counts only those, so that it is Kafka's answers, not the generator's intent, that
+    /// show what a run exercised.
+    fn meant(self, o: &Outcome) -> bool {
+        let error = |name: &str| matches!(o, Outcome::Error(e) if e == name);
+        match self {
+            What::Duplicate => matches!(o, Outcome::Duplicate),
+            What::SequenceGap => error("OUT_OF_ORDER_SEQUENCE_NUMBER"),
+            What::FencedEpoch => error("INVALID_PRODUCER_EPOCH"),
+            What::StaleCoordinator => error("TRANSACTION_COORDINATOR_FENCED"),
+            What::ClientMarker => matches!(o, Outcome::Error(_)),
+            What::TooLarge => error("MESSAGE_TOO_LARGE"),
+            What::BiggerThanSegment => error("RECORD_LIST_TOO_LARGE"),
+            What::BadTimestamp => error("INVALID_TIMESTAMP"),
+            What::Keyless => error("INVALID_RECORD"),
+            What::Plain
+            | What::Idempotent
+            | What::EpochBump
+            | What::TxnData
+            | What::Commit
+            | What::Abort
+            | What::MarkerEpochBump
+            | What::LowerLeaderEpoch => matches!(o, Outcome::Appended),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Isolation {
     LogEnd,
@@ -1436,6 +1472,8 @@ struct Tally {
     /// of them are byte-identical.
     built: usize,
     built_whole: usize,
+    /// Appends Kafka answered as the generator meant, by what was meant.
+    confirmed: BTreeMap<What, usize>,
     files: usize,
     deviations: usize,
     duplicates: usize,
@@ -1483,13 +1521,27 @@ fn compare_answers(c: &Case, kafka: &[&str], ours: Option<&[String]>, t: &mut Ta
                 .or_default() += 1;
         }
         // A duplicate: Kafka's log end did not move.
+        let mut outcome = None;
         if let Some(rest) = k_rest.strip_prefix("append ") {
             let f: Vec<&str> = rest.split(' ').collect();
             let after: Option<i64> = f.last().and_then(|x| x.parse().ok());
             if after.is_some() && after == leo {
                 t.duplicates += 1;
+                outcome = Some(Outcome::Duplicate);
+            } else {
+                outcome = Some(Outcome::Appended);
             }
             leo = after.or(leo);
+        } else if let Some(rest) = k_rest.strip_prefix("error ") {
+            outcome = Some(Outcome::Error(
+                rest.split(' ').next().unwrap_or("").to_string(),
+            ));
+        }
+        // What Kafka made of an append, against what the generator meant.
+        if let (Some(Op::Append { what, .. }), Some(outcome)) = (op, outcome) {
+            if what.meant(&outcome) {
+                *t.confirmed.entry(*what).or_default() += 1;
+            }
         }
         // Every batch either side serves must carry a valid CRC.
         for (side, rest) in [("Kafka's", k_rest), ("our", o_rest)] {
@@ -1878,8 +1930,16 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
             }
         }
         let at = x.iter().zip(&y).position(|(p, q)| p != q);
+        // A `.log` names its first differing batch, decoded.
+        let batch = if name.ends_with(".log") {
+            same_batches(&x, &y)
+                .err()
+                .map_or_else(String::new, |e| format!(": {e}"))
+        } else {
+            String::new()
+        };
         t.diffs.push(format!(
-            "{} ({:?}, compression.type {}): {name} differs: {} bytes ours, {} Kafka's, first byte differing at {at:?}",
+            "{} ({:?}, compression.type {}): {name} differs: {} bytes ours, {} Kafka's, first byte differing at {at:?}{batch}",
             c.id,
             c.kind,
             c.topic.compression,
@@ -2026,6 +2086,18 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             missing.join(", ")
         ));
     }
+    let unconfirmed: Vec<&str> = WHATS
+        .iter()
+        .filter(|w| t.confirmed.get(w).copied().unwrap_or(0) == 0)
+        .map(|w| w.text())
+        .collect();
+    if !unconfirmed.is_empty() {
+        t.diffs.push(format!(
+            "Kafka answered no {} as meant (the run did not exercise it)",
+            unconfirmed.join(", ")
+        ));
+    }
+    let confirmed: usize = t.confirmed.values().sum();
     let appends: usize = cov.values().sum();
     let errors: Vec<String> = t
         .kafka_errors
@@ -2034,7 +2106,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         .collect();
     let skipped: Vec<&str> = t.skipped_files.iter().map(String::as_str).collect();
     let line = format!(
-        "seed {seed}: {} cases, {ops} ops ({appends} appends, {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write), {} differences",
+        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write), {} differences",
         cases.len(),
         t.duplicates,
         if errors.is_empty() {
