@@ -64,7 +64,8 @@
 //!
 //! Sabotages (`cargo xtask kafka --sabotage NAME`): `k4-leader-dup-offsets`,
 //! `k4-leader-stale-crc`, `k4-leader-builder-compressed`, `k4-leader-lso-high`,
-//! `k4-leader-marker-epoch` ([`Damage`], and the generator's `builder_bug`).
+//! `k4-leader-marker-epoch`, `k4-leader-close-entry` ([`Damage`], and the generator's
+//! `builder_bug`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -1134,6 +1135,9 @@ struct Damage {
     /// `k4-leader-marker-epoch`: our leader path leaves an end-txn marker's partition
     /// leader epoch as the coordinator sent it instead of stamping the leader's.
     marker_epoch: bool,
+    /// `k4-leader-close-entry`: the last entry of our active segment's `.timeindex` after
+    /// the close (the extra entry our close appends) one offset low.
+    close_entry: bool,
 }
 
 impl Damage {
@@ -1143,6 +1147,7 @@ impl Damage {
             lso_high: ctx.sabotaged("k4-leader-lso-high"),
             stale_crc: ctx.sabotaged("k4-leader-stale-crc"),
             marker_epoch: ctx.sabotaged("k4-leader-marker-epoch"),
+            close_entry: ctx.sabotaged("k4-leader-close-entry"),
         }
     }
 
@@ -1328,6 +1333,23 @@ fn run_ours(
     let (leo, hw) = (log.log_end_offset(), log.high_watermark());
     log.close().map_err(|e| format!("close: {e}"))?;
     out.push(format!("closed {leo} {hw}"));
+    if damage.close_entry {
+        let active = list_files(dir)?
+            .into_iter()
+            .filter(|n| n.ends_with(".timeindex"))
+            .max_by_key(|n| base_of(n));
+        if let Some(name) = active {
+            let path = dir.join(name);
+            let mut b = std::fs::read(&path).map_err(|e| format!("{path:?}: {e}"))?;
+            if b.len() >= 12 {
+                let at = b.len() - 4;
+                let rel = i32::from_be_bytes(b[at..].try_into().unwrap());
+                let rel = if rel > 0 { rel - 1 } else { rel + 1 };
+                b[at..].copy_from_slice(&rel.to_be_bytes());
+                std::fs::write(&path, b).map_err(|e| format!("{path:?}: {e}"))?;
+            }
+        }
+    }
     if damage.batches() {
         for name in list_files(dir)? {
             if name.ends_with(".log") {

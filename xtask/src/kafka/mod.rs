@@ -60,7 +60,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
                        k4-leader-dup-offsets, k4-leader-stale-crc,
                        k4-leader-builder-compressed, k4-leader-lso-high,
-                       k4-leader-marker-epoch, k5-cluster-drop-record,
+                       k4-leader-marker-epoch, k4-leader-close-entry,
+                       k5-cluster-drop-record,
                        k6-dump-sorted-fields
 ";
 
@@ -151,6 +152,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-leader",
         what: "our leader path leaves an end-txn marker's partition leader epoch as the coordinator sent it (-1) instead of stamping the leader's",
         expect: &["ple -1 attrs"],
+    },
+    Sabotage {
+        name: "k4-leader-close-entry",
+        scenario: "k4-leader",
+        what: "the extra time-index entry our close appends to the active segment points one offset low",
+        expect: &["the extra entry of our close"],
     },
     Sabotage {
         name: "k6-dump-sorted-fields",
