@@ -143,6 +143,17 @@ impl<F: BatchFormat> Log<F> {
         Ok(info)
     }
 
+    /// Kafka's `UnifiedLog.checkLogStartOffset`, which `read` runs before it fetches the
+    /// isolation bound's metadata: a fetch below the log start fails without converting
+    /// a bare high watermark to its batch's base offset.
+    fn check_log_start(&self, offset: i64) -> Result<()> {
+        let b = self.bounds();
+        if offset < b.log_start_offset {
+            return self.check_in_range(offset, &b);
+        }
+        Ok(())
+    }
+
     /// Checks `offset` against the bounds `b` of one moment.
     fn check_in_range(&self, offset: i64, b: &LogBounds) -> Result<()> {
         let (start, leo) = (b.log_start_offset, b.log_end_offset);
@@ -220,6 +231,7 @@ impl<F: BatchFormat> Log<F> {
         min_one_message: bool,
     ) -> Result<FetchDataInfo> {
         if isolation != FetchIsolation::LogEnd {
+            self.check_log_start(offset)?;
             self.resolve_high_watermark()?;
         }
         self.stable_pass(|| {
@@ -265,6 +277,7 @@ impl<F: BatchFormat> Log<F> {
         min_one_message: bool,
     ) -> Result<RegionFetch> {
         if isolation != FetchIsolation::LogEnd {
+            self.check_log_start(offset)?;
             self.resolve_high_watermark()?;
         }
         self.stable_pass(|| {

@@ -235,6 +235,36 @@ fn a_high_watermark_inside_a_batch_comes_down_to_its_base_at_a_bounded_read() {
 }
 
 #[test]
+fn a_read_below_the_log_start_fails_before_the_high_watermark_is_converted() {
+    let dir = tmpdir();
+    let log = open_hw(dir.path(), LogConfig::default(), 0);
+    log.append(&batch(0, 5, 0)).unwrap();
+    log.append(&batch(5, 5, 0)).unwrap();
+    log.update_high_watermark(7).unwrap();
+    // Kafka's `UnifiedLog.read` checks the log start (`checkLogStartOffset`) before it
+    // fetches the bound's metadata: an out-of-range fetch below it leaves the bare high
+    // watermark (and so the last stable offset) where it was.
+    for iso in [FetchIsolation::HighWatermark, FetchIsolation::TxnCommitted] {
+        assert!(matches!(
+            log.read_with(-1, 1 << 20, iso, true),
+            Err(SegmentError::OffsetOutOfRange { .. })
+        ));
+        assert!(matches!(
+            log.read_region(-1, 1 << 20, iso, true),
+            Err(SegmentError::OffsetOutOfRange { .. })
+        ));
+        assert_eq!(log.high_watermark(), 7);
+        assert_eq!(log.last_stable_offset(), 7);
+    }
+    // Above the log end the metadata is fetched first, as Kafka's `LocalLog.read` fails
+    // only after it.
+    assert!(log
+        .read_with(11, 1 << 20, FetchIsolation::HighWatermark, true)
+        .is_err());
+    assert_eq!(log.high_watermark(), 5);
+}
+
+#[test]
 fn a_read_bounded_at_the_log_end_creates_no_index_for_a_rolled_segment() {
     let dir = tmpdir();
     let log = open_hw(dir.path(), config(1, 1 << 20), 0);

@@ -8,8 +8,15 @@
 //! origin CLIENT or COORDINATOR), `update_high_watermark`, `read_with` (Kafka's `read`, at
 //! each isolation, with and without `minOneMessage`), `fetch_offset_by_timestamp` (the
 //! ListOffsets sentinels −1..−5 and real timestamps), a clock advance, a roll, and finally a
-//! clean close. The batches are built with `BatchBuilder` at base offset 0, as a producer
-//! sends them.
+//! clean close. The batches are built at base offset 0, as a producer sends them, with no
+//! partition leader epoch (end-txn markers too, as a coordinator sends them: the leader
+//! path under test stamps its own). Each is built twice: by our `BatchBuilder` and by
+//! Kafka's client classes in the helper (`MemoryRecords.withRecords`, a
+//! `MemoryRecordsBuilder`, and `withEndTransactionMarker`), and about half the appends
+//! feed both sides Kafka's bytes. Kafka's build is the truth of what a producer sends:
+//! ours must equal it whole, or, compressed, in everything but the compressed bytes
+//! (the same header but length and CRC, the same records). Sequences wrap as Kafka's
+//! (`incrementSequence`: past `i32::MAX` to 0).
 //!
 //! Case `i` has the kind `KINDS[i % 6]`, so every run has every kind:
 //!
@@ -32,9 +39,11 @@
 //!
 //! Compared: every answer, line by line in the helper's format (offsets, the LogAppendInfo
 //! fields both have, errors by Kafka's `Errors` name with the record errors' batch indices,
-//! the read bytes and aborted transactions, the ListOffsets answers), whether an append was
-//! a duplicate (Kafka: the log end did not move; ours: `LogAppendInfo::duplicate`), and at
-//! the end the partition directories' files byte for byte. Kafka writes no file ours does
+//! the read bytes and aborted transactions, the ListOffsets answers), the last stable
+//! offset after every operation, whether an append was a duplicate (Kafka: the log end
+//! did not move; ours: `LogAppendInfo::duplicate`), and at the end the partition
+//! directories' files byte for byte. Every batch of every read answer and every `.log`,
+//! on both sides, must carry a valid CRC. Kafka writes no file ours does
 //! not, except none at all here: `partition.metadata` needs a topic id, which neither side
 //! is given; our lock file is ours alone and skipped (named in the result line).
 //!
@@ -43,9 +52,20 @@
 //! codec that recompresses a batch, Kafka's Java compressors and ours write different
 //! bytes for the same records. Such a case has `index.interval.bytes` 1 and no size rolls,
 //! and its reads ask for the whole rest of the log, so that only the bytes can differ:
-//! each read answer and the `.log` are then compared batch by batch (every header field
-//! but length and CRC, and every record decoded), the `.index`/`.timeindex` entries by
-//! offset/timestamp and by the ordinal of the batch their position points at.
+//! each read answer and the `.log` are then compared batch by batch: equal whole (CRC
+//! included), or both compressed with every header field but length and CRC equal, every
+//! record decoded equal, and each CRC valid for its own bytes; the `.index`/`.timeindex`
+//! entries by offset/timestamp and by the ordinal of the batch their position points at.
+//!
+//! Our close appends the active segment's final time-index entry, Kafka 4.4's does not
+//! (`docs/kafka-behaviour.md#close-no-time-entry`): that entry must be exactly the one
+//! Kafka's roll would write, found from Kafka's `.log` (the largest batch max timestamp,
+//! at the last offset of the first batch that has it).
+//!
+//! Sabotages (`cargo xtask kafka --sabotage NAME`): `k4-leader-dup-offsets`,
+//! `k4-leader-stale-crc`, `k4-leader-builder-compressed`, `k4-leader-lso-high`,
+//! `k4-leader-marker-epoch`, `k4-leader-close-entry` ([`Damage`], and the generator's
+//! `builder_bug`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -56,7 +76,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
 
-use segment::record::{BatchBuilder, CompressionType, ControlRecordType, RecordBatch};
+use segment::record::{
+    increment_sequence, Attributes, BatchBuilder, CompressionType, ControlRecordType, RecordBatch,
+};
 use segment::{
     AppendOrigin, FetchIsolation, Log, LogConfig, MockTime, TimestampType, TopicCompression,
 };
@@ -217,6 +239,42 @@ impl What {
     }
 }
 
+/// Kafka's answer to an append: new offsets, a duplicate (the log end did not move), or an
+/// error by its `Errors` name.
+enum Outcome {
+    Appended,
+    Duplicate,
+    Error(String),
+}
+
+impl What {
+    /// Whether Kafka's answer is the one the generator meant to provoke: the coverage
+    /// counts only those, so that it is Kafka's answers, not the generator's intent, that
+    /// show what a run exercised.
+    fn meant(self, o: &Outcome) -> bool {
+        let error = |name: &str| matches!(o, Outcome::Error(e) if e == name);
+        match self {
+            What::Duplicate => matches!(o, Outcome::Duplicate),
+            What::SequenceGap => error("OUT_OF_ORDER_SEQUENCE_NUMBER"),
+            What::FencedEpoch => error("INVALID_PRODUCER_EPOCH"),
+            What::StaleCoordinator => error("TRANSACTION_COORDINATOR_FENCED"),
+            What::ClientMarker => matches!(o, Outcome::Error(_)),
+            What::TooLarge => error("MESSAGE_TOO_LARGE"),
+            What::BiggerThanSegment => error("RECORD_LIST_TOO_LARGE"),
+            What::BadTimestamp => error("INVALID_TIMESTAMP"),
+            What::Keyless => error("INVALID_RECORD"),
+            What::Plain
+            | What::Idempotent
+            | What::EpochBump
+            | What::TxnData
+            | What::Commit
+            | What::Abort
+            | What::MarkerEpochBump
+            | What::LowerLeaderEpoch => matches!(o, Outcome::Appended),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Isolation {
     LogEnd,
@@ -239,7 +297,11 @@ enum Op {
     Append {
         coordinator: bool,
         leader_epoch: i32,
+        /// The batch as our `BatchBuilder` built it.
         bytes: Vec<u8>,
+        /// When set, the id of the `build` line whose batch, as Kafka's client classes
+        /// built it, both sides append instead.
+        kafka: Option<String>,
         what: What,
     },
     Hw(i64),
@@ -261,6 +323,7 @@ impl Op {
                 coordinator,
                 leader_epoch,
                 bytes,
+                kafka,
                 ..
             } => format!(
                 "append {} {leader_epoch} {}",
@@ -269,7 +332,9 @@ impl Op {
                 } else {
                     "CLIENT"
                 },
-                to_hex(bytes)
+                kafka
+                    .as_ref()
+                    .map_or_else(|| to_hex(bytes), |id| format!("@{id}"))
             ),
             Op::Hw(x) => format!("hw {x}"),
             Op::Read {
@@ -291,11 +356,17 @@ impl Op {
                 coordinator,
                 leader_epoch,
                 bytes,
+                kafka,
                 what,
             } => format!(
-                "append ({}, {} bytes, origin {}, leader epoch {leader_epoch})",
+                "append ({}, {} bytes{}, origin {}, leader epoch {leader_epoch})",
                 what.text(),
                 bytes.len(),
+                if kafka.is_some() {
+                    " as Kafka's client built it"
+                } else {
+                    ""
+                },
                 if *coordinator {
                     "COORDINATOR"
                 } else {
@@ -313,6 +384,8 @@ struct Case {
     topic: Topic,
     start_ms: i64,
     ops: Vec<Op>,
+    /// The batches also built by Kafka's client classes.
+    built: Vec<Built>,
 }
 
 fn to_hex(b: &[u8]) -> String {
@@ -360,6 +433,58 @@ struct Gen<'a> {
     prods: Vec<Prod>,
     ops: Vec<Op>,
     cov: &'a mut BTreeMap<What, usize>,
+    /// Every batch this case's generator built, also built by Kafka's client classes.
+    built: Vec<Built>,
+    /// Our bytes of the batches appended as Kafka built them: the id of their `build`
+    /// line (a retry appends the same).
+    kafka_fed: HashMap<Vec<u8>, String>,
+    /// The case's id, the prefix of its `build` ids.
+    id: String,
+    /// The sabotage `k4-leader-builder-compressed`: our `BatchBuilder` writes every
+    /// compressed batch with one record too many in its count.
+    builder_bug: bool,
+}
+
+/// A batch the generator built with our `BatchBuilder` and asked Kafka's client classes
+/// (`MemoryRecords.withRecords`, `withEndTransactionMarker`) to build too.
+struct Built {
+    id: String,
+    /// The helper's `build` or `build-marker` line.
+    line: String,
+    ours: Vec<u8>,
+    codec: CompressionType,
+    records: usize,
+}
+
+/// A key, value or header value on a `build` line (`~` null, `_` empty, else hex).
+fn field(v: Option<&[u8]>) -> String {
+    match v {
+        None => "~".into(),
+        Some([]) => "_".into(),
+        Some(b) => to_hex(b),
+    }
+}
+
+/// Kafka's `Compression.of` name of a codec.
+fn kafka_codec(c: CompressionType) -> &'static str {
+    match c {
+        CompressionType::None => "none",
+        CompressionType::Gzip => "gzip",
+        CompressionType::Snappy => "snappy",
+        CompressionType::Lz4 => "lz4",
+        CompressionType::Zstd => "zstd",
+        _ => "unknown",
+    }
+}
+
+/// The sabotage `k4-leader-builder-compressed`: a compressed batch's records count one
+/// too high, its CRC recomputed (a builder bug, not a torn batch).
+fn corrupt_count(bytes: &mut [u8]) {
+    let count = i32::from_be_bytes(bytes[57..61].try_into().unwrap());
+    bytes[57..61].copy_from_slice(&(count + 1).to_be_bytes());
+    if let Ok(crc) = RecordBatch::new(bytes).map(|b| b.compute_checksum()) {
+        bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+    }
 }
 
 impl Gen<'_> {
@@ -395,6 +520,8 @@ impl Gen<'_> {
         if let Some((pid, epoch, seq, txn)) = producer {
             b = b.producer(pid, epoch, seq).transactional(txn);
         }
+        let (pid, epoch, seq, txn) = producer.unwrap_or((-1, -1, -1, false));
+        let mut line = format!("{} {pid} {epoch} {seq} {txn}", kafka_codec(codec));
         let bad_at = self.rng.gen_range(0..n);
         for i in 0..n {
             let mut ts = self.timestamp();
@@ -425,17 +552,55 @@ impl Gen<'_> {
                 Vec::new()
             };
             b = b.record_with_headers(ts, key.as_deref(), value.as_deref(), &headers);
+            let hs: Vec<String> = headers
+                .iter()
+                .map(|(k, v)| format!("{}={}", field(Some(k)), field(*v)))
+                .collect();
+            let _ = write!(
+                line,
+                " {ts}/{}/{}/{}",
+                field(key.as_deref()),
+                field(value.as_deref()),
+                if hs.is_empty() {
+                    "-".into()
+                } else {
+                    hs.join(",")
+                }
+            );
         }
         self.sent += n as i64;
-        b.build().expect("a valid batch")
+        let mut bytes = b.build().expect("a valid batch");
+        if self.builder_bug && codec != CompressionType::None {
+            corrupt_count(&mut bytes);
+        }
+        self.record_built(format!("build {{}} {line}"), &bytes, codec, n);
+        bytes
+    }
+
+    /// Asks Kafka to build the batch of `line` (`{}` for its id) too; half of them are
+    /// appended as Kafka built them, on both sides.
+    fn record_built(&mut self, line: String, ours: &[u8], codec: CompressionType, records: usize) {
+        let id = format!("{}b{}", self.id, self.built.len());
+        if self.rng.gen_bool(0.5) {
+            self.kafka_fed.insert(ours.to_vec(), id.clone());
+        }
+        self.built.push(Built {
+            line: line.replacen("{}", &id, 1),
+            id,
+            ours: ours.to_vec(),
+            codec,
+            records,
+        });
     }
 
     fn push_append(&mut self, coordinator: bool, bytes: Vec<u8>, what: What) {
         *self.cov.entry(what).or_default() += 1;
+        let kafka = self.kafka_fed.get(&bytes).cloned();
         self.ops.push(Op::Append {
             coordinator,
             leader_epoch: self.leader_epoch,
             bytes,
+            kafka,
             what,
         });
     }
@@ -460,7 +625,7 @@ impl Gen<'_> {
             What::SequenceGap => {
                 let gap = self.rng.gen_range(1..4);
                 let bytes = self.batch(
-                    Some((pid, epoch, seq.wrapping_add(gap), txn)),
+                    Some((pid, epoch, increment_sequence(seq, gap), txn)),
                     codec,
                     n,
                     big,
@@ -482,7 +647,7 @@ impl Gen<'_> {
                 let bytes = self.batch(Some((pid, epoch, seq, txn)), codec, n, big, false, false);
                 let pr = &mut self.prods[p];
                 pr.epoch = epoch;
-                pr.seq = seq.wrapping_add(n as i32);
+                pr.seq = increment_sequence(seq, n as i32);
                 if txn {
                     pr.open = true;
                 }
@@ -529,11 +694,25 @@ impl Gen<'_> {
                 true,
             ),
         };
+        // As a coordinator sends it (Kafka's `MemoryRecords.withEndTransactionMarker`): no
+        // partition leader epoch; the leader path under test stamps its own.
         let bytes = BatchBuilder::new(0)
-            .partition_leader_epoch(self.leader_epoch)
             .producer(pr.pid, epoch, -1)
             .build_end_txn_marker(control, coord, self.now)
             .expect("a marker");
+        let kind = match control {
+            ControlRecordType::Abort => "ABORT",
+            _ => "COMMIT",
+        };
+        self.record_built(
+            format!(
+                "build-marker {{}} {} {epoch} {kind} {coord} {}",
+                pr.pid, self.now
+            ),
+            &bytes,
+            CompressionType::None,
+            1,
+        );
         self.sent += 1;
         if coordinator && what != What::StaleCoordinator {
             let pr = &mut self.prods[p];
@@ -784,7 +963,12 @@ fn gen_topic(rng: &mut StdRng, i: usize, kind: Kind) -> Topic {
     t
 }
 
-fn gen_case(rng: &mut StdRng, i: usize, cov: &mut BTreeMap<What, usize>) -> Case {
+fn gen_case(
+    rng: &mut StdRng,
+    i: usize,
+    cov: &mut BTreeMap<What, usize>,
+    builder_bug: bool,
+) -> Case {
     let kind = KINDS[i % KINDS.len()];
     let topic = gen_topic(rng, i, kind);
     let start_ms = BASE_TS + rng.gen_range(0..1_000_000);
@@ -815,6 +999,10 @@ fn gen_case(rng: &mut StdRng, i: usize, cov: &mut BTreeMap<What, usize>) -> Case
         prods,
         ops: Vec::new(),
         cov,
+        built: Vec::new(),
+        kafka_fed: HashMap::new(),
+        id: format!("c{i}"),
+        builder_bug,
     };
     let n = g.rng.gen_range(40..120);
     for _ in 0..n {
@@ -863,11 +1051,16 @@ fn gen_case(rng: &mut StdRng, i: usize, cov: &mut BTreeMap<What, usize>) -> Case
         topic,
         start_ms,
         ops,
+        built: std::mem::take(&mut g.built),
     }
 }
 
 fn case_text(c: &Case, dir: &Path) -> String {
-    let mut s = format!("case {} {} {}\n", c.id, dir.display(), c.start_ms);
+    let mut s = String::new();
+    for b in &c.built {
+        let _ = writeln!(s, "{}", b.line);
+    }
+    let _ = writeln!(s, "case {} {} {}", c.id, dir.display(), c.start_ms);
     for (k, v) in c.topic.props() {
         let _ = writeln!(s, "config {k} {v}");
     }
@@ -929,10 +1122,95 @@ fn error_text(e: &segment::SegmentError) -> String {
     )
 }
 
+/// The sabotages of `k4-leader`: damage to our side, each of which a check must catch.
+#[derive(Clone, Copy, Default)]
+struct Damage {
+    /// `k4-leader-dup-offsets`: our answer to a duplicate is shifted one offset up.
+    dup_offsets: bool,
+    /// `k4-leader-lso-high`: our last stable offset is one offset too high.
+    lso_high: bool,
+    /// `k4-leader-stale-crc`: our compressed LogAppendTime batches keep a stale CRC (the
+    /// one of the producer's CreateTime batch, before the leader stamped the time).
+    stale_crc: bool,
+    /// `k4-leader-marker-epoch`: our leader path leaves an end-txn marker's partition
+    /// leader epoch as the coordinator sent it instead of stamping the leader's.
+    marker_epoch: bool,
+    /// `k4-leader-close-entry`: the last entry of our active segment's `.timeindex` after
+    /// the close (the extra entry our close appends) one offset low.
+    close_entry: bool,
+}
+
+impl Damage {
+    fn of(ctx: &Ctx) -> Self {
+        Damage {
+            dup_offsets: ctx.sabotaged("k4-leader-dup-offsets"),
+            lso_high: ctx.sabotaged("k4-leader-lso-high"),
+            stale_crc: ctx.sabotaged("k4-leader-stale-crc"),
+            marker_epoch: ctx.sabotaged("k4-leader-marker-epoch"),
+            close_entry: ctx.sabotaged("k4-leader-close-entry"),
+        }
+    }
+
+    fn batches(self) -> bool {
+        self.stale_crc || self.marker_epoch
+    }
+
+    /// Damages the batches of `bytes` (a read answer or a `.log`) in place.
+    fn apply(self, bytes: &mut [u8], marker_epochs: &HashMap<i64, i32>) {
+        let mut pos = 0usize;
+        while pos < bytes.len() {
+            let (size, stale, marker) = match RecordBatch::at(&bytes[pos..], pos as u64) {
+                Ok(b) if b.size_in_bytes() > 0 => {
+                    let lat = b.attributes().0 & Attributes::TIMESTAMP_TYPE != 0;
+                    let compressed = b.attributes().0 & Attributes::COMPRESSION_MASK != 0;
+                    let stale = (self.stale_crc && lat && compressed).then(|| {
+                        // The CRC of the batch as the producer sent it: CreateTime.
+                        let mut copy = b.as_bytes().to_vec();
+                        copy[21..23].copy_from_slice(
+                            &(b.attributes().0 & !Attributes::TIMESTAMP_TYPE).to_be_bytes(),
+                        );
+                        RecordBatch::new(&copy).map_or(0, |c| c.compute_checksum())
+                    });
+                    let marker = if self.marker_epoch && b.is_control_batch() {
+                        marker_epochs.get(&b.producer_id()).copied()
+                    } else {
+                        None
+                    };
+                    (b.size_in_bytes(), stale, marker)
+                }
+                _ => break,
+            };
+            if let Some(crc) = stale {
+                bytes[pos + 17..pos + 21].copy_from_slice(&crc.to_be_bytes());
+            }
+            if let Some(e) = marker {
+                bytes[pos + 12..pos + 16].copy_from_slice(&e.to_be_bytes());
+            }
+            pos += size;
+        }
+    }
+}
+
 /// Our side of one case: the answers in the helper's line format (`open ..`, one per
-/// operation, `closed ..`). With `sabotage_dup` (`k4-leader-dup-offsets`) our answer to
-/// a duplicate is shifted one offset up.
-fn run_ours(c: &Case, dir: &Path, sabotage_dup: bool) -> Result<Vec<String>, String> {
+/// operation ending with ` | lso LSO`, `closed ..`), damaged as `damage` says.
+fn run_ours(
+    c: &Case,
+    dir: &Path,
+    damage: Damage,
+    kafka_built: &HashMap<String, Vec<u8>>,
+) -> Result<Vec<String>, String> {
+    // The partition leader epoch each producer's markers were sent with (the sabotage
+    // `k4-leader-marker-epoch` keeps it).
+    let mut marker_epochs: HashMap<i64, i32> = HashMap::new();
+    for op in &c.ops {
+        if let Op::Append { bytes, .. } = op {
+            if let Ok(b) = RecordBatch::new(bytes) {
+                if b.is_control_batch() {
+                    marker_epochs.insert(b.producer_id(), b.partition_leader_epoch());
+                }
+            }
+        }
+    }
     std::fs::create_dir_all(dir).map_err(|e| format!("{dir:?}: {e}"))?;
     let clock = MockTime::new(c.start_ms);
     let log: Log = Log::options()
@@ -951,8 +1229,15 @@ fn run_ours(c: &Case, dir: &Path, sabotage_dup: bool) -> Result<Vec<String>, Str
                 coordinator,
                 leader_epoch,
                 bytes,
+                kafka,
                 ..
             } => {
+                let bytes = match kafka {
+                    Some(id) => kafka_built
+                        .get(id)
+                        .ok_or_else(|| format!("Kafka built no batch {id}"))?,
+                    None => bytes,
+                };
                 let origin = if *coordinator {
                     AppendOrigin::Coordinator
                 } else {
@@ -960,7 +1245,7 @@ fn run_ours(c: &Case, dir: &Path, sabotage_dup: bool) -> Result<Vec<String>, Str
                 };
                 match log.append_as_leader(bytes, *leader_epoch, origin) {
                     Ok(mut i) => {
-                        if sabotage_dup && i.duplicate {
+                        if damage.dup_offsets && i.duplicate {
                             i.first_offset += 1;
                             i.last_offset += 1;
                         }
@@ -1010,6 +1295,10 @@ fn run_ours(c: &Case, dir: &Path, sabotage_dup: bool) -> Result<Vec<String>, Str
                         };
                         let hex = if f.records.is_empty() {
                             "-".into()
+                        } else if damage.batches() {
+                            let mut bytes = f.records.to_vec();
+                            damage.apply(&mut bytes, &marker_epochs);
+                            to_hex(&bytes)
                         } else {
                             to_hex(&f.records)
                         };
@@ -1038,11 +1327,39 @@ fn run_ours(c: &Case, dir: &Path, sabotage_dup: bool) -> Result<Vec<String>, Str
                 Err(e) => error_text(&e),
             },
         };
-        out.push(format!("{k} {answer}"));
+        let lso = log.last_stable_offset() + i64::from(damage.lso_high);
+        out.push(format!("{k} {answer} | lso {lso}"));
     }
     let (leo, hw) = (log.log_end_offset(), log.high_watermark());
     log.close().map_err(|e| format!("close: {e}"))?;
     out.push(format!("closed {leo} {hw}"));
+    if damage.close_entry {
+        let active = list_files(dir)?
+            .into_iter()
+            .filter(|n| n.ends_with(".timeindex"))
+            .max_by_key(|n| base_of(n));
+        if let Some(name) = active {
+            let path = dir.join(name);
+            let mut b = std::fs::read(&path).map_err(|e| format!("{path:?}: {e}"))?;
+            if b.len() >= 12 {
+                let at = b.len() - 4;
+                let rel = i32::from_be_bytes(b[at..].try_into().unwrap());
+                let rel = if rel > 0 { rel - 1 } else { rel + 1 };
+                b[at..].copy_from_slice(&rel.to_be_bytes());
+                std::fs::write(&path, b).map_err(|e| format!("{path:?}: {e}"))?;
+            }
+        }
+    }
+    if damage.batches() {
+        for name in list_files(dir)? {
+            if name.ends_with(".log") {
+                let path = dir.join(&name);
+                let mut bytes = std::fs::read(&path).map_err(|e| format!("{path:?}: {e}"))?;
+                damage.apply(&mut bytes, &marker_epochs);
+                std::fs::write(&path, bytes).map_err(|e| format!("{path:?}: {e}"))?;
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -1167,6 +1484,18 @@ fn skipped(name: &str) -> bool {
 #[derive(Default)]
 struct Tally {
     answers: usize,
+    /// Last stable offsets compared equal.
+    lsos: usize,
+    /// Batches whose CRC was checked valid (read answers and `.log` files, both sides).
+    crcs: usize,
+    /// Extra time-index entries of our close checked exact.
+    close_entries: usize,
+    /// Batches built by both our `BatchBuilder` and Kafka's client classes, and how many
+    /// of them are byte-identical.
+    built: usize,
+    built_whole: usize,
+    /// Appends Kafka answered as the generator meant, by what was meant.
+    confirmed: BTreeMap<What, usize>,
     files: usize,
     deviations: usize,
     duplicates: usize,
@@ -1198,6 +1527,14 @@ fn compare_answers(c: &Case, kafka: &[&str], ours: Option<&[String]>, t: &mut Ta
         };
         let (label, k_rest) = split(k);
         let (_, o_rest) = split(o);
+        // The last stable offset after the operation, compared as a value.
+        let lso = |l: &str| -> (String, Option<String>) {
+            match l.rsplit_once(" | lso ") {
+                Some((a, x)) => (a.to_string(), Some(x.to_string())),
+                None => (l.to_string(), None),
+            }
+        };
+        let ((k_rest, k_lso), (o_rest, o_lso)) = (lso(&k_rest), lso(&o_rest));
         let (k_rest, o_rest) = (k_rest.as_str(), o_rest.as_str());
         let op = label.and_then(|n| c.ops.get(n));
         if let Some(rest) = k_rest.strip_prefix("error ") {
@@ -1206,25 +1543,68 @@ fn compare_answers(c: &Case, kafka: &[&str], ours: Option<&[String]>, t: &mut Ta
                 .or_default() += 1;
         }
         // A duplicate: Kafka's log end did not move.
+        let mut outcome = None;
         if let Some(rest) = k_rest.strip_prefix("append ") {
             let f: Vec<&str> = rest.split(' ').collect();
             let after: Option<i64> = f.last().and_then(|x| x.parse().ok());
             if after.is_some() && after == leo {
                 t.duplicates += 1;
+                outcome = Some(Outcome::Duplicate);
+            } else {
+                outcome = Some(Outcome::Appended);
             }
             leo = after.or(leo);
+        } else if let Some(rest) = k_rest.strip_prefix("error ") {
+            outcome = Some(Outcome::Error(
+                rest.split(' ').next().unwrap_or("").to_string(),
+            ));
+        }
+        // What Kafka made of an append, against what the generator meant.
+        if let (Some(Op::Append { what, .. }), Some(outcome)) = (op, outcome) {
+            if what.meant(&outcome) {
+                *t.confirmed.entry(*what).or_default() += 1;
+            }
+        }
+        // Every batch either side serves must carry a valid CRC.
+        for (side, rest) in [("Kafka's", k_rest), ("our", o_rest)] {
+            if side == "our" && ours.is_none() {
+                continue;
+            }
+            if let Some(hex) = rest.strip_prefix("read ").and_then(|r| r.split(' ').next()) {
+                match from_hex(hex).map(|b| crc_findings(&b)) {
+                    Ok((n, None)) => t.crcs += n,
+                    Ok((_, Some(bad))) => t.diffs.push(format!(
+                        "{} ({:?}, compression.type {}): {side} read answer {at}: {bad}",
+                        c.id, c.kind, c.topic.compression
+                    )),
+                    Err(e) => t.diffs.push(format!("{}: {side} answer {at}: {e}", c.id)),
+                }
+            }
         }
         if ours.is_none() {
             continue;
         }
         t.answers += 1;
+        let what = || op.map_or_else(|| "the open or the close".to_string(), Op::what);
+        if k_lso != o_lso {
+            t.diffs.push(format!(
+                "{} ({:?}): the last stable offset differs after answer {at} ({}): ours {}, Kafka's {}",
+                c.id,
+                c.kind,
+                what(),
+                o_lso.as_deref().unwrap_or("(none)"),
+                k_lso.as_deref().unwrap_or("(none)")
+            ));
+        } else if k_lso.is_some() {
+            t.lsos += 1;
+        }
         let equal = k_rest == o_rest
             || (c.topic.recompresses()
                 && k_rest.starts_with("read ")
                 && o_rest.starts_with("read ")
-                && same_read_logically(k_rest, o_rest, &mut t.deviations));
+                && same_read_batches(k_rest, o_rest, &mut t.deviations));
         if !equal && first_diff.is_none() {
-            let what = op.map_or_else(|| "the open or the close".to_string(), Op::what);
+            let what = what();
             let dup = match op {
                 Some(Op::Append {
                     what: What::Duplicate,
@@ -1265,26 +1645,156 @@ fn short(s: &str) -> String {
 }
 
 /// Two read answers of a recompressing topic: the same aborted transactions and the same
-/// batches decoded; a match counts as a documented deviation when the bytes differ.
-fn same_read_logically(k: &str, o: &str, deviations: &mut usize) -> bool {
+/// batches ([`same_batches`]); a match counts as a documented deviation when the bytes
+/// differ.
+fn same_read_batches(k: &str, o: &str, deviations: &mut usize) -> bool {
     let (kp, op): (Vec<&str>, Vec<&str>) = (k.split(' ').collect(), o.split(' ').collect());
     if kp.len() != 3 || op.len() != 3 || kp[2] != op[2] {
         return false;
     }
     match (from_hex(kp[1]), from_hex(op[1])) {
-        (Ok(a), Ok(b)) => match (logical(&a), logical(&b)) {
-            (Ok(x), Ok(y)) if x == y => {
-                *deviations += 1;
-                true
-            }
-            _ => false,
-        },
+        (Ok(a), Ok(b)) if same_batches(&b, &a).is_ok() => {
+            *deviations += 1;
+            true
+        }
         _ => false,
     }
 }
 
+/// Every complete batch of `bytes` (a read answer or a `.log`, which may end mid-batch)
+/// checked against its CRC: the batches checked, and the first invalid one.
+fn crc_findings(bytes: &[u8]) -> (usize, Option<String>) {
+    let mut pos = 0usize;
+    let mut n = 0;
+    while pos < bytes.len() {
+        let Ok(b) = RecordBatch::at(&bytes[pos..], pos as u64) else {
+            break;
+        };
+        if b.size_in_bytes() == 0 {
+            break;
+        }
+        if !b.is_valid() {
+            return (
+                n,
+                Some(format!(
+                    "invalid CRC in the batch at byte {pos} (base offset {}, attributes {:#x}): stored {:#010x}, computed {:#010x}",
+                    b.base_offset(),
+                    b.attributes().0,
+                    b.checksum(),
+                    b.compute_checksum()
+                )),
+            );
+        }
+        n += 1;
+        pos += b.size_in_bytes();
+    }
+    (n, None)
+}
+
+/// Ours and Kafka's batches of a recompressing topic, batch by batch: each pair equal
+/// whole (CRC included), or, where Kafka's Java compressor and ours wrote different
+/// bytes for the same records (`docs/kafka-behaviour.md#leader-recompression`), both
+/// compressed with the same codec, the same header but for the length and the CRC (each
+/// side's CRC is checked valid on its own, [`crc_findings`]) and the same records.
+fn same_batches(ours: &[u8], kafka: &[u8]) -> Result<(), String> {
+    let (a, b) = (batch_views(ours)?, batch_views(kafka)?);
+    if a.len() != b.len() {
+        return Err(format!("{} batches ours, {} Kafka's", a.len(), b.len()));
+    }
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        if x.bytes == y.bytes {
+            continue;
+        }
+        if !(x.compressed && y.compressed && x.logical == y.logical) {
+            return Err(format!(
+                "batch {k} differs: ours `{}`, Kafka's `{}`",
+                short(&x.logical),
+                short(&y.logical)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One batch of a read or a `.log`: its bytes, whether it is compressed, and its header
+/// (but the length and the CRC) and records decoded.
+struct BatchView {
+    bytes: Vec<u8>,
+    compressed: bool,
+    logical: String,
+}
+
+fn batch_views(bytes: &[u8]) -> Result<Vec<BatchView>, String> {
+    let lines = logical(bytes)?;
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    for l in lines {
+        let (size, compressed) = match RecordBatch::at(&bytes[pos..], pos as u64) {
+            Ok(b) => (
+                b.size_in_bytes(),
+                b.attributes().0 & Attributes::COMPRESSION_MASK != 0,
+            ),
+            Err(_) => (bytes.len() - pos, false),
+        };
+        out.push(BatchView {
+            bytes: bytes[pos..pos + size].to_vec(),
+            compressed,
+            logical: l,
+        });
+        pos += size;
+        if size == 0 {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The base offset of a segment file's name.
+fn base_of(name: &str) -> Option<i64> {
+    name.split_once('.').and_then(|(stem, _)| stem.parse().ok())
+}
+
+/// The time-index entry Kafka's segment would append for `log` at base offset `base`
+/// when it becomes inactive (`onBecomeInactiveSegment`: the segment's largest batch max
+/// timestamp, at the last offset of the first batch that has it), as (timestamp,
+/// relative offset); `None` when it is not above `last_ts` (the index's last timestamp,
+/// when it has entries), as Kafka's `maybeAppend` then writes nothing.
+fn final_time_entry(log: &[u8], base: i64, last_ts: Option<i64>) -> Option<(i64, i32)> {
+    let mut best: Option<(i64, i64)> = None;
+    let mut pos = 0usize;
+    while pos < log.len() {
+        let Ok(b) = RecordBatch::at(&log[pos..], pos as u64) else {
+            break;
+        };
+        if b.size_in_bytes() == 0 {
+            break;
+        }
+        if b.max_timestamp() > best.map_or(-1, |(ts, _)| ts) {
+            best = Some((b.max_timestamp(), b.last_offset()));
+        }
+        pos += b.size_in_bytes();
+    }
+    let (ts, off) = best?;
+    (ts > last_ts.unwrap_or(-1)).then_some((ts, (off - base) as i32))
+}
+
+/// A `.timeindex`'s entries (12 bytes each) without the zero-filled slots after them.
+fn time_entries(index: &[u8]) -> &[u8] {
+    let mut used = index.len() / 12;
+    while used > 0 && index[(used - 1) * 12..used * 12].iter().all(|&b| b == 0) {
+        used -= 1;
+    }
+    &index[..used * 12]
+}
+
 fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(), String> {
     let (a, b) = (list_files(ours)?, list_files(kafka)?);
+    // The active segment: the only one whose time index our close may extend.
+    let active = b
+        .iter()
+        .filter(|n| n.ends_with(".log"))
+        .filter_map(|n| base_of(n))
+        .max();
     for name in a.union(&b) {
         if skipped(name) {
             t.skipped_files.insert(name.clone());
@@ -1308,56 +1818,131 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
             }
         };
         t.files += 1;
+        if name.ends_with(".log") {
+            // Every batch of both sides' logs must carry a valid CRC.
+            for (side, bytes) in [("our", &x), ("Kafka's", &y)] {
+                match crc_findings(bytes) {
+                    (n, None) => t.crcs += n,
+                    (_, Some(bad)) => t.diffs.push(format!(
+                        "{} ({:?}, compression.type {}): {side} {name}: {bad}",
+                        c.id, c.kind, c.topic.compression
+                    )),
+                }
+            }
+        }
         if x == y {
             continue;
         }
+        let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
+        let logs = || {
+            (
+                std::fs::read(ours.join(format!("{stem}.log"))).unwrap_or_default(),
+                std::fs::read(kafka.join(format!("{stem}.log"))).unwrap_or_default(),
+            )
+        };
+        // The documented deviation (docs/kafka-behaviour.md#close-no-time-entry): our
+        // close appends the active segment's final time-index entry, Kafka 4.4's does not.
+        // Ours must be Kafka's entries plus exactly the entry Kafka's own roll would
+        // write, found from Kafka's `.log` ([`final_time_entry`]); checked exactly.
+        let close_entry = || -> Result<Option<(i64, i32)>, String> {
+            if !name.ends_with(".timeindex") || base_of(name) != active {
+                return Ok(None);
+            }
+            let base = base_of(name).unwrap_or(0);
+            let (_, klog) = logs();
+            let (xe, ye) = (time_entries(&x), time_entries(&y));
+            let last_ts = ye
+                .chunks(12)
+                .last()
+                .map(|e| i64::from_be_bytes(e[0..8].try_into().unwrap()));
+            let Some(want) = final_time_entry(&klog, base, last_ts) else {
+                return Ok(None);
+            };
+            let extra = xe.get(ye.len()..).unwrap_or_default();
+            let got = (extra.len() == 12).then(|| {
+                (
+                    i64::from_be_bytes(extra[0..8].try_into().unwrap()),
+                    i32::from_be_bytes(extra[8..12].try_into().unwrap()),
+                )
+            });
+            if got != Some(want) {
+                return Err(format!(
+                    "{} ({:?}, compression.type {}): {name}: the extra entry of our close is {got:?} (timestamp, relative offset), Kafka's roll would write {want:?}",
+                    c.id, c.kind, c.topic.compression
+                ));
+            }
+            Ok(Some(want))
+        };
         // The documented deviation (docs/kafka-behaviour.md#leader-close-index): Kafka's
         // UnifiedLog.close leaves the active segment's indexes at their preallocated
         // size, zero-filled after the entries; ours are trimmed. Checked exactly.
-        if (name.ends_with(".index") || name.ends_with(".timeindex"))
-            && y.len() > x.len()
-            && y[..x.len()] == x[..]
-            && y[x.len()..].iter().all(|&b| b == 0)
-        {
+        let untrimmed = |ours: &[u8]| {
+            y.len() > ours.len()
+                && y[..ours.len()] == ours[..]
+                && y[ours.len()..].iter().all(|&b| b == 0)
+        };
+        if (name.ends_with(".index") || name.ends_with(".timeindex")) && untrimmed(&x) {
             t.deviations += 1;
             continue;
         }
-        // The documented deviation (docs/kafka-behaviour.md#close-no-time-entry): our
-        // close appends the active segment's final time-index entry, Kafka 4.4's does not.
-        // Ours is Kafka's entries (untrimmed: zero slots after them) plus exactly one.
-        if name.ends_with(".timeindex") && !c.topic.recompresses() && x.len() >= 12 {
-            let kept = x.len() - 12;
-            let last_ts = |b: &[u8]| {
-                b.get(b.len().saturating_sub(12)..b.len().saturating_sub(4))
-                    .map(|t| i64::from_be_bytes(t.try_into().unwrap_or_default()))
-            };
-            if y.len() >= x.len()
-                && y[..kept] == x[..kept]
-                && y[kept..].iter().all(|&b| b == 0)
-                && (kept == 0 || last_ts(&x) > last_ts(&x[..kept]))
-            {
-                t.deviations += 1;
-                continue;
+        if name.ends_with(".timeindex") && !c.topic.recompresses() {
+            match close_entry() {
+                Ok(Some(_))
+                    if x.len() >= 12
+                        && (untrimmed(&x[..x.len() - 12]) || y == x[..x.len() - 12]) =>
+                {
+                    t.deviations += 1;
+                    t.close_entries += 1;
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    t.diffs.push(e);
+                    continue;
+                }
             }
         }
         if c.topic.recompresses() {
             // The documented deviation: compare what a recompression keeps.
-            let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
-            let logs = (
-                std::fs::read(ours.join(format!("{stem}.log"))).unwrap_or_default(),
-                std::fs::read(kafka.join(format!("{stem}.log"))).unwrap_or_default(),
-            );
+            let logs = logs();
             let same = if name.ends_with(".log") {
-                logical(&x).ok().is_some() && logical(&x).ok() == logical(&y).ok()
+                match same_batches(&x, &y) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        t.diffs.push(format!(
+                            "{} ({:?}, compression.type {}): {name}: {e}",
+                            c.id, c.kind, c.topic.compression
+                        ));
+                        continue;
+                    }
+                }
             } else if name.ends_with(".index") {
                 index_by_ordinal(&x, 8, &logs.0) == index_by_ordinal(&y, 8, &logs.1)
             } else if name.ends_with(".timeindex") {
-                // Ours may end with the final entry of our close (`#close-no-time-entry`).
+                // Ours may end with the final entry of our close (`#close-no-time-entry`),
+                // the one Kafka's roll would write, exactly.
                 let (a, b) = (
                     index_by_ordinal(&x, 12, &logs.0),
                     index_by_ordinal(&y, 12, &logs.1),
                 );
-                a == b || (a.len() == b.len() + 1 && a[..b.len()] == b[..])
+                if a == b {
+                    true
+                } else {
+                    match close_entry() {
+                        Ok(Some((ts, rel))) => {
+                            let ok = a.len() == b.len() + 1
+                                && a[..b.len()] == b[..]
+                                && a[b.len()] == format!("{ts} {rel}");
+                            t.close_entries += usize::from(ok);
+                            ok
+                        }
+                        Ok(None) => false,
+                        Err(e) => {
+                            t.diffs.push(e);
+                            continue;
+                        }
+                    }
+                }
             } else {
                 false
             };
@@ -1367,8 +1952,16 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
             }
         }
         let at = x.iter().zip(&y).position(|(p, q)| p != q);
+        // A `.log` names its first differing batch, decoded.
+        let batch = if name.ends_with(".log") {
+            same_batches(&x, &y)
+                .err()
+                .map_or_else(String::new, |e| format!(": {e}"))
+        } else {
+            String::new()
+        };
         t.diffs.push(format!(
-            "{} ({:?}, compression.type {}): {name} differs: {} bytes ours, {} Kafka's, first byte differing at {at:?}",
+            "{} ({:?}, compression.type {}): {name} differs: {} bytes ours, {} Kafka's, first byte differing at {at:?}{batch}",
             c.id,
             c.kind,
             c.topic.compression,
@@ -1377,6 +1970,47 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// Our `BatchBuilder`'s batches against the same batches built by Kafka's client classes
+/// (Kafka's answer is the truth of what a producer sends): both CRCs valid; equal whole,
+/// or, compressed, equal but for the compressed bytes (length and CRC), as
+/// [`same_batches`] (Java's compressors and ours write different bytes).
+fn compare_built(c: &Case, kafka_built: &HashMap<String, Vec<u8>>, t: &mut Tally) {
+    for b in &c.built {
+        let Some(k) = kafka_built.get(&b.id) else {
+            t.diffs
+                .push(format!("{}: Kafka built no batch {}", c.id, b.id));
+            continue;
+        };
+        t.built += 1;
+        for (side, bytes) in [("our BatchBuilder's", &b.ours), ("Kafka's", k)] {
+            if let (_, Some(bad)) = crc_findings(bytes) {
+                t.diffs
+                    .push(format!("{}: {side} batch {}: {bad}", c.id, b.id));
+            }
+        }
+        if &b.ours == k {
+            t.built_whole += 1;
+            continue;
+        }
+        let why = if b.codec == CompressionType::None {
+            let at = b.ours.iter().zip(k).position(|(p, q)| p != q);
+            Some(format!(
+                "{} bytes ours, {} Kafka's, first byte differing at {at:?}",
+                b.ours.len(),
+                k.len()
+            ))
+        } else {
+            same_batches(&b.ours, k).err()
+        };
+        if let Some(why) = why {
+            t.diffs.push(format!(
+                "{} ({:?}): batch {} ({:?}, {} records): our BatchBuilder's batch differs from Kafka's MemoryRecordsBuilder's: {why}",
+                c.id, c.kind, b.id, b.codec, b.records
+            ));
+        }
+    }
 }
 
 /// The `k4-leader` scenario.
@@ -1389,10 +2023,11 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x6b34_1ead);
     let mut cov = BTreeMap::new();
     let n_cases = (4 * ctx.scale as usize).max(2) * KINDS.len();
+    let builder_bug = ctx.sabotaged("k4-leader-builder-compressed");
     let cases: Vec<Case> = (0..n_cases)
-        .map(|i| gen_case(&mut rng, i, &mut cov))
+        .map(|i| gen_case(&mut rng, i, &mut cov, builder_bug))
         .collect();
-    let sabotage_dup = ctx.sabotaged("k4-leader-dup-offsets");
+    let damage = Damage::of(ctx);
     let mut input = String::new();
     let mut dirs: Vec<(PathBuf, PathBuf)> = Vec::new();
     for c in &cases {
@@ -1403,6 +2038,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     }
     let cases_file = dir.join("cases.txt");
     let answers_file = dir.join("answers.txt");
+    let built_file = dir.join("built.txt");
     std::fs::write(&cases_file, input).map_err(|e| e.to_string())?;
     ctx.jvm.run(
         "oracle.Oracle",
@@ -1410,9 +2046,23 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             "k4-leader".into(),
             cases_file.display().to_string(),
             answers_file.display().to_string(),
+            built_file.display().to_string(),
         ],
         Duration::from_secs(600),
     )?;
+    let mut kafka_built: HashMap<String, Vec<u8>> = HashMap::new();
+    for line in std::fs::read_to_string(&built_file)
+        .map_err(|e| e.to_string())?
+        .lines()
+    {
+        if let Some((id, hex)) = line.split_once(' ') {
+            kafka_built.insert(id.to_string(), from_hex(hex)?);
+        }
+    }
+    let mut t = Tally::default();
+    for c in &cases {
+        compare_built(c, &kafka_built, &mut t);
+    }
     let text = std::fs::read_to_string(&answers_file).map_err(|e| e.to_string())?;
     let mut kafka: HashMap<&str, Vec<&str>> = HashMap::new();
     for line in text.lines() {
@@ -1420,7 +2070,6 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             kafka.entry(id).or_default().push(rest);
         }
     }
-    let mut t = Tally::default();
     let mut ops = 0usize;
     for (c, (od, kd)) in cases.iter().zip(&dirs) {
         ops += c.ops.len();
@@ -1436,7 +2085,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             ));
             continue;
         }
-        let ours = match run_ours(c, od, sabotage_dup) {
+        let ours = match run_ours(c, od, damage, &kafka_built) {
             Ok(o) => o,
             Err(e) => {
                 // Kafka's side alone: its answers still count for the line.
@@ -1459,6 +2108,18 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             missing.join(", ")
         ));
     }
+    let unconfirmed: Vec<&str> = WHATS
+        .iter()
+        .filter(|w| t.confirmed.get(w).copied().unwrap_or(0) == 0)
+        .map(|w| w.text())
+        .collect();
+    if !unconfirmed.is_empty() {
+        t.diffs.push(format!(
+            "Kafka answered no {} as meant (the run did not exercise it)",
+            unconfirmed.join(", ")
+        ));
+    }
+    let confirmed: usize = t.confirmed.values().sum();
     let appends: usize = cov.values().sum();
     let errors: Vec<String> = t
         .kafka_errors
@@ -1467,7 +2128,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         .collect();
     let skipped: Vec<&str> = t.skipped_files.iter().map(String::as_str).collect();
     let line = format!(
-        "seed {seed}: {} cases, {ops} ops ({appends} appends, {} duplicates answered by Kafka; Kafka's errors: {}), {} answers compared, {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes), {} differences",
+        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write), {} differences",
         cases.len(),
         t.duplicates,
         if errors.is_empty() {
@@ -1475,7 +2136,11 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         } else {
             errors.join(", ")
         },
+        t.built,
+        t.built_whole,
         t.answers,
+        t.lsos,
+        t.crcs,
         t.files,
         if skipped.is_empty() {
             "none".into()
@@ -1483,6 +2148,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             skipped.join(", ")
         },
         t.deviations,
+        t.close_entries,
         t.diffs.len()
     );
     if t.diffs.is_empty() {

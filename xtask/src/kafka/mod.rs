@@ -58,7 +58,10 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
-                       k4-leader-dup-offsets, k5-cluster-drop-record,
+                       k4-leader-dup-offsets, k4-leader-stale-crc,
+                       k4-leader-builder-compressed, k4-leader-lso-high,
+                       k4-leader-marker-epoch, k4-leader-close-entry,
+                       k5-cluster-drop-record,
                        k6-dump-sorted-fields
 ";
 
@@ -125,6 +128,36 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-leader",
         what: "our answer to a duplicate (a retried batch) is shifted one offset past the original",
         expect: &["[duplicate]"],
+    },
+    Sabotage {
+        name: "k4-leader-stale-crc",
+        scenario: "k4-leader",
+        what: "our compressed LogAppendTime batches keep the CRC of the producer's CreateTime batch",
+        expect: &["invalid CRC"],
+    },
+    Sabotage {
+        name: "k4-leader-builder-compressed",
+        scenario: "k4-leader",
+        what: "our BatchBuilder writes every compressed batch with one record too many in its count (its CRC recomputed)",
+        expect: &["differs from Kafka's MemoryRecordsBuilder's"],
+    },
+    Sabotage {
+        name: "k4-leader-lso-high",
+        scenario: "k4-leader",
+        what: "our last stable offset is one offset too high",
+        expect: &["the last stable offset differs"],
+    },
+    Sabotage {
+        name: "k4-leader-marker-epoch",
+        scenario: "k4-leader",
+        what: "our leader path leaves an end-txn marker's partition leader epoch as the coordinator sent it (-1) instead of stamping the leader's",
+        expect: &["ple -1 attrs"],
+    },
+    Sabotage {
+        name: "k4-leader-close-entry",
+        scenario: "k4-leader",
+        what: "the extra time-index entry our close appends to the active segment points one offset low",
+        expect: &["the extra entry of our close"],
     },
     Sabotage {
         name: "k6-dump-sorted-fields",

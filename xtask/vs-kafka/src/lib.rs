@@ -419,16 +419,18 @@ pub fn generate_log(
     Ok((batches, last))
 }
 
-/// The batches of a `.log` image, with what the segment's `append` is told about each:
-/// (byte range, last offset, max timestamp). Kafka's `LogSegment.append` finds the max
-/// timestamp itself; ours is told it, as `Log` tells it.
-pub fn split_batches(log: &[u8]) -> Result<Vec<(std::ops::Range<usize>, i64, i64)>, String> {
+/// The batches of a `.log` image, with the last offset the segment's `append` is told
+/// about each: (byte range, last offset). Like Kafka's side (`VsBench.segmentAppend`), the
+/// last offsets are found before the timer; the max timestamp is not: Kafka's
+/// `LogSegment.append` reads it from each batch inside the timed loop, so ours is read
+/// there too ([`segment_append`]).
+pub fn split_batches(log: &[u8]) -> Result<Vec<(std::ops::Range<usize>, i64)>, String> {
     let mut v = Vec::new();
     let mut pos = 0usize;
     while pos < log.len() {
         let b = RecordBatch::at(&log[pos..], pos as u64).map_err(e("batch"))?;
         let n = b.size_in_bytes();
-        v.push((pos..pos + n, b.last_offset(), b.max_timestamp()));
+        v.push((pos..pos + n, b.last_offset()));
         pos += n;
     }
     Ok(v)
@@ -460,8 +462,12 @@ pub fn segment_append(src: &Path, dir: &Path, sabotage: bool) -> Result<(u128, u
     let start = Instant::now();
     let seg: LogSegment = LogSegment::open(dir, 0, &config, SegmentOptions::new_segment(&config))
         .map_err(e("open"))?;
-    for (range, last, max_ts) in &batches {
-        seg.append(*last, *max_ts, *last, &log[range.clone()])
+    for (range, last) in &batches {
+        // Inside the timer, as Kafka's `LogSegment.append` reads each batch's max
+        // timestamp from its header while it appends.
+        let bytes = &log[range.clone()];
+        let max_ts = RecordBatch::new(bytes).map_err(e("batch"))?.max_timestamp();
+        seg.append(*last, max_ts, *last, bytes)
             .map_err(e("append"))?;
     }
     let ns = start.elapsed().as_nanos();
@@ -807,7 +813,7 @@ mod tests {
         let targets = read_targets(&dir.path().join("fetch.targets")).unwrap();
         let (mut h, mut h2) = (FOLD_START, FOLD_START);
         for &t in &targets {
-            let (range, _, _) = batches.iter().find(|(_, l, _)| *l >= t).unwrap();
+            let (range, _) = batches.iter().find(|(_, l)| *l >= t).unwrap();
             h = fold(h, range.start as i64, range.len() as i64);
             let base = i64::from_be_bytes(source[range.start..range.start + 8].try_into().unwrap());
             h2 = fold(h2, base, 0);
