@@ -51,7 +51,9 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/; k6-dump rewrites the decoder
-                     fixtures and Kafka's output in segment/tests/dump/decoders/
+                     fixtures and Kafka's output in segment/tests/dump/decoders/, and
+                     the magic 0/1 and inconsistent-index fixtures (segment/tests/dump/
+                     legacy/, inconsistent/)
   --keep             keep the scratch directory (printed) for inspection
   --sabotage NAME    damage our side on purpose and run the scenario it targets, which
                      must fail (the check can fail); `all` runs every sabotage in turn and
@@ -59,7 +61,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
                        k4-leader-dup-offsets, k5-cluster-drop-record,
-                       k6-dump-sorted-fields
+                       k6-dump-sorted-fields, k6-dump-legacy-record-crc,
+                       k6-dump-mismatch-order
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -133,11 +136,24 @@ pub const SABOTAGES: &[Sabotage] = &[
         expect: &["differ from Kafka's"],
     },
     Sabotage {
+        name: "k6-dump-legacy-record-crc",
+        scenario: "k6-dump",
+        what: "our record lines of magic 0 and 1 messages lose their isValid and crc fields",
+        expect: &["dump/legacy/"],
+    },
+    Sabotage {
+        name: "k6-dump-mismatch-order",
+        scenario: "k6-dump",
+        what: "our `Mismatches in` report lists an index's mismatches in the order found, not most recent first as Kafka's",
+        expect: &["Kafka's report (stderr) differs from ours"],
+    },
+    Sabotage {
         name: "k5-cluster-drop-record",
         scenario: "k5-cluster",
         what: "one committed record dropped from our list of the records we wrote",
         expect: &["the records we wrote"],
     },
+
 ];
 
 /// Shared state of a run.
