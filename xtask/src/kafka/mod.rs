@@ -61,6 +61,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
                        k4-leader-dup-offsets, k5-cluster-drop-record,
+                       k5-cluster-snapshot-seq, k5-cluster-fetch-aborted,
+                       k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
                        k6-dump-mismatch-order
 ";
@@ -153,7 +155,24 @@ pub const SABOTAGES: &[Sabotage] = &[
         what: "one committed record dropped from our list of the records we wrote",
         expect: &["the records we wrote"],
     },
-
+    Sabotage {
+        name: "k5-cluster-snapshot-seq",
+        scenario: "k5-cluster",
+        what: "our producer snapshot at the log end has one producer's last sequence one too high",
+        expect: &["producer snapshot at"],
+    },
+    Sabotage {
+        name: "k5-cluster-fetch-aborted",
+        scenario: "k5-cluster",
+        what: "our read_committed fetch ignores the aborted transactions it returns",
+        expect: &["our read_committed fetch"],
+    },
+    Sabotage {
+        name: "k5-cluster-reassign-offline",
+        scenario: "k5-cluster",
+        what: "broker 1, the only replica, left stopped: the reassignment cannot complete and must name why, early",
+        expect: &["gave up after the partition has no leader"],
+    },
 ];
 
 /// Shared state of a run.
