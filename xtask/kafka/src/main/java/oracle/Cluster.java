@@ -227,6 +227,7 @@ final class Cluster {
         long t0 = System.currentTimeMillis();
         try (Admin admin = Workload.admin(a[0])) {
             State s = null;
+            String lastError = null;
             while (true) {
                 try {
                     s = state(admin, topic, false);
@@ -239,10 +240,20 @@ final class Cluster {
                     }
                 } catch (Exception e) {
                     // The leader moving under the request: ask again.
+                    lastError = e.toString();
                 }
-                if (System.currentTimeMillis() > deadline) {
-                    System.out.println(s == null ? "state unknown" : s.line(System.currentTimeMillis() - t0));
-                    System.err.println("no broker but " + gone + " took over with high watermark " + end + " in time");
+                long now = System.currentTimeMillis();
+                // Kafka fences a killed broker after its session timeout (seconds): a
+                // partition still led by it, or by nobody, well after that will stay so.
+                String why = s == null ? null
+                        : s.leader() == gone ? "broker " + gone + " still leads"
+                        : s.leader() < 0 ? "the partition has no leader" : null;
+                if ((why != null && now - t0 > 2 * STALL_MS) || now > deadline) {
+                    System.out.println(s == null ? "state unknown" : s.line(now - t0));
+                    System.err.println("no broker but " + gone + " took over with high watermark " + end + ": gave up after "
+                            + (now - t0) / 1000 + " s" + (why == null ? "" : ", " + why)
+                            + (s == null ? "" : "; " + s.line(now - t0))
+                            + (lastError == null ? "" : "; last error " + lastError));
                     System.exit(1);
                 }
                 Thread.sleep(100);
