@@ -94,6 +94,9 @@ struct Model {
     aborted: BTreeSet<i64>,
     /// Each producer's open transaction.
     open: BTreeMap<i64, Vec<i64>>,
+    /// The first offset of the transaction left open at the log end (the last stable
+    /// offset): nothing from it on is read_committed.
+    lso: Option<i64>,
     batches: usize,
     markers: usize,
     codecs: BTreeSet<u8>,
@@ -105,7 +108,7 @@ impl Model {
         self.records
             .iter()
             .map(|r| r.0)
-            .filter(|o| !self.aborted.contains(o))
+            .filter(|o| !self.aborted.contains(o) && self.lso.is_none_or(|l| *o < l))
             .collect()
     }
 }
@@ -229,6 +232,10 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
             m.markers += 1;
         }
     }
+    // A transaction left open at the log end: the takeover must keep it open (the
+    // producer snapshot's currentTxnFirstOffset, the last stable offset below the log end).
+    batch(&log, &mut m, CompressionType::Lz4, Some(pb), true, 7)?;
+    m.lso = m.open.get(&pb).and_then(|o| o.first().copied());
     m.leo = log.log_end_offset();
     log.close().map_err(|e| e.to_string())?;
     Ok(m)
@@ -774,6 +781,17 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     ];
     let snaps = kafka_snapshots(ctx, &snap_files)?;
     let ours_snap = &snaps[0];
+    let open_txn = model
+        .lso
+        .map(|l| format!("currentTxnFirstOffset=OptionalLong[{l}]"));
+    if let Some(want) = &open_txn {
+        if !ours_snap.iter().any(|p| p.contains(want.as_str())) {
+            diffs.push(format!(
+                "our producer snapshot {snap} read by Kafka has no open transaction at {}: {ours_snap:?}",
+                model.lso.unwrap_or(-1)
+            ));
+        }
+    }
     if ours_snap.len() != 3 {
         diffs.push(format!(
             "our producer snapshot {snap}: {} producers read by Kafka, we wrote 3 idempotent or transactional producers",
@@ -883,7 +901,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     }
 
     let line = format!(
-        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {answers_compared} of the new leader's answers compared with our Log's, read_committed fetches {:?} records; producer snapshots at {} read by Kafka: {} producers each, ours against both survivors'; {} differences",
+        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {answers_compared} of the new leader's answers compared with our Log's, read_committed fetches {:?} records; producer snapshots at {} read by Kafka: {} producers each (a transaction open from {:?}), ours against both survivors'; {} differences",
         model.batches,
         model.markers,
         model.codecs,
@@ -893,6 +911,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
         fetched_committed,
         model.leo,
         ours_snap.len(),
+        model.lso,
         diffs.len()
     );
     if diffs.is_empty() {
