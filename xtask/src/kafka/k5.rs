@@ -6,7 +6,8 @@
 //!    own leader-epoch checkpoint); broker 1 shuts down cleanly, the controller keeps it as
 //!    the partition's last replica (the state Kafka 4.4 reports, ISR and ELR, is printed);
 //! 2. our `Log` writes the partition (plain, idempotent and transactional producers,
-//!    committed and aborted overlapping transactions, all five codecs, a few segments),
+//!    committed and aborted overlapping transactions, all five codecs, a few segments,
+//!    and a last transaction left open, so the last stable offset is below the log end),
 //!    every batch through `Log::append_as_leader` at epoch `E0`; its files replace
 //!    broker 1's (partition.metadata kept), the checkpoints set to our log end;
 //! 3. broker 1 starts and leads again, at an epoch `E1 > E0` from our log end offset (read
