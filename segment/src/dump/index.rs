@@ -20,19 +20,29 @@ fn time_entry(bytes: &[u8], base: i64) -> TimestampOffset {
     bytemuck::pod_read_unaligned::<RawTimeEntry>(bytes).decode(base)
 }
 
-/// Entries of the offset index kept in memory for time-index lookups: one in
-/// [`SAMPLE_STRIDE`] (memory: 8 bytes per 4 KiB of index, at most 4 MiB).
-const SAMPLE_STRIDE: usize = 512;
+/// Entries of Kafka's warm section of an offset index (8 KiB of 8-byte entries): its
+/// lookups search them first.
+const WARM_ENTRIES: usize = 8192 / 8;
 
-/// Kafka `OffsetIndex.lookup` over the used entries of a time index's `.index`, without
-/// holding the index in memory: a sample of every [`SAMPLE_STRIDE`]th offset finds the
-/// stretch of entries to search, which is then read from the file.
+/// Kafka `OffsetIndex.lookup` over a time index's `.index`, slot for slot, reading only the
+/// slots the search visits: the entries are the whole file's (a zero-filled tail
+/// included: Kafka counts the file length over 8), and the search is Kafka's bisection
+/// (the warm section of the last [`WARM_ENTRIES`] entries first when its first key is
+/// below the target, an equal key answering at once), so that an index whose keys do not
+/// increase is answered as Kafka answers it (`segment/tests/dump/inconsistent`).
+///
+/// The keys a search visits are remembered (at most [`MEMO_KEYS`]): the first levels of
+/// every bisection visit the same slots, and the deeper levels are close together, inside
+/// the one chunk [`Slots`] holds, so a lookup costs few reads however large the index.
 struct OffsetLookup {
     slots: Option<Slots>,
     base: i64,
-    used: usize,
-    sample: Vec<i64>,
+    memo: std::collections::HashMap<usize, i64>,
 }
+
+/// At most this many keys of an offset index are remembered by [`OffsetLookup`] (about
+/// 1 MiB).
+const MEMO_KEYS: usize = 1 << 16;
 
 impl OffsetLookup {
     /// No offset index: every lookup answers position 0.
@@ -40,57 +50,60 @@ impl OffsetLookup {
         OffsetLookup {
             slots: None,
             base,
-            used: 0,
-            sample: Vec::new(),
+            memo: Default::default(),
         }
     }
 
-    /// Scans `slots` up to its zero-filled tail (Kafka's stop rule), sampling offsets.
-    fn scan(mut slots: Slots, base: i64) -> std::io::Result<Self> {
-        let mut used = 0;
-        let mut sample = Vec::new();
-        for i in 0..slots.count() {
-            let e = offset_entry(slots.get(i)?, base);
-            if i > 0 && e.offset == base {
-                break;
-            }
-            if i % SAMPLE_STRIDE == 0 {
-                sample.push(e.offset);
-            }
-            used = i + 1;
-        }
-        Ok(OffsetLookup {
+    fn new(slots: Slots, base: i64) -> Self {
+        OffsetLookup {
             slots: Some(slots),
             base,
-            used,
-            sample,
-        })
+            memo: Default::default(),
+        }
     }
 
-    /// The position of the largest used entry with offset ≤ `target`, else 0 (a binary
-    /// search, as Kafka's, over the used entries).
+    /// The position of the slot Kafka's lookup answers for `target`, else 0.
     fn lookup(&mut self, target: i64) -> std::io::Result<u64> {
+        let base = self.base;
         let Some(slots) = self.slots.as_mut() else {
             return Ok(0);
         };
-        let block = self.sample.partition_point(|&o| o <= target);
-        if block == 0 {
+        let entries = slots.count();
+        if entries == 0 {
             return Ok(0);
         }
-        let (mut lo, mut hi) = (
-            (block - 1) * SAMPLE_STRIDE,
-            (block * SAMPLE_STRIDE).min(self.used),
-        );
-        // Entry `lo` has an offset ≤ target: find the last such entry below `hi`.
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if offset_entry(slots.get(mid)?, self.base).offset <= target {
+        let memo = &mut self.memo;
+        let mut key = |i: usize| -> std::io::Result<i64> {
+            if let Some(&k) = memo.get(&i) {
+                return Ok(k);
+            }
+            let k = offset_entry(slots.get(i)?, base).offset;
+            if memo.len() < MEMO_KEYS {
+                memo.insert(i, k);
+            }
+            Ok(k)
+        };
+        let first_hot = entries.saturating_sub(1 + WARM_ENTRIES);
+        let (mut lo, mut hi) = if key(first_hot)? < target {
+            (first_hot, entries - 1)
+        } else if key(0)? > target {
+            return Ok(0);
+        } else {
+            (0, first_hot)
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            let k = key(mid)?;
+            if k > target {
+                hi = mid - 1;
+            } else if k < target {
                 lo = mid;
             } else {
-                hi = mid;
+                lo = mid;
+                break;
             }
         }
-        Ok(u64::from(offset_entry(slots.get(lo)?, self.base).position))
+        Ok(u64::from(offset_entry(slots.get(lo)?, base).position))
     }
 }
 
@@ -331,7 +344,7 @@ fn record_timestamps(
 }
 
 /// Time index dump (docs/kafka-behaviour.md#dump-log-segments "Time index dump"), reading the time index in
-/// bounded chunks and looking entries up through a sampled [`OffsetLookup`].
+/// bounded chunks and looking entries up through [`OffsetLookup`] (Kafka's search).
 pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
     let Some(base) = super::base_offset_of(path, sink) else {
         return;
@@ -366,13 +379,7 @@ pub(crate) fn dump_time_index(path: &Path, opts: &DumpOptions, sink: &mut dyn Si
     };
     let index_path = sibling(path, ".index");
     let mut offsets = match super::open_bounded_io(&index_path, Bounded::Index) {
-        Ok((f, l)) => match OffsetLookup::scan(Slots::new(f, 0, l, OFFSET_ENTRY), base) {
-            Ok(lookup) => lookup,
-            Err(e) => {
-                sink.event(unreadable(&index_path, format!("read error: {e}")));
-                OffsetLookup::none(base)
-            }
-        },
+        Ok((f, l)) => OffsetLookup::new(Slots::new(f, 0, l, OFFSET_ENTRY), base),
         Err(reason) => {
             let too_large = std::fs::metadata(&index_path)
                 .is_ok_and(|m| m.is_file() && m.len() > super::MAX_INDEX_FILE_BYTES);

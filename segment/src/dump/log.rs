@@ -65,7 +65,8 @@ fn legacy_crcs(batch: &LegacyBatch<'_>, limit: usize) -> Option<Vec<(u32, bool)>
         return Some(vec![(batch.checksum(), batch.is_valid())]);
     }
     let (_, value) = batch.key_value().ok()?;
-    let data = decompress_with_limit(codec, value?, limit).ok()?;
+    let value = crate::record::readable_value(batch.magic(), codec, value?);
+    let data = decompress_with_limit(codec, &value, limit).ok()?;
     let mut out = Vec::new();
     let mut at = 0usize;
     loop {

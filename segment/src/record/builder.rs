@@ -597,8 +597,13 @@ pub fn legacy_wrapper(
     for m in inner {
         m.write_to(&mut set)?;
     }
-    let compressed = compress(codec, &set)
+    #[allow(unused_mut)]
+    let mut compressed = compress(codec, &set)
         .map_err(|e| RecordError::argument(format!("compression failed: {e}")))?;
+    #[cfg(feature = "lz4")]
+    if codec == CompressionType::Lz4 && wrapper.magic == 0 {
+        super::compression::lz4_magic0_writer_checksum(&mut compressed);
+    }
     let mut out = Vec::new();
     wrapper.write_with(&mut out, codec.id(), Some(&compressed))?;
     Ok(out)

@@ -267,6 +267,47 @@ fn lz4_frame(data: &[u8]) -> io::Result<&[u8]> {
     data.get(..at).ok_or_else(|| short("content checksum"))
 }
 
+/// A magic 0 LZ4 frame as Kafka reads it: Kafka's legacy writer computed the frame
+/// header checksum over the frame magic as well as the descriptor (a known defect of its
+/// first LZ4 framing), so its reader does not check that byte for magic 0 messages
+/// (docs/kafka-behaviour.md#legacy-message-sets). Returns the frame with the header
+/// checksum recomputed over the descriptor alone, which the decoder then accepts; the
+/// frame itself is unchanged when the descriptor is incomplete (the decoder reports it).
+#[cfg(feature = "lz4")]
+pub(crate) fn lz4_magic0_frame(data: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
+    let Some(&flg) = data.get(4) else {
+        return Cow::Borrowed(data);
+    };
+    let hc_at = 4 + 2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
+    let (Some(descriptor), Some(_)) = (data.get(4..hc_at), data.get(hc_at)) else {
+        return Cow::Borrowed(data);
+    };
+    let hc = (twox_hash::XxHash32::oneshot(0, descriptor) >> 8) as u8;
+    let mut fixed = data.to_vec();
+    if let Some(b) = fixed.get_mut(hc_at) {
+        *b = hc;
+    }
+    Cow::Owned(fixed)
+}
+
+/// Sets the header checksum of an LZ4 frame to the one Kafka's writer puts in magic 0
+/// messages: xxHash32 over the frame magic and the descriptor (see [`lz4_magic0_frame`]).
+#[cfg(feature = "lz4")]
+pub(crate) fn lz4_magic0_writer_checksum(frame: &mut [u8]) {
+    let Some(&flg) = frame.get(4) else {
+        return;
+    };
+    let hc_at = 4 + 2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
+    let Some(header) = frame.get(..hc_at) else {
+        return;
+    };
+    let hc = (twox_hash::XxHash32::oneshot(0, header) >> 8) as u8;
+    if let Some(b) = frame.get_mut(hc_at) {
+        *b = hc;
+    }
+}
+
 /// Smallest zstd window cap (2^24 bytes = 16 MiB): above every window a producer's zstd
 /// levels 1–19 choose (at most 2^23), so a small limit never rejects a valid batch for
 /// its window.

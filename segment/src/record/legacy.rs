@@ -324,6 +324,7 @@ impl<'a> LegacyBatch<'a> {
                 "compressed legacy wrapper message has a null value",
             )
         })?;
+        let value = &*readable_value(self.magic(), codec, value);
         let data = decompress_bounded(codec, value, limit).map_err(|e| match e {
             DecompressError::Io(source) => RecordError::Decompression {
                 position: self.position,
@@ -438,4 +439,20 @@ impl<'a> LegacyBatch<'a> {
             )),
         }
     }
+}
+
+/// The compressed value of a legacy wrapper as Kafka's reader decodes it: a magic 0 LZ4
+/// frame gets its header checksum recomputed ([`super::compression::lz4_magic0_frame`]),
+/// everything else is returned as it is.
+pub(crate) fn readable_value(
+    magic: i8,
+    codec: CompressionType,
+    value: &[u8],
+) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(feature = "lz4")]
+    if codec == CompressionType::Lz4 && magic == 0 {
+        return super::compression::lz4_magic0_frame(value);
+    }
+    let _ = (magic, codec);
+    std::borrow::Cow::Borrowed(value)
 }

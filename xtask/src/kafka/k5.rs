@@ -6,7 +6,8 @@
 //!    own leader-epoch checkpoint); broker 1 shuts down cleanly, the controller keeps it as
 //!    the partition's last replica (the state Kafka 4.4 reports, ISR and ELR, is printed);
 //! 2. our `Log` writes the partition (plain, idempotent and transactional producers,
-//!    committed and aborted overlapping transactions, all five codecs, a few segments),
+//!    committed and aborted overlapping transactions, all five codecs, a few segments,
+//!    and a last transaction left open, so the last stable offset is below the log end),
 //!    every batch through `Log::append_as_leader` at epoch `E0`; its files replace
 //!    broker 1's (partition.metadata kept), the checkpoints set to our log end;
 //! 3. broker 1 starts and leads again, at an epoch `E1 > E0` from our log end offset (read
@@ -26,15 +27,34 @@
 //!
 //! What Kafka does at each step: docs/kafka-behaviour.md#replication-failover.
 //!
+//! 7. the producer-state snapshot we wrote at our log end and the ones both survivors
+//!    wrote there on their clean shutdown (built by Kafka from the batches it replicated)
+//!    are read by Kafka's `ProducerStateManager.readSnapshot`: every producer's id, epoch,
+//!    coordinator epoch, last timestamp, open transaction and last batch (sequences,
+//!    offsets) equal; and our `read_committed` fetch (`Log::read_with` at
+//!    `FetchIsolation::TxnCommitted`, aborted transactions applied as a consumer does) on
+//!    each survivor's files returns exactly what Kafka's `read_committed` consumer got.
+//!
+//! A reassignment or failover that does not complete fails with the cause the helper saw
+//! (no leader, a target broker not registered, no progress for 45 s: it gives up early)
+//! and the brokers' warnings and errors about the partition, the reassignment and replica
+//! fetching.
+//!
 //! `--sabotage k5-cluster-drop-record` drops one committed record from our expected list;
-//! the scenario must then fail naming it.
+//! the scenario must then fail naming it. `--sabotage k5-cluster-snapshot-seq` writes one
+//! producer's last sequence one too high in our snapshot (before broker 1 loads it);
+//! `--sabotage k5-cluster-fetch-aborted` makes our read_committed fetch ignore the aborted
+//! transactions it returns. `--sabotage k5-cluster-reassign-offline` leaves broker 1 (the
+//! only replica, holding our files) stopped: the reassignment must fail within a minute,
+//! naming the partition's missing leader, not after its 180 s timeout.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use segment::producer::snapshot::{decode_snapshot, encode_snapshot};
 use segment::record::{BatchBuilder, CompressionType, ControlRecordType, RecordBatch};
-use segment::{AppendOrigin, Log, LogConfig};
+use segment::{AppendOrigin, FetchIsolation, Log, LogConfig};
 
 use super::cluster::{Cluster, CONTROLLER};
 use super::k1::{self, PartitionAnswers};
@@ -75,6 +95,9 @@ struct Model {
     aborted: BTreeSet<i64>,
     /// Each producer's open transaction.
     open: BTreeMap<i64, Vec<i64>>,
+    /// The first offset of the transaction left open at the log end (the last stable
+    /// offset): nothing from it on is read_committed.
+    lso: Option<i64>,
     batches: usize,
     markers: usize,
     codecs: BTreeSet<u8>,
@@ -86,7 +109,7 @@ impl Model {
         self.records
             .iter()
             .map(|r| r.0)
-            .filter(|o| !self.aborted.contains(o))
+            .filter(|o| !self.aborted.contains(o) && self.lso.is_none_or(|l| *o < l))
             .collect()
     }
 }
@@ -210,6 +233,10 @@ fn write_partition(dir: &Path, epoch: i32, rounds: usize) -> Result<Model, Strin
             m.markers += 1;
         }
     }
+    // A transaction left open at the log end: the takeover must keep it open (the
+    // producer snapshot's currentTxnFirstOffset, the last stable offset below the log end).
+    batch(&log, &mut m, CompressionType::Lz4, Some(pb), true, 7)?;
+    m.lso = m.open.get(&pb).and_then(|o| o.first().copied());
     m.leo = log.log_end_offset();
     log.close().map_err(|e| e.to_string())?;
     Ok(m)
@@ -319,6 +346,145 @@ fn first_diff<T: std::fmt::Debug + PartialEq>(got: &[T], want: &[T]) -> String {
     }
 }
 
+/// What a `read_committed` consumer gets from our `Log`: `Log::read_with` at
+/// [`FetchIsolation::TxnCommitted`] from the log start, fetch after fetch (1 MiB each),
+/// each fetch's data records minus those of the aborted transactions it returned (Kafka's
+/// consumer rule: an aborted transaction's records are dropped from its first offset until
+/// its ABORT marker; control batches are never returned). With `ignore_aborted` (the
+/// sabotage `k5-cluster-fetch-aborted`) the aborted transactions of each fetch are dropped.
+fn fetch_committed(log: &Log, ignore_aborted: bool) -> Result<Vec<i64>, String> {
+    let mut out = Vec::new();
+    let mut offset = log.log_start_offset();
+    let end = log.last_stable_offset();
+    while offset < end {
+        let f = log
+            .read_with(offset, 1 << 20, FetchIsolation::TxnCommitted, true)
+            .map_err(|e| format!("read_with TxnCommitted at {offset}: {e}"))?;
+        let mut aborted = f.aborted_transactions.clone().ok_or_else(|| {
+            format!("read_with TxnCommitted at {offset}: no aborted-transaction list")
+        })?;
+        if ignore_aborted {
+            aborted.clear();
+        }
+        aborted.sort_by_key(|a| a.first_offset);
+        let mut next = 0usize;
+        let mut open: BTreeSet<i64> = BTreeSet::new();
+        let before = offset;
+        let mut pos = 0usize;
+        while pos < f.records.len() {
+            let Ok(b) = RecordBatch::at(&f.records[pos..], pos as u64) else {
+                break; // cut by the size limit: fetch again from its offset
+            };
+            pos += b.size_in_bytes();
+            if b.last_offset() < offset {
+                continue;
+            }
+            while next < aborted.len() && aborted[next].first_offset <= b.last_offset() {
+                open.insert(aborted[next].producer_id);
+                next += 1;
+            }
+            offset = b.next_offset();
+            if b.is_control_batch() {
+                for r in b.records().map_err(|e| e.to_string())? {
+                    let r = r.map_err(|e| e.to_string())?;
+                    if ControlRecordType::parse_key(r.key(), 0).ok()
+                        == Some(ControlRecordType::Abort)
+                    {
+                        open.remove(&b.producer_id());
+                    }
+                }
+                continue;
+            }
+            if b.is_transactional() && open.contains(&b.producer_id()) {
+                continue;
+            }
+            for r in b.records().map_err(|e| e.to_string())? {
+                let r = r.map_err(|e| e.to_string())?;
+                if r.offset >= before {
+                    out.push(r.offset);
+                }
+            }
+        }
+        if offset == before {
+            return Err(format!(
+                "read_with TxnCommitted at {offset}: {} bytes, no whole batch at or above it",
+                f.records.len()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Each snapshot file as Kafka's `ProducerStateManager.readSnapshot` reads it: its
+/// `producer ..` lines (by producer id), per file, in the order given.
+fn kafka_snapshots(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<String>>, String> {
+    let mut args = vec!["cluster-snapshots".to_string()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    let out = oracle(ctx, &args, 120)?;
+    let mut per_file: Vec<Vec<String>> = Vec::new();
+    for l in out.lines() {
+        if l.starts_with("file ") {
+            per_file.push(Vec::new());
+        } else if let (Some(p), Some(cur)) = (l.strip_prefix("producer "), per_file.last_mut()) {
+            cur.push(p.to_string());
+        }
+    }
+    if per_file.len() != files.len() {
+        return Err(format!(
+            "cluster-snapshots read {} of {} files: {out}",
+            per_file.len(),
+            files.len()
+        ));
+    }
+    Ok(per_file)
+}
+
+/// The sabotage `k5-cluster-snapshot-seq`: our snapshot at `leo` rewritten (valid CRC)
+/// with one producer's last sequence one too high.
+fn damage_snapshot(dir: &Path, leo: i64) -> Result<(), String> {
+    let p = dir.join(format!("{leo:020}.snapshot"));
+    let bytes = std::fs::read(&p).map_err(|e| format!("{p:?}: {e}"))?;
+    let mut entries = decode_snapshot(&bytes).map_err(|e| format!("{p:?}: {e:?}"))?;
+    let e = entries
+        .iter_mut()
+        .find(|e| e.last_sequence >= 0)
+        .ok_or("sabotage: no producer with a sequence in our snapshot")?;
+    e.last_sequence += 1;
+    eprintln!(
+        "kafka k5-cluster: sabotage: producer {} written with last sequence {} in our snapshot",
+        e.producer_id, e.last_sequence
+    );
+    std::fs::write(&p, encode_snapshot(&entries)).map_err(|e| format!("{p:?}: {e}"))
+}
+
+/// The lines of every node's server.log that may name why the cluster did not do what was
+/// asked: warnings and errors about our partition, the reassignment or replica fetching
+/// (the last `n` of each node).
+fn broker_clues(cluster: &mut Cluster, n: usize) -> String {
+    let mut out = String::new();
+    for id in [1, CONTROLLER, 3] {
+        let log = cluster.node(id).server_log();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .filter(|l| {
+                l.contains(TOPIC)
+                    || l.contains("eassign")
+                    || l.contains("Fetcher")
+                    || l.contains("Exception")
+            })
+            .collect();
+        for l in &lines[lines.len().saturating_sub(n)..] {
+            let l: String = l.chars().take(400).collect();
+            out.push_str(&format!("\n  broker {id} log: {l}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("\n  (no broker logged a warning or error about it)");
+    }
+    out
+}
+
 /// The K5 scenario.
 pub fn run(ctx: &Ctx) -> Result<String, String> {
     let home = ctx.scratch.join("k5-cluster");
@@ -399,6 +565,9 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     let ours_dir = home.join("ours").join(&name);
     let rounds = 20 * ctx.scale as usize;
     let mut model = write_partition(&ours_dir, e0, rounds)?;
+    if ctx.sabotaged("k5-cluster-snapshot-seq") {
+        damage_snapshot(&ours_dir, model.leo)?;
+    }
     for e in std::fs::read_dir(&b1_dir).map_err(|e| e.to_string())? {
         let p = e.map_err(|e| e.to_string())?.path();
         let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
@@ -450,8 +619,10 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
 
     // Broker 1 leads again on our files; brokers 2 and 3 join as followers.
     let log1_from = cluster.node(1).server_log().len();
-    cluster.start(&[1])?;
-    let reassigned = state_line(&oracle(
+    if !ctx.sabotaged("k5-cluster-reassign-offline") {
+        cluster.start(&[1])?;
+    }
+    let reassigned = oracle(
         ctx,
         &[
             s("cluster-reassign"),
@@ -462,7 +633,16 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
             s("180"),
         ],
         240,
-    )?);
+    );
+    let reassigned = match reassigned {
+        Ok(out) => state_line(&out),
+        Err(e) => {
+            return Err(format!(
+                "k5: reassignment failed: {e}{}",
+                broker_clues(cluster, 8)
+            ))
+        }
+    };
     let log1 = cluster.node(1).server_log();
     let starts1 = leader_starts(&log1, log1_from);
     let e1 = match starts1.last() {
@@ -507,7 +687,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     // kill -9 of the leader; a follower takes over.
     let t_kill = Instant::now();
     cluster.node(1).kill9();
-    let taken = state_line(&oracle(
+    let taken = oracle(
         ctx,
         &[
             s("cluster-await-leader"),
@@ -518,7 +698,16 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
             s("120"),
         ],
         180,
-    )?);
+    );
+    let taken = match taken {
+        Ok(out) => state_line(&out),
+        Err(e) => {
+            return Err(format!(
+                "k5: no follower took over: {e}{}",
+                broker_clues(cluster, 8)
+            ))
+        }
+    };
     let failover = t_kill.elapsed().as_secs_f64();
     let new_leader: u32 = field(&taken, "leader")
         .and_then(|l| l.parse().ok())
@@ -582,6 +771,47 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
             model.leo
         )),
     }
+    // Producer state: our snapshot at the log end and the one each survivor wrote there on
+    // its clean shutdown (built by Kafka from the batches it replicated), all three read by
+    // Kafka's ProducerStateManager.readSnapshot.
+    let snap = format!("{:020}.snapshot", model.leo);
+    let snap_files = [
+        ours_dir.join(&snap),
+        cluster.node(new_leader).data().join(&name).join(&snap),
+        cluster.node(follower).data().join(&name).join(&snap),
+    ];
+    let snaps = kafka_snapshots(ctx, &snap_files)?;
+    let ours_snap = &snaps[0];
+    let open_txn = model
+        .lso
+        .map(|l| format!("currentTxnFirstOffset=OptionalLong[{l}]"));
+    if let Some(want) = &open_txn {
+        if !ours_snap.iter().any(|p| p.contains(want.as_str())) {
+            diffs.push(format!(
+                "our producer snapshot {snap} read by Kafka has no open transaction at {}: {ours_snap:?}",
+                model.lso.unwrap_or(-1)
+            ));
+        }
+    }
+    if ours_snap.len() != 3 {
+        diffs.push(format!(
+            "our producer snapshot {snap}: {} producers read by Kafka, we wrote 3 idempotent or transactional producers",
+            ours_snap.len()
+        ));
+    }
+    for (id, theirs) in [(new_leader, &snaps[1]), (follower, &snaps[2])] {
+        let n = theirs.len().max(ours_snap.len());
+        if let Some(i) = (0..n).find(|&i| theirs.get(i) != ours_snap.get(i)) {
+            diffs.push(format!(
+                "producer snapshot at {}: broker {id}'s, read by Kafka, differs from ours at producer #{i}:\n    kafka: {}\n    ours:  {}",
+                model.leo,
+                theirs.get(i).map_or("<none>", String::as_str),
+                ours_snap.get(i).map_or("<none>", String::as_str)
+            ));
+        }
+    }
+    let fetch_aborted = ctx.sabotaged("k5-cluster-fetch-aborted");
+    let mut fetched_committed = Vec::new();
     let mut compared = 0;
     let mut answers_compared = 0;
     let mut replica_segments = Vec::new();
@@ -628,6 +858,17 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
                 first_diff(&recs, &model.records)
             ));
         }
+        // Our read_committed fetch on Kafka's files against Kafka's read_committed consumer.
+        let fetched = fetch_committed(&log, fetch_aborted)?;
+        if fetched != a.committed {
+            diffs.push(format!(
+                "{who}: our read_committed fetch (Log::read_with TxnCommitted): {} records, Kafka's read_committed consumer: {}; {}",
+                fetched.len(),
+                a.committed.len(),
+                first_diff(&fetched, &a.committed)
+            ));
+        }
+        fetched_committed.push(fetched.len());
         let rc = ours::read_committed(&log, &parsed)?;
         if rc != committed {
             diffs.push(format!(
@@ -661,13 +902,17 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     }
 
     let line = format!(
-        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {answers_compared} of the new leader's answers compared with our Log's, {} differences",
+        "3 nodes up in {up:.1} s; wrote {written} records ({committed_written} committed, {} batches, {} markers, codecs {:?}, {our_segments} segments) at epoch {e0}; broker 1 offline: {offline}; reassigned: {reassigned}; broker 1 led at epoch {e1}, kill -9, broker {new_leader} led at epoch {e2} after {failover:.1} s; read from it: read_uncommitted {}, read_committed {}; our Log on brokers {new_leader} and {follower} ({:?} segments): {compared} batches compared, {answers_compared} of the new leader's answers compared with our Log's, read_committed fetches {:?} records; producer snapshots at {} read by Kafka: {} producers each (a transaction open from {:?}), ours against both survivors'; {} differences",
         model.batches,
         model.markers,
         model.codecs,
         a.records.len(),
         a.committed.len(),
         replica_segments,
+        fetched_committed,
+        model.leo,
+        ours_snap.len(),
+        model.lso,
         diffs.len()
     );
     if diffs.is_empty() {

@@ -24,6 +24,19 @@
 //! counted as `kafka stopped`; any other differing line fails the scenario. Counts are
 //! printed per file type.
 //!
+//! The same option sets run on the partitions `oracle.DumpFixtures` writes with Kafka's
+//! own classes (`segment/tests/dump/legacy`: magic 0 and 1; `segment/tests/dump/
+//! inconsistent`: indexes that disagree with their `.log`). There Kafka's report on
+//! standard error (its mismatch and time index findings, without the `-1 is followed by B`
+//! artefact) must equal the part of ours in Kafka's words (`--kafka-strict`) line for line,
+//! and the file its `--index-sanity-check` stopped on (`CorruptIndexException`) must be the
+//! first our sanity check failed.
+//!
+//! `--sabotage k6-dump-legacy-record-crc` drops ` isValid: .. crc: ..` from our magic 0
+//! and 1 record lines (only the legacy fixtures have such lines);
+//! `--sabotage k6-dump-mismatch-order` lists our mismatches in the order found, where
+//! Kafka lists the most recent first (`inconsistent/index-position-0` has two).
+//!
 //! `--sabotage k6-dump-sorted-fields` passes our decoded payloads through a
 //! `serde_json::Value` (which sorts object keys), a plausible bug that keeps the JSON
 //! valid and equal as a value; the scenario must then fail with differing lines.
@@ -207,6 +220,16 @@ fn write_fixtures(ctx: &Ctx) -> Result<(), String> {
         .jvm
         .run_full("oracle.DecoderFixtures", &[dir.display().to_string()], long)?;
     eprint!("{}", out.stdout);
+    let dump = super::root().join("segment/tests/dump");
+    let out = ctx.jvm.run_full(
+        "oracle.DumpFixtures",
+        &[
+            dump.join("legacy").display().to_string(),
+            dump.join("inconsistent").display().to_string(),
+        ],
+        long,
+    )?;
+    eprint!("{}", out.stdout);
     for (fixture, name, options) in GOLDEN {
         let mut args = vec![
             "--files".to_string(),
@@ -257,7 +280,25 @@ fn partition_dirs() -> Vec<PathBuf> {
     }
     let mut out = Vec::new();
     walk(&super::root().join("segment/tests/data"), &mut out);
+    for extra in VERDICT_ROOTS {
+        walk(&super::root().join(extra), &mut out);
+    }
     out
+}
+
+/// The in-repository partitions written by `oracle.DumpFixtures` (Kafka's classes): magic 0
+/// and 1 segments, and segments whose indexes disagree with their `.log`. Besides standard
+/// output, Kafka's report of what it found (standard error) and its sanity-check verdicts
+/// are compared on these.
+const VERDICT_ROOTS: &[&str] = &[
+    "segment/tests/dump/legacy",
+    "segment/tests/dump/inconsistent",
+];
+
+fn is_verdict_dir(dir: &Path) -> bool {
+    VERDICT_ROOTS
+        .iter()
+        .any(|r| dir.starts_with(super::root().join(r)))
 }
 
 const SEGMENT_EXTS: &[&str] = &["log", "index", "timeindex", "txnindex", "snapshot"];
@@ -279,15 +320,17 @@ fn segment_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Our standard output for `files` with the dump flags `flags`, rendered in process as
-/// the `dump-log` binary renders it.
-fn ours_stdout(files: &[PathBuf], flags: &[&str]) -> String {
-    struct Out(String, bool);
+/// the `dump-log` binary renders it, and the end-of-run report `dump-log` prints on
+/// standard error (with `kafka_strict`: as `--kafka-strict` does).
+fn ours_output(files: &[PathBuf], flags: &[&str], kafka_strict: bool) -> (String, String) {
+    struct Out(String, bool, text::Report);
     impl Sink for Out {
         fn event(&mut self, event: Event) {
             if let Some(text::Line::Out(s)) = text::event_line(&event, self.1) {
                 self.0.push_str(&s);
                 self.0.push('\n');
             }
+            self.2.add(&event);
         }
     }
     let has = |f: &str| flags.contains(&f);
@@ -297,11 +340,119 @@ fn ours_stdout(files: &[PathBuf], flags: &[&str]) -> String {
         skip_record_metadata: has("--skip-record-metadata"),
         verify_index_only: has("--verify-index-only"),
         index_sanity_check: has("--index-sanity-check"),
+        kafka_strict,
         ..DumpOptions::default()
     };
-    let mut sink = Out(String::new(), opts.skip_record_metadata);
+    let mut sink = Out(
+        String::new(),
+        opts.skip_record_metadata,
+        text::Report::new(),
+    );
     dump::run(files, &opts, &mut sink);
-    sink.0
+    (sink.0, sink.2.render())
+}
+
+/// Kafka's end-of-run report (its standard error up to an exception), without the one
+/// artefact of its deep iteration: the pair `-1 is followed by B` of a segment with base
+/// offset `B` (docs/kafka-behaviour.md#dumplogsegments-findings), and the heading of a
+/// file left with no other pair.
+fn kafka_report(stderr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = stderr.lines().peekable();
+    while let Some(l) = lines.next() {
+        if l.starts_with("Exception in thread") {
+            break;
+        }
+        if let Some(file) = l.strip_prefix("Non-consecutive offsets in ") {
+            let base = Path::new(file.trim())
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.parse::<i64>().ok());
+            let mut pairs = Vec::new();
+            while let Some(pair) = lines.peek().filter(|p| p.starts_with("  ")) {
+                if base.is_none_or(|b| pair.trim() != format!("-1 is followed by {b}")) {
+                    pairs.push(pair.to_string());
+                }
+                lines.next();
+            }
+            if !pairs.is_empty() {
+                out.push(l.to_string());
+                out.extend(pairs);
+            }
+            continue;
+        }
+        out.push(l.to_string());
+    }
+    out
+}
+
+/// The part of our report in Kafka's words: everything before our own blocks (`Problems
+/// in :`, notes). With `mismatch_order_found` (the sabotage `k6-dump-mismatch-order`) each
+/// `Mismatches in` list is put back in the order the entries were found.
+fn ours_kafka_report(report: &str, mismatch_order_found: bool) -> Vec<String> {
+    let mut out: Vec<String> = report
+        .lines()
+        .take_while(|l| !l.starts_with("Problems in :") && !l.starts_with("Note: "))
+        .map(str::to_string)
+        .collect();
+    if mismatch_order_found {
+        let mut i = 0;
+        while i < out.len() {
+            if out[i].starts_with("Mismatches in :") {
+                let start = i + 1;
+                let mut end = start;
+                while end < out.len() && out[end].starts_with("  ") {
+                    end += 1;
+                }
+                out[start..end].reverse();
+                i = end;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The files our report says failed the sanity check.
+fn ours_sanity_failures(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut file = None;
+    for l in report.lines() {
+        if let Some(f) = l.strip_prefix("Problems in :") {
+            file = Some(f.to_string());
+        } else if l.starts_with("  Sanity check failed") {
+            out.extend(file.clone());
+        }
+    }
+    out
+}
+
+/// With `legacy_crc_dropped` (the sabotage `k6-dump-legacy-record-crc`), our record lines
+/// of magic 0 and 1 messages lose their ` isValid: .. crc: N` (the only record lines that
+/// carry one), as the inner records of a wrapper we could not decode once did.
+fn drop_legacy_crc(stdout: String, legacy_crc_dropped: bool) -> String {
+    if !legacy_crc_dropped {
+        return stdout;
+    }
+    stdout
+        .lines()
+        .map(
+            |l| match (l.starts_with("| offset: "), l.find(" isValid: ")) {
+                (true, Some(i)) => {
+                    let rest = &l[i + " isValid: ".len()..];
+                    // `true crc: N` then the rest of the line.
+                    let after_crc = rest
+                        .find(" crc: ")
+                        .map(|c| &rest[c + " crc: ".len()..])
+                        .unwrap_or("");
+                    let tail = after_crc.find(' ').map_or("", |t| &after_crc[t..]);
+                    format!("{}{tail}\n", &l[..i])
+                }
+                _ => format!("{l}\n"),
+            },
+        )
+        .collect()
 }
 
 /// Undoes [`text::escape`] (`\\`, `\n`, `\r`, `\t`, `\u{..}`): Kafka's raw text.
@@ -367,6 +518,9 @@ struct Counts {
 fn parity_defaults(ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), String> {
     let mut per_type: std::collections::BTreeMap<String, Counts> = Default::default();
     let mut failures = Vec::new();
+    let mismatch_order_found = ctx.sabotaged("k6-dump-mismatch-order");
+    let legacy_crc_dropped = ctx.sabotaged("k6-dump-legacy-record-crc");
+    let mut verdicts = Verdicts::default();
     for dir in partition_dirs() {
         let files = segment_files(&dir);
         if files.is_empty() {
@@ -389,7 +543,20 @@ fn parity_defaults(ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), String> {
                 )
                 .map_err(|e| format!("k6-dump: DumpLogSegments {}: {e}", dir.display()))?;
             let stopped = kafka.stderr.contains("Exception in thread");
-            let raw = ours_stdout(&files, flags);
+            let verdict_dir = is_verdict_dir(&dir);
+            let sanity = flags.contains(&"--index-sanity-check");
+            let (raw, report) = ours_output(&files, flags, verdict_dir && !sanity);
+            let raw = drop_legacy_crc(raw, legacy_crc_dropped);
+            if verdict_dir {
+                verdicts.compare(
+                    &dir,
+                    flags,
+                    &kafka.stderr,
+                    &report,
+                    mismatch_order_found,
+                    &mut failures,
+                );
+            }
             let plain = unescape(&raw);
             let theirs = blocks(&kafka.stdout);
             let ours_raw = blocks(&raw);
@@ -447,8 +614,90 @@ fn parity_defaults(ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), String> {
             eprintln!("kafka k6-dump: {line}");
             line
         })
+        .chain(std::iter::once({
+            let line = verdicts.line();
+            eprintln!("kafka k6-dump: {line}");
+            line
+        }))
         .collect();
     Ok((summary, failures))
+}
+
+/// Kafka's verdicts on the fixtures of [`VERDICT_ROOTS`] against ours.
+#[derive(Default)]
+struct Verdicts {
+    runs: usize,
+    report_lines: usize,
+    report_differ: usize,
+    sanity_failures: usize,
+}
+
+impl Verdicts {
+    /// Kafka's report (standard error) against ours in Kafka's words (`--kafka-strict`,
+    /// except with `--index-sanity-check`, which refuses it), line for line; and the file
+    /// Kafka's `--index-sanity-check` stopped on (its `CorruptIndexException`) against the
+    /// files our sanity check failed.
+    fn compare(
+        &mut self,
+        dir: &Path,
+        flags: &[&str],
+        kafka_stderr: &str,
+        ours_report: &str,
+        mismatch_order_found: bool,
+        failures: &mut Vec<String>,
+    ) {
+        self.runs += 1;
+        let theirs = kafka_report(kafka_stderr);
+        let ours = ours_kafka_report(ours_report, mismatch_order_found);
+        let n = theirs.len().max(ours.len());
+        let differing: Vec<usize> = (0..n).filter(|&j| theirs.get(j) != ours.get(j)).collect();
+        self.report_lines += n;
+        self.report_differ += differing.len();
+        if let Some(&j) = differing.first() {
+            failures.push(format!(
+                "{} {flags:?}: Kafka's report (stderr) differs from ours: {} of {n} lines; first at line {}:\n  kafka: {}\n  ours:  {}",
+                dir.display(),
+                differing.len(),
+                j + 1,
+                theirs.get(j).map_or("<none>", String::as_str),
+                ours.get(j).map_or("<none>", String::as_str)
+            ));
+        }
+        let exception = kafka_stderr
+            .lines()
+            .find(|l| l.starts_with("Exception in thread"));
+        let ours_failed = ours_sanity_failures(ours_report);
+        let kafka_failed: Vec<&String> = ours_failed
+            .iter()
+            .filter(|f| exception.is_some_and(|e| e.contains(f.as_str())))
+            .collect();
+        self.sanity_failures += kafka_failed.len();
+        let agree = match exception {
+            None => ours_failed.is_empty(),
+            Some(e) => {
+                e.contains("CorruptIndexException") && kafka_failed.len() == 1 && {
+                    // Files after the one Kafka stopped on were never checked by Kafka.
+                    let stop = kafka_failed[0];
+                    ours_failed.first() == Some(stop)
+                }
+            }
+        };
+        if !agree {
+            failures.push(format!(
+                "{} {flags:?}: sanity verdicts differ: Kafka: {}; ours: failed on {:?}",
+                dir.display(),
+                exception.unwrap_or("no exception"),
+                ours_failed
+            ));
+        }
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "Kafka's verdicts on the Kafka-written magic 0/1 and inconsistent-index fixtures: {} runs, {} report lines, {} differ, {} sanity-check failures agreed",
+            self.runs, self.report_lines, self.report_differ, self.sanity_failures
+        )
+    }
 }
 
 /// `cargo xtask kafka --only k6-dump`.

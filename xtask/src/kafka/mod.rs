@@ -51,7 +51,9 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/; k6-dump rewrites the decoder
-                     fixtures and Kafka's output in segment/tests/dump/decoders/
+                     fixtures and Kafka's output in segment/tests/dump/decoders/, and
+                     the magic 0/1 and inconsistent-index fixtures (segment/tests/dump/
+                     legacy/, inconsistent/)
   --keep             keep the scratch directory (printed) for inspection
   --sabotage NAME    damage our side on purpose and run the scenario it targets, which
                      must fail (the check can fail); `all` runs every sabotage in turn and
@@ -61,8 +63,10 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k4-leader-dup-offsets, k4-leader-stale-crc,
                        k4-leader-builder-compressed, k4-leader-lso-high,
                        k4-leader-marker-epoch, k4-leader-close-entry,
-                       k5-cluster-drop-record,
-                       k6-dump-sorted-fields
+                       k5-cluster-drop-record, k5-cluster-snapshot-seq,
+                       k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
+                       k6-dump-sorted-fields, k6-dump-legacy-record-crc,
+                       k6-dump-mismatch-order
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -166,10 +170,40 @@ pub const SABOTAGES: &[Sabotage] = &[
         expect: &["differ from Kafka's"],
     },
     Sabotage {
+        name: "k6-dump-legacy-record-crc",
+        scenario: "k6-dump",
+        what: "our record lines of magic 0 and 1 messages lose their isValid and crc fields",
+        expect: &["dump/legacy/"],
+    },
+    Sabotage {
+        name: "k6-dump-mismatch-order",
+        scenario: "k6-dump",
+        what: "our `Mismatches in` report lists an index's mismatches in the order found, not most recent first as Kafka's",
+        expect: &["Kafka's report (stderr) differs from ours"],
+    },
+    Sabotage {
         name: "k5-cluster-drop-record",
         scenario: "k5-cluster",
         what: "one committed record dropped from our list of the records we wrote",
         expect: &["the records we wrote"],
+    },
+    Sabotage {
+        name: "k5-cluster-snapshot-seq",
+        scenario: "k5-cluster",
+        what: "our producer snapshot at the log end has one producer's last sequence one too high",
+        expect: &["producer snapshot at"],
+    },
+    Sabotage {
+        name: "k5-cluster-fetch-aborted",
+        scenario: "k5-cluster",
+        what: "our read_committed fetch ignores the aborted transactions it returns",
+        expect: &["our read_committed fetch"],
+    },
+    Sabotage {
+        name: "k5-cluster-reassign-offline",
+        scenario: "k5-cluster",
+        what: "broker 1, the only replica, left stopped: the reassignment cannot complete and must name why, early",
+        expect: &["gave up after the partition has no leader"],
     },
 ];
 

@@ -137,8 +137,12 @@ pub fn read_log(dir: &Path, config: LogConfig) -> Result<(Log, Vec<Batch>), Stri
 /// The offsets a read_committed consumer returns, computed as Kafka's fetcher does from the
 /// aborted transactions our [`Log::collect_aborted_txns`] lists for the whole log: a
 /// transactional batch of a producer whose aborted transaction began at or before it (and
-/// whose ABORT marker was not yet passed) is skipped; control batches are never returned.
+/// whose ABORT marker was not yet passed) is skipped; control batches are never returned;
+/// nothing at or above the last stable offset (an open transaction) is returned.
 pub fn read_committed(log: &Log, batches: &[Batch]) -> Result<Vec<i64>, String> {
+    // A read_committed consumer reads up to the last stable offset: an open transaction's
+    // records (and everything after its first offset) are not returned yet.
+    let lso = log.last_stable_offset();
     let mut aborted = log
         .collect_aborted_txns(log.log_start_offset(), log.log_end_offset())
         .map_err(|e| e.to_string())?;
@@ -160,7 +164,7 @@ pub fn read_committed(log: &Log, batches: &[Batch]) -> Result<Vec<i64>, String> 
         if b.transactional && open.contains(&b.producer_id) {
             continue;
         }
-        out.extend(b.records.iter().map(|r| r.offset));
+        out.extend(b.records.iter().map(|r| r.offset).filter(|&o| o < lso));
     }
     Ok(out)
 }

@@ -16,6 +16,10 @@ import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.clients.admin.PartitionReassignment;
+import org.apache.kafka.storage.internals.log.BatchMetadata;
+import org.apache.kafka.storage.internals.log.ProducerStateEntry;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
 
 /**
  * The three-broker cluster of the {@code k5-cluster} scenario, driven through the Admin client:
@@ -31,7 +35,15 @@ import org.apache.kafka.common.TopicPartitionInfo;
  *   cluster-await-leader BOOTSTRAP TOPIC GONE END TIMEOUT_S
  *       wait until a broker other than GONE leads, GONE left the ISR and the high watermark
  *       is END
+ *   cluster-snapshots FILE..
+ *       each producer-state snapshot as Kafka's ProducerStateManager.readSnapshot reads it:
+ *       a {@code file PATH} line, then one {@code producer ..} line per entry, by producer id
  * </pre>
+ *
+ * The reassignment gives up early, naming the cause, when the partition has no leader or a
+ * target broker is not registered for {@link #STALL_MS}, or when nothing moves (ISR,
+ * replicas, sizes, high watermark) for that long; every {@link #STALL_MS} / 3 it prints its
+ * state on stderr.
  *
  * Each prints {@code state leader=L isr=[..] elr=[..] last-known-elr=[..]
  * replicas=[..] sizes={..} hw=N waited-ms=N} lines: the last one is the state it ended on.
@@ -101,6 +113,39 @@ final class Cluster {
         }
     }
 
+    /** How long a reassignment may show no progress (or no leader, or a missing broker). */
+    static final long STALL_MS = 45_000;
+
+    static void snapshots(String[] files) throws Exception {
+        for (String f : files) {
+            System.out.println("file " + f);
+            List<ProducerStateEntry> entries = new ArrayList<>(ProducerStateManager.readSnapshot(new java.io.File(f)));
+            entries.sort(java.util.Comparator.comparingLong(ProducerStateEntry::producerId));
+            for (ProducerStateEntry e : entries) {
+                StringBuilder b = new StringBuilder("producer id=" + e.producerId() + " epoch=" + e.producerEpoch()
+                        + " coordinatorEpoch=" + e.coordinatorEpoch() + " lastTimestamp=" + e.lastTimestamp()
+                        + " currentTxnFirstOffset=" + e.currentTxnFirstOffset() + " batches=[");
+                for (BatchMetadata m : e.batchMetadata()) {
+                    b.append(" seq=").append(m.firstSeq()).append("..").append(m.lastSeq())
+                            .append(" offsets=").append(m.firstOffset()).append("..").append(m.lastOffset())
+                            .append(" delta=").append(m.offsetDelta()).append(" ts=").append(m.timestamp());
+                }
+                System.out.println(b.append(" ]"));
+            }
+        }
+    }
+
+    /** Why a reassignment makes no progress, or null: no leader, a target broker missing. */
+    static String stuck(Admin admin, State s, List<Integer> target) throws Exception {
+        if (s != null && s.leader() < 0) {
+            return "the partition has no leader";
+        }
+        List<Integer> live = new ArrayList<>();
+        for (Node n : admin.describeCluster().nodes().get()) live.add(n.id());
+        List<Integer> missing = target.stream().filter(id -> !live.contains(id)).collect(Collectors.toList());
+        return missing.isEmpty() ? null : "target broker(s) " + missing + " not registered (live: " + live + ")";
+    }
+
     static void reassign(String[] a) throws Exception {
         String topic = a[1];
         List<Integer> target = new ArrayList<>();
@@ -114,12 +159,20 @@ final class Cluster {
                     .all().get();
             List<Integer> want = target.stream().sorted().collect(Collectors.toList());
             State s = null;
+            String lastError = null;
+            String progress = null;
+            long progressAt = System.currentTimeMillis();
+            String stuckSince = null;
+            long stuckAt = 0;
+            long printedAt = System.currentTimeMillis();
             while (true) {
-                boolean moving = admin.listPartitionReassignments(Set.of(tp)).reassignments().get().containsKey(tp);
+                PartitionReassignment r = admin.listPartitionReassignments(Set.of(tp)).reassignments().get().get(tp);
+                boolean moving = r != null;
                 try {
                     s = state(admin, topic, true);
                 } catch (Exception e) {
                     s = null; // a replica not yet known to DescribeLogDirs: ask again
+                    lastError = e.toString();
                 }
                 if (!moving && s != null && s.isr().equals(want) && s.replicas().equals(want)
                         && s.sizes().size() == want.size() && s.sizes().values().stream().distinct().count() == 1
@@ -127,10 +180,38 @@ final class Cluster {
                     System.out.println(s.line(System.currentTimeMillis() - t0));
                     return;
                 }
-                if (System.currentTimeMillis() > deadline) {
-                    System.out.println(s == null ? "state unknown" : s.line(System.currentTimeMillis() - t0));
+                long now = System.currentTimeMillis();
+                String moved = (s == null ? "unknown" : s.isr() + " " + s.replicas() + " " + s.sizes() + " " + s.hw())
+                        + " " + (r == null ? "done" : r.addingReplicas() + "/" + r.removingReplicas());
+                if (!moved.equals(progress)) {
+                    progress = moved;
+                    progressAt = now;
+                }
+                String why = stuck(admin, s, target);
+                if (why == null || !why.equals(stuckSince)) {
+                    stuckSince = why;
+                    stuckAt = now;
+                }
+                String cause = null;
+                if (why != null && now - stuckAt > STALL_MS) {
+                    cause = why + " for " + (now - stuckAt) / 1000 + " s";
+                } else if (now - progressAt > STALL_MS) {
+                    cause = "no progress for " + (now - progressAt) / 1000 + " s";
+                } else if (now > deadline) {
+                    cause = "the timeout";
+                }
+                String where = (s == null ? "state unknown" : s.line(now - t0)) + " reassignment="
+                        + (r == null ? "none" : "adding=" + r.addingReplicas() + " removing=" + r.removingReplicas())
+                        + (lastError == null ? "" : " last-error=" + lastError);
+                if (now - printedAt > STALL_MS / 3) {
+                    System.err.println("reassigning: " + where);
+                    printedAt = now;
+                }
+                if (cause != null) {
+                    System.out.println(s == null ? "state unknown" : s.line(now - t0));
                     System.err.println("the reassignment to " + target + " did not complete with every replica "
-                            + "in the ISR, equal sizes and high watermark " + end + " in time");
+                            + "in the ISR, equal sizes and high watermark " + end + ": gave up after " + cause
+                            + "; " + where);
                     System.exit(1);
                 }
                 Thread.sleep(200);
@@ -146,6 +227,7 @@ final class Cluster {
         long t0 = System.currentTimeMillis();
         try (Admin admin = Workload.admin(a[0])) {
             State s = null;
+            String lastError = null;
             while (true) {
                 try {
                     s = state(admin, topic, false);
@@ -158,10 +240,20 @@ final class Cluster {
                     }
                 } catch (Exception e) {
                     // The leader moving under the request: ask again.
+                    lastError = e.toString();
                 }
-                if (System.currentTimeMillis() > deadline) {
-                    System.out.println(s == null ? "state unknown" : s.line(System.currentTimeMillis() - t0));
-                    System.err.println("no broker but " + gone + " took over with high watermark " + end + " in time");
+                long now = System.currentTimeMillis();
+                // Kafka fences a killed broker after its session timeout (seconds): a
+                // partition still led by it, or by nobody, well after that will stay so.
+                String why = s == null ? null
+                        : s.leader() == gone ? "broker " + gone + " still leads"
+                        : s.leader() < 0 ? "the partition has no leader" : null;
+                if ((why != null && now - t0 > 2 * STALL_MS) || now > deadline) {
+                    System.out.println(s == null ? "state unknown" : s.line(now - t0));
+                    System.err.println("no broker but " + gone + " took over with high watermark " + end + ": gave up after "
+                            + (now - t0) / 1000 + " s" + (why == null ? "" : ", " + why)
+                            + (s == null ? "" : "; " + s.line(now - t0))
+                            + (lastError == null ? "" : "; last error " + lastError));
                     System.exit(1);
                 }
                 Thread.sleep(100);

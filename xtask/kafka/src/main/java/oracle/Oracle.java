@@ -35,6 +35,7 @@ public final class Oracle {
             case "cluster-state" -> Cluster.printState(rest);
             case "cluster-reassign" -> Cluster.reassign(rest);
             case "cluster-await-leader" -> Cluster.awaitLeader(rest);
+            case "cluster-snapshots" -> Cluster.snapshots(rest);
             case "k3" -> IndexOracle.run(rest);
             case "k4-epochs" -> EpochOracle.run(rest);
             case "k4-leader" -> LeaderOracle.run(rest);
