@@ -367,11 +367,19 @@ impl<F: BatchFormat> Log<F> {
         self.producer_state.lock().clone()
     }
 
+    /// The end-transaction marker of a control batch with a producer id. A control batch
+    /// without one is not parsed (Kafka looks at producer state only for batches with
+    /// `hasProducerId`), so its record need not be a marker
+    /// (`docs/kafka-behaviour.md#control-batch-without-producer`).
     pub(super) fn parse_marker(
         bytes: &[u8],
         info: &BatchInfo,
     ) -> Result<Option<EndTransactionMarker>> {
-        if !(Self::keeps_producer_state() && info.magic >= 2 && info.is_control) {
+        if !(Self::keeps_producer_state()
+            && info.magic >= 2
+            && info.is_control
+            && info.producer_id >= 0)
+        {
             return Ok(None);
         }
         F::end_txn_marker(bytes, info.position)

@@ -736,3 +736,43 @@ proptest! {
         run(&ops, cfg, wrap);
     }
 }
+
+/// A control batch without a producer id is not an end-transaction marker to Kafka: its
+/// control record is never parsed (`UnifiedLog.analyzeAndValidateProducerState` and
+/// `LogSegment.updateProducerState` only look at batches with `hasProducerId`), so one
+/// whose record is not a well-formed marker is appended by a follower and by the
+/// coordinator, and kept by recovery (docs/kafka-behaviour.md#accepted-survives-reopen).
+#[test]
+fn a_control_batch_without_producer_id_is_not_parsed() {
+    let dir = tmpdir();
+    let (t, clock) = mock();
+    let cfg = LogConfig::default();
+    let log = open_log(dir.path(), cfg.clone(), clock);
+    // A COMMIT key with a 2-byte value (a marker value has 6), and a key of 2 bytes.
+    let odd = |base: i64, key: &[u8]| {
+        BatchBuilder::new(base)
+            .partition_leader_epoch(0)
+            .control(true)
+            .record(NOW, Some(key), Some(&[0, 1]))
+            .build()
+            .unwrap()
+    };
+    let commit_key = ControlRecordType::Commit.key_bytes();
+    let a = odd(0, &commit_key);
+    log.append(&a)
+        .expect("a follower appends it, as Kafka's does");
+    let b = odd(1, &[0, 1]);
+    log.append(&b)
+        .expect("a follower appends it, as Kafka's does");
+    let info = log
+        .append_as_leader(&odd(0, &commit_key), 0, AppendOrigin::Coordinator)
+        .expect("the coordinator may write it, as to Kafka's leader");
+    assert_eq!(info.first_offset, 2);
+    let want = all_bytes(&log);
+    log.close_handlers();
+    remove_matching(dir.path(), |n| n != CLEAN_SHUTDOWN && n != RECOVERY_POINT);
+    let log = reopen(dir.path(), &cfg, &t);
+    assert_eq!(log.stats().truncated_offsets(), None);
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(all_bytes(&log), want);
+}
