@@ -93,7 +93,17 @@ impl<F: BatchFormat> Log<F> {
         };
         let n = {
             let mut cache = self.epoch_cache.lock();
-            seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?
+            let before = cache.entries().to_vec();
+            let n = seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?;
+            // Recovery assigns epochs above the latest. Kafka's `assign` writes the
+            // checkpoint on every change, also from `LogSegment.recover`: an epoch found
+            // only in the batches (its checkpoint write lost in a crash) must not be
+            // forgotten by the next clean open, which recovers nothing
+            // (docs/kafka-behaviour.md#recovered-epochs-checkpointed).
+            if cache.entries() != before.as_slice() {
+                self.write_leader_epoch_checkpoint(&cache)?;
+            }
+            n
         };
         // Only a shortcut for the next recovery: on a full disk it is skipped, and the
         // open goes on (`docs/kafka-behaviour.md#deferred-snapshots`).

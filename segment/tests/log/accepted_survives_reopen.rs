@@ -776,3 +776,38 @@ fn a_control_batch_without_producer_id_is_not_parsed() {
     assert_eq!(log.log_end_offset(), 3);
     assert_eq!(all_bytes(&log), want);
 }
+
+/// An epoch that recovery finds in the batches but the checkpoint lacks (its write lost
+/// in a crash) is written to the checkpoint at once, as Kafka's `LeaderEpochFileCache.assign`
+/// writes the file on every change, also from `LogSegment.recover`: a later clean
+/// reopen, which recovers nothing, must still know it
+/// (docs/kafka-behaviour.md#recovered-epochs-checkpointed).
+#[test]
+fn epochs_recovery_assigns_are_checkpointed() {
+    let dir = tmpdir();
+    let (t, clock) = mock();
+    let cfg = LogConfig::default();
+    let log = open_log(dir.path(), cfg.clone(), clock);
+    for (base, epoch) in [(0, 0), (1, 3)] {
+        let b = BatchBuilder::new(base)
+            .partition_leader_epoch(epoch)
+            .record(NOW, None, Some(b"v"))
+            .build()
+            .unwrap();
+        log.append(&b).unwrap();
+    }
+    log.close().unwrap();
+    // The second epoch's checkpoint write was lost; the batches and nothing else say so.
+    std::fs::write(dir.path().join("leader-epoch-checkpoint"), "0\n1\n0 0\n").unwrap();
+    remove_matching(dir.path(), |n| n != CLEAN_SHUTDOWN && n != RECOVERY_POINT);
+    let log = reopen(dir.path(), &cfg, &t);
+    assert_eq!(log.leader_epochs(), vec![(0, 0), (3, 1)], "recovered");
+    log.close().unwrap();
+    let log = reopen(dir.path(), &cfg, &t);
+    assert_eq!(
+        log.leader_epochs(),
+        vec![(0, 0), (3, 1)],
+        "kept after a clean reopen"
+    );
+    log.close().unwrap();
+}
