@@ -196,6 +196,11 @@ impl<F: BatchFormat> Log<F> {
             let mut epochs_changed = false;
             for b in batches {
                 if b.info.magic < 2 {
+                    // Kafka's `UnifiedLog.append` clears the epochs (and writes the empty
+                    // checkpoint) on a magic 0/1 batch, so that the next election falls
+                    // back to truncation by high watermark
+                    // (docs/kafka-behaviour.md#legacy-append-clears-epochs).
+                    epochs_changed |= cache.clear();
                     ps.set_map_end_offset(b.info.last_offset + 1);
                     continue;
                 }

@@ -237,21 +237,39 @@ impl std::fmt::Debug for Seen {
     }
 }
 
-/// The leader epochs of the v2 batches in `bytes` by Kafka's recovery rule
-/// (`LogSegment.recover`: a batch's epoch is assigned when it is above the latest).
-fn epochs_of(bytes: &[u8]) -> Vec<(i32, i64)> {
-    let mut out: Vec<(i32, i64)> = Vec::new();
-    for b in batches_from(bytes, 0) {
-        let b = b.unwrap();
-        if b.magic() < 2 {
-            continue;
-        }
-        let e = b.partition_leader_epoch();
-        if e >= 0 && out.last().is_none_or(|&(l, _)| e > l) {
-            out.push((e, b.base_offset()));
+/// The leader epochs after a recovery from offset `from` (`None`: nothing recovered) that
+/// started with the checkpoint's `before`, by Kafka's rule: `LogSegment.recover` assigns a
+/// v2 batch's epoch when it is above the latest; the load then drops epochs starting at
+/// or after the log end (`truncateFromEnd`).
+fn recovered_epochs(
+    before: &[(i32, i64)],
+    bytes: &[u8],
+    from: Option<i64>,
+    log_end: i64,
+) -> Vec<(i32, i64)> {
+    let mut out = before.to_vec();
+    if let Some(from) = from {
+        for b in batches_from(bytes, 0) {
+            let b = b.unwrap();
+            if b.magic() < 2 || b.last_offset() < from {
+                continue;
+            }
+            let e = b.partition_leader_epoch();
+            if e >= 0 && out.last().is_none_or(|&(l, _)| e > l) {
+                out.push((e, b.base_offset()));
+            }
         }
     }
+    out.retain(|&(_, start)| start < log_end);
     out
+}
+
+/// The base offset of the first segment the open recovered (recovery covers the
+/// segments from the recovery point on: the last `segments_recovered`).
+fn recovered_from(log: &Log) -> Option<i64> {
+    let bases = log.segments().base_offsets();
+    let n = log.stats().scanned_segments() as usize;
+    (n > 0).then(|| bases[bases.len().saturating_sub(n)])
 }
 
 fn all_bytes(log: &Log) -> Vec<u8> {
@@ -614,8 +632,11 @@ fn reopen(dir: &Path, cfg: &LogConfig, t: &MockTime) -> Log {
     open_log(dir, cfg.clone(), clock)
 }
 
-fn check(log: &Log, want: &Seen, how: &str) {
+/// Checks the reopened `log` against `want`, whose epochs are those of the checkpoint
+/// the open found: the epochs the recovery must add to them are added here first.
+fn check(log: &Log, want: &mut Seen, how: &str) {
     assert_eq!(log.stats().truncated_offsets(), None, "{how}: recovery cut");
+    want.epochs = recovered_epochs(&want.epochs, &want.bytes, recovered_from(log), want.log_end);
     let got = seen(log);
     assert_eq!(got.log_end, want.log_end, "{how}: log end");
     if got.bytes != want.bytes {
@@ -664,24 +685,21 @@ fn run(ops: &[Op], cfg: LogConfig, wrap: bool) {
     }
     let mut want = seen(&run.log);
     assert_eq!(want.bytes, run.stored, "the log serves what was appended");
-    // Kafka's load drops the epochs that start at or after the log end
-    // (`truncateFromEnd`), as a refused or duplicate leader append can leave one.
-    want.epochs.retain(|&(_, start)| start < want.log_end);
     let Run { log, .. } = run;
 
     log.close().unwrap();
     let log = reopen(dir.path(), &cfg, &t);
-    check(&log, &want, "clean reopen");
+    check(&log, &mut want, "clean reopen");
 
     log.close_handlers();
     let log = reopen(dir.path(), &cfg, &t);
-    check(&log, &want, "reopen after a crash");
+    check(&log, &mut want, "reopen after a crash");
 
     log.close().unwrap();
     remove_matching(dir.path(), |n| n != CLEAN_SHUTDOWN && n != RECOVERY_POINT);
     let log = reopen(dir.path(), &cfg, &t);
     assert!(log.stats().scanned_segments() > 0 || want.log_end == 0);
-    check(&log, &want, "forced recovery");
+    check(&log, &mut want, "forced recovery");
 
     log.close_handlers();
     remove_matching(dir.path(), |n| {
@@ -693,8 +711,8 @@ fn run(ops: &[Op], cfg: LogConfig, wrap: bool) {
     let log = reopen(dir.path(), &cfg, &t);
     // Without the checkpoint, the epochs are those the batches carry: an epoch started
     // by a leader append that stored nothing (a duplicate) is not among them.
-    want.epochs = epochs_of(&want.bytes);
-    check(&log, &want, "recovery from the .log bytes alone");
+    want.epochs.clear();
+    check(&log, &mut want, "recovery from the .log bytes alone");
     log.close().unwrap();
 }
 
@@ -775,6 +793,48 @@ fn a_control_batch_without_producer_id_is_not_parsed() {
     assert_eq!(log.stats().truncated_offsets(), None);
     assert_eq!(log.log_end_offset(), 3);
     assert_eq!(all_bytes(&log), want);
+}
+
+/// Kafka 4.4's follower append clears the leader-epoch cache, and flushes the empty
+/// checkpoint, when it appends a magic 0 or 1 batch (`UnifiedLog.append`: "Clearing
+/// leader epoch cache after unexpected append with message format v{}"), so that a later
+/// election falls back to truncation by high watermark; later v2 batches start the
+/// epochs again (docs/kafka-behaviour.md#legacy-append-clears-epochs).
+#[test]
+fn a_legacy_follower_append_clears_the_leader_epochs() {
+    let dir = tmpdir();
+    let (t, clock) = mock();
+    let cfg = LogConfig::default();
+    let log = open_log(dir.path(), cfg.clone(), clock);
+    let v2 = |base: i64, epoch: i32| {
+        BatchBuilder::new(base)
+            .partition_leader_epoch(epoch)
+            .record(NOW, None, Some(b"v"))
+            .build()
+            .unwrap()
+    };
+    log.append(&v2(0, 3)).unwrap();
+    log.append(&v2(1, 5)).unwrap();
+    assert_eq!(log.leader_epochs(), vec![(3, 0), (5, 1)]);
+    let legacy = LegacyMessage::v1(2, NOW, b"old").to_vec().unwrap();
+    log.append(&legacy).unwrap();
+    assert_eq!(
+        log.leader_epochs(),
+        vec![],
+        "cleared, as Kafka's clearAndFlush"
+    );
+    let checkpoint = std::fs::read_to_string(dir.path().join("leader-epoch-checkpoint")).unwrap();
+    assert_eq!(
+        checkpoint, "0\n0\n",
+        "the empty checkpoint is written at once"
+    );
+    // A later v2 batch starts the epochs again; a clean reopen keeps what the cache holds.
+    log.append(&v2(3, 5)).unwrap();
+    assert_eq!(log.leader_epochs(), vec![(5, 3)]);
+    log.close().unwrap();
+    let log = reopen(dir.path(), &cfg, &t);
+    assert_eq!(log.leader_epochs(), vec![(5, 3)]);
+    log.close().unwrap();
 }
 
 /// An epoch that recovery finds in the batches but the checkpoint lacks (its write lost
