@@ -954,7 +954,9 @@ impl<F: BatchFormat> LogSegment<F> {
                 return Err(self.overflow(info.last_offset));
             }
             let kafka_v2 = F::KAFKA_PRODUCER_STATE && info.magic >= 2;
-            let marker = if kafka_v2 && info.is_control {
+            // Kafka's `updateProducerState` parses a control record only in a batch with a
+            // producer id (docs/kafka-behaviour.md#control-batch-without-producer).
+            let marker = if kafka_v2 && info.is_control && info.producer_id >= 0 {
                 match F::end_txn_marker(bytes, info.position) {
                     Ok(m) => m,
                     Err(e) if e.is_corruption() => {

@@ -93,7 +93,17 @@ impl<F: BatchFormat> Log<F> {
         };
         let n = {
             let mut cache = self.epoch_cache.lock();
-            seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?
+            let before = cache.entries().to_vec();
+            let n = seg.recover_with(&mut ps, Some(&mut cache), before_truncate)?;
+            // Recovery assigns epochs above the latest. Kafka's `assign` writes the
+            // checkpoint on every change, also from `LogSegment.recover`: an epoch found
+            // only in the batches (its checkpoint write lost in a crash) must not be
+            // forgotten by the next clean open, which recovers nothing
+            // (docs/kafka-behaviour.md#recovered-epochs-checkpointed).
+            if cache.entries() != before.as_slice() {
+                self.write_leader_epoch_checkpoint(&cache)?;
+            }
+            n
         };
         // Only a shortcut for the next recovery: on a full disk it is skipped, and the
         // open goes on (`docs/kafka-behaviour.md#deferred-snapshots`).
@@ -207,6 +217,11 @@ impl<F: BatchFormat> Log<F> {
             let mut epochs_changed = false;
             for b in batches {
                 if b.info.magic < 2 {
+                    // Kafka's `UnifiedLog.append` clears the epochs (and writes the empty
+                    // checkpoint) on a magic 0/1 batch, so that the next election falls
+                    // back to truncation by high watermark
+                    // (docs/kafka-behaviour.md#legacy-append-clears-epochs).
+                    epochs_changed |= cache.clear();
                     ps.set_map_end_offset(b.info.last_offset + 1);
                     continue;
                 }
@@ -455,11 +470,19 @@ impl<F: BatchFormat> Log<F> {
         self.producer_state.lock().clone()
     }
 
+    /// The end-transaction marker of a control batch with a producer id. A control batch
+    /// without one is not parsed (Kafka looks at producer state only for batches with
+    /// `hasProducerId`), so its record need not be a marker
+    /// (`docs/kafka-behaviour.md#control-batch-without-producer`).
     pub(super) fn parse_marker(
         bytes: &[u8],
         info: &BatchInfo,
     ) -> Result<Option<EndTransactionMarker>> {
-        if !(Self::keeps_producer_state() && info.magic >= 2 && info.is_control) {
+        if !(Self::keeps_producer_state()
+            && info.magic >= 2
+            && info.is_control
+            && info.producer_id >= 0)
+        {
             return Ok(None);
         }
         F::end_txn_marker(bytes, info.position)

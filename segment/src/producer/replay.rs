@@ -125,7 +125,9 @@ fn replay_segment<F: BatchFormat>(
             psm.set_map_end_offset(info.last_offset + 1);
             continue;
         }
-        let marker = if info.is_control {
+        // Only a control batch with a producer id is a marker to parse
+        // (docs/kafka-behaviour.md#control-batch-without-producer).
+        let marker = if info.is_control && info.producer_id >= 0 {
             match F::end_txn_marker(bytes, info.position) {
                 Ok(m) => m,
                 Err(e) => {

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accepted_survives_reopen;
 mod append_input_checks;
 mod append_path_txn_index;
 mod close_handlers;

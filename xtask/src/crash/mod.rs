@@ -58,6 +58,8 @@ continue, and a second crash during recovery converges. Prints
   --steps N       calls per workload (default 80)
   XTASK_CRASH_DEBUG=INV (environment): for the first violation of invariant INV
                   (e.g. 3) of each workload, print the trace up to the cut and the state
+  XTASK_CRASH_CALLS=1 (environment): print each workload's failed calls and the
+                  leader appends Kafka's rules refused
   --threads N     worker threads (default 2)
   --second-every K  invariant 6 for every K-th state, up to 4 recovery cuts each
                   (default 8)
@@ -96,6 +98,14 @@ struct Report {
     workloads: u64,
     failed_calls: u64,
     gap_only: u64,
+    /// Batches the workloads appended through `append_as_leader`, of all appended.
+    leader_batches: u64,
+    batches: u64,
+    /// Leader appends refused by Kafka's rules, and retries answered as duplicates.
+    refused: u64,
+    duplicates: u64,
+    /// Crash states checked whose required batches include one the leader appended.
+    leader_states: u64,
 }
 
 /// `cargo xtask crash ARGS`.
@@ -225,6 +235,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         r.explored as f64 / secs.max(1e-9)
     );
     println!(
+        "leader path: {} of {} batches appended by append_as_leader ({} refused by Kafka's rules, {} duplicates); {} states require a leader batch",
+        r.leader_batches, r.batches, r.refused, r.duplicates, r.leader_states
+    );
+    println!(
         "crash states: {} explored, {} violations",
         r.explored, r.violations
     );
@@ -268,8 +282,13 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
                 while explored.load(Ordering::Relaxed) < o.states {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let seed = o.seed + k;
-                    let (n, found, failed, gaps) = one_workload(o, seed, &wdir, &sdir, explored);
+                    let (n, found, failed, gaps, w) = one_workload(o, seed, &wdir, &sdir, explored);
                     let mut r = report.lock().unwrap_or_else(|e| e.into_inner());
+                    r.leader_batches += w.leader_batches;
+                    r.batches += w.batches;
+                    r.refused += w.refused;
+                    r.duplicates += w.duplicates;
+                    r.leader_states += w.leader_states;
                     r.gap_only += gaps;
                     r.workloads += 1;
                     r.failed_calls += failed;
@@ -292,21 +311,43 @@ fn hash_state(s: &model::State) -> u64 {
     h.finish()
 }
 
+/// What one workload did through the leader path, for the summary.
+#[derive(Default)]
+struct LeaderCounts {
+    leader_batches: u64,
+    batches: u64,
+    refused: u64,
+    duplicates: u64,
+    leader_states: u64,
+}
+
 /// Runs workload `seed` and checks its crash states; returns (states explored,
-/// violations, failed calls of the workload).
+/// violations, failed calls of the workload, gap-only second crashes, leader counts).
 fn one_workload(
     o: &Opts,
     seed: u64,
     wdir: &PathBuf,
     sdir: &PathBuf,
     explored: &AtomicU64,
-) -> (u64, Vec<Found>, u64, u64) {
+) -> (u64, Vec<Found>, u64, u64, LeaderCounts) {
     let _ = std::fs::remove_dir_all(wdir);
     let _ = std::fs::remove_dir_all(sdir);
     if std::fs::create_dir_all(sdir).is_err() {
-        return (0, Vec::new(), 0, 0);
+        return (0, Vec::new(), 0, 0, LeaderCounts::default());
     }
     let oracle = workload::run(wdir, seed, o.steps);
+    if std::env::var_os("XTASK_CRASH_CALLS").is_some() {
+        for c in oracle.failed_calls.iter().chain(&oracle.refused) {
+            eprintln!("workload {seed}: {c}");
+        }
+    }
+    let mut counts = LeaderCounts {
+        leader_batches: oracle.batches.iter().filter(|b| b.origin.is_some()).count() as u64,
+        batches: oracle.batches.len() as u64,
+        refused: oracle.refused.len() as u64,
+        duplicates: oracle.duplicates,
+        leader_states: 0,
+    };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c4a5);
     let mut sh = model::Shadow::default();
     let mut seen = HashSet::new();
@@ -335,6 +376,13 @@ fn one_workload(
                     continue;
                 }
                 checked += 1;
+                if exp
+                    .required
+                    .iter()
+                    .any(|&b| oracle.batches[b].origin.is_some())
+                {
+                    counts.leader_states += 1;
+                }
                 let second = if checked.is_multiple_of(o.second_every) {
                     4
                 } else {
@@ -392,7 +440,7 @@ fn one_workload(
         }
     }
     let _ = std::fs::remove_dir_all(wdir);
-    (n, found, oracle.failed_calls.len() as u64, gaps)
+    (n, found, oracle.failed_calls.len() as u64, gaps, counts)
 }
 
 fn describe(op: &trace::Op) -> String {

@@ -1,7 +1,11 @@
 //! Seeded workloads: appends (plain, idempotent and transactional producers), commits
 //! and aborts, flushes, rolls, `truncate_to`, `delete_records`, retention, clean closes
-//! and reopens, all through a [`Recorder`]. The [`Oracle`] keeps what each call did and
-//! where in the trace it started and ended.
+//! and reopens, all through a [`Recorder`]. Appends go through the follower path
+//! (`Log::append`, offsets chosen here) and the leader path (`Log::append_as_leader`
+//! from a client or the coordinator: offsets, epochs and, with the topic's codec or
+//! LogAppendTime, the stored bytes chosen by the log). The [`Oracle`] keeps what each call
+//! did (for a leader append, the offsets it assigned and the bytes it stored, read back at
+//! once) and where in the trace it started and ended.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,9 +13,10 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use segment::record::{BatchBuilder, ControlRecordType};
+use segment::format::{scan, KafkaBatchFormat};
+use segment::record::{BatchBuilder, CompressionType, ControlRecordType};
 use segment::time::Clock;
-use segment::{Log, LogConfig, MockTime};
+use segment::{AppendOrigin, Log, LogConfig, MockTime, TimestampType, TopicCompression};
 
 use super::trace::{Op, Recorder};
 
@@ -28,6 +33,8 @@ pub struct Batch {
     pub txn_pid: Option<i64>,
     /// `Some(abort?)` for a transaction marker.
     pub marker: Option<bool>,
+    /// Who appended it: `None` through the follower path, else the leader's origin.
+    pub origin: Option<AppendOrigin>,
     /// Trace length when the append started / returned.
     pub start: usize,
     /// See `start`.
@@ -60,6 +67,12 @@ pub struct Oracle {
     pub config: Option<LogConfig>,
     /// Calls that failed (not a violation by themselves; reported for information).
     pub failed_calls: Vec<String>,
+    /// Leader appends refused by Kafka's rules (a producer whose sequence or epoch the
+    /// log no longer knows after a truncation or a crash-free reopen, as a real producer
+    /// meets them; it then bumps its epoch). Not failures: reported for information.
+    pub refused: Vec<String>,
+    /// Leader retries answered as duplicates (nothing appended).
+    pub duplicates: u64,
 }
 
 /// The log configuration of workload `seed`: tiny segments and indexes so that a short
@@ -73,6 +86,25 @@ pub fn config(rng: &mut StdRng) -> LogConfig {
         retention_bytes: if rng.gen_bool(0.5) { 6000 } else { -1 },
         retention_ms: -1,
         file_delete_delay_ms: 0,
+        // The leader path: the producer's codec kept (in place), or, in one workload of
+        // five, another stored (rebuilt); CreateTime or LogAppendTime (stamped, CRC
+        // recomputed). Compressed batches cost the checker most of its time: most
+        // workloads keep the producer's codec, and most producers do not compress.
+        compression_type: match rng.gen_range(0..20) {
+            0..=15 => TopicCompression::Producer,
+            16 => TopicCompression::Uncompressed,
+            _ => [
+                TopicCompression::Gzip,
+                TopicCompression::Snappy,
+                TopicCompression::Lz4,
+                TopicCompression::Zstd,
+            ][rng.gen_range(0..4)],
+        },
+        message_timestamp_type: if rng.gen_bool(0.25) {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        },
         ..LogConfig::default()
     }
 }
@@ -91,8 +123,68 @@ pub fn open(
 struct Producers {
     /// Next sequence per producer id.
     seq: BTreeMap<i64, i32>,
+    /// Producer epoch per producer id (leader producers bump it after a refusal).
+    epoch: BTreeMap<i64, i16>,
     /// Transactional producers with an open transaction.
     open_txn: std::collections::BTreeSet<i64>,
+    /// The last batch each leader producer sent, with the offsets it got: a retry.
+    last_sent: BTreeMap<i64, (Vec<u8>, i64, i64)>,
+}
+
+const CODECS: [CompressionType; 5] = [
+    CompressionType::None,
+    CompressionType::Gzip,
+    CompressionType::Snappy,
+    CompressionType::Lz4,
+    CompressionType::Zstd,
+];
+
+/// A producer's batch for the leader (base offset 0, no epoch: the log sets both), a
+/// quarter of them compressed; keyed when `keyed` (as the coordinator writes).
+fn produce_batch(
+    rng: &mut StdRng,
+    (pid, epoch, seq): (i64, i16, i32),
+    txn: bool,
+    keyed: bool,
+    now: i64,
+) -> Vec<u8> {
+    // A quarter of the batches compressed, in each codec alike.
+    let codec = if rng.gen_bool(0.25) {
+        CODECS[rng.gen_range(1..CODECS.len())]
+    } else {
+        CompressionType::None
+    };
+    let mut b = BatchBuilder::new(0).compression(codec);
+    if pid >= 0 {
+        b = b.producer(pid, epoch, seq).transactional(txn);
+    }
+    for i in 0..rng.gen_range(1..=4) {
+        let len = rng.gen_range(1..=400);
+        let v: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        let key = keyed.then_some(&b"key"[..]);
+        b = b.record(now + i, key, Some(&v));
+    }
+    b.build().expect("valid batch")
+}
+
+/// The batch the log stored at `base`, right after the leader append (the log chose its
+/// offsets, epoch, and maybe its codec and timestamps): read from the segment's `.log`
+/// with plain `std::fs`, outside the recorded seam, so that the check does not change the
+/// trace (`Log::read` may load an index lazily, which the recorder captures).
+fn stored_at(log: &Log, base: i64) -> Result<Vec<u8>, String> {
+    let seg = log
+        .segments()
+        .floor_segment(base)
+        .ok_or_else(|| format!("read back of {base}: no segment"))?;
+    let path = seg.log_path();
+    let file = std::fs::read(&path).map_err(|e| format!("read back of {base}: {e}"))?;
+    for b in scan::<KafkaBatchFormat>(&file, 0) {
+        let b = b.map_err(|e| format!("read back of {base}: {e}"))?;
+        if b.info.base_offset == base {
+            return Ok(b.bytes.to_vec());
+        }
+    }
+    Err(format!("read back of {base}: not in {}", path.display()))
 }
 
 fn data_batch(rng: &mut StdRng, base: i64, pid: i64, seq: i32, txn: bool, now: i64) -> Vec<u8> {
@@ -108,16 +200,131 @@ fn data_batch(rng: &mut StdRng, base: i64, pid: i64, seq: i32, txn: bool, now: i
     b.build().expect("valid batch")
 }
 
-fn marker(base: i64, pid: i64, abort: bool, now: i64) -> Vec<u8> {
+fn marker(base: i64, pid: i64, epoch: i16, abort: bool, now: i64) -> Vec<u8> {
     let t = if abort {
         ControlRecordType::Abort
     } else {
         ControlRecordType::Commit
     };
     BatchBuilder::new(base)
-        .producer(pid, 0, -1)
+        .producer(pid, epoch, -1)
         .build_end_txn_marker(t, 1, now)
         .expect("valid marker")
+}
+
+/// What one append call is.
+struct Planned {
+    bytes: Vec<u8>,
+    pid: i64,
+    txn_pid: Option<i64>,
+    marker: Option<bool>,
+    origin: Option<AppendOrigin>,
+    /// A retry of the producer's last batch: expected to be a duplicate.
+    retry: bool,
+}
+
+/// Plans a follower (`leader` false) or leader append; `txn` for a transactional
+/// producer's batch or marker. Follower producers are 1-3 (idempotent) and 10-12
+/// (transactional); leader producers 31-33 and 21-23; the coordinator's own batches have
+/// no producer id.
+fn plan(
+    rng: &mut StdRng,
+    prod: &Producers,
+    leo: i64,
+    txn: bool,
+    leader: bool,
+    now: i64,
+) -> Planned {
+    let epoch_of = |pid: i64| *prod.epoch.get(&pid).unwrap_or(&0);
+    let seq_of = |pid: i64| *prod.seq.get(&pid).unwrap_or(&0);
+    if txn {
+        let pid = if leader { 21 } else { 10 } + rng.gen_range(0..3);
+        let epoch = epoch_of(pid);
+        if prod.open_txn.contains(&pid) && rng.gen_bool(0.4) {
+            let abort = rng.gen_bool(0.5);
+            let (base, origin) = if leader {
+                (0, Some(AppendOrigin::Coordinator))
+            } else {
+                (leo, None)
+            };
+            return Planned {
+                bytes: marker(base, pid, epoch, abort, now),
+                pid,
+                txn_pid: Some(pid),
+                marker: Some(abort),
+                origin,
+                retry: false,
+            };
+        }
+        let bytes = if leader {
+            produce_batch(rng, (pid, epoch, seq_of(pid)), true, false, now)
+        } else {
+            data_batch(rng, leo, pid, seq_of(pid), true, now)
+        };
+        return Planned {
+            bytes,
+            pid,
+            txn_pid: Some(pid),
+            marker: None,
+            origin: leader.then_some(AppendOrigin::Client),
+            retry: false,
+        };
+    }
+    if !leader {
+        let pid = if rng.gen_bool(0.5) {
+            -1
+        } else {
+            rng.gen_range(1..4)
+        };
+        return Planned {
+            bytes: data_batch(rng, leo, pid, seq_of(pid), false, now),
+            pid,
+            txn_pid: None,
+            marker: None,
+            origin: None,
+            retry: false,
+        };
+    }
+    match rng.gen_range(0..10) {
+        // The coordinator's own keyed batch (as the group coordinator writes offsets).
+        0 => Planned {
+            bytes: produce_batch(rng, (-1, -1, -1), false, true, now),
+            pid: -1,
+            txn_pid: None,
+            marker: None,
+            origin: Some(AppendOrigin::Coordinator),
+            retry: false,
+        },
+        1..=3 => Planned {
+            bytes: produce_batch(rng, (-1, -1, -1), false, false, now),
+            pid: -1,
+            txn_pid: None,
+            marker: None,
+            origin: Some(AppendOrigin::Client),
+            retry: false,
+        },
+        k => {
+            let pid = 31 + rng.gen_range(0..3);
+            match prod.last_sent.get(&pid) {
+                Some((bytes, _, _)) if k == 9 => Planned {
+                    bytes: bytes.clone(),
+                    pid,
+                    txn_pid: None,
+                    marker: None,
+                    origin: Some(AppendOrigin::Client),
+                    retry: true,
+                },
+                _ => Planned {
+                    bytes: produce_batch(rng, (pid, epoch_of(pid), seq_of(pid)), false, false, now),
+                    pid,
+                    txn_pid: None,
+                    marker: None,
+                    origin: Some(AppendOrigin::Client),
+                    retry: false,
+                },
+            }
+        }
+    }
 }
 
 /// Runs workload `seed` of `steps` calls in `dir` (which must be empty) and returns its
@@ -134,6 +341,7 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
     };
     let mut log = open(dir, &config, clock.clone(), rec.clone()).expect("open an empty log");
     let mut prod = Producers::default();
+    let mut leader_epoch = 0i32;
     for _ in 0..steps {
         time.sleep(rng.gen_range(1..50));
         let now = clock.milliseconds();
@@ -155,54 +363,86 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
         let quiet = prod.open_txn.is_empty();
         let res: Result<(), String> = match what {
             "append" | "txn" => {
-                let (bytes, pid, txn_pid, mark) = if what == "txn" {
-                    let pid = 10 + rng.gen_range(0..3);
-                    if prod.open_txn.contains(&pid) && rng.gen_bool(0.4) {
-                        let abort = rng.gen_bool(0.5);
-                        (marker(leo, pid, abort, now), pid, Some(pid), Some(abort))
-                    } else {
-                        let seq = *prod.seq.get(&pid).unwrap_or(&0);
-                        let b = data_batch(&mut rng, leo, pid, seq, true, now);
-                        (b, pid, Some(pid), None)
-                    }
-                } else {
-                    let pid = if rng.gen_bool(0.5) {
-                        -1
-                    } else {
-                        rng.gen_range(1..4)
-                    };
-                    let seq = *prod.seq.get(&pid).unwrap_or(&0);
-                    (
-                        data_batch(&mut rng, leo, pid, seq, false, now),
-                        pid,
-                        None,
-                        None,
-                    )
+                let leader = rng.gen_bool(0.5);
+                if leader && rng.gen_bool(0.05) {
+                    leader_epoch += 1;
+                }
+                let p = plan(&mut rng, &prod, leo, what == "txn", leader, now);
+                let appended = match p.origin {
+                    None => log
+                        .append(&p.bytes)
+                        .map(|info| (info.first_offset, info.last_offset, false)),
+                    Some(origin) => log
+                        .append_as_leader(&p.bytes, leader_epoch, origin)
+                        .map(|info| (info.first_offset, info.last_offset, info.duplicate)),
                 };
-                match log.append(&bytes) {
-                    Ok(info) => {
-                        match (txn_pid, mark) {
-                            (Some(p), Some(_)) => {
-                                prod.open_txn.remove(&p);
+                match appended {
+                    Ok((first, last, true)) => {
+                        // A duplicate: nothing appended, the original's offsets.
+                        oracle.duplicates += 1;
+                        match prod.last_sent.get(&p.pid) {
+                            Some(&(_, f, l)) if p.retry && (f, l) == (first, last) => Ok(()),
+                            _ => Err(format!(
+                                "a duplicate answered {first}..={last}, not the retried batch's offsets"
+                            )),
+                        }
+                    }
+                    Ok((first, last, false)) => {
+                        let bytes = if p.origin.is_some() {
+                            let before = rec.len();
+                            let b = stored_at(&log, first);
+                            if rec.len() != before {
+                                oracle
+                                    .failed_calls
+                                    .push("reading a batch back changed the trace".into());
                             }
-                            (Some(p), None) => {
-                                prod.open_txn.insert(p);
+                            match b {
+                                Ok(b) => b,
+                                Err(e) => {
+                                    oracle.failed_calls.push(e);
+                                    p.bytes.clone()
+                                }
+                            }
+                        } else {
+                            p.bytes.clone()
+                        };
+                        match (p.txn_pid, p.marker) {
+                            (Some(pid), Some(_)) => {
+                                prod.open_txn.remove(&pid);
+                            }
+                            (Some(pid), None) => {
+                                prod.open_txn.insert(pid);
                             }
                             _ => {}
                         }
-                        if pid >= 0 && mark.is_none() {
-                            let n = (info.last_offset - info.first_offset + 1) as i32;
-                            *prod.seq.entry(pid).or_insert(0) += n;
+                        if p.pid >= 0 && p.marker.is_none() {
+                            let n = (last - first + 1) as i32;
+                            *prod.seq.entry(p.pid).or_insert(0) += n;
+                        }
+                        if p.origin == Some(AppendOrigin::Client) && p.pid >= 0 {
+                            prod.last_sent.insert(p.pid, (p.bytes.clone(), first, last));
                         }
                         oracle.batches.push(Batch {
-                            base: info.first_offset,
-                            last: info.last_offset,
+                            base: first,
+                            last,
                             bytes,
-                            txn_pid,
-                            marker: mark,
+                            txn_pid: p.txn_pid,
+                            marker: p.marker,
+                            origin: p.origin,
                             start,
                             end: rec.len(),
                         });
+                        Ok(())
+                    }
+                    Err(e @ segment::SegmentError::Rejected { .. }) => {
+                        // Kafka's rules refused it: the producer starts a new epoch (its
+                        // sequence from 0), as a real one does after such an answer.
+                        oracle.refused.push(format!("{what}: {e}"));
+                        if p.pid >= 0 {
+                            *prod.epoch.entry(p.pid).or_insert(0) += 1;
+                            prod.seq.insert(p.pid, 0);
+                            prod.last_sent.remove(&p.pid);
+                        }
                         Ok(())
                     }
                     Err(e) => Err(e.to_string()),
