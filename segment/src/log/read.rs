@@ -311,11 +311,15 @@ impl<F: BatchFormat> Log<F> {
 
     /// The bound of `isolation` as the pass sees it (never above the log end `leo`).
     fn isolation_bound(&self, isolation: FetchIsolation, leo: i64) -> i64 {
-        match isolation {
+        let bound = match isolation {
             FetchIsolation::LogEnd => leo,
             FetchIsolation::HighWatermark => self.high_watermark().min(leo),
             FetchIsolation::TxnCommitted => self.last_stable_offset().min(leo),
+        };
+        if crate::fs::mutated!(LinReadPastBound) {
+            return (bound + 1).min(leo);
         }
+        bound
     }
 
     /// The segment and byte position of offset `o` (Kafka's `convertToOffsetMetadata`):
@@ -471,6 +475,9 @@ impl<F: BatchFormat> Log<F> {
                 break;
             }
             cur = self.segments.higher_segment(s.base_offset());
+        }
+        if crate::fs::mutated!(LinAbortedDrop) {
+            out.pop();
         }
         Ok(out)
     }
