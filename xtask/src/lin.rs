@@ -16,10 +16,10 @@ use segment::fs::mutant::Mutant;
 const HELP: &str = "\
 usage: cargo xtask lin [--smoke | --long] [--histories N] [--seed N] [--ops N]
                        [--family auto|manual|both] [--no-memo] [--first] [--no-truncate]
-                       [--mutant NAME | --mutants] [--seconds N]
+                       [--mutant NAME | --mutants] [--seconds N] [--dir PATH]
 
-  --smoke         40 histories (default; what CI runs)
-  --long          2,000 histories
+  --smoke         1,000 histories (default; what CI runs)
+  --long          20,000 histories
   --histories N   that many histories
   --seed N        the first history's seed
   --ops N         operations per thread and phase
@@ -29,6 +29,9 @@ usage: cargo xtask lin [--smoke | --long] [--histories N] [--seed N] [--ops N]
   --first         stop at the first anomaly
   --no-truncate   no truncate_to (isolates the append window from the truncation one)
   --seconds N     stop after N seconds
+  --dir PATH      the logs' directory (default: /dev/shm if it exists, else the
+                  system's temporary directory; on disk, where fsyncs take real time,
+                  histories cost ~50x more and the windows around an fsync are wider)
   --mutant NAME   run against a weakened build; must report anomalies:
                   lin-hw-unclamped, lin-read-past-bound, lin-aborted-drop,
                   lin-truncate-keeps-hw
@@ -41,6 +44,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut cfg = Config::smoke();
     let mut mutant = None;
     let mut all = false;
+    let mut dir: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     let num = |v: Option<&String>, what: &str| -> Result<u64, String> {
         v.ok_or_else(|| format!("{what} needs a value\n{HELP}"))?
@@ -68,6 +72,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--no-memo" => cfg.memo = false,
             "--first" => cfg.stop_at_first = true,
             "--no-truncate" => cfg.truncate = false,
+            "--dir" => {
+                dir = Some(
+                    it.next()
+                        .ok_or_else(|| format!("--dir needs a path\n{HELP}"))?
+                        .into(),
+                );
+            }
             "--mutant" => {
                 let m = it
                     .next()
@@ -87,7 +98,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown argument `{other}`\n{HELP}")),
         }
     }
-    let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let shm = std::path::Path::new("/dev/shm");
+    let root = match &dir {
+        Some(d) => tempfile::tempdir_in(d),
+        None if shm.is_dir() => tempfile::tempdir_in(shm),
+        None => tempfile::tempdir(),
+    }
+    .map_err(|e| e.to_string())?;
     if all {
         let mut caught = 0;
         for m in Mutant::LIN {

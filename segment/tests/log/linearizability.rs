@@ -8,7 +8,7 @@
 //! `docs/kafka-behaviour.md#fetch-aborted-transactions`,
 //! `docs/kafka-behaviour.md#concurrent-reads`).
 //!
-//! The smoke runs 40 histories and fails on any anomaly. It is ignored until the
+//! The smoke runs 1,000 histories (on tmpfs when there is one) and fails on any anomaly. It is ignored until the
 //! isolation races of issue 37 item 1 are fixed on main: on the code before the fix it
 //! finds them (a `read_committed` answer or a last stable offset that no single moment
 //! of the log had, during a `truncate_to` and during transactional appends; `cargo xtask

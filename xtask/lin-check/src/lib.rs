@@ -80,10 +80,11 @@ pub struct Config {
 }
 
 impl Config {
-    /// The CI smoke: 40 histories of 3 phases, 6 threads × 8 operations per phase.
+    /// The CI smoke: 1,000 histories of 3 phases, 6 threads × 8 operations per phase
+    /// (readers 24); about 20 s in a debug build on tmpfs.
     pub fn smoke() -> Self {
         Config {
-            histories: 40,
+            histories: 1_000,
             seed: 1,
             phases: 3,
             ops: 8,
@@ -96,10 +97,10 @@ impl Config {
         }
     }
 
-    /// The long run: 2,000 histories of 3 phases, 6 threads × 12 operations per phase.
+    /// The long run: 20,000 histories of 3 phases, 6 threads × 12 operations per phase.
     pub fn long() -> Self {
         Config {
-            histories: 2_000,
+            histories: 20_000,
             ops: 12,
             ..Config::smoke()
         }
