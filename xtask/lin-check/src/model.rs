@@ -21,6 +21,9 @@
 //!   still hold the LSO down; an empty `read_committed` answer or an LSO value is then
 //!   accepted down to such a transaction's first offset. Nothing at or above the LSO of
 //!   the ongoing transactions is ever accepted;
+//! * follower appends (`append`, in histories without `truncate_to`, so that the offset
+//!   a follower read is never above the log end): appended exactly at the log end,
+//!   refused exactly below it;
 //! * appends: the offsets must be the log end's (nothing is reused or skipped); a
 //!   rejection by the producer rules, or a duplicate, changes nothing (the model does not
 //!   replay Kafka's sequence rules: `cargo xtask kafka`'s k4-leader compares them with
@@ -54,6 +57,14 @@ pub enum Op {
         pid: i64,
         /// The batch's kind.
         kind: Kind,
+        /// The batch's identity (its timestamp).
+        id: i64,
+    },
+    /// `append` (the follower path) of one plain single-record batch at `offset` (the log
+    /// end the follower read before the call).
+    Follow {
+        /// The batch's base offset.
+        offset: i64,
         /// The batch's identity (its timestamp).
         id: i64,
     },
@@ -390,6 +401,22 @@ impl wgl::Model for LogModel {
             (Op::Append { .. }, Ret::Appended { dup: true, .. } | Ret::Rejected(_)) => {
                 Some(s.clone())
             }
+            (Op::Follow { offset, id }, Ret::Appended { first, dup: false }) => {
+                if *first != *offset || *offset != s.end {
+                    return None;
+                }
+                let mut n = s.clone();
+                n.batches.push(Batch {
+                    offset: *offset,
+                    id: *id,
+                    pid: -1,
+                    kind: Kind::Plain,
+                });
+                n.end += 1;
+                Some(n)
+            }
+            // Below the log end: refused (`NonMonotonicOffset`), nothing appended.
+            (Op::Follow { offset, .. }, Ret::Rejected(_)) => same(*offset < s.end),
             (
                 Op::Read {
                     offset,

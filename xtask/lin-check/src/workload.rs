@@ -39,6 +39,10 @@ pub struct Shape {
     pub two_txn: bool,
     /// The administrator calls `truncate_to`.
     pub truncate: bool,
+    /// The second producer thread appends through the follower path (`append`, plain
+    /// batches at the log end it reads); only without `truncate`, so that the end it
+    /// read is never above the log end.
+    pub follower: bool,
 }
 
 /// What a history recorded.
@@ -82,6 +86,7 @@ fn open(dir: &Path, manual: Option<i64>) -> Result<Log, SegmentError> {
 
 fn error(e: &SegmentError) -> Ret {
     match e {
+        SegmentError::NonMonotonicOffset { .. } => Ret::Rejected("NonMonotonicOffset".into()),
         SegmentError::OffsetOutOfRange { .. } => Ret::OutOfRange,
         SegmentError::Rejected { .. } => Ret::Rejected(e.kafka_error().name().to_string()),
         other => Ret::Error(other.to_string()),
@@ -112,7 +117,7 @@ fn aborted(list: Option<Vec<index_txn::AbortedTxn>>) -> Option<Vec<(i64, i64)>> 
 /// Runs `op` on `log` and returns its response.
 fn execute(log: &Log, op: &Op) -> Ret {
     match op {
-        Op::Append { .. } => unreachable_append(),
+        Op::Append { .. } | Op::Follow { .. } => unreachable_append(),
         Op::Read {
             offset,
             max_bytes,
@@ -340,6 +345,25 @@ fn idempotent_producer(
     }
 }
 
+/// A follower appending plain batches at the log end it reads (racing the leaders).
+fn follower(log: &Log, r: &mut Recorder<'_>, ids: &Ids, ops: usize) {
+    for _ in 0..ops {
+        let id = ids.next();
+        let offset = log.log_end_offset();
+        let b = BatchBuilder::new(offset)
+            .record(NOW - id, None, Some(b"f"))
+            .build()
+            .unwrap_or_default();
+        r.run(Op::Follow { offset, id }, |_| match log.append(&b) {
+            Ok(info) => Ret::Appended {
+                first: info.first_offset,
+                dup: false,
+            },
+            Err(e) => error(&e),
+        });
+    }
+}
+
 fn reader(log: &Log, r: &mut Recorder<'_>, rng: &mut StdRng, ops: usize) {
     const ISOS: [FetchIsolation; 3] = [
         FetchIsolation::LogEnd,
@@ -378,7 +402,9 @@ fn admin(log: &Log, r: &mut Recorder<'_>, rng: &mut StdRng, ops: usize, shape: S
         let op = match rng.gen_range(0..12) {
             0..=3 if manual => Op::UpdateHw(leo - rng.gen_range(-1..3)),
             0..=3 => Op::HighWatermark,
-            4 | 5 if shape.truncate => Op::TruncateTo((leo - rng.gen_range(1..5)).max(0)),
+            4 | 5 if shape.truncate && !shape.follower => {
+                Op::TruncateTo((leo - rng.gen_range(1..5)).max(0))
+            }
             4..=6 => Op::DeleteRecords((log.high_watermark() - rng.gen_range(0..4)).max(0)),
             7 => Op::Retention,
             8 => Op::Roll,
@@ -442,6 +468,7 @@ pub fn record(shape: Shape, root: &Path) -> Result<History, String> {
                         1 if shape.two_txn => {
                             txn_producer(log, &mut r, ids, &mut p, &mut rng, shape.ops);
                         }
+                        2 if shape.follower => follower(log, &mut r, ids, shape.ops),
                         1 | 2 => idempotent_producer(log, &mut r, ids, &mut p, &mut rng, shape.ops),
                         3 | 4 => reader(log, &mut r, &mut rng, 3 * shape.ops),
                         _ => admin(log, &mut r, &mut rng, shape.ops, shape),
