@@ -83,7 +83,7 @@ pub struct Config {
 
 impl Config {
     /// The CI smoke: 1,000 histories of 3 phases, 6 threads × 8 operations per phase
-    /// (readers 24); about 20 s in a debug build on tmpfs.
+    /// (readers 24): about 30 s in a debug build on tmpfs on a shared 2-core machine.
     pub fn smoke() -> Self {
         Config {
             histories: 1_000,
