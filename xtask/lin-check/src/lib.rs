@@ -187,15 +187,18 @@ pub fn run(cfg: &Config, root: &Path) -> Result<Report, String> {
                 rep.anomalies += 1;
                 let c = cause(&h[stuck], &h);
                 rep.by_cause
-                    .entry(c)
+                    .entry(c.clone())
                     .or_insert((0, rep.histories, rep.operations))
                     .0 += 1;
-                if rep.first.is_none() {
+                // `LIN_CAUSE=TEXT`: describe (and stop at) the first anomaly whose class
+                // contains TEXT, e.g. `read LogEnd`.
+                let wanted = std::env::var("LIN_CAUSE").map_or(true, |w| c.contains(&w));
+                if rep.first.is_none() && wanted {
                     rep.first_at = Some((rep.histories, rep.operations));
                     rep.first = Some(describe(&shape, &h, deepest, stuck));
-                }
-                if cfg.stop_at_first {
-                    break;
+                    if cfg.stop_at_first {
+                        break;
+                    }
                 }
             }
         }
