@@ -57,15 +57,17 @@ use parking_lot::Mutex;
 
 use crate::error::{Result, SegmentError};
 
-/// Deliberately weakened builds for `cargo xtask crash --mutant NAME`, which must then
-/// report violations (the crash checker can fail). Compiled only with the non-default
-/// `crash-mutants` feature; one build serves every mutant (selected at run time).
+/// Deliberately weakened builds for `cargo xtask crash --mutant NAME` and
+/// `cargo xtask lin --mutant NAME`, which must then report violations (the checkers can
+/// fail). Compiled only with the non-default `crash-mutants` feature; one build serves
+/// every mutant (selected at run time).
 #[cfg(feature = "crash-mutants")]
 #[doc(hidden)]
 pub mod mutant {
     use std::sync::atomic::{AtomicU8, Ordering};
 
-    /// A weakening of the durability protocol.
+    /// A weakening of the durability protocol (`cargo xtask crash`) or of the rules
+    /// concurrent reads see (`cargo xtask lin`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     #[repr(u8)]
     pub enum Mutant {
@@ -78,15 +80,32 @@ pub mod mutant {
         NoTrimFsync,
         /// A `.log` is fsynced before it is trimmed on close (KAFKA-21000).
         FlushBeforeTrim,
+        /// `update_high_watermark` does not clamp a high watermark above the log end.
+        LinHwUnclamped,
+        /// A bounded read's bound (high watermark, last stable offset) is one offset
+        /// higher: one batch past it is served.
+        LinReadPastBound,
+        /// A `read_committed` fetch's aborted list loses its last entry.
+        LinAbortedDrop,
+        /// `truncate_to` leaves the high watermark above the new log end.
+        LinTruncateKeepsHw,
     }
 
     impl Mutant {
-        /// Every mutant.
+        /// Every mutant of `cargo xtask crash`.
         pub const ALL: [Mutant; 4] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
             Mutant::FlushBeforeTrim,
+        ];
+
+        /// Every mutant of `cargo xtask lin`.
+        pub const LIN: [Mutant; 4] = [
+            Mutant::LinHwUnclamped,
+            Mutant::LinReadPastBound,
+            Mutant::LinAbortedDrop,
+            Mutant::LinTruncateKeepsHw,
         ];
 
         /// The `--mutant` name.
@@ -96,10 +115,14 @@ pub mod mutant {
                 Mutant::CheckpointBeforeData => "checkpoint-before-data",
                 Mutant::NoTrimFsync => "no-trim-fsync",
                 Mutant::FlushBeforeTrim => "flush-before-trim",
+                Mutant::LinHwUnclamped => "lin-hw-unclamped",
+                Mutant::LinReadPastBound => "lin-read-past-bound",
+                Mutant::LinAbortedDrop => "lin-aborted-drop",
+                Mutant::LinTruncateKeepsHw => "lin-truncate-keeps-hw",
             }
         }
 
-        /// Parses a `--mutant` name.
+        /// Parses a `cargo xtask crash --mutant` name.
         pub fn parse(s: &str) -> Option<Mutant> {
             Mutant::ALL.into_iter().find(|m| m.name() == s)
         }

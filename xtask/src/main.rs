@@ -11,6 +11,7 @@ mod anchors;
 mod crash;
 mod fuzz;
 mod kafka;
+mod lin;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
@@ -38,6 +39,9 @@ commands:
   crash     crash-state enumerator: every state a power cut may leave at each fsync of
             seeded workloads, recovered and checked (--smoke: 10,000 states, as CI runs;
             --mutants: each weakened build must be caught; see `cargo xtask crash --help`)
+  lin       linearizability of segment::Log: concurrent histories checked against a model
+            of the log (--smoke: 40 histories; --long; --mutants: each weakened build must
+            be caught; see `cargo xtask lin --help`)
   bench     the bench-harness main job with its size sweep: report.md, SVG plots and JSON in
             bench-report/ of the target dir ($CARGO_TARGET_DIR if set, else target/);
             --criterion: run cargo bench --workspace first
@@ -65,6 +69,7 @@ fn main() {
         "vs-kafka" => kafka::vs::run(rest),
         "fuzz" => fuzz::fuzz(rest),
         "crash" => crash::run(rest),
+        "lin" => lin::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

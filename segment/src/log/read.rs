@@ -324,11 +324,16 @@ impl<F: BatchFormat> Log<F> {
 
     /// The bound of `isolation` in the bounds `b` of one moment (never above its log end).
     fn isolation_bound(isolation: FetchIsolation, b: &LogBounds) -> i64 {
-        match isolation {
-            FetchIsolation::LogEnd => b.log_end_offset,
-            FetchIsolation::HighWatermark => b.high_watermark.min(b.log_end_offset),
-            FetchIsolation::TxnCommitted => b.last_stable_offset.min(b.log_end_offset),
+        let leo = b.log_end_offset;
+        let bound = match isolation {
+            FetchIsolation::LogEnd => leo,
+            FetchIsolation::HighWatermark => b.high_watermark.min(leo),
+            FetchIsolation::TxnCommitted => b.last_stable_offset.min(leo),
+        };
+        if crate::fs::mutated!(LinReadPastBound) {
+            return (bound + 1).min(leo);
         }
+        bound
     }
 
     /// The segment and byte position of offset `o` (Kafka's `convertToOffsetMetadata`):
@@ -494,6 +499,9 @@ impl<F: BatchFormat> Log<F> {
                 break;
             }
             cur = self.segments.higher_segment(s.base_offset());
+        }
+        if crate::fs::mutated!(LinAbortedDrop) {
+            out.pop();
         }
         Ok(out)
     }

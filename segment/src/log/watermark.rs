@@ -207,7 +207,7 @@ impl<F: BatchFormat> Log<F> {
         let leo = self.log_end_offset();
         if hw < start {
             start
-        } else if hw >= leo {
+        } else if hw >= leo && !crate::fs::mutated!(LinHwUnclamped) {
             leo
         } else {
             hw
@@ -218,6 +218,9 @@ impl<F: BatchFormat> Log<F> {
     /// new log end comes down to it. Under the log's lock.
     pub(super) fn high_watermark_after_truncate(&self) {
         let leo = self.log_end_offset();
+        if crate::fs::mutated!(LinTruncateKeepsHw) {
+            return;
+        }
         if self.bounds.manual_high_watermark() >= leo {
             self.store_high_watermark(leo);
             self.hw_offset_only.store(false, Ordering::Release);

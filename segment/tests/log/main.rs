@@ -25,6 +25,7 @@ mod last_offset_i64_max;
 mod leader;
 mod leader_epoch_checkpoint;
 mod legacy_offset_overflow_split;
+mod linearizability;
 mod list_offsets;
 mod load_check_errors;
 #[cfg(unix)]
