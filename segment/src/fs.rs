@@ -89,6 +89,12 @@ pub mod mutant {
         LinAbortedDrop,
         /// `truncate_to` leaves the high watermark above the new log end.
         LinTruncateKeepsHw,
+        /// An append publishes its log end before the producer state has its batches
+        /// (issue 37's first race, `docs/kafka-behaviour.md#one-moment-bounds`).
+        LinPublishBeforeState,
+        /// `truncate_to` rebuilds the producer state only after its fsync and checkpoint
+        /// (issue 37's second race).
+        LinTruncateLateState,
     }
 
     impl Mutant {
@@ -101,11 +107,13 @@ pub mod mutant {
         ];
 
         /// Every mutant of `cargo xtask lin`.
-        pub const LIN: [Mutant; 4] = [
+        pub const LIN: [Mutant; 6] = [
             Mutant::LinHwUnclamped,
             Mutant::LinReadPastBound,
             Mutant::LinAbortedDrop,
             Mutant::LinTruncateKeepsHw,
+            Mutant::LinPublishBeforeState,
+            Mutant::LinTruncateLateState,
         ];
 
         /// The `--mutant` name.
@@ -119,6 +127,8 @@ pub mod mutant {
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",
                 Mutant::LinTruncateKeepsHw => "lin-truncate-keeps-hw",
+                Mutant::LinPublishBeforeState => "lin-publish-before-state",
+                Mutant::LinTruncateLateState => "lin-truncate-late-state",
             }
         }
 

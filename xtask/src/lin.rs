@@ -35,7 +35,7 @@ usage: cargo xtask lin [--smoke | --long] [--histories N] [--seed N] [--ops N]
   --mutant NAME   run against a weakened build; must report anomalies:
                   lin-hw-unclamped, lin-read-past-bound, lin-aborted-drop,
                   lin-truncate-keeps-hw
-  --mutants       every lin mutant (up to 200 histories each, stopping at the first
+  --mutants       every lin mutant (up to 1,000 histories each, stopping at the first
                   anomaly); fails unless each is caught
 ";
 
@@ -108,8 +108,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if all {
         let mut caught = 0;
         for m in Mutant::LIN {
+            // Up to 1,000 histories, stopping at the first anomaly: the race mutants are
+            // found within tens to a few hundred, the others within a few.
             let c = Config {
-                histories: 200,
+                histories: 1000,
                 stop_at_first: true,
                 ..cfg.clone()
             };

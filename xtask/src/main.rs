@@ -149,6 +149,9 @@ fn ci() -> Res {
     // Crash states, then every mutant must be caught (the checker can fail).
     crash::run(&["--smoke".to_string()])?;
     crash::run(&["--mutants".to_string()])?;
+    // The linearizability smoke runs as a test (`segment/tests/log/linearizability.rs`);
+    // every lin mutant must be caught (the checker can fail).
+    lin::run(&["--mutants".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);

@@ -179,6 +179,13 @@ impl<F: BatchFormat> Log<F> {
         // The producer state first, then the log end with it: a reader never sees a
         // batch the producer state does not describe
         // (`docs/kafka-behaviour.md#one-moment-bounds`).
+        if crate::fs::mutated!(LinPublishBeforeState) {
+            // The old order: the log end first, the producer state after it.
+            self.publish().set_log_end(last + 1);
+            self.update_state_before_publish(active, parsed, last)?;
+            drop(self.publish());
+            return self.write_epochs_after_append();
+        }
         self.update_state_before_publish(active, parsed, last)?;
         self.publish().set_log_end(last + 1);
         self.write_epochs_after_append()

@@ -8,15 +8,15 @@
 //! `docs/kafka-behaviour.md#fetch-aborted-transactions`,
 //! `docs/kafka-behaviour.md#concurrent-reads`).
 //!
-//! The smoke runs 1,000 histories (on tmpfs when there is one) and fails on any anomaly. It is ignored until the
-//! isolation races of issue 37 item 1 are fixed on main: on the code before the fix it
-//! finds them (a `read_committed` answer or a last stable offset that no single moment
-//! of the log had, during a `truncate_to` and during transactional appends; `cargo xtask
-//! lin` prints them). `LIN_HISTORIES=N` runs N histories instead (the long run: `cargo
-//! xtask lin --long`).
+//! The smoke runs 1,000 histories (on tmpfs when there is one) and fails on any anomaly.
+//! On the code before the fix of issue 37 item 1 (`docs/kafka-behaviour.md#one-moment-bounds`)
+//! it found both isolation races (a `read_committed` answer or a last stable offset that no
+//! single moment of the log had, during a `truncate_to` and during transactional appends);
+//! `cargo xtask lin --mutants` shows it still finds them, reintroduced as the mutants
+//! `lin-publish-before-state` and `lin-truncate-late-state`. `LIN_HISTORIES=N` runs N
+//! histories instead (the long run: `cargo xtask lin --long`).
 
 #[test]
-#[ignore = "finds the isolation races of issue 37 item 1 until their fix lands"]
 fn log_api_is_linearizable() {
     let mut cfg = lin_check::Config::smoke();
     if let Some(n) = std::env::var("LIN_HISTORIES")
