@@ -1,5 +1,5 @@
 //! The checker: recovers a crash state with `Log::open` and checks the invariants of
-//! the README's "Crash states" (numbered as there).
+//! "Crash states" in `docs/testing.md#crash-states` (numbered as there).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;

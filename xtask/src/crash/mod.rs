@@ -1,5 +1,5 @@
 //! `cargo xtask crash`: the crash-state enumerator (ALICE / CrashMonkey applied to this
-//! library; numbered as in the README's "Crash states").
+//! library; numbered as in "Crash states", `docs/testing.md#crash-states`).
 //!
 //! 1. A seeded [`workload`] runs against a real directory through the trace
 //!    [`Recorder`](trace::Recorder), which logs every file operation the `segment`
