@@ -1055,6 +1055,48 @@ fn gen_case(
     }
 }
 
+/// A case whose every append Kafka refuses (end-txn markers sent with the client
+/// origin): the partition takes no batch, so the files compared are those a log holds
+/// before its first append, among them Kafka's empty `leader-epoch-checkpoint`
+/// (`docs/kafka-behaviour.md#leader-epoch-checkpoint-created`).
+fn gen_refused_case(rng: &mut StdRng, i: usize, cov: &mut BTreeMap<What, usize>) -> Case {
+    let mut c = gen_case(rng, i, cov, false);
+    c.ops.retain(|op| !matches!(op, Op::Append { .. }));
+    c.built.clear();
+    let mut g = Gen {
+        rng,
+        topic: c.topic.clone(),
+        kind: c.kind,
+        now: c.start_ms,
+        leader_epoch: 0,
+        sent: 0,
+        prods: vec![Prod {
+            pid: 1000,
+            epoch: 0,
+            seq: 0,
+            transactional: true,
+            open: false,
+            coordinator_epoch: 0,
+            codec: CODECS[0],
+            recent: VecDeque::new(),
+        }],
+        ops: Vec::new(),
+        cov,
+        built: Vec::new(),
+        kafka_fed: HashMap::new(),
+        id: c.id.clone(),
+        builder_bug: false,
+    };
+    for _ in 0..3 {
+        g.marker(0, What::ClientMarker);
+    }
+    let mut ops = std::mem::take(&mut g.ops);
+    ops.extend(c.ops);
+    c.ops = ops;
+    c.built = std::mem::take(&mut g.built);
+    c
+}
+
 fn case_text(c: &Case, dir: &Path) -> String {
     let mut s = String::new();
     for b in &c.built {
@@ -1138,6 +1180,10 @@ struct Damage {
     /// `k4-leader-close-entry`: the last entry of our active segment's `.timeindex` after
     /// the close (the extra entry our close appends) one offset low.
     close_entry: bool,
+    /// `k4-leader-no-epoch-file`: the empty `leader-epoch-checkpoint` of a partition that
+    /// took no append is removed from our side after the close (as we wrote none before
+    /// `docs/kafka-behaviour.md#leader-epoch-checkpoint-created`).
+    no_epoch_file: bool,
 }
 
 impl Damage {
@@ -1148,6 +1194,7 @@ impl Damage {
             stale_crc: ctx.sabotaged("k4-leader-stale-crc"),
             marker_epoch: ctx.sabotaged("k4-leader-marker-epoch"),
             close_entry: ctx.sabotaged("k4-leader-close-entry"),
+            no_epoch_file: ctx.sabotaged("k4-leader-no-epoch-file"),
         }
     }
 
@@ -1348,6 +1395,12 @@ fn run_ours(
                 b[at..].copy_from_slice(&rel.to_be_bytes());
                 std::fs::write(&path, b).map_err(|e| format!("{path:?}: {e}"))?;
             }
+        }
+    }
+    if damage.no_epoch_file {
+        let path = dir.join("leader-epoch-checkpoint");
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            std::fs::remove_file(&path).map_err(|e| format!("{path:?}: {e}"))?;
         }
     }
     if damage.batches() {
@@ -2024,9 +2077,10 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     let mut cov = BTreeMap::new();
     let n_cases = (4 * ctx.scale as usize).max(2) * KINDS.len();
     let builder_bug = ctx.sabotaged("k4-leader-builder-compressed");
-    let cases: Vec<Case> = (0..n_cases)
+    let mut cases: Vec<Case> = (0..n_cases)
         .map(|i| gen_case(&mut rng, i, &mut cov, builder_bug))
         .collect();
+    cases.push(gen_refused_case(&mut rng, n_cases, &mut cov));
     let damage = Damage::of(ctx);
     let mut input = String::new();
     let mut dirs: Vec<(PathBuf, PathBuf)> = Vec::new();
