@@ -357,3 +357,41 @@ fn case69d_trailing_zeros_are_corrupt() {
         stderr(&out)
     );
 }
+
+/// Issue 39: a control record whose key cannot be decoded is reported once, as
+/// `Invalid record in batch at position: N: <reason>`, without the error's own
+/// "invalid record in batch at position N:" prefix repeated inside the line.
+#[test]
+fn a_hostile_control_key_is_reported_without_a_repeated_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("00000000000000000000.log");
+    let good = batch(0, 2, 1000);
+    let mut bytes = good.clone();
+    // A control batch whose only record has a 2-byte key (a control key has 4).
+    bytes.extend(
+        BatchBuilder::new(2)
+            .control(true)
+            .record(1002, Some(&[0, 0]), None)
+            .build()
+            .unwrap(),
+    );
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run_cli(&["--deep-iteration", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("Invalid record in batch at position:"))
+        .unwrap_or_else(|| panic!("no invalid record line in: {err}"));
+    assert!(
+        line.contains(&format!(
+            "Invalid record in batch at position: {}: invalid value size found for control record key",
+            good.len()
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        line.to_lowercase().matches("in batch at position").count(),
+        1,
+        "the prefix is repeated: {line}"
+    );
+}
