@@ -224,6 +224,63 @@ fn a_torn_tail_is_an_error() {
     );
 }
 
+/// Appends the first 40 bytes of the segment's own first batch to its `.log`: a batch
+/// header whose size runs past the end of the file (a torn tail). Returns the old size.
+fn tear(log: &Path) -> u64 {
+    let before = len(log);
+    let head = std::fs::read(log).unwrap()[..40].to_vec();
+    append(log, &head);
+    before
+}
+
+/// Issue 39: a scan's stop reason is a sentence ("a torn tail of 40 bytes at position
+/// N"), never Rust's `Debug` form (`TornTail { position: N, remaining: 40 }`), in every
+/// finding, the loader's check reason included.
+#[test]
+fn a_torn_tail_is_described_in_a_sentence() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    let before = tear(&dir.join("00000000000000002180.log"));
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    let torn = detail(p, "torn_log_tail");
+    assert!(
+        torn.contains(&format!("(a torn tail of 40 bytes at position {before})")),
+        "{torn}"
+    );
+    for f in p["findings"].as_array().unwrap() {
+        let d = f["detail"].as_str().unwrap();
+        assert!(
+            !d.contains("TornTail") && !d.contains("{ ") && !d.contains("Some("),
+            "a Debug form in: {d}"
+        );
+    }
+    // `--deep` quotes the first problem of an index that disagrees with its `.log`.
+    let idx = dir.join("00000000000000000443.index");
+    let mut b = std::fs::read(&idx).unwrap();
+    let pos = u32::from_be_bytes(b[28..32].try_into().unwrap());
+    b[28..32].copy_from_slice(&(pos + 1).to_be_bytes());
+    std::fs::write(&idx, b).unwrap();
+    let o = run(&["--json", "--no-calibrate", "--deep", dir.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = partition(&v, "orders-0");
+    let details: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "index_disagrees")
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert!(!details.is_empty(), "{p}");
+    for d in details {
+        assert!(
+            !d.contains(" { ") && !d.contains("path: "),
+            "a Debug form in: {d}"
+        );
+    }
+}
+
 #[test]
 fn a_full_size_never_written_time_index_is_found() {
     let (_tmp, dir) = orders_copy();

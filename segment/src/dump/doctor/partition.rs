@@ -49,7 +49,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         let Some((info, bytes)) = next else {
             match sc.stop() {
                 Some(ScanStop::End) | None => {}
-                Some(s) => stop = Some(format!("{s:?}")),
+                Some(s) => stop = Some(s.to_string()),
             }
             break;
         };
