@@ -281,6 +281,36 @@ fn a_torn_tail_is_described_in_a_sentence() {
     }
 }
 
+/// Issue 39: a torn tail under a clean-shutdown marker. Kafka 4.4 trusts the marker and
+/// keeps the torn bytes; this library's loader checks the last batches, recovers the
+/// segment and cuts them. The finding states both, and the loader does what it says.
+#[test]
+fn a_torn_tail_under_a_clean_marker_says_kafka_keeps_it() {
+    let (_tmp, dir) = orders_copy();
+    assert!(dir.join(".kafka_cleanshutdown").exists());
+    let log = dir.join("00000000000000002180.log");
+    let before = tear(&log);
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["clean_shutdown"], true);
+    let torn = detail(p, "torn_log_tail");
+    assert!(
+        torn.contains(
+            "Kafka 4.4's broker keeps the torn bytes: it trusts the clean-shutdown marker"
+        ),
+        "{torn}"
+    );
+    assert!(
+        torn.contains("this library's loader checks the segment's last batches before trusting the clean-shutdown marker, recovers the segment and truncates them"),
+        "{torn}"
+    );
+    assert_eq!(p["recovered_segments"], serde_json::json!([2180]));
+    assert_eq!(p["truncate_bytes"], 40);
+    assert_prediction_matches_the_loader(&dir);
+    assert_eq!(len(&log), 40 + before, "the doctor wrote nothing");
+}
+
 #[test]
 fn a_full_size_never_written_time_index_is_found() {
     let (_tmp, dir) = orders_copy();
