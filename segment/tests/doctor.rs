@@ -583,6 +583,72 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// One JSON object on stdout with `"type": "error"`, exit code 2 (in the object and the
+/// process's), and an error message containing `needle`.
+fn assert_json_error(o: &Output, needle: &str) {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "one object: {text}");
+    let v: Value =
+        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(o.status.code(), Some(2), "{v}");
+    assert_eq!(v["type"], "error", "{v}");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
+    assert!(!o.stderr.is_empty(), "the error is on stderr too");
+}
+
+/// Issue 39: asked for JSON, a bad invocation still prints one JSON object, for doctor
+/// and for the dump, so that a script parsing the output does not break on it.
+#[test]
+fn json_is_an_object_even_on_a_usage_or_path_error() {
+    assert_json_error(&run(&["--json", "/nonexistent/dir"]), "/nonexistent/dir");
+    let file = data("generated/orders-0/00000000000000000000.log");
+    assert_json_error(&run(&["--json", file.to_str().unwrap()]), "not a directory");
+    let dir = data("generated/orders-0");
+    let dir = dir.to_str().unwrap();
+    assert_json_error(&run(&["--json", "--no-such-flag", dir]), "--no-such-flag");
+    assert_json_error(&run(&["--json"]), "required");
+    assert_json_error(
+        &run(&["--json", "--throughput-mbps", "0", dir]),
+        "--throughput-mbps",
+    );
+    assert_json_error(
+        &run(&["--json", "--segment-overhead-ms", "3", dir]),
+        "--segment-overhead-ms",
+    );
+    // Without --json, nothing on stdout.
+    assert!(run(&["/nonexistent/dir"]).stdout.is_empty());
+    // --help still prints help and exits 0.
+    let o = run(&["--json", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+
+    let dump = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dump-log"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_json_error(&dump(&["--json"]), "no input files");
+    assert_json_error(&dump(&["--json", "--no-such-flag", dir]), "--no-such-flag");
+    assert_json_error(
+        &dump(&["--json", "--skip-record-metadata", "--deep-iteration", dir]),
+        "--skip-record-metadata",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    assert_json_error(
+        &dump(&[
+            "--json",
+            "--rebuild-indexes-to",
+            out,
+            "/nonexistent/00000000000000000000.log",
+        ]),
+        "/nonexistent/",
+    );
+}
+
 #[test]
 fn field_data() {
     let Some(root) = field_data::field_data_dir("dump-log doctor, field data") else {
