@@ -499,6 +499,14 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
     let mut summary: Summary = dump::run(&existing, &opts, &mut sink);
     summary.failures += missing;
     summary.operational_errors += missing;
+    // Every file ignored: nothing was checked, which is no "no problem" (Kafka's tool
+    // exits 0 there, which --kafka-strict keeps).
+    let nothing_checked =
+        !cli.kafka_strict && summary.files > 0 && summary.ignored == summary.files;
+    if nothing_checked {
+        summary.failures += 1;
+        summary.operational_errors += 1;
+    }
     if let Some(bar) = sink.bar.take() {
         bar.finish_and_clear();
     }
@@ -507,6 +515,9 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         if let Some(m) = v.as_object_mut() {
             m.insert("type".into(), "summary".into());
             m.insert("exit_code".into(), summary.exit_code().into());
+            if nothing_checked {
+                m.insert("error".into(), dump::NOTHING_CHECKED.into());
+            }
         }
         sink.write_out(&v.to_string());
     }
@@ -517,6 +528,9 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         if !report.is_empty() {
             eprint!("{report}");
         }
+    }
+    if nothing_checked {
+        eprintln!("dump-log: {}", dump::NOTHING_CHECKED);
     }
     summary.exit_code()
 }

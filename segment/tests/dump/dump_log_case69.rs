@@ -395,3 +395,52 @@ fn a_hostile_control_key_is_reported_without_a_repeated_prefix() {
         "the prefix is repeated: {line}"
     );
 }
+
+/// Issue 39: given only files it ignores (unknown types), `dump-log` checked nothing and
+/// says so with exit status 2; `--kafka-strict` keeps Kafka's exit status 0 and its
+/// stderr (docs/kafka-behaviour.md#dump-log-nothing-checked).
+#[test]
+fn nothing_checked_is_not_a_success() {
+    let tmp = tempfile::tempdir().unwrap();
+    let junk = tmp.path().join("notes.txt");
+    std::fs::write(&junk, b"hello").unwrap();
+    let junk = junk.to_str().unwrap();
+
+    let out = run_cli(&[junk]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Ignoring unknown file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("dump-log: nothing checked"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run_cli(&["--kafka-strict", junk]);
+    assert_eq!(out.status.code(), Some(0), "Kafka's tool exits 0 here");
+    assert!(
+        !stderr(&out).contains("nothing checked"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run_cli(&["--json", junk]);
+    assert_eq!(out.status.code(), Some(2));
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["exit_code"], 2);
+    assert!(summary["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("nothing checked"));
+
+    // One file checked is enough.
+    let log = tmp.path().join("00000000000000000000.log");
+    std::fs::write(&log, batch(0, 2, 1000)).unwrap();
+    let out = run_cli(&[junk, log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
