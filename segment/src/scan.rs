@@ -54,6 +54,21 @@ pub enum ScanStop {
     },
 }
 
+/// A sentence for operators (the dump, doctor, the loader's reasons): "a torn tail of 17
+/// bytes at position 73", never the enum's `Debug` form.
+impl std::fmt::Display for ScanStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScanStop::End => f.write_str("the last batch ends at the end of the file"),
+            ScanStop::TornTail {
+                position,
+                remaining,
+            } => write!(f, "a torn tail of {remaining} bytes at position {position}"),
+            ScanStop::Corrupt { error, .. } => write!(f, "{error}"),
+        }
+    }
+}
+
 /// The in-memory iterators' view of a scan's stop ([`BatchIter`](crate::record::BatchIter),
 /// [`format::scan`](crate::format::scan)): the same three outcomes, with the error as its
 /// message and the remaining bytes as a `usize` (saturating).

@@ -219,6 +219,11 @@ fn index_ends<E: IndexEntry>(path: &Path) -> std::result::Result<Option<Ends<E>>
     peek::peek_ends::<E>(whole, |b, at| f.read_exact_at(b, at)).map_err(|e| e.to_string())
 }
 
+/// " after offset N" for the last offset of the batch before, "" when there is none.
+fn after(prev_last: Option<i64>) -> String {
+    prev_last.map_or_else(String::new, |p| format!(" after offset {p}"))
+}
+
 /// What [`segment_check`] learnt about a consistent segment.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checked {
@@ -300,8 +305,9 @@ pub(crate) fn segment_check<F: BatchFormat>(
             }
             None => {
                 return Err(format!(
-                    "{shown}: the first batch is unreadable ({:?}) in {size} bytes",
+                    "{shown}: the first batch is unreadable ({}) in {size} bytes",
                     sc.stop()
+                        .map_or_else(|| "no batch".to_string(), |s| s.to_string())
                 ))
             }
         }
@@ -327,8 +333,11 @@ pub(crate) fn segment_check<F: BatchFormat>(
         }
         if info.last_offset < info.base_offset || prev_last.is_some_and(|p| info.base_offset <= p) {
             return Err(format!(
-                "{shown}: offsets do not increase at position {} (batch {}..={} after {prev_last:?})",
-                info.position, info.base_offset, info.last_offset
+                "{shown}: offsets do not increase at position {} (batch {}..={}{})",
+                info.position,
+                info.base_offset,
+                info.last_offset,
+                after(prev_last)
             ));
         }
         if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset) {
@@ -346,7 +355,7 @@ pub(crate) fn segment_check<F: BatchFormat>(
         Some(ScanStop::End) | None => {}
         Some(stop) => {
             return Err(format!(
-                "{shown}: the batches do not end at the end of the file: {stop:?}"
+                "{shown}: the batches do not end at the end of the file: {stop}"
             ))
         }
     }
@@ -622,8 +631,11 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
                 || prev_last.is_some_and(|p| info.base_offset <= p)
             {
                 bad = Some(format!(
-                    "the batch at position {} holds offsets {}..={} (after {prev_last:?}), which do not increase or do not fit the base offset {base}",
-                    info.position, info.base_offset, info.last_offset
+                    "the batch at position {} holds offsets {}..={}{}, which do not increase or do not fit the base offset {base}",
+                    info.position,
+                    info.base_offset,
+                    info.last_offset,
+                    after(prev_last)
                 ));
                 break;
             }
@@ -635,7 +647,7 @@ pub(crate) fn plan_swaps<F: BatchFormat>(
             match sc.stop() {
                 Some(ScanStop::End) | None => {}
                 Some(stop) => {
-                    bad = Some(format!("its bytes do not end with a whole batch: {stop:?}"))
+                    bad = Some(format!("its bytes do not end with a whole batch: {stop}"))
                 }
             }
         }

@@ -224,6 +224,93 @@ fn a_torn_tail_is_an_error() {
     );
 }
 
+/// Appends the first 40 bytes of the segment's own first batch to its `.log`: a batch
+/// header whose size runs past the end of the file (a torn tail). Returns the old size.
+fn tear(log: &Path) -> u64 {
+    let before = len(log);
+    let head = std::fs::read(log).unwrap()[..40].to_vec();
+    append(log, &head);
+    before
+}
+
+/// Issue 39: a scan's stop reason is a sentence ("a torn tail of 40 bytes at position
+/// N"), never Rust's `Debug` form (`TornTail { position: N, remaining: 40 }`), in every
+/// finding, the loader's check reason included.
+#[test]
+fn a_torn_tail_is_described_in_a_sentence() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    let before = tear(&dir.join("00000000000000002180.log"));
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    let torn = detail(p, "torn_log_tail");
+    assert!(
+        torn.contains(&format!("(a torn tail of 40 bytes at position {before})")),
+        "{torn}"
+    );
+    for f in p["findings"].as_array().unwrap() {
+        let d = f["detail"].as_str().unwrap();
+        assert!(
+            !d.contains("TornTail") && !d.contains("{ ") && !d.contains("Some("),
+            "a Debug form in: {d}"
+        );
+    }
+    // `--deep` quotes the first problem of an index that disagrees with its `.log`.
+    let idx = dir.join("00000000000000000443.index");
+    let mut b = std::fs::read(&idx).unwrap();
+    let pos = u32::from_be_bytes(b[28..32].try_into().unwrap());
+    b[28..32].copy_from_slice(&(pos + 1).to_be_bytes());
+    std::fs::write(&idx, b).unwrap();
+    let o = run(&["--json", "--no-calibrate", "--deep", dir.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = partition(&v, "orders-0");
+    let details: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "index_disagrees")
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert!(!details.is_empty(), "{p}");
+    for d in details {
+        assert!(
+            !d.contains(" { ") && !d.contains("path: "),
+            "a Debug form in: {d}"
+        );
+    }
+}
+
+/// Issue 39: a torn tail under a clean-shutdown marker. Kafka 4.4 trusts the marker and
+/// keeps the torn bytes; this library's loader checks the last batches, recovers the
+/// segment and cuts them. The finding states both, and the loader does what it says.
+#[test]
+fn a_torn_tail_under_a_clean_marker_says_kafka_keeps_it() {
+    let (_tmp, dir) = orders_copy();
+    assert!(dir.join(".kafka_cleanshutdown").exists());
+    let log = dir.join("00000000000000002180.log");
+    let before = tear(&log);
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["clean_shutdown"], true);
+    let torn = detail(p, "torn_log_tail");
+    assert!(
+        torn.contains(
+            "Kafka 4.4's broker keeps the torn bytes: it trusts the clean-shutdown marker"
+        ),
+        "{torn}"
+    );
+    assert!(
+        torn.contains("this library's loader checks the segment's last batches before trusting the clean-shutdown marker, recovers the segment and truncates them"),
+        "{torn}"
+    );
+    assert_eq!(p["recovered_segments"], serde_json::json!([2180]));
+    assert_eq!(p["truncate_bytes"], 40);
+    assert_prediction_matches_the_loader(&dir);
+    assert_eq!(len(&log), 40 + before, "the doctor wrote nothing");
+}
+
 #[test]
 fn a_full_size_never_written_time_index_is_found() {
     let (_tmp, dir) = orders_copy();
@@ -494,6 +581,72 @@ fn usage_errors_exit_2() {
         data("generated/orders-0").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// One JSON object on stdout with `"type": "error"`, exit code 2 (in the object and the
+/// process's), and an error message containing `needle`.
+fn assert_json_error(o: &Output, needle: &str) {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "one object: {text}");
+    let v: Value =
+        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(o.status.code(), Some(2), "{v}");
+    assert_eq!(v["type"], "error", "{v}");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
+    assert!(!o.stderr.is_empty(), "the error is on stderr too");
+}
+
+/// Issue 39: asked for JSON, a bad invocation still prints one JSON object, for doctor
+/// and for the dump, so that a script parsing the output does not break on it.
+#[test]
+fn json_is_an_object_even_on_a_usage_or_path_error() {
+    assert_json_error(&run(&["--json", "/nonexistent/dir"]), "/nonexistent/dir");
+    let file = data("generated/orders-0/00000000000000000000.log");
+    assert_json_error(&run(&["--json", file.to_str().unwrap()]), "not a directory");
+    let dir = data("generated/orders-0");
+    let dir = dir.to_str().unwrap();
+    assert_json_error(&run(&["--json", "--no-such-flag", dir]), "--no-such-flag");
+    assert_json_error(&run(&["--json"]), "required");
+    assert_json_error(
+        &run(&["--json", "--throughput-mbps", "0", dir]),
+        "--throughput-mbps",
+    );
+    assert_json_error(
+        &run(&["--json", "--segment-overhead-ms", "3", dir]),
+        "--segment-overhead-ms",
+    );
+    // Without --json, nothing on stdout.
+    assert!(run(&["/nonexistent/dir"]).stdout.is_empty());
+    // --help still prints help and exits 0.
+    let o = run(&["--json", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+
+    let dump = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dump-log"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_json_error(&dump(&["--json"]), "no input files");
+    assert_json_error(&dump(&["--json", "--no-such-flag", dir]), "--no-such-flag");
+    assert_json_error(
+        &dump(&["--json", "--skip-record-metadata", "--deep-iteration", dir]),
+        "--skip-record-metadata",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_str().unwrap();
+    assert_json_error(
+        &dump(&[
+            "--json",
+            "--rebuild-indexes-to",
+            out,
+            "/nonexistent/00000000000000000000.log",
+        ]),
+        "/nonexistent/",
+    );
 }
 
 #[test]

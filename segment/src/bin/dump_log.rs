@@ -16,6 +16,7 @@
 #[path = "dump_log/doctor.rs"]
 mod doctor;
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::AsFd;
@@ -140,7 +141,7 @@ struct Cli {
     remote_log_metadata_decoder: bool,
 
     /// Print JSON lines (one object per event, "type" field; a final "summary" object)
-    /// instead of text.
+    /// instead of text. A usage error is one {"type": "error", "exit_code": 2} object.
     #[arg(long)]
     json: bool,
 
@@ -259,6 +260,68 @@ fn reopened_closed_stdout(stdout: &File) -> bool {
         .is_some_and(|flags| flags & 3 == 2)
 }
 
+/// Whether the arguments ask for JSON output: `--json` before any `--` (read before the
+/// command line is parsed, so that a usage error can answer in JSON too).
+fn json_requested(args: &[OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json")
+}
+
+/// Reports a usage or path error: one line on stderr, and with `--json` also one JSON
+/// object on standard output, `{"type": "error", "exit_code": 2, "error": "…"}`, so that
+/// a script that parses the output always gets an object. Returns [`EXIT_OPERATIONAL`].
+fn operational_error(out: &mut Out, json: bool, tool: &str, msg: &str) -> i32 {
+    eprintln!("{tool}: {}", text::escape(msg));
+    if json {
+        let v = serde_json::json!({
+            "type": "error",
+            "exit_code": EXIT_OPERATIONAL,
+            "error": msg,
+        });
+        out.put(&text::json_inert(&v.to_string()));
+        out.put("\n");
+        out.flush();
+    }
+    EXIT_OPERATIONAL
+}
+
+/// Parses `args` (the first one is the program's name). Help and version requests
+/// print and exit 0 as clap does; a usage error exits with clap's message and status
+/// 2, with `--json` also as [`operational_error`]'s object (its first line as `error`).
+fn parse_args<C: Parser>(args: Vec<OsString>, out: &mut Out) -> Result<C, i32> {
+    use clap::error::ErrorKind;
+    let json = json_requested(&args);
+    match C::try_parse_from(args) {
+        Ok(c) => Ok(c),
+        Err(e)
+            if !json || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("invalid arguments");
+            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            let _ = e.print();
+            let v = serde_json::json!({
+                "type": "error",
+                "exit_code": EXIT_OPERATIONAL,
+                "error": msg,
+            });
+            out.put(&text::json_inert(&v.to_string()));
+            out.put("\n");
+            out.flush();
+            Err(EXIT_OPERATIONAL)
+        }
+    }
+}
+
 struct CliSink {
     json: bool,
     skip_record_metadata: bool,
@@ -345,7 +408,7 @@ fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
 fn main() {
     // First, before anything can take descriptor 1: a closed standard output is an error,
     // not a silent run that prints nothing and exits 0.
-    let out = match Out::open() {
+    let mut out = match Out::open() {
         Ok(o) => o,
         Err(e) => {
             eprintln!("dump-log: standard output is closed ({e}); redirect it to a file or pipe (> /dev/null to discard it)");
@@ -355,14 +418,21 @@ fn main() {
     if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
         std::process::exit(doctor::main(out));
     }
-    let cli = Cli::parse();
+    let cli: Cli = match parse_args(std::env::args_os().collect(), &mut out) {
+        Ok(c) => c,
+        Err(code) => std::process::exit(code),
+    };
     let mut inputs: Vec<PathBuf> = cli.paths.clone();
     for f in &cli.files {
         inputs.extend(dump::split_files_arg(f));
     }
     if inputs.is_empty() {
-        eprintln!("dump-log: no input files (give paths or --files a,b); see --help");
-        std::process::exit(EXIT_OPERATIONAL);
+        std::process::exit(operational_error(
+            &mut out,
+            cli.json,
+            "dump-log",
+            "no input files (give paths or --files a,b); see --help",
+        ));
     }
     let code = match &cli.rebuild_indexes_to {
         Some(dir) => run_rebuild(&cli, &inputs, dir, out),
@@ -429,6 +499,14 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
     let mut summary: Summary = dump::run(&existing, &opts, &mut sink);
     summary.failures += missing;
     summary.operational_errors += missing;
+    // Every file ignored: nothing was checked, which is no "no problem" (Kafka's tool
+    // exits 0 there, which --kafka-strict keeps).
+    let nothing_checked =
+        !cli.kafka_strict && summary.files > 0 && summary.ignored == summary.files;
+    if nothing_checked {
+        summary.failures += 1;
+        summary.operational_errors += 1;
+    }
     if let Some(bar) = sink.bar.take() {
         bar.finish_and_clear();
     }
@@ -437,6 +515,9 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         if let Some(m) = v.as_object_mut() {
             m.insert("type".into(), "summary".into());
             m.insert("exit_code".into(), summary.exit_code().into());
+            if nothing_checked {
+                m.insert("error".into(), dump::NOTHING_CHECKED.into());
+            }
         }
         sink.write_out(&v.to_string());
     }
@@ -448,16 +529,16 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
             eprint!("{report}");
         }
     }
+    if nothing_checked {
+        eprintln!("dump-log: {}", dump::NOTHING_CHECKED);
+    }
     summary.exit_code()
 }
 
 fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path, mut out: Out) -> i32 {
     let files = match dump::expand_inputs(inputs) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("dump-log: {}", text::escape(&e.to_string()));
-            return EXIT_OPERATIONAL;
-        }
+        Err(e) => return operational_error(&mut out, cli.json, "dump-log", &e.to_string()),
     };
     let mut logs = Vec::new();
     for f in files {
@@ -473,17 +554,12 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path, mut out: Ou
         }
     }
     if logs.is_empty() {
-        eprintln!("dump-log: no .log file to rebuild");
-        return EXIT_OPERATIONAL;
+        return operational_error(&mut out, cli.json, "dump-log", "no .log file to rebuild");
     }
     for log in &logs {
         if let Err(e) = dump::ensure_regular_file(log) {
-            eprintln!(
-                "dump-log: {}: {}",
-                text::escape_path(log),
-                text::escape(&e.to_string())
-            );
-            return EXIT_OPERATIONAL;
+            let msg = format!("{}: {e}", log.display());
+            return operational_error(&mut out, cli.json, "dump-log", &msg);
         }
     }
     let opts = RebuildOptions {
@@ -493,10 +569,7 @@ fn run_rebuild(cli: &Cli, inputs: &[PathBuf], dir: &std::path::Path, mut out: Ou
     };
     let reports = match dump::rebuild(&logs, &opts) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("dump-log: {}", text::escape(&e));
-            return EXIT_OPERATIONAL;
-        }
+        Err(e) => return operational_error(&mut out, cli.json, "dump-log", &e),
     };
     let mut code = 0;
     for r in &reports {

@@ -90,11 +90,11 @@ fn legacy_crcs(batch: &LegacyBatch<'_>, limit: usize) -> Option<Vec<(u32, bool)>
 }
 
 fn control_line(record: &Record<'_>, position: u64) -> Result<ControlLine, String> {
-    let ty = ControlRecordType::parse_key(record.key(), position).map_err(|e| e.to_string())?;
+    let ty = ControlRecordType::parse_key(record.key(), position).map_err(|e| reason_of(&e))?;
     match ty {
         ControlRecordType::Abort | ControlRecordType::Commit => {
             let m = EndTransactionMarker::decode(record.key(), record.value(), position)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| reason_of(&e))?;
             Ok(ControlLine::EndTxnMarker {
                 marker: m.control_type.name(),
                 coordinator_epoch: m.coordinator_epoch,

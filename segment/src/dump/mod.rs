@@ -741,6 +741,9 @@ impl Collect {
 pub struct Summary {
     /// Files dumped (including ignored ones).
     pub files: usize,
+    /// Files ignored as of an unknown type (`Ignoring unknown file`), counted in `files`
+    /// too: when every file was ignored, nothing was checked.
+    pub ignored: usize,
     /// Problems that make the run fail.
     pub failures: usize,
     /// Operational errors among them (unreadable files).
@@ -775,6 +778,7 @@ impl Sink for Counting<'_> {
     fn event(&mut self, event: Event) {
         match &event {
             Event::Dumping { .. } => self.summary.files += 1,
+            Event::Ignored { .. } => self.summary.ignored += 1,
             Event::Problem(p) if p.is_failure() => {
                 self.summary.failures += 1;
                 if p.is_operational() {
@@ -966,6 +970,10 @@ pub fn dump_file(path: &Path, opts: &DumpOptions, sink: &mut dyn Sink) {
 /// Why a directory input is reported as [`Problem::Unreadable`] when it holds nothing to
 /// dump.
 pub const NOTHING_TO_DUMP: &str = "nothing to dump: no segment files (.log, .index, .timeindex, .txnindex, .snapshot, KRaft .checkpoint) in this directory or in its partition directories";
+
+/// Why `dump-log` exits 2 when every file it was given is of an unknown type (without
+/// `--kafka-strict`: Kafka's tool exits 0 there, docs/kafka-behaviour.md#dump-log-nothing-checked).
+pub const NOTHING_CHECKED: &str = "nothing checked: every file given is of an unknown type and was ignored (dump-log reads .log, .index, .timeindex, .txnindex, .snapshot and KRaft .checkpoint files)";
 
 /// Dumps every input (directories expanded with [`expand_inputs`]) and returns the
 /// [`Summary`]. An input that does not exist, and a directory with nothing to dump

@@ -149,9 +149,16 @@ fn capitalized(reason: String) -> String {
     }
 }
 
-/// The message of a record error without the position prefix duplication.
+/// The message of a record error without its own "… in batch at position N:" prefix:
+/// the dump's lines print the position themselves (`Invalid record in batch at position:
+/// N: …`), and the error's prefix would repeat it.
 pub(crate) fn reason_of(e: &RecordError) -> String {
-    e.to_string()
+    match e {
+        RecordError::InvalidRecord { reason, .. } | RecordError::CorruptRecord { reason, .. } => {
+            reason.clone()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Bytes read at a time by [`Slots`].
@@ -310,14 +317,15 @@ mod tests {
                  record overhead (14)\" }"
             ]
         );
-        // A header the batch view rejects: the record error's message, position included.
+        // A header the batch view rejects: the record error's reason, without its own
+        // position prefix (the dump's line prints the position).
         let mut data = batch.clone();
         data[8..12].copy_from_slice(&20i32.to_be_bytes());
         assert_eq!(
             steps(&data, u64::MAX),
             [
-                "Corrupt { position: 0, reason: \"corrupt record batch at position 0: only 32 \
-              bytes available, a v2 batch header needs 61\" }"
+                "Corrupt { position: 0, reason: \"only 32 bytes available, a v2 batch header \
+                 needs 61\" }"
             ]
         );
         // Larger than the batch limit: not read; a torn tail wins over the limit.

@@ -357,3 +357,90 @@ fn case69d_trailing_zeros_are_corrupt() {
         stderr(&out)
     );
 }
+
+/// Issue 39: a control record whose key cannot be decoded is reported once, as
+/// `Invalid record in batch at position: N: <reason>`, without the error's own
+/// "invalid record in batch at position N:" prefix repeated inside the line.
+#[test]
+fn a_hostile_control_key_is_reported_without_a_repeated_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("00000000000000000000.log");
+    let good = batch(0, 2, 1000);
+    let mut bytes = good.clone();
+    // A control batch whose only record has a 2-byte key (a control key has 4).
+    bytes.extend(
+        BatchBuilder::new(2)
+            .control(true)
+            .record(1002, Some(&[0, 0]), None)
+            .build()
+            .unwrap(),
+    );
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run_cli(&["--deep-iteration", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("Invalid record in batch at position:"))
+        .unwrap_or_else(|| panic!("no invalid record line in: {err}"));
+    assert!(
+        line.contains(&format!(
+            "Invalid record in batch at position: {}: invalid value size found for control record key",
+            good.len()
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        line.to_lowercase().matches("in batch at position").count(),
+        1,
+        "the prefix is repeated: {line}"
+    );
+}
+
+/// Issue 39: given only files it ignores (unknown types), `dump-log` checked nothing and
+/// says so with exit status 2; `--kafka-strict` keeps Kafka's exit status 0 and its
+/// stderr (docs/kafka-behaviour.md#dump-log-nothing-checked).
+#[test]
+fn nothing_checked_is_not_a_success() {
+    let tmp = tempfile::tempdir().unwrap();
+    let junk = tmp.path().join("notes.txt");
+    std::fs::write(&junk, b"hello").unwrap();
+    let junk = junk.to_str().unwrap();
+
+    let out = run_cli(&[junk]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Ignoring unknown file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("dump-log: nothing checked"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run_cli(&["--kafka-strict", junk]);
+    assert_eq!(out.status.code(), Some(0), "Kafka's tool exits 0 here");
+    assert!(
+        !stderr(&out).contains("nothing checked"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run_cli(&["--json", junk]);
+    assert_eq!(out.status.code(), Some(2));
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["exit_code"], 2);
+    assert!(summary["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("nothing checked"));
+
+    // One file checked is enough.
+    let log = tmp.path().join("00000000000000000000.log");
+    std::fs::write(&log, batch(0, 2, 1000)).unwrap();
+    let out = run_cli(&[junk, log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -406,7 +406,8 @@ fn a_broken_pipe_exits_141_quietly() {
 }
 
 /// Runs dump-log with `flags` on a small partition; asserts clap refuses them (exit
-/// status 2, nothing on stdout, a message naming both flags).
+/// status 2, a message naming both flags, nothing on stdout but, with `--json`, one
+/// error object).
 fn assert_refused(flags: &[&str], names: [&str; 2]) {
     let tmp = tempfile::tempdir().unwrap();
     partition(tmp.path());
@@ -415,7 +416,13 @@ fn assert_refused(flags: &[&str], names: [&str; 2]) {
     let (code, out, err) = dump_log_raw(&args, Stdio::piped());
     let err = String::from_utf8_lossy(&err);
     assert_eq!(code, 2, "{flags:?} accepted: {err}");
-    assert!(out.is_empty(), "{flags:?}");
+    if flags.contains(&"--json") {
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["type"], "error", "{flags:?}: {v}");
+        assert_eq!(v["exit_code"], 2, "{flags:?}: {v}");
+    } else {
+        assert!(out.is_empty(), "{flags:?}");
+    }
     for n in names {
         assert!(err.contains(n), "{flags:?}: {n} not named: {err}");
     }

@@ -12,7 +12,7 @@ use clap::Parser;
 use segment::dump::doctor::{self, DoctorOptions, Throughput, DEFAULT_THROUGHPUT_MBPS};
 use segment::dump::text;
 
-use super::{Out, EXIT_OPERATIONAL};
+use super::{operational_error, parse_args, Out};
 
 /// The progress line is shown for log directories of at least this many partitions.
 const PROGRESS_MIN_PARTITIONS: usize = 8;
@@ -37,7 +37,8 @@ struct DoctorCli {
     /// A log directory (holding partition directories) or one partition directory.
     dir: PathBuf,
 
-    /// Print one JSON object (the report, with "type": "doctor" and "exit_code").
+    /// Print one JSON object (the report, with "type": "doctor" and "exit_code"; on a
+    /// usage or path error, {"type": "error", "exit_code": 2, "error": "..."}).
     #[arg(long)]
     json: bool,
 
@@ -96,7 +97,12 @@ fn calibrate(cli: &DoctorCli) -> Result<Throughput, String> {
 
 /// Runs `dump-log doctor` (the arguments after the binary's name) and returns the exit code.
 pub(super) fn main(mut out: Out) -> i32 {
-    let cli = DoctorCli::parse_from(std::env::args_os().skip(1));
+    let cli: DoctorCli = match parse_args(std::env::args_os().skip(1).collect(), &mut out) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let json = cli.json;
+    let fail = |out: &mut Out, msg: &str| operational_error(out, json, "dump-log doctor", msg);
     let mut overheads = [0.0f64; 2];
     for (slot, (flag, given)) in overheads.iter_mut().zip([
         ("--segment-overhead-ms", cli.segment_overhead_ms),
@@ -104,22 +110,25 @@ pub(super) fn main(mut out: Out) -> i32 {
     ]) {
         let Some(ms) = given else { continue };
         if !(ms.is_finite() && ms >= 0.0) {
-            eprintln!("dump-log doctor: {flag} must be a number >= 0");
-            return EXIT_OPERATIONAL;
+            return fail(&mut out, &format!("{flag} must be a number >= 0"));
         }
         if !cli.no_calibrate && cli.throughput_mbps.is_none() {
-            eprintln!("dump-log doctor: {flag} needs --no-calibrate or --throughput-mbps (calibration measures it)");
-            return EXIT_OPERATIONAL;
+            return fail(
+                &mut out,
+                &format!(
+                    "{flag} needs --no-calibrate or --throughput-mbps (calibration measures it)"
+                ),
+            );
         }
         *slot = ms / 1e3;
     }
     let [overhead_s, partition_s] = overheads;
     let throughput = match cli.throughput_mbps {
         Some(v) if !(v.is_finite() && v >= 0.001) => {
-            eprintln!(
-                "dump-log doctor: --throughput-mbps must be a number of at least 0.001 (1 KB/s)"
+            return fail(
+                &mut out,
+                "--throughput-mbps must be a number of at least 0.001 (1 KB/s)",
             );
-            return EXIT_OPERATIONAL;
         }
         Some(v) => Throughput::Given {
             mb_per_s: v,
@@ -172,10 +181,7 @@ pub(super) fn main(mut out: Out) -> i32 {
     }
     let report = match report {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("dump-log doctor: {}", text::escape(&e));
-            return EXIT_OPERATIONAL;
-        }
+        Err(e) => return fail(&mut out, &e),
     };
     let mut measured = Vec::new();
     if cli.measure {

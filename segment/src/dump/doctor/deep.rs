@@ -26,9 +26,22 @@ pub(super) fn verify_indexes(paths: &[PathBuf]) -> Vec<Finding> {
         let Some(first) = failures.first() else {
             continue;
         };
-        let line = match text::event_line(&Event::Problem(first.clone()), false) {
+        let event = Event::Problem(first.clone());
+        let line = match text::event_line(&event, false) {
             Some(text::Line::Out(s) | text::Line::Err(s)) => s,
-            None => format!("{first:?}"),
+            // Most problems are lines of the end-of-run report ("Mismatches in :<path>"
+            // and its entries): one line of it, never the problem's `Debug` form.
+            None => {
+                let mut report = text::Report::new();
+                report.add(&event);
+                report
+                    .render()
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
         };
         out.push(Finding {
             severity: Severity::Warning,

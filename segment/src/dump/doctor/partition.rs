@@ -16,6 +16,9 @@ use crate::segment::{LogSegment, SegmentOptions};
 /// checked by the loader's checks).
 const MAX_INDEX_READ: u64 = 64 << 20;
 
+/// How a torn-tail finding ends when recovery (Kafka's and this library's) cuts the bytes.
+const TRUNCATES: &str = ": recovery truncates them";
+
 /// Bytes read at a time when checking that a `.log` tail is all zeros.
 const ZERO_CHUNK: u64 = 1 << 20;
 
@@ -49,7 +52,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         let Some((info, bytes)) = next else {
             match sc.stop() {
                 Some(ScanStop::End) | None => {}
-                Some(s) => stop = Some(format!("{s:?}")),
+                Some(s) => stop = Some(s.to_string()),
             }
             break;
         };
@@ -281,7 +284,7 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
                     FindingKind::TornLogTail,
                     Some(&file),
                     format!(
-                        "{rest} bytes after position {} are not valid batches ({}): recovery truncates them",
+                        "{rest} bytes after position {} are not valid batches ({}){TRUNCATES}",
                         scan.valid_end,
                         scan.stop.as_deref().unwrap_or("torn tail")
                     ),
@@ -584,6 +587,23 @@ pub(super) fn examine_partition(
                 f.severity = Severity::Info;
                 f.detail
                     .push_str(" (the segment is above the recovery point and recovered anyway)");
+            }
+            // Rescanned only because this library's end check failed: Kafka trusts the
+            // marker (or the recovery point) and never reads these bytes at start-up.
+            if rescanned
+                && f.kind == FindingKind::TornLogTail
+                && first_unflushed.is_none_or(|fu| s.base < fu)
+            {
+                if let Some(head) = f.detail.strip_suffix(TRUNCATES) {
+                    let trusted = if clean {
+                        "the clean-shutdown marker"
+                    } else {
+                        "the recovery point (the segment is below it)"
+                    };
+                    f.detail = format!(
+                        "{head}: Kafka 4.4's broker keeps the torn bytes: it trusts {trusted}, does not recover this segment (its sanity check reads only the index files) and appends after them, so readers and followers meet a corrupt batch there; this library's loader checks the segment's last batches before trusting {trusted}, recovers the segment and truncates them"
+                    );
+                }
             }
             if !rescanned && f.kind == FindingKind::TornLogTail {
                 f.detail.push_str(
