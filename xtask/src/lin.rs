@@ -34,7 +34,8 @@ usage: cargo xtask lin [--smoke | --long] [--histories N] [--seed N] [--ops N]
                   histories cost ~50x more and the windows around an fsync are wider)
   --mutant NAME   run against a weakened build; must report anomalies:
                   lin-hw-unclamped, lin-read-past-bound, lin-aborted-drop,
-                  lin-truncate-keeps-hw
+                  lin-truncate-keeps-hw, lin-publish-before-state (issue 37's append
+                  race), lin-truncate-late-state (issue 37's truncation race)
   --mutants       every lin mutant (up to 1,000 histories each, stopping at the first
                   anomaly); fails unless each is caught
 ";
