@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
 mod anchors;
+mod codemap;
 mod crash;
 mod fuzz;
 mod kafka;
@@ -172,6 +173,17 @@ fn lint() -> Res {
         return Err(format!("{} broken document citation(s)", broken.len()));
     }
     eprintln!("==> document citations: all resolve");
+    let missing = codemap::check(root)?;
+    if !missing.is_empty() {
+        for m in &missing {
+            eprintln!("{}: {m}", codemap::DOC);
+        }
+        return Err(format!(
+            "{} crate(s), module(s) or test binaries missing from the code map",
+            missing.len()
+        ));
+    }
+    eprintln!("==> code map: every module and crate named");
     let mut c = cargo();
     c.args(["fmt", "--all", "--check"]);
     run(c)?;
