@@ -260,6 +260,13 @@ mod tests {
     }
 
     #[test]
+    fn the_real_tree_resolves() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let broken = check(root).unwrap();
+        assert!(broken.is_empty(), "{broken:#?}");
+    }
+
+    #[test]
     fn target_directories_are_skipped() {
         let d = tree(&[("target/x.rs", "//! docs/nope.md#x\n")]);
         assert_eq!(check(d.path()).unwrap(), vec![]);
