@@ -1260,7 +1260,7 @@ fn run_ours(
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{dir:?}: {e}"))?;
     let clock = MockTime::new(c.start_ms);
-    let log: Log = Log::options()
+    let log = Log::options()
         .clock(Arc::new(clock.clone()))
         .manual_high_watermark(0)
         .open(dir, our_config(&c.topic))
