@@ -150,8 +150,9 @@ fn ci() -> Res {
     // Crash states, then every mutant must be caught (the checker can fail).
     crash::run(&["--smoke".to_string()])?;
     crash::run(&["--mutants".to_string()])?;
-    // The linearizability smoke runs as a test (`segment/tests/log/linearizability.rs`);
-    // every lin mutant must be caught (the checker can fail).
+    // Every lin mutant must be caught (the checker can fail). The smoke
+    // (`segment/tests/log/linearizability.rs`) is ignored while its open findings are
+    // fixed (docs/testing.md#linearizability).
     lin::run(&["--mutants".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();

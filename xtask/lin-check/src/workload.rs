@@ -500,15 +500,20 @@ pub fn record(shape: Shape, root: &Path) -> Result<History, String> {
             return Err("the log is still shared after the phase".into());
         };
         if phase + 1 == shape.phases {
-            owned.close().map_err(|e| e.to_string())?;
+            owned
+                .close()
+                .map_err(|e| format!("history seed {}: close: {e}", shape.seed))?;
             break;
         }
         // The barrier: close, reopen with a high watermark near the end.
         let call = clock.tick();
         let end = owned.log_end_offset();
         let hw = end - rng.gen_range(0..3);
-        owned.close().map_err(|e| e.to_string())?;
-        log = open(dir.path(), shape.manual.then_some(hw)).map_err(|e| e.to_string())?;
+        owned
+            .close()
+            .map_err(|e| format!("history seed {}: close: {e}", shape.seed))?;
+        log = open(dir.path(), shape.manual.then_some(hw))
+            .map_err(|e| format!("history seed {}: reopen: {e}", shape.seed))?;
         let out = Ret::Reopened {
             start: log.log_start_offset(),
             end: log.log_end_offset(),
