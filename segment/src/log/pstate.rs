@@ -332,7 +332,9 @@ impl<F: BatchFormat> Log<F> {
             return Ok(());
         }
         let mut ps = self.producer_state.lock().clone();
-        crate::producer::rebuild_producer_state_in_memory(
+        // Detached from its directory, the copy writes no snapshot: no fsync runs here.
+        let dir = ps.take_snapshot_dir();
+        rebuild_producer_state(
             &mut ps,
             &self.segments,
             &*self.fs,
@@ -340,6 +342,7 @@ impl<F: BatchFormat> Log<F> {
             offset,
             self.clock.milliseconds(),
         )?;
+        ps.set_snapshot_dir(dir);
         if !self.has_manual_high_watermark() {
             ps.on_high_watermark_updated(offset);
         }

@@ -32,7 +32,6 @@ pub use epochs::{
     read_leader_epoch_checkpoint, read_leader_epoch_checkpoint_with, LeaderEpochCache,
 };
 pub use replay::rebuild_producer_state;
-pub(crate) use replay::rebuild_producer_state_in_memory;
 pub use state::{CompletedTxn, ProducerStateManager};
 
 /// Kafka's default `producer.id.expiration.ms` (1 day).

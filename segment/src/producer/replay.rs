@@ -31,51 +31,6 @@ pub fn rebuild_producer_state<F: BatchFormat>(
     last_offset: i64,
     now_ms: i64,
 ) -> Result<()> {
-    rebuild(
-        psm,
-        segments,
-        fs,
-        log_start_offset,
-        last_offset,
-        now_ms,
-        true,
-    )
-}
-
-/// [`rebuild_producer_state`] without writing a snapshot (it still deletes the snapshots
-/// out of range): for a rebuild that must end before an fsync could, as `truncate_to`'s
-/// before it publishes the lowered log end; the caller takes the snapshot afterwards.
-///
-/// # Errors
-/// As [`rebuild_producer_state`].
-pub(crate) fn rebuild_producer_state_in_memory<F: BatchFormat>(
-    psm: &mut ProducerStateManager,
-    segments: &LogSegments<F>,
-    fs: &dyn FileSystem,
-    log_start_offset: i64,
-    last_offset: i64,
-    now_ms: i64,
-) -> Result<()> {
-    rebuild(
-        psm,
-        segments,
-        fs,
-        log_start_offset,
-        last_offset,
-        now_ms,
-        false,
-    )
-}
-
-fn rebuild<F: BatchFormat>(
-    psm: &mut ProducerStateManager,
-    segments: &LogSegments<F>,
-    fs: &dyn FileSystem,
-    log_start_offset: i64,
-    last_offset: i64,
-    now_ms: i64,
-    snapshots: bool,
-) -> Result<()> {
     let mut offsets_to_snapshot = Vec::new();
     if let Some(last) = segments.last_segment() {
         if let Some(lower) = segments.lower_segment(last.base_offset()) {
@@ -92,16 +47,14 @@ fn rebuild<F: BatchFormat>(
                 .max(psm.map_end_offset())
                 .max(log_start_offset);
             psm.set_map_end_offset(start);
-            if snapshots && offsets_to_snapshot.contains(&seg.base_offset()) {
+            if offsets_to_snapshot.contains(&seg.base_offset()) {
                 psm.take_snapshot_or_defer(fs)?;
             }
             replay_segment(psm, &seg, start, last_offset)?;
         }
     }
     psm.set_map_end_offset(last_offset);
-    if snapshots {
-        psm.take_snapshot_or_defer(fs)?;
-    }
+    psm.take_snapshot_or_defer(fs)?;
     Ok(())
 }
 

@@ -173,6 +173,19 @@ impl ProducerStateManager {
         self.unreplicated.retain(|_, last| *last >= high_watermark);
     }
 
+    /// Detaches the state from its snapshot directory and returns it: until
+    /// [`set_snapshot_dir`](Self::set_snapshot_dir) gives it back,
+    /// [`take_snapshot`](Self::take_snapshot) writes nothing (a rebuild that must not
+    /// fsync, as `truncate_to`'s before it publishes the lowered log end).
+    pub(crate) fn take_snapshot_dir(&mut self) -> Option<PathBuf> {
+        self.dir.take()
+    }
+
+    /// Gives back the directory [`take_snapshot_dir`](Self::take_snapshot_dir) took.
+    pub(crate) fn set_snapshot_dir(&mut self, dir: Option<PathBuf>) {
+        self.dir = dir;
+    }
+
     /// Kafka's `lastStableOffset(completedTxn)`: the first offset of the earliest ongoing
     /// transaction of *another* producer, else `completed.last_offset + 1`.
     pub fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
