@@ -211,10 +211,11 @@ fn numbered_citation(line: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    /// A temporary tree of `(path, text)` files (shared with the code-map check's tests).
+    pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (p, t) in files {
             let p = dir.path().join(p);

@@ -316,19 +316,10 @@ fn file_stem(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anchors::tests::tree;
 
     fn repo_root() -> &'static Path {
         Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-    }
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, t) in files {
-            let p = dir.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, t).unwrap();
-        }
-        dir
     }
 
     const MAP: &str = "# A\n## Code map\n```\na ── `b\n```\n### `a`\n`known`, `log/` (`leader.rs`), `tests/it/`, `tests/solo.rs`\n### `b`\nnothing\n## Invariants\n`extra`\n";
