@@ -275,16 +275,21 @@ fn json_requested(args: &[OsString]) -> bool {
 fn operational_error(out: &mut Out, json: bool, tool: &str, msg: &str) -> i32 {
     eprintln!("{tool}: {}", text::escape(msg));
     if json {
-        let v = serde_json::json!({
-            "type": "error",
-            "exit_code": EXIT_OPERATIONAL,
-            "error": msg,
-        });
-        out.put(&text::json_inert(&v.to_string()));
-        out.put("\n");
-        out.flush();
+        put_error_object(out, msg);
     }
     EXIT_OPERATIONAL
+}
+
+/// Writes `{"type": "error", "exit_code": 2, "error": msg}` and a newline to `out`.
+fn put_error_object(out: &mut Out, msg: &str) {
+    let v = serde_json::json!({
+        "type": "error",
+        "exit_code": EXIT_OPERATIONAL,
+        "error": msg,
+    });
+    out.put(&text::json_inert(&v.to_string()));
+    out.put("\n");
+    out.flush();
 }
 
 /// Parses `args` (the first one is the program's name). Help and version requests
@@ -309,14 +314,7 @@ fn parse_args<C: Parser>(args: Vec<OsString>, out: &mut Out) -> Result<C, i32> {
                 .unwrap_or("invalid arguments");
             let msg = first.strip_prefix("error: ").unwrap_or(first);
             let _ = e.print();
-            let v = serde_json::json!({
-                "type": "error",
-                "exit_code": EXIT_OPERATIONAL,
-                "error": msg,
-            });
-            out.put(&text::json_inert(&v.to_string()));
-            out.put("\n");
-            out.flush();
+            put_error_object(out, msg);
             Err(EXIT_OPERATIONAL)
         }
     }
