@@ -9,10 +9,9 @@ use std::process::{exit, Command};
 
 mod anchors;
 mod codemap;
-mod crash;
 mod fuzz;
 mod kafka;
-mod lin;
+mod mutants;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
@@ -69,8 +68,7 @@ fn main() {
         "kafka" => kafka::run(rest),
         "vs-kafka" => kafka::vs::run(rest),
         "fuzz" => fuzz::fuzz(rest),
-        "crash" => crash::run(rest),
-        "lin" => lin::run(rest),
+        "crash" | "lin" => mutants::exec(cmd, rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -97,6 +95,15 @@ fn root() -> PathBuf {
         .parent()
         .expect("xtask lives in the workspace root")
         .to_path_buf()
+}
+
+/// The root target directory: `$CARGO_TARGET_DIR` (relative to the root if relative),
+/// else `target/`.
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { root().join(t) })
+        .unwrap_or_else(|| root().join("target"))
 }
 
 fn cargo() -> Command {
@@ -148,12 +155,12 @@ fn ci() -> Res {
     kafka::run(&["--sabotage".to_string(), "all".to_string()])?;
     fuzz::fuzz(&["--smoke".to_string()])?;
     // Crash states, then every mutant must be caught (the checker can fail).
-    crash::run(&["--smoke".to_string()])?;
-    crash::run(&["--mutants".to_string()])?;
+    mutants::run("crash", &["--smoke".to_string()])?;
+    mutants::run("crash", &["--mutants".to_string()])?;
     // Every lin mutant must be caught (the checker can fail). The smoke
     // (`segment/tests/log/linearizability.rs`) is ignored while its open findings are
     // fixed (docs/testing.md#linearizability).
-    lin::run(&["--mutants".to_string()])?;
+    mutants::run("lin", &["--mutants".to_string()])?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
     let mut c = cargo();
     c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);
@@ -185,6 +192,7 @@ fn lint() -> Res {
         ));
     }
     eprintln!("==> code map: every module and crate named");
+    mutants::check_isolated()?;
     let mut c = cargo();
     c.args(["fmt", "--all", "--check"]);
     run(c)?;
@@ -197,7 +205,8 @@ fn lint() -> Res {
         "-D",
         "warnings",
     ]);
-    run(c)
+    run(c)?;
+    mutants::lint()
 }
 
 fn test() -> Res {
@@ -436,11 +445,7 @@ fn loom() -> Res {
     }
     // Under the caller's target directory (CARGO_TARGET_DIR, else `target/`): the loom
     // builds use other RUSTFLAGS, so they get their own subdirectories of it.
-    let target = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|t| if t.is_absolute() { t } else { root().join(t) })
-        .unwrap_or_else(|| root().join("target"))
-        .join("loom");
+    let target = target_dir().join("loom");
     let mut c = cargo();
     c.args(["test", "-p", "index-core", "--release", "--test", "loom"]);
     c.env("RUSTFLAGS", "--cfg loom")
@@ -491,10 +496,7 @@ fn loom() -> Res {
 /// With `--criterion`, `cargo bench --workspace` runs first, so that the report lists the
 /// criterion results too. Other arguments go to the harness.
 fn bench(rest: &[String]) -> Res {
-    let target = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|t| if t.is_absolute() { t } else { root().join(t) })
-        .unwrap_or_else(|| root().join("target"));
+    let target = target_dir();
     let report = target.join("bench-report");
     std::fs::create_dir_all(&report).map_err(|e| format!("{}: {e}", report.display()))?;
     let criterion = rest.iter().any(|a| a == "--criterion");

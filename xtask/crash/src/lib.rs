@@ -15,6 +15,10 @@
 //! Prints `crash states: N explored, V violations` (N counts second-crash states of
 //! invariant 6 too) and fails when V > 0. `--mutant NAME` weakens the build at one point
 //! ([`mutants`]) and must then report violations; `--mutants` runs every mutant.
+//!
+//! This crate (`xtask/crash`, its `crash` and `lin` binaries) is its own workspace, the
+//! only build of `segment` with the `crash-mutants` feature: `cargo xtask crash ARGS` runs
+//! `cargo run --manifest-path xtask/crash/Cargo.toml --bin crash -- ARGS`.
 
 mod check;
 mod model;

@@ -7,6 +7,10 @@
 //! both fail on any anomaly. `--mutant NAME` runs against a build weakened at one point
 //! (`segment`'s hidden `crash-mutants` hooks, `segment::fs::mutant`) and must report
 //! anomalies; `--mutants` runs each and prints `lin mutants: N of N caught`.
+//!
+//! The `lin` binary of `xtask/crash`, outside the root workspace so that no other build
+//! of `segment` gets the `crash-mutants` feature; `cargo xtask lin ARGS` runs it with
+//! `cargo run --manifest-path xtask/crash/Cargo.toml --bin lin -- ARGS`.
 
 use std::time::Duration;
 
@@ -40,8 +44,16 @@ usage: cargo xtask lin [--smoke | --long] [--histories N] [--seed N] [--ops N]
                   anomaly); fails unless each is caught
 ";
 
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = run(&args) {
+        eprintln!("xtask: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// Runs `cargo xtask lin` with `args`.
-pub fn run(args: &[String]) -> Result<(), String> {
+fn run(args: &[String]) -> Result<(), String> {
     let mut cfg = Config::smoke();
     let mut mutant = None;
     let mut all = false;
