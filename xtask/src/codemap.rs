@@ -14,7 +14,7 @@
 //!   (`xtask/lin-check` in the `xtask` section), by its module name (`k6`), its file name
 //!   (`leader.rs`), or a path ending in it (`log/leader.rs`, `segment/src/log/`). Nested
 //!   files count one by one: every file of `segment/src/log/`, of `segment/src/dump/`,
-//!   of `xtask/src/kafka/` is named.
+//!   of `xtask/oracle/src/` is named.
 //! * **Test binaries**: Cargo's: every `tests/*.rs` file and every `tests/<dir>/main.rs`
 //!   of a crate. Each is named in its crate's section by a path from `tests/` on
 //!   (`tests/doctor.rs`, `tests/log/`, `segment/tests/log/main.rs`); a bare name is not
@@ -338,7 +338,7 @@ mod tests {
         assert!(has(Kind::Crate, "xtask/fuzz"));
         assert!(has(Kind::Module, "segment/src/log"));
         assert!(has(Kind::Module, "segment/src/log/leader.rs"));
-        assert!(has(Kind::Module, "xtask/src/kafka/k6.rs"));
+        assert!(has(Kind::Module, "xtask/oracle/src/k6.rs"));
         assert!(has(Kind::TestBinary, "segment/tests/doctor.rs"));
         assert!(has(Kind::TestBinary, "segment/tests/log"));
         assert!(!has(Kind::Module, "segment/src/lib.rs"));

@@ -10,7 +10,6 @@ use std::process::{exit, Command};
 mod anchors;
 mod codemap;
 mod fuzz;
-mod kafka;
 mod mutants;
 
 const USAGE: &str = "\
@@ -65,8 +64,8 @@ fn main() {
         "examples" => examples(),
         "loom" => loom(),
         "bench" => bench(rest),
-        "kafka" => kafka::run(rest),
-        "vs-kafka" => kafka::vs::run(rest),
+        "kafka" => kafka_oracle::run(rest),
+        "vs-kafka" => kafka_oracle::vs::run(rest),
         "fuzz" => fuzz::fuzz(rest),
         "crash" | "lin" => mutants::exec(cmd, rest),
         "-h" | "--help" | "help" => {
@@ -150,9 +149,9 @@ fn ci() -> Res {
     portability()?;
     examples()?;
     loom()?;
-    kafka::run(&[])?;
+    kafka_oracle::run(&[])?;
     // Every sabotage must make the scenario it targets fail (the oracle can fail).
-    kafka::run(&["--sabotage".to_string(), "all".to_string()])?;
+    kafka_oracle::run(&["--sabotage".to_string(), "all".to_string()])?;
     fuzz::fuzz(&["--smoke".to_string()])?;
     // Crash states, then every mutant must be caught (the checker can fail).
     mutants::run("crash", &["--smoke".to_string()])?;

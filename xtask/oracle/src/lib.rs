@@ -1,4 +1,6 @@
-//! `cargo xtask kafka`: Apache Kafka as a test oracle.
+//! `cargo xtask kafka`: Apache Kafka as a test oracle (the `kafka-oracle` crate,
+//! `xtask/oracle`; xtask dispatches `cargo xtask kafka` to [`run`] and
+//! `cargo xtask vs-kafka` to [`vs::run`]).
 //!
 //! Resolves the pinned Kafka version with Maven (`xtask/kafka/pom.xml`, offline when the
 //! local repository is warm), builds the Java helper (`xtask/kafka/src/main/java/oracle`),
@@ -234,7 +236,17 @@ impl Ctx {
 
 /// Workspace root.
 fn root() -> PathBuf {
-    super::root()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("xtask/oracle lives two levels below the workspace root")
+        .to_path_buf()
+}
+
+/// Whether this run is CI's: `CI=true` or `CI=1` (xtask's rule for every step), so that a
+/// missing tool fails CI rather than skipping.
+fn is_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// The target directory (CARGO_TARGET_DIR aware).
@@ -440,7 +452,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
-    let ci = super::is_ci();
+    let ci = is_ci();
     for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
         if !have(tool, arg) {
             let msg = format!("kafka: `{tool}` is not installed (needed: a JDK 17+ and Maven)");
@@ -668,7 +680,7 @@ fn k1_clean(ctx: &Ctx) -> Result<String, String> {
 /// Copies the workload's partition directories (not the internal topics) into
 /// `segment/tests/data/kafka-4.4.0/<kind>/`, with the log directory's checkpoint files and
 /// the broker's answers (`answers.json`) when there are some.
-pub(super) fn write_fixtures(
+pub(crate) fn write_fixtures(
     data: &Path,
     kind: &str,
     answers: Option<&Path>,

@@ -506,9 +506,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     broker::install_ctrlc()?;
     let t = Instant::now();
-    let mut c = crate::cargo();
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(super::root());
     c.args(["build", "--quiet", "--release", "-p", "vs-kafka-ours"]);
-    crate::run(c)?;
+    eprintln!("\n==> {c:?}");
+    let status = c.status().map_err(|e| format!("cannot start {c:?}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{c:?} failed with {status}"));
+    }
     let ours_bin = super::target_dir().join("release/vs-kafka-ours");
     let jvm = super::build_oracle()?;
     eprintln!(
