@@ -272,6 +272,9 @@ fn package() -> Res {
         "xtask",
         "--exclude",
         "lean-embedder",
+        // Like xtask: a path dependency without a version (vs-kafka-ours).
+        "--exclude",
+        "kafka-oracle",
     ]);
     run(c)
 }

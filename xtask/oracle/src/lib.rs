@@ -76,7 +76,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
 /// scenario's check is one that cannot fail.
 pub struct Sabotage {
     pub name: &'static str,
-    /// The scenario it targets (a name of [`SCENARIOS`]).
+    /// The scenario it targets (a name of `SCENARIOS`).
     pub scenario: &'static str,
     /// What is damaged.
     pub what: &'static str,
