@@ -7,8 +7,6 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
-mod anchors;
-mod codemap;
 mod fuzz;
 mod mutants;
 
@@ -172,7 +170,7 @@ fn lint() -> Res {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .ok_or("xtask has no parent directory")?;
-    let broken = anchors::check(root)?;
+    let broken = xtask_lint::anchors::check(root)?;
     if !broken.is_empty() {
         for b in &broken {
             eprintln!("{}:{}: {}", b.file.display(), b.line, b.what);
@@ -180,10 +178,10 @@ fn lint() -> Res {
         return Err(format!("{} broken document citation(s)", broken.len()));
     }
     eprintln!("==> document citations: all resolve");
-    let missing = codemap::check(root)?;
+    let missing = xtask_lint::codemap::check(root)?;
     if !missing.is_empty() {
         for m in &missing {
-            eprintln!("{}: {m}", codemap::DOC);
+            eprintln!("{}: {m}", xtask_lint::codemap::DOC);
         }
         return Err(format!(
             "{} crate(s), module(s) or test binaries missing from the code map",
@@ -191,7 +189,11 @@ fn lint() -> Res {
         ));
     }
     eprintln!("==> code map: every module and crate named");
-    mutants::check_isolated()?;
+    xtask_lint::isolation::check(root)?;
+    eprintln!(
+        "==> crash-mutants: in no workspace build of segment; {} agrees with Cargo.lock",
+        xtask_lint::isolation::MUTANTS_LOCK
+    );
     let mut c = cargo();
     c.args(["fmt", "--all", "--check"]);
     run(c)?;

@@ -319,7 +319,10 @@ mod tests {
     use crate::anchors::tests::tree;
 
     fn repo_root() -> &'static Path {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .unwrap()
     }
 
     const MAP: &str = "# A\n## Code map\n```\na ── `b\n```\n### `a`\n`known`, `log/` (`leader.rs`), `tests/it/`, `tests/solo.rs`\n### `b`\nnothing\n## Invariants\n`extra`\n";
