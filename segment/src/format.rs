@@ -63,138 +63,18 @@
 //! batches; walk them with [`scan`]. The crate does not export a CRC helper; the example
 //! uses the `crc32c` crate.
 //!
-//! A complete queue with its own format: length-prefixed batches with a CRC-32C and
-//! per-record timestamps, small segments that roll, a torn last batch recovered after a
-//! crash, and lookups by offset and by timestamp.
+//! A complete queue with its own format, `Tiny` (length-prefixed batches with a CRC-32C
+//! and per-record timestamps; its layout and its `BatchFormat` implementation are in
+//! `examples/tiny/format.rs`, the workspace's one example format, which the `tiny_queue`
+//! example and `xtask/lean-embedder` use too): small segments that roll, a torn last batch
+//! recovered after a crash, and lookups by offset and by timestamp.
 //!
 //! ```
-//! use segment::format::{scan, BatchFormat, BatchInfo, FormatError};
-//! use segment::{LogConfig, LogOptions, TimestampAndOffset};
+//! mod tiny { include!("../examples/tiny/format.rs"); } // `Tiny`, `Tiny::encode`, `Tiny::decode`
+//! use segment::format::{scan, BatchFormat};
+//! use segment::{LogConfig, LogOptions};
 //! use std::sync::atomic::Ordering;
-//!
-//! /// Batch: `[u32 size][u32 CRC-32C of bytes 8..size][i64 base offset][u32 record count]
-//! /// [i64 max timestamp]`, then per record `[i64 timestamp][u32 length][payload]`; all
-//! /// big-endian; `size` counts the whole batch, its own 4 bytes included. Record `i` has
-//! /// offset `base offset + i`.
-//! struct Tiny;
-//! const HEADER: usize = 28;
-//!
-//! fn u32_at(b: &[u8], at: usize) -> u32 {
-//!     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-//! }
-//! fn i64_at(b: &[u8], at: usize) -> i64 {
-//!     i64::from_be_bytes(b[at..at + 8].try_into().unwrap())
-//! }
-//! fn corrupt(position: u64, reason: &str) -> FormatError {
-//!     FormatError::Corrupt { position, reason: reason.into() }
-//! }
-//!
-//! fn encode(base_offset: i64, records: &[(i64, &[u8])]) -> Vec<u8> {
-//!     let mut b = vec![0; HEADER];
-//!     b[8..16].copy_from_slice(&base_offset.to_be_bytes());
-//!     b[16..20].copy_from_slice(&(records.len() as u32).to_be_bytes());
-//!     let max_timestamp = records.iter().map(|r| r.0).max().unwrap_or(-1);
-//!     b[20..28].copy_from_slice(&max_timestamp.to_be_bytes());
-//!     for (timestamp, payload) in records {
-//!         b.extend_from_slice(&timestamp.to_be_bytes());
-//!         b.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-//!         b.extend_from_slice(payload);
-//!     }
-//!     let size = b.len() as u32;
-//!     b[0..4].copy_from_slice(&size.to_be_bytes());
-//!     let crc = crc32c::crc32c(&b[8..]);
-//!     b[4..8].copy_from_slice(&crc.to_be_bytes());
-//!     b
-//! }
-//!
-//! /// `(offset, timestamp, payload)` of each record of the batch at `batch[0]` (the slice
-//! /// may run past the batch: only its announced size is read).
-//! fn records(batch: &[u8]) -> Result<Vec<(i64, i64, &[u8])>, &'static str> {
-//!     let size = u32_at(batch, 0) as usize;
-//!     let batch = batch.get(..size).ok_or("batch shorter than its size")?;
-//!     let (base, count) = (i64_at(batch, 8), u32_at(batch, 16) as usize);
-//!     let (mut out, mut at) = (Vec::with_capacity(count), HEADER);
-//!     for i in 0..count {
-//!         let len = u32_at(batch.get(at..at + 12).ok_or("record past the end")?, 8) as usize;
-//!         let payload = batch.get(at + 12..at + 12 + len).ok_or("payload past the end")?;
-//!         out.push((base + i as i64, i64_at(batch, at), payload));
-//!         at += 12 + len;
-//!     }
-//!     if at == size { Ok(out) } else { Err("bytes after the last record") }
-//! }
-//!
-//! impl BatchFormat for Tiny {
-//!     const NAME: &'static str = "tiny";
-//!     const HEADER_PEEK_BYTES: usize = 4; // the size field
-//!     const MAX_HEADER_BYTES: usize = HEADER;
-//!
-//!     fn peek_size(header: &[u8], position: u64) -> Result<Option<usize>, FormatError> {
-//!         if header.len() < 4 {
-//!             return Ok(None); // fewer bytes than a size field: a clean end (may be 0)
-//!         }
-//!         match u32_at(header, 0) as usize {
-//!             size if size < HEADER => Err(corrupt(position, "size below the header size")),
-//!             size => Ok(Some(size)), // may run past the end: the caller sees a torn tail
-//!         }
-//!     }
-//!
-//!     fn parse_header(bytes: &[u8], position: u64) -> Result<BatchInfo, FormatError> {
-//!         let size = Self::peek_size(bytes, position)?.unwrap_or(0);
-//!         if bytes.len() < HEADER || size < HEADER {
-//!             return Err(corrupt(position, "truncated header"));
-//!         }
-//!         let (base_offset, count) = (i64_at(bytes, 8), i64::from(u32_at(bytes, 16)));
-//!         if count == 0 {
-//!             return Err(corrupt(position, "empty batch"));
-//!         }
-//!         let last_offset = base_offset + count - 1;
-//!         Ok(BatchInfo {
-//!             position,
-//!             base_offset,
-//!             last_offset,
-//!             max_timestamp: i64_at(bytes, 20),
-//!             // Must lie in base_offset..=last_offset; the last offset is always safe.
-//!             offset_of_max_timestamp: last_offset,
-//!             size_in_bytes: size,
-//!             // Kafka-only fields: ignored while KAFKA_PRODUCER_STATE is false.
-//!             is_control: false,
-//!             is_transactional: false,
-//!             producer_id: -1,
-//!             producer_epoch: -1,
-//!             base_sequence: -1,
-//!             last_sequence: -1,
-//!             partition_leader_epoch: -1,
-//!             magic: 0,
-//!         })
-//!     }
-//!
-//!     fn validate(batch: &[u8], position: u64) -> Result<(), FormatError> {
-//!         let size = Self::parse_header(batch, position)?.size_in_bytes;
-//!         let batch = batch.get(..size).ok_or_else(|| corrupt(position, "short batch"))?;
-//!         if crc32c::crc32c(&batch[8..]) != u32_at(batch, 4) {
-//!             return Err(corrupt(position, "CRC-32C mismatch"));
-//!         }
-//!         records(batch).map(drop).map_err(|why| corrupt(position, why))
-//!     }
-//!
-//!     // Record-level search (the default answers at batch granularity).
-//!     fn search_timestamp(
-//!         batch: &[u8],
-//!         position: u64,
-//!         target_timestamp: i64,
-//!         starting_offset: i64,
-//!     ) -> Result<Option<TimestampAndOffset>, FormatError> {
-//!         let records = records(batch).map_err(|why| corrupt(position, why))?;
-//!         Ok(records
-//!             .into_iter()
-//!             .find(|&(offset, ts, _)| ts >= target_timestamp && offset >= starting_offset)
-//!             .map(|(offset, timestamp, _)| TimestampAndOffset {
-//!                 timestamp,
-//!                 offset,
-//!                 leader_epoch: None,
-//!             }))
-//!     }
-//! }
+//! use tiny::Tiny;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let config = LogConfig {
@@ -209,7 +89,7 @@
 //! for _ in 0..10 {
 //!     let base = log.log_end_offset(); // the caller assigns offsets
 //!     let payload = format!("event {base}");
-//!     let batch = encode(base, &[(t0 + 10 * base, payload.as_bytes()), (t0 + 10 * base + 10, b"x")]);
+//!     let batch = Tiny::encode(base, &[(t0 + 10 * base, payload.as_bytes()), (t0 + 10 * base + 10, b"x")]);
 //!     last_batch_size = log.append(&batch)?.size;
 //! }
 //! assert_eq!(log.log_end_offset(), 20);
@@ -221,7 +101,7 @@
 //! let batch = scan::<Tiny>(&fetch.records, 0).next().unwrap()?;
 //! Tiny::validate(batch.bytes, batch.info.position)?;
 //! assert_eq!((batch.info.base_offset, batch.info.last_offset), (6, 7));
-//! assert_eq!(records(batch.bytes)?[1], (7, t0 + 70, &b"x"[..]));
+//! assert_eq!(Tiny::decode(batch.bytes, 0)?[1], (7, t0 + 70, &b"x"[..]));
 //!
 //! // By timestamp: the first record at or after t0 + 65 ms.
 //! let found = log.offset_for_timestamp(t0 + 65)?.unwrap();
