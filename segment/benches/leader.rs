@@ -32,7 +32,7 @@
 
 use std::hint::black_box;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,9 @@ use segment::record::BatchBuilder;
 use segment::{AppendOrigin, Clock, FetchIsolation, Log, LogConfig, MockTime};
 
 use bench_support as ratios;
+
+mod common;
+use common::{config, scratch_root};
 
 const KIND: &str = "leader";
 /// Records per batch.
@@ -54,28 +57,9 @@ const CHUNK: u64 = 1 << 20;
 /// Producer threads of the concurrent leader append.
 const THREADS: usize = 4;
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args()
-}
-
-fn scratch_root() -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        shm.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
-}
-
+/// This bench's scratch directory (see `common::scratch`).
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("leader-bench-")
-        .tempdir_in(scratch_root())
-        .expect("temp dir")
+    common::scratch("leader-bench-")
 }
 
 fn clock() -> Clock {
@@ -335,25 +319,11 @@ fn benches(c: &mut Criterion, data: &Data, fetch: &FetchFixture) {
     group.finish();
 }
 
-/// Like `ratios::race` for competitors that time themselves (per-run setup excluded).
-fn race_timed(competitors: &mut [&mut dyn FnMut() -> Duration], rounds: usize) -> Vec<f64> {
-    let mut best = vec![f64::INFINITY; competitors.len()];
-    for f in competitors.iter_mut() {
-        f(); // warm up
-    }
-    for _ in 0..rounds {
-        for (f, best) in competitors.iter_mut().zip(&mut best) {
-            *best = best.min(f().as_nanos() as f64);
-        }
-    }
-    best
-}
-
 fn ratio_section(data: &Data, fetch: &FetchFixture) {
     let mut report = ratios::Report::default();
     let mb = data.len() as f64 / 1e6;
     let show = |name: &str, ns: f64| println!("  {name:<40} {:8.1} MB/s", mb / (ns / 1e9));
-    let t = race_timed(
+    let t = ratios::race_timed(
         &mut [
             &mut || follower_append(data),
             &mut || leader_append(data, 1),
@@ -392,7 +362,7 @@ fn ratio_section(data: &Data, fetch: &FetchFixture) {
         black_box(fetch.run(how));
         start.elapsed()
     };
-    let t = race_timed(
+    let t = ratios::race_timed(
         &mut [
             &mut || timed(Fetch::Copy),
             &mut || timed(Fetch::RegionWriteTo),

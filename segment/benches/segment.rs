@@ -67,6 +67,9 @@ use segment::{Clock, Log, LogConfig, LogSegment, MockTime, ProducerStateManager}
 
 use bench_support as ratios;
 
+mod common;
+use common::{config, scratch_root};
+
 const KIND: &str = "segment";
 /// Records per batch (`SEGMENT_BENCH_RECORDS` to change; 140 gives ~16 KiB batches).
 fn records_per_batch() -> usize {
@@ -82,28 +85,9 @@ const T0: i64 = 1_700_000_000_000;
 /// Fetch and read chunk size, bytes.
 const CHUNK: usize = 1 << 20;
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args()
-}
-
-fn scratch_root() -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        shm.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
-}
-
+/// This bench's scratch directory (see `common::scratch`).
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("segment-bench-")
-        .tempdir_in(scratch_root())
-        .expect("temp dir")
+    common::scratch("segment-bench-")
 }
 
 /// One batch of the data set: its bytes' range in the image and what
@@ -569,22 +553,6 @@ fn dispatch(c: &mut Criterion, data: &Data) {
 // ---------------------------------------------------------------------------------------
 // Ratios.
 
-/// Like `ratios::race` for competitors that time themselves (so that per-run setup, such
-/// as creating a fresh directory, is excluded): each of `rounds` rounds runs every
-/// competitor once; each keeps its fastest round, in nanoseconds.
-fn race_timed(competitors: &mut [&mut dyn FnMut() -> Duration], rounds: usize) -> Vec<f64> {
-    let mut best = vec![f64::INFINITY; competitors.len()];
-    for f in competitors.iter_mut() {
-        f(); // warm up
-    }
-    for _ in 0..rounds {
-        for (f, best) in competitors.iter_mut().zip(&mut best) {
-            *best = best.min(f().as_nanos() as f64);
-        }
-    }
-    best
-}
-
 /// `translate-offset` and `pread-header` interleaved for `rounds` rounds of 1,024 locates
 /// each; prints the fastest and the median round of each (µs per 1,024 locates) and adds
 /// the ratio of the fastest rounds to `report`.
@@ -635,7 +603,7 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
     let mb = data.len() as f64 / 1e6;
     let show = |name: &str, ns: f64| println!("  {name:<40} {:8.1} MB/s", mb / (ns / 1e9));
 
-    let t = race_timed(
+    let t = ratios::race_timed(
         &mut [
             &mut || log_append(data),
             &mut || segment_append(data),
@@ -720,7 +688,7 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
         black_box(f());
         start.elapsed()
     };
-    let mut t = race_timed(
+    let mut t = ratios::race_timed(
         &mut [
             &mut || timed(&|| generic_scan::<KafkaBatchFormat>(black_box(image), true)),
             &mut || timed(&|| direct_scan(black_box(image), true)),
@@ -729,7 +697,7 @@ fn ratio_section(data: &Data, f: &mut ReadFixture) {
     );
     // A race of its own: after a 32 MiB walk the window would be cold for the first
     // header walk of the round.
-    t.extend(race_timed(
+    t.extend(ratios::race_timed(
         &mut [
             &mut || timed(&|| generic_scan::<KafkaBatchFormat>(black_box(window), false)),
             &mut || timed(&|| direct_scan(black_box(window), false)),

@@ -8,7 +8,8 @@
 //! round times `ops` operations of every competitor in turn.
 //!
 //! * [`race`] keeps each competitor's **fastest** round (the least disturbed one) as its
-//!   time per operation.
+//!   time per operation; [`race_timed`] does the same for competitors that time
+//!   themselves, leaving their per-run setup out.
 //! * [`race_rounds`] keeps every round, so that a ratio can be taken *within* each round
 //!   (both sides measured a few milliseconds apart) and summarised by its median over the
 //!   rounds ([`median_ratio`]), with the spread between rounds as a noise figure
@@ -56,6 +57,25 @@ pub fn race(competitors: &mut [Competitor<'_>], ops: usize) -> Vec<f64> {
     (0..competitors.len())
         .map(|c| per_round.iter().map(|r| r[c]).fold(f64::INFINITY, f64::min))
         .collect()
+}
+
+/// Like [`race`] for competitors that time themselves (so that per-run setup, such as
+/// creating a fresh directory, is excluded): each of `rounds` rounds runs every competitor
+/// once, after one warm-up run each; each keeps its fastest round, in nanoseconds.
+pub fn race_timed(
+    competitors: &mut [&mut dyn FnMut() -> std::time::Duration],
+    rounds: usize,
+) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; competitors.len()];
+    for f in competitors.iter_mut() {
+        f(); // warm up
+    }
+    for _ in 0..rounds {
+        for (f, best) in competitors.iter_mut().zip(&mut best) {
+            *best = best.min(f().as_nanos() as f64);
+        }
+    }
+    best
 }
 
 /// Times `ops` operations of each competitor in turn, `rounds` times (after one untimed
