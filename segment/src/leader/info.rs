@@ -1,5 +1,6 @@
-//! What a leader append reports ([`LogAppendInfo`]) and the settings it reads
-//! ([`AppendOrigin`], [`TimestampType`], [`TopicCompression`]).
+//! What a leader append reports ([`LogAppendInfo`]) and who appends ([`AppendOrigin`]).
+//! The topic settings it reads, [`TimestampType`](crate::config::TimestampType) and
+//! [`TopicCompression`](crate::config::TopicCompression), are in [`crate::config`].
 
 use crate::record::CompressionType;
 
@@ -15,65 +16,6 @@ pub enum AppendOrigin {
     /// batches (end-transaction markers, checked against the coordinator epoch); no
     /// sequence check and no duplicate detection.
     Coordinator,
-}
-
-/// The topic's `message.timestamp.type` (Kafka's `TimestampType` for a topic).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TimestampType {
-    /// `CreateTime` (Kafka's default): records keep the producer's timestamps, which must
-    /// lie within `message.timestamp.before.max.ms` / `after.max.ms` of the log's clock.
-    #[default]
-    CreateTime,
-    /// `LogAppendTime`: the batch is stamped with the log's clock at append; every record
-    /// then reads with that timestamp. A producer batch already marked LogAppendTime is
-    /// refused (`INVALID_TIMESTAMP`).
-    LogAppendTime,
-}
-
-/// The topic's `compression.type` (Kafka's `BrokerCompressionType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TopicCompression {
-    /// `producer` (Kafka's default): keep the producer's codec; offsets are assigned in
-    /// place.
-    #[default]
-    Producer,
-    /// `uncompressed`: store records uncompressed (a compressed batch is rebuilt).
-    Uncompressed,
-    /// `gzip`.
-    Gzip,
-    /// `snappy`.
-    Snappy,
-    /// `lz4`.
-    Lz4,
-    /// `zstd`.
-    Zstd,
-}
-
-impl TopicCompression {
-    /// The codec stored for a batch the producer compressed with `source` (Kafka's
-    /// `BrokerCompressionType.targetCompression`).
-    pub fn target(self, source: CompressionType) -> CompressionType {
-        match self {
-            TopicCompression::Producer => source,
-            TopicCompression::Uncompressed => CompressionType::None,
-            TopicCompression::Gzip => CompressionType::Gzip,
-            TopicCompression::Snappy => CompressionType::Snappy,
-            TopicCompression::Lz4 => CompressionType::Lz4,
-            TopicCompression::Zstd => CompressionType::Zstd,
-        }
-    }
-
-    /// Kafka's name of the setting's value (`"producer"`, `"uncompressed"`, `"gzip"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            TopicCompression::Producer => "producer",
-            TopicCompression::Uncompressed => "uncompressed",
-            TopicCompression::Gzip => "gzip",
-            TopicCompression::Snappy => "snappy",
-            TopicCompression::Lz4 => "lz4",
-            TopicCompression::Zstd => "zstd",
-        }
-    }
 }
 
 /// What [`Log::append_as_leader`](crate::Log::append_as_leader) did (Kafka's

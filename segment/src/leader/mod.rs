@@ -20,19 +20,17 @@
 //!   five batches of each producer.
 //!
 //! Files:
-//! * `info.rs` — [`LogAppendInfo`], [`AppendOrigin`], [`TimestampType`], [`TopicCompression`];
-//! * `error.rs` — [`KafkaError`] (Kafka's protocol errors), [`RecordError`] and
-//!   [`SegmentError::kafka_error`](crate::SegmentError::kafka_error);
+//! * `info.rs` — [`LogAppendInfo`], [`AppendOrigin`] (the topic settings it reads,
+//!   [`TimestampType`] and [`TopicCompression`], are [`crate::config`]'s, re-exported here);
 //! * `validate.rs` — Kafka's `LogValidator` for magic v2 batches;
 //! * `producer.rs` — Kafka's `ProducerAppendInfo` checks and duplicate detection.
 
-mod error;
 mod info;
 pub(crate) mod producer;
 pub(crate) mod validate;
 
-pub(crate) use error::{
-    decode_error_kind as error_kind_of_decode, format_error_kind as error_kind_of_format,
-};
-pub use error::{KafkaError, RecordError};
-pub use info::{AppendOrigin, LogAppendInfo, TimestampType, TopicCompression};
+// Kafka's protocol errors and their mapping live with the crate's errors
+// ([`crate::error`]); re-exported here, where the leader append answers with them.
+pub use crate::config::{TimestampType, TopicCompression};
+pub use crate::error::{KafkaError, RecordError};
+pub use info::{AppendOrigin, LogAppendInfo};

@@ -18,7 +18,7 @@ fn no_batch() -> SegmentError {
 }
 
 fn format_rejected(e: &format::FormatError) -> SegmentError {
-    SegmentError::rejected(crate::leader::error_kind_of_format(e), e.to_string())
+    SegmentError::rejected(crate::error::format_error_kind(e), e.to_string())
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -163,7 +163,7 @@ impl<F: BatchFormat> Log<F> {
         let source = RecordBatch::new(first.bytes)
             .and_then(|b| b.compression())
             .map_err(|e| {
-                SegmentError::rejected(crate::leader::error_kind_of_decode(&e), e.to_string())
+                SegmentError::rejected(crate::error::decode_error_kind(&e), e.to_string())
             })?;
         let target = self.config.compression_type.target(source);
         let first_offset = self.log_end_offset();

@@ -294,10 +294,6 @@ impl LogStats {
     }
 }
 
-/// How the reason of every refusal by an offline log starts (see
-/// [`SegmentError::kafka_error`]).
-pub(crate) const OFFLINE_REASON_PREFIX: &str = "the log is offline";
-
 /// What [`Log::append`] appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -417,9 +413,9 @@ impl<F: BatchFormat> Log<F> {
                 .lock()
                 .clone()
                 .unwrap_or_else(|| "a flush failed".into());
-            return Err(SegmentError::IllegalState {
+            return Err(SegmentError::Offline {
                 path: self.dir.clone(),
-                reason: format!("{OFFLINE_REASON_PREFIX}: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
+                reason: why,
             });
         }
         Ok(())
