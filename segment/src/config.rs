@@ -49,6 +49,16 @@ pub enum TopicCompression {
 }
 
 impl TopicCompression {
+    /// Every value of the setting, `producer` first, then the codecs in id order.
+    pub const ALL: [TopicCompression; 6] = [
+        TopicCompression::Producer,
+        TopicCompression::Uncompressed,
+        TopicCompression::Gzip,
+        TopicCompression::Snappy,
+        TopicCompression::Lz4,
+        TopicCompression::Zstd,
+    ];
+
     /// The codec stored for a batch the producer compressed with `source` (Kafka's
     /// `BrokerCompressionType.targetCompression`).
     pub fn target(self, source: CompressionType) -> CompressionType {
