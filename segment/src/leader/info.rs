@@ -1,22 +1,6 @@
-//! What a leader append reports ([`LogAppendInfo`]) and who appends ([`AppendOrigin`]).
-//! The topic settings it reads, [`TimestampType`](crate::config::TimestampType) and
-//! [`TopicCompression`](crate::config::TopicCompression), are in [`crate::config`].
+//! What a leader append reports ([`LogAppendInfo`]).
 
 use crate::record::CompressionType;
-
-/// Who writes to the leader (Kafka's `AppendOrigin`), which decides the checks applied
-/// (docs/kafka-behaviour.md#leader-origin).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AppendOrigin {
-    /// A producer (Kafka `CLIENT`): batches must start at offset 0, may not be control
-    /// batches, and idempotent batches have their sequence numbers checked; a retry of
-    /// one of the producer's last five batches is answered as a duplicate.
-    Client,
-    /// The transaction or group coordinator (Kafka `COORDINATOR`): may write control
-    /// batches (end-transaction markers, checked against the coordinator epoch); no
-    /// sequence check and no duplicate detection.
-    Coordinator,
-}
 
 /// What [`Log::append_as_leader`](crate::Log::append_as_leader) did (Kafka's
 /// `LogAppendInfo` for a leader append). Offsets are log offsets, timestamps ms since the

@@ -20,17 +20,20 @@
 //!   five batches of each producer.
 //!
 //! Files:
-//! * `info.rs` — [`LogAppendInfo`], [`AppendOrigin`] (the topic settings it reads,
-//!   [`TimestampType`] and [`TopicCompression`], are [`crate::config`]'s, re-exported here);
-//! * `validate.rs` — Kafka's `LogValidator` for magic v2 batches;
-//! * `producer.rs` — Kafka's `ProducerAppendInfo` checks and duplicate detection.
+//! * `info.rs` — [`LogAppendInfo`];
+//! * `batch_validation.rs` — Kafka's `LogValidator` for magic v2 batches: the batch and
+//!   record checks, offsets and epoch assigned, the topic's codec and timestamp type
+//!   applied.
+//!
+//! Re-exported here, from the lower layers that name them too: [`KafkaError`] and
+//! [`RecordError`] ([`crate::error`]), [`TimestampType`] and [`TopicCompression`]
+//! ([`crate::config`]), and [`AppendOrigin`] ([`crate::producer`], whose
+//! `ProducerAppendInfo` checks, in `producer/append.rs`, the leader append runs).
 
+pub(crate) mod batch_validation;
 mod info;
-pub(crate) mod producer;
-pub(crate) mod validate;
 
-// Kafka's protocol errors and their mapping live with the crate's errors
-// ([`crate::error`]); re-exported here, where the leader append answers with them.
 pub use crate::config::{TimestampType, TopicCompression};
 pub use crate::error::{KafkaError, RecordError};
-pub use info::{AppendOrigin, LogAppendInfo};
+pub use crate::producer::AppendOrigin;
+pub use info::LogAppendInfo;
