@@ -3,7 +3,7 @@
 use std::hash::{BuildHasher, Hasher};
 
 use crate::error::SegmentError;
-use crate::leader::{TimestampType, TopicCompression};
+use crate::record::CompressionType;
 
 /// Smallest `segment.bytes` Kafka accepts: `LegacyRecord.RECORD_OVERHEAD_V0`, 14 bytes.
 pub const MIN_SEGMENT_BYTES: u64 = 14;
@@ -15,6 +15,75 @@ pub const MAX_INT_CONFIG: u64 = i32::MAX as u64;
 /// the time index keeps its last slot for the entry written at roll (Kafka's
 /// `TimeIndex.isFull`), so it needs two slots to take one entry.
 pub const MIN_INDEX_BYTES: usize = 24;
+
+/// The topic's `message.timestamp.type` (Kafka's `TimestampType` for a topic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TimestampType {
+    /// `CreateTime` (Kafka's default): records keep the producer's timestamps, which must
+    /// lie within `message.timestamp.before.max.ms` / `after.max.ms` of the log's clock.
+    #[default]
+    CreateTime,
+    /// `LogAppendTime`: the batch is stamped with the log's clock at append; every record
+    /// then reads with that timestamp. A producer batch already marked LogAppendTime is
+    /// refused (`INVALID_TIMESTAMP`).
+    LogAppendTime,
+}
+
+/// The topic's `compression.type` (Kafka's `BrokerCompressionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TopicCompression {
+    /// `producer` (Kafka's default): keep the producer's codec; offsets are assigned in
+    /// place.
+    #[default]
+    Producer,
+    /// `uncompressed`: store records uncompressed (a compressed batch is rebuilt).
+    Uncompressed,
+    /// `gzip`.
+    Gzip,
+    /// `snappy`.
+    Snappy,
+    /// `lz4`.
+    Lz4,
+    /// `zstd`.
+    Zstd,
+}
+
+impl TopicCompression {
+    /// Every value of the setting, `producer` first, then the codecs in id order.
+    pub const ALL: [TopicCompression; 6] = [
+        TopicCompression::Producer,
+        TopicCompression::Uncompressed,
+        TopicCompression::Gzip,
+        TopicCompression::Snappy,
+        TopicCompression::Lz4,
+        TopicCompression::Zstd,
+    ];
+
+    /// The codec stored for a batch the producer compressed with `source` (Kafka's
+    /// `BrokerCompressionType.targetCompression`).
+    pub fn target(self, source: CompressionType) -> CompressionType {
+        match self {
+            TopicCompression::Producer => source,
+            TopicCompression::Uncompressed => CompressionType::None,
+            TopicCompression::Gzip => CompressionType::Gzip,
+            TopicCompression::Snappy => CompressionType::Snappy,
+            TopicCompression::Lz4 => CompressionType::Lz4,
+            TopicCompression::Zstd => CompressionType::Zstd,
+        }
+    }
+
+    /// Kafka's name of the setting's value (`"producer"`, `"uncompressed"`, `"gzip"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TopicCompression::Producer => "producer",
+            TopicCompression::Uncompressed => "uncompressed",
+            TopicCompression::Gzip => "gzip",
+            TopicCompression::Snappy => "snappy",
+            TopicCompression::Lz4 => "lz4",
+            TopicCompression::Zstd => "zstd",
+        }
+    }
+}
 
 /// Configuration of a [`Log`](crate::Log) and of the [`LogSegment`](crate::LogSegment)s it
 /// creates. Defaults are Kafka's (docs/kafka-behaviour.md#config-defaults).

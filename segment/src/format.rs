@@ -135,7 +135,7 @@ use crate::record::{
     MIN_SIZE_FIELD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
     NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V1, SIZE_OFFSET,
 };
-use index_core::codec::{I16Be, I32Be, I64Be};
+use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 
 /// Why a batch could not be read, classified the way log recovery needs it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -682,7 +682,7 @@ impl BatchFormat for KafkaBatchFormat {
         position: u64,
         base_offset: i64,
     ) -> Result<(), FormatError> {
-        v2_field(batch, position, 0)?.copy_from_slice(&base_offset.to_be_bytes());
+        v2_header(batch, position)?.base_offset = I64Be::new(base_offset);
         Ok(())
     }
 
@@ -692,7 +692,7 @@ impl BatchFormat for KafkaBatchFormat {
         position: u64,
         epoch: i32,
     ) -> Result<(), FormatError> {
-        v2_field(batch, position, 12)?.copy_from_slice(&epoch.to_be_bytes());
+        v2_header(batch, position)?.partition_leader_epoch = I32Be::new(epoch);
         Ok(())
     }
 
@@ -706,9 +706,9 @@ impl BatchFormat for KafkaBatchFormat {
     }
 }
 
-/// The 4 or 8 bytes at `at` of a v2 batch header (8 for the base offset at 0, 4 for the
-/// partition leader epoch at 12).
-fn v2_field(batch: &mut [u8], position: u64, at: usize) -> Result<&mut [u8], FormatError> {
+/// The header of the v2 batch `batch`, to patch its fields in place through
+/// `index_core::codec`'s big-endian field types.
+fn v2_header(batch: &mut [u8], position: u64) -> Result<&mut RawBatchHeader, FormatError> {
     let magic = batch.get(MAGIC_OFFSET).map(|&m| m as i8);
     if batch.len() < RECORD_BATCH_OVERHEAD || magic.is_none_or(|m| m < 2) {
         return Err(FormatError::Unsupported {
@@ -719,9 +719,9 @@ fn v2_field(batch: &mut [u8], position: u64, at: usize) -> Result<&mut [u8], For
             ),
         });
     }
-    let width = if at == 0 { 8 } else { 4 };
     batch
-        .get_mut(at..at + width)
+        .get_mut(..RECORD_BATCH_OVERHEAD)
+        .map(bytemuck::from_bytes_mut)
         .ok_or_else(|| FormatError::Corrupt {
             position,
             reason: "batch header too short".into(),
@@ -737,14 +737,7 @@ pub(crate) fn set_v2_max_timestamp(
     log_append_time: bool,
     max_timestamp: i64,
 ) -> Result<(), FormatError> {
-    v2_field(batch, position, 12)?;
-    let h: &mut RawBatchHeader =
-        bytemuck::from_bytes_mut(batch.get_mut(..RECORD_BATCH_OVERHEAD).ok_or_else(|| {
-            FormatError::Corrupt {
-                position,
-                reason: "batch header too short".into(),
-            }
-        })?);
+    let h = v2_header(batch, position)?;
     let attrs = h.attributes.get();
     let is_lat = attrs & record::Attributes::TIMESTAMP_TYPE != 0;
     if is_lat == log_append_time && h.max_timestamp.get() == max_timestamp {
@@ -758,9 +751,7 @@ pub(crate) fn set_v2_max_timestamp(
     h.attributes = I16Be::new(attrs);
     h.max_timestamp = I64Be::new(max_timestamp);
     let crc = crc32c::crc32c(batch.get(record::CRC_OFFSET + 4..).unwrap_or_default());
-    if let Some(field) = batch.get_mut(record::CRC_OFFSET..record::CRC_OFFSET + 4) {
-        field.copy_from_slice(&crc.to_be_bytes());
-    }
+    v2_header(batch, position)?.crc = U32Be::new(crc);
     Ok(())
 }
 

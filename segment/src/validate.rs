@@ -9,6 +9,9 @@
 //!   clean-shutdown marker (or the recovery point) for a segment, a few positioned reads
 //!   check that its files agree with each other; a segment that fails is recovered from
 //!   its `.log`, so a file that lies costs a recovery, never data.
+//!
+//! The leader's checks of a producer's batch (Kafka's `LogValidator`) are not here but in
+//! `leader/batch_validation.rs`.
 
 use std::path::Path;
 

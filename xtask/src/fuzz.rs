@@ -197,13 +197,7 @@ pub fn compressed_batch(plain: &[u8], codec: CompressionType) -> Vec<u8> {
 /// A small in-process `.log` image: plain and compressed batches, a transaction and
 /// its markers, a legacy message.
 pub fn generated_log() -> Vec<u8> {
-    let codecs = [
-        CompressionType::None,
-        CompressionType::Gzip,
-        CompressionType::Snappy,
-        CompressionType::Lz4,
-        CompressionType::Zstd,
-    ];
+    let codecs = CompressionType::ALL;
     let mut log = Vec::new();
     let mut offset = 0i64;
     for (i, codec) in codecs.iter().enumerate() {

@@ -20,19 +20,20 @@
 //!   five batches of each producer.
 //!
 //! Files:
-//! * `info.rs` — [`LogAppendInfo`], [`AppendOrigin`], [`TimestampType`], [`TopicCompression`];
-//! * `error.rs` — [`KafkaError`] (Kafka's protocol errors), [`RecordError`] and
-//!   [`SegmentError::kafka_error`](crate::SegmentError::kafka_error);
-//! * `validate.rs` — Kafka's `LogValidator` for magic v2 batches;
-//! * `producer.rs` — Kafka's `ProducerAppendInfo` checks and duplicate detection.
+//! * `info.rs` — [`LogAppendInfo`];
+//! * `batch_validation.rs` — Kafka's `LogValidator` for magic v2 batches: the batch and
+//!   record checks, offsets and epoch assigned, the topic's codec and timestamp type
+//!   applied.
+//!
+//! Re-exported here, from the lower layers that name them too: [`KafkaError`] and
+//! [`RecordError`] ([`crate::error`]), [`TimestampType`] and [`TopicCompression`]
+//! ([`crate::config`]), and [`AppendOrigin`] ([`crate::producer`], whose
+//! `ProducerAppendInfo` checks, in `producer/append.rs`, the leader append runs).
 
-mod error;
+pub(crate) mod batch_validation;
 mod info;
-pub(crate) mod producer;
-pub(crate) mod validate;
 
-pub(crate) use error::{
-    decode_error_kind as error_kind_of_decode, format_error_kind as error_kind_of_format,
-};
-pub use error::{KafkaError, RecordError};
-pub use info::{AppendOrigin, LogAppendInfo, TimestampType, TopicCompression};
+pub use crate::config::{TimestampType, TopicCompression};
+pub use crate::error::{KafkaError, RecordError};
+pub use crate::producer::AppendOrigin;
+pub use info::LogAppendInfo;

@@ -1,13 +1,61 @@
 //! Durability of a [`Log`]: flushing, closing with the clean-shutdown marker, and the
 //! offline rule for failed syncs (`docs/kafka-behaviour.md#offline-rule`).
 
-use std::sync::atomic::Ordering;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Log, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::segment::LogSegment;
+
+/// Whether a [`Log`] is offline, and why (`docs/kafka-behaviour.md#offline-rule`): set
+/// once, never cleared; a reopen makes a new `Log`. The reason is stored before the flag
+/// is published (`Release`), so a refusal that sees the flag (`Acquire`) finds the reason.
+#[derive(Debug, Default)]
+pub(super) struct OfflineState {
+    /// Set when the state on disk became unknown (a failed fsync, ...): the log refuses
+    /// further writes until it is reopened (and recovered).
+    offline: AtomicBool,
+    /// Why the log went offline (the first reason given), for the refusals' errors.
+    reason: parking_lot::Mutex<Option<String>>,
+}
+
+impl OfflineState {
+    /// Whether the log is offline.
+    pub(super) fn is_offline(&self) -> bool {
+        self.offline.load(Ordering::Acquire)
+    }
+
+    /// Takes the log offline for `why` (kept, unless an earlier reason was).
+    pub(super) fn go_offline(&self, why: String) {
+        self.reason.lock().get_or_insert(why);
+        self.offline.store(true, Ordering::Release);
+    }
+
+    /// Takes the log offline without a reason of its own (the refusals then name the
+    /// earlier reason, if any, else a failed flush).
+    pub(super) fn go_offline_unexplained(&self) {
+        self.offline.store(true, Ordering::Release);
+    }
+
+    /// `Ok` while online; else [`SegmentError::Offline`] for the log in `dir`.
+    pub(super) fn check_online(&self, dir: &Path) -> Result<()> {
+        if self.is_offline() {
+            let why = self
+                .reason
+                .lock()
+                .clone()
+                .unwrap_or_else(|| "a flush failed".into());
+            return Err(SegmentError::Offline {
+                path: dir.to_path_buf(),
+                reason: why,
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Whether `e` says that a file (or the directory) could not be **opened** — no
 /// descriptor left (`EMFILE`, `ENFILE`), no such file, no permission — as opposed to a

@@ -6,8 +6,9 @@ use std::sync::atomic::Ordering;
 use super::{pstate, Log};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat, BatchInfo};
-use crate::leader::validate::{self, Params};
-use crate::leader::{producer, AppendOrigin, KafkaError, LogAppendInfo, TimestampType};
+use crate::leader::batch_validation::{self, Params};
+use crate::leader::{AppendOrigin, KafkaError, LogAppendInfo, TimestampType};
+use crate::producer;
 use crate::record::{CompressionType, RecordBatch};
 
 fn no_batch() -> SegmentError {
@@ -18,7 +19,7 @@ fn no_batch() -> SegmentError {
 }
 
 fn format_rejected(e: &format::FormatError) -> SegmentError {
-    SegmentError::rejected(crate::leader::error_kind_of_format(e), e.to_string())
+    SegmentError::rejected(crate::error::format_error_kind(e), e.to_string())
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -163,7 +164,7 @@ impl<F: BatchFormat> Log<F> {
         let source = RecordBatch::new(first.bytes)
             .and_then(|b| b.compression())
             .map_err(|e| {
-                SegmentError::rejected(crate::leader::error_kind_of_decode(&e), e.to_string())
+                SegmentError::rejected(crate::error::decode_error_kind(&e), e.to_string())
             })?;
         let target = self.config.compression_type.target(source);
         let first_offset = self.log_end_offset();
@@ -178,7 +179,7 @@ impl<F: BatchFormat> Log<F> {
             target,
             first_offset,
         };
-        let v = validate::validate_v2(first.bytes, &params)?;
+        let v = batch_validation::validate_v2(first.bytes, &params)?;
         if v.rebuilt {
             self.check_max_message_bytes(v.bytes.len(), "the recompressed batch")?;
         }
@@ -213,7 +214,12 @@ impl<F: BatchFormat> Log<F> {
         let active =
             self.maybe_roll_locked(first_offset, last, v.max_timestamp, v.bytes.len() as u64)?;
         if info.producer_id >= 0 {
-            let dup = producer::check(&self.producer_state.lock(), &info, marker.as_ref(), origin)?;
+            let dup = producer::append::check(
+                &self.producer_state.lock(),
+                &info,
+                marker.as_ref(),
+                origin,
+            )?;
             if let Some(dup) = dup {
                 out.first_offset = dup.first_offset();
                 out.last_offset = dup.last_offset;

@@ -142,12 +142,10 @@ impl<F: BatchFormat> Log<F> {
             active_ready: std::sync::atomic::AtomicBool::new(false),
             epochs_pending: std::sync::atomic::AtomicBool::new(false),
             fs,
-            offline: std::sync::atomic::AtomicBool::new(false),
-            offline_reason: parking_lot::Mutex::new(None),
+            offline: Default::default(),
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
-            manual_hw: std::sync::atomic::AtomicBool::new(false),
-            hw_offset_only: std::sync::atomic::AtomicBool::new(false),
+            hw: Default::default(),
         };
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;

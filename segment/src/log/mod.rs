@@ -29,13 +29,13 @@
 //!   (docs/kafka-behaviour.md#leader-epoch-checkpoint-created).
 //! * `.lock` — the directory lock ([`DirLock`]): [`Log::open`] locks it exclusively and
 //!   records its process id in it; a second open, from this process or another, fails
-//!   with [`SegmentError::DirLocked`] until the log is closed or dropped (or its process
+//!   with [`SegmentError::DirLocked`](crate::SegmentError::DirLocked) until the log is closed or dropped (or its process
 //!   dies). Read-only tools such as `dump-log` do not take it.
 //!
 //! A checkpoint that cannot be read (garbage, wrong version, not a regular file) is
 //! warned about and treated as missing ([`crate::checkpoint`]), as Kafka does. A marker
 //! that is not a regular file is not trusted (a FIFO or dangling symlink is removed and
-//! the log recovered; a directory is [`SegmentError::NotARegularFile`]).
+//! the log recovered; a directory is [`SegmentError::NotARegularFile`](crate::SegmentError::NotARegularFile)).
 //!
 //! Segments that leave the log are renamed `<name>.deleted` and removed
 //! [`LogConfig::file_delete_delay_ms`] later (see [`deleter`](crate::deleter)).
@@ -84,7 +84,7 @@ use parking_lot::Mutex;
 use crate::checkpoint::write_checkpoint;
 use crate::config::LogConfig;
 use crate::deleter::SegmentDeleter;
-use crate::error::{Result, SegmentError};
+use crate::error::Result;
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::fs::FsRef;
 use crate::lock::DirLock;
@@ -184,7 +184,7 @@ pub const MAX_REPORTED_SWAP_RANGES: usize = 1024;
 /// removed offsets are not an error; a swap that Kafka's cleaner or split could not have
 /// written (it fails validation, holds offsets outside the replaced segments, starts
 /// inside a segment it does not replace, or replaces the log's last segment and drops
-/// offsets of it) is refused instead ([`SegmentError::SwapRefused`]).
+/// offsets of it) is refused instead ([`SegmentError::SwapRefused`](crate::SegmentError::SwapRefused)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SwapReplacement {
@@ -294,10 +294,6 @@ impl LogStats {
     }
 }
 
-/// How the reason of every refusal by an offline log starts (see
-/// [`SegmentError::kafka_error`]).
-pub(crate) const OFFLINE_REASON_PREFIX: &str = "the log is offline";
-
 /// What [`Log::append`] appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -366,22 +362,17 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     /// (`docs/kafka-behaviour.md#offline-rule`).
     epochs_pending: std::sync::atomic::AtomicBool,
     fs: FsRef,
-    /// Set when a flush failed: after a failed fsync the kernel may have dropped dirty
-    /// pages, so a later successful fsync proves nothing; the log refuses further writes
-    /// until it is reopened (and recovered).
-    offline: std::sync::atomic::AtomicBool,
-    /// Why the log went offline (set once, before `offline`), for the refusals' errors.
-    offline_reason: parking_lot::Mutex<Option<String>>,
+    /// Whether, and why, the log is offline: after a failed fsync the kernel may have
+    /// dropped dirty pages, so a later successful fsync proves nothing; the log refuses
+    /// further writes until it is reopened (and recovered).
+    offline: flush::OfflineState,
     /// The exclusive lock on the directory, held until the log is closed or dropped.
     dir_lock: DirLock,
     /// Segments renamed `.deleted`, waiting for `file.delete.delay.ms`.
     deleter: SegmentDeleter<F>,
-    /// Whether the high watermark is the caller's ([`LogOptions::manual_high_watermark`]);
-    /// when not, it follows the log end (`docs/kafka-behaviour.md#high-watermark`).
-    manual_hw: std::sync::atomic::AtomicBool,
-    /// Whether `high_watermark` is a bare offset not yet converted to the batch holding
-    /// it (Kafka's `messageOffsetOnly` metadata; `docs/kafka-behaviour.md#hw-offset-only`).
-    hw_offset_only: std::sync::atomic::AtomicBool,
+    /// Whether the high watermark is the caller's, and whether it is a bare offset (its
+    /// value is in `bounds`).
+    hw: watermark::HighWatermark,
 }
 
 impl<F: BatchFormat> Log<F> {
@@ -411,30 +402,18 @@ impl<F: BatchFormat> Log<F> {
     }
 
     fn check_online(&self) -> Result<()> {
-        if self.offline.load(Ordering::Acquire) {
-            let why = self
-                .offline_reason
-                .lock()
-                .clone()
-                .unwrap_or_else(|| "a flush failed".into());
-            return Err(SegmentError::IllegalState {
-                path: self.dir.clone(),
-                reason: format!("{OFFLINE_REASON_PREFIX}: {why} (the state on disk is unknown, so nothing more is written); reopen it to recover"),
-            });
-        }
-        Ok(())
+        self.offline.check_online(&self.dir)
     }
 
     /// Takes the log offline for `why` (kept for the errors of every refused call).
     fn go_offline(&self, why: String) {
-        self.offline_reason.lock().get_or_insert(why);
-        self.offline.store(true, Ordering::Release);
+        self.offline.go_offline(why);
     }
 
     /// Whether a failed flush took the log offline (every later write, flush and
     /// [`close`](Self::close) then fails; reopening recovers from the last checkpoint).
     pub fn is_offline(&self) -> bool {
-        self.offline.load(Ordering::Acquire)
+        self.offline.is_offline()
     }
 
     /// The file-system seam of this log.

@@ -274,7 +274,7 @@ impl<F: BatchFormat> Log<F> {
             }
             Err(e) => {
                 tracing::error!(dir = %self.dir.display(), error = %e, "the directory fsync of the leader-epoch checkpoint failed; the log is now offline");
-                self.offline.store(true, Ordering::Release);
+                self.offline.go_offline_unexplained();
                 Err(e)
             }
             Ok(()) => Ok(()),

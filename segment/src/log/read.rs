@@ -73,9 +73,9 @@ impl<F: BatchFormat> Log<F> {
     /// It never returns a later batch past data that exists, an empty fetch inside the
     /// log, or an error caused by the concurrent change (an I/O error of a segment that was
     /// truncated or deleted under it, `Index(Closed)`, `SegmentDeleted`). The protocol: a
-    /// change that removes data (a segment leaving the map, a truncation) first publishes
-    /// the new bounds (the log start raised, the log end lowered), and runs as a
-    /// *structural change* of the segment map's generation (a seqlock, see
+    /// change that removes data (a segment leaving the map, a truncation) publishes the
+    /// new bounds (the log start raised, the log end lowered) once, before it ends, and
+    /// runs as a *structural change* of the segment map's generation (a seqlock, see
     /// [`LogSegments`]); a read makes its pass over the bounds and the segments without a
     /// lock and keeps its answer only if the generation was even and unchanged from the
     /// start of the pass to its end, else it makes the pass again (a read that starts

@@ -17,16 +17,17 @@ impl<F: BatchFormat> Log<F> {
     /// target below the log start offset empties the log and restarts it there.
     /// Returns whether anything was truncated.
     ///
-    /// Under concurrent readers: the log end is lowered to `offset` (published) before any
-    /// segment leaves the map or is truncated, and the removal and truncation run as one
-    /// structural change (see [`read`](Self::read) and
-    /// `docs/kafka-behaviour.md#concurrent-reads`), so a read answers from the log before
-    /// or after the truncation, never from a mix.
+    /// Under concurrent readers: the removal and truncation run as one structural change
+    /// (see [`read`](Self::read) and `docs/kafka-behaviour.md#concurrent-reads`), and the
+    /// lowered log end is published once, before that change ends, with the producer
+    /// state of the log below it (`docs/kafka-behaviour.md#one-moment-bounds`). So a read
+    /// answers from the log before or after the truncation, never from a mix, and
+    /// [`bounds`](Self::bounds) never shows a bound of its middle.
     ///
     /// # Errors
-    /// Index, format and I/O errors. A failure after the lowered log end was published
-    /// leaves the segments in an unknown state: the log goes **offline**
-    /// ([`is_offline`](Self::is_offline)) and the next open recovers it.
+    /// Index, format and I/O errors. A failure inside the structural change leaves the
+    /// segments in an unknown state: the log end is lowered to `offset`, the log goes
+    /// **offline** ([`is_offline`](Self::is_offline)) and the next open recovers it.
     pub fn truncate_to(&self, offset: i64) -> Result<bool> {
         let _g = self.lock.lock();
         self.check_online()?;
@@ -53,18 +54,15 @@ impl<F: BatchFormat> Log<F> {
         }
         let leo = {
             let change = self.segments.begin_change();
-            // Publish the lowered end first: from here every offset at or above `offset` is
-            // out of range (the end only moves further down below).
-            {
-                let p = self.publish();
-                p.set_log_end(offset);
-                // Kafka's `truncateTo`: a high watermark above the new end comes down to it.
-                self.high_watermark_after_truncate();
-            }
             let truncated = self.truncate_segments_locked(offset);
             let leo = match truncated {
                 Ok(leo) => leo,
-                Err(e) => return Err(self.fail_structural_change("truncate_to", e)),
+                Err(e) => {
+                    // Whatever part of the cut happened, nothing at or above `offset` is
+                    // served any more.
+                    self.publish_truncated_end(offset);
+                    return Err(self.fail_structural_change("truncate_to", e));
+                }
             };
             let start = self.log_start_offset();
             if leo < start {
@@ -72,16 +70,16 @@ impl<F: BatchFormat> Log<F> {
                 // offset at or above the start exists any more, so the log is empty from its
                 // start on and restarts there; the log end never goes below the log start.
                 // Until then the log is `[start, start]`: empty, never a hole.
-                self.publish().set_log_end(start);
+                self.publish_truncated_end(start);
                 drop(change);
                 self.restart_at_locked(start, start)?;
                 return Ok(true);
             }
-            {
-                let p = self.publish();
-                p.set_log_end(leo);
-                self.high_watermark_after_truncate();
-            }
+            // The lowered end is published once, with the producer state rebuilt above, and
+            // before the change ends: a reader's pass that overlapped the cut looks again
+            // and meets it, and a reader of the bounds alone never sees a bound of the
+            // change's middle (`docs/kafka-behaviour.md#one-moment-bounds`).
+            self.publish_truncated_end(leo);
             leo
         };
         if self.recovery_point() > leo {
@@ -101,6 +99,14 @@ impl<F: BatchFormat> Log<F> {
         }
         self.state_after_truncate_to(leo)?;
         Ok(true)
+    }
+
+    /// Publishes `leo` as the log end after a cut, with the high watermark brought down
+    /// to it (Kafka's `truncateTo`). Under the log's lock.
+    fn publish_truncated_end(&self, leo: i64) {
+        let p = self.publish();
+        p.set_log_end(leo);
+        self.high_watermark_after_truncate();
     }
 
     /// `truncate_to`'s removal of the segments above `offset` and truncation of the one
@@ -148,10 +154,12 @@ impl<F: BatchFormat> Log<F> {
     /// start `log_start` (≥ `new_offset`; above it only for the follower restart of
     /// [`append`](Self::append), which keeps the old log start).
     ///
-    /// Under concurrent readers: the new bounds are published first (a log start raised,
-    /// a log end lowered) and the removal of every segment and the creation of the new one
-    /// run as one structural change (`docs/kafka-behaviour.md#concurrent-reads`): no read
-    /// meets the empty map. A failure inside it takes the log offline.
+    /// Under concurrent readers: the new log start, log end and high watermark are
+    /// published together first, then the removal of every segment and the creation of
+    /// the new one run as one structural change
+    /// (`docs/kafka-behaviour.md#concurrent-reads`): no read meets the empty map, and no
+    /// reader of the bounds sees a log start above the log end. A failure inside the
+    /// change takes the log offline.
     pub(super) fn restart_at_locked(&self, new_offset: i64, log_start: i64) -> Result<()> {
         self.deleter.delete_expired()?;
         // No producer, no unstable transaction: forgotten before the new bounds are
@@ -159,17 +167,17 @@ impl<F: BatchFormat> Log<F> {
         self.state_before_truncate_fully(new_offset)?;
         {
             let _change = self.segments.begin_change();
-            // Publish first: from here every offset below the new start or above the new end
-            // is out of range.
+            // The new bounds first, all in one publication: from here every offset outside
+            // them is out of range, and a reader of the bounds alone sees the old log or
+            // the new one, never a log start above its log end
+            // (`docs/kafka-behaviour.md#one-moment-bounds`); a reader's pass that
+            // overlaps the change looks again.
             {
                 let p = self.publish();
-                if log_start > self.log_start_offset() {
-                    p.set_log_start(log_start);
-                }
-                if new_offset < self.log_end_offset() {
-                    p.set_log_end(new_offset);
-                    self.high_watermark_after_truncate();
-                }
+                p.set_log_end(new_offset);
+                p.set_log_start(log_start);
+                // Kafka's `truncateFullyAndStartAt`: `updateHighWatermark(logEndOffset)`.
+                self.high_watermark_after_restart();
             }
             let replaced = (|| {
                 for s in &self.segments.values() {
@@ -182,11 +190,6 @@ impl<F: BatchFormat> Log<F> {
             if let Err(e) = replaced {
                 return Err(self.fail_structural_change("restart", e));
             }
-            let p = self.publish();
-            p.set_log_end(new_offset);
-            p.set_log_start(log_start);
-            // Kafka's `truncateFullyAndStartAt`: `updateHighWatermark(logEndOffset)`.
-            self.high_watermark_after_restart();
         }
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;

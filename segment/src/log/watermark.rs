@@ -2,7 +2,7 @@
 //! the ListOffsets answers of [`Log::fetch_offset_by_timestamp`]
 //! (`docs/kafka-behaviour.md#high-watermark`, `docs/kafka-behaviour.md#list-offsets`).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Log;
 use crate::error::{Result, SegmentError};
@@ -15,6 +15,44 @@ const MAX_TIMESTAMP: i64 = ListedOffset::MAX_TIMESTAMP;
 const EARLIEST_LOCAL_TIMESTAMP: i64 = ListedOffset::EARLIEST_LOCAL_TIMESTAMP;
 const LATEST_TIERED_TIMESTAMP: i64 = ListedOffset::LATEST_TIERED_TIMESTAMP;
 const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP;
+
+/// How a [`Log`]'s high watermark is kept; its value is published with the bounds
+/// (`bounds.rs`). Both flags are written under the log's lock and read without it
+/// (`Release`/`Acquire`).
+#[derive(Debug, Default)]
+pub(super) struct HighWatermark {
+    /// Whether the high watermark is the caller's ([`LogOptions::manual_high_watermark`]);
+    /// when not, it follows the log end (`docs/kafka-behaviour.md#high-watermark`).
+    ///
+    /// [`LogOptions::manual_high_watermark`]: crate::LogOptions::manual_high_watermark
+    manual: AtomicBool,
+    /// Whether the caller's high watermark is a bare offset not yet converted to the batch
+    /// holding it (Kafka's `messageOffsetOnly` metadata;
+    /// `docs/kafka-behaviour.md#hw-offset-only`).
+    offset_only: AtomicBool,
+}
+
+impl HighWatermark {
+    /// Whether the high watermark is the caller's.
+    pub(super) fn is_manual(&self) -> bool {
+        self.manual.load(Ordering::Acquire)
+    }
+
+    /// Makes the high watermark the caller's (at open; never undone).
+    fn set_manual(&self) {
+        self.manual.store(true, Ordering::Release);
+    }
+
+    /// Whether the value is a bare offset.
+    fn is_offset_only(&self) -> bool {
+        self.offset_only.load(Ordering::Acquire)
+    }
+
+    /// Records whether the value just stored is a bare offset.
+    fn set_offset_only(&self, bare: bool) {
+        self.offset_only.store(bare, Ordering::Release);
+    }
+}
 
 /// An answer of [`Log::fetch_offset_by_timestamp`] (Kafka's
 /// `FileRecords.TimestampAndOffset`, what a ListOffsets response carries).
@@ -53,7 +91,7 @@ impl<F: BatchFormat> Log<F> {
     /// Switches to the caller's high watermark at `initial` (clamped); `LogOptions::open`.
     pub(super) fn enable_manual_high_watermark(&self, initial: i64) {
         let _g = self.lock.lock();
-        self.manual_hw.store(true, Ordering::Release);
+        self.hw.set_manual();
         self.set_high_watermark(self.clamped_high_watermark(initial));
     }
 
@@ -63,7 +101,7 @@ impl<F: BatchFormat> Log<F> {
     fn set_high_watermark(&self, v: i64) {
         let bare = v < self.log_end_offset();
         self.store_high_watermark(v);
-        self.hw_offset_only.store(bare, Ordering::Release);
+        self.hw.set_offset_only(bare);
     }
 
     /// Kafka's `updateHighWatermarkMetadata`: stores `v` and tells the producer state
@@ -87,7 +125,7 @@ impl<F: BatchFormat> Log<F> {
     /// # Errors
     /// Index, format and I/O errors of the search.
     pub(super) fn resolve_high_watermark(&self) -> Result<()> {
-        if !self.has_manual_high_watermark() || !self.hw_offset_only.load(Ordering::Acquire) {
+        if !self.has_manual_high_watermark() || !self.hw.is_offset_only() {
             return Ok(());
         }
         let _g = self.lock.lock();
@@ -96,12 +134,12 @@ impl<F: BatchFormat> Log<F> {
 
     /// [`resolve_high_watermark`](Self::resolve_high_watermark) under the log's lock.
     fn resolve_high_watermark_locked(&self) -> Result<()> {
-        if !self.hw_offset_only.load(Ordering::Acquire) {
+        if !self.hw.is_offset_only() {
             return Ok(());
         }
         let hw = self.bounds.manual_high_watermark();
         if hw >= self.log_end_offset() {
-            self.hw_offset_only.store(false, Ordering::Release);
+            self.hw.set_offset_only(false);
             return Ok(());
         }
         let base = self.stable_pass(|| {
@@ -120,7 +158,7 @@ impl<F: BatchFormat> Log<F> {
         // Kafka's `maybeConvertToOffsetMetadata`: out of range, the offset stays bare.
         if let Some(b) = base {
             self.store_high_watermark(b);
-            self.hw_offset_only.store(false, Ordering::Release);
+            self.hw.set_offset_only(false);
         }
         Ok(())
     }
@@ -128,7 +166,7 @@ impl<F: BatchFormat> Log<F> {
     /// Whether the high watermark is the caller's
     /// ([`LogOptions::manual_high_watermark`](crate::LogOptions::manual_high_watermark)).
     pub fn has_manual_high_watermark(&self) -> bool {
-        self.manual_hw.load(Ordering::Acquire)
+        self.hw.is_manual()
     }
 
     /// The high watermark: the offset below which a `read_uncommitted` consumer may read
@@ -138,7 +176,7 @@ impl<F: BatchFormat> Log<F> {
     /// the caller's value, kept by Kafka's rules in `[log start, log end]`
     /// (`docs/kafka-behaviour.md#high-watermark`).
     pub fn high_watermark(&self) -> i64 {
-        if self.manual_hw.load(Ordering::Acquire) {
+        if self.hw.is_manual() {
             self.bounds.manual_high_watermark()
         } else {
             self.log_end_offset()
@@ -184,7 +222,7 @@ impl<F: BatchFormat> Log<F> {
         if hw > old {
             // Kafka's callers pass a replica's log end metadata: a batch boundary, whole.
             self.store_high_watermark(hw);
-            self.hw_offset_only.store(false, Ordering::Release);
+            self.hw.set_offset_only(false);
             return Ok(Some(old));
         }
         Ok(None)
@@ -223,7 +261,7 @@ impl<F: BatchFormat> Log<F> {
         }
         if self.bounds.manual_high_watermark() >= leo {
             self.store_high_watermark(leo);
-            self.hw_offset_only.store(false, Ordering::Release);
+            self.hw.set_offset_only(false);
         }
     }
 
@@ -232,7 +270,7 @@ impl<F: BatchFormat> Log<F> {
     pub(super) fn high_watermark_after_restart(&self) {
         let v = self.clamped_high_watermark(self.log_end_offset());
         self.store_high_watermark(v);
-        self.hw_offset_only.store(false, Ordering::Release);
+        self.hw.set_offset_only(false);
     }
 
     /// After the log start offset was raised (Kafka's `updateLogStartOffset`): a high

@@ -20,13 +20,17 @@
 //! * `replay.rs` — [`rebuild_producer_state`]: the state replayed from the segments' batches.
 //! * `epochs.rs` — [`LeaderEpochCache`] and reading the `leader-epoch-checkpoint` file.
 //! * `snapshot.rs` — [`snapshot`]: the `<offset>.snapshot` and `leader-epoch-checkpoint` bytes.
+//! * `append.rs` — Kafka's `ProducerAppendInfo` checks of a leader append (epoch, sequence,
+//!   transaction, coordinator epoch) and duplicate detection, by [`AppendOrigin`].
 
+pub(crate) mod append;
 mod entry;
 mod epochs;
 mod replay;
 pub mod snapshot;
 mod state;
 
+pub use append::AppendOrigin;
 pub use entry::{BatchMetadata, ProducerStateEntry};
 pub use epochs::{
     read_leader_epoch_checkpoint, read_leader_epoch_checkpoint_with, LeaderEpochCache,

@@ -81,6 +81,24 @@ pub enum CompressionType {
 }
 
 impl CompressionType {
+    /// Every codec, in id order (`None` first): the one list of Kafka's codecs that
+    /// tests, fuzz seeds and workloads iterate over.
+    pub const ALL: [CompressionType; 5] = [
+        CompressionType::None,
+        CompressionType::Gzip,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ];
+
+    /// The codecs that compress ([`ALL`](Self::ALL) without `None`), in id order.
+    pub const COMPRESSED: [CompressionType; 4] = [
+        CompressionType::Gzip,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ];
+
     /// Maps a 3-bit codec id to a codec; `None` for the ids 5–7 that Kafka does not define.
     pub fn from_id(id: u8) -> Option<Self> {
         match id {
@@ -541,13 +559,7 @@ mod tests {
     #[test]
     fn every_codec_round_trips() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        for codec in [
-            CompressionType::None,
-            CompressionType::Gzip,
-            CompressionType::Snappy,
-            CompressionType::Lz4,
-            CompressionType::Zstd,
-        ] {
+        for codec in CompressionType::ALL {
             let c = compress(codec, &data).unwrap();
             assert_eq!(decompress(codec, &c).unwrap(), data, "{codec:?}");
             assert_eq!(CompressionType::from_id(codec.id()), Some(codec));

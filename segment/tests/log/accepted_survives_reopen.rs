@@ -42,22 +42,9 @@ const NOW: i64 = 1_000_000; // `common::mock`'s clock
 const CLEAN_SHUTDOWN: &str = ".kafka_cleanshutdown";
 const RECOVERY_POINT: &str = "recovery-point";
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
-const TOPIC_CODECS: [TopicCompression; 6] = [
-    TopicCompression::Producer,
-    TopicCompression::Uncompressed,
-    TopicCompression::Gzip,
-    TopicCompression::Snappy,
-    TopicCompression::Lz4,
-    TopicCompression::Zstd,
-];
+const TOPIC_CODECS: [TopicCompression; 6] = TopicCompression::ALL;
 
 /// One record of a generated batch: key, value, timestamp delta from the clock, headers.
 #[derive(Debug, Clone)]

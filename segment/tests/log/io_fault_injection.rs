@@ -203,24 +203,15 @@ fn failed_fsync_takes_the_log_offline_and_the_checkpoint_stays_at_the_flushed_of
         assert_eq!(checkpoint(dir.path()), 50, "{op:?}");
         assert_eq!(log.recovery_point(), 50);
         // a retried fsync proves nothing: everything that writes is refused
-        assert!(matches!(
-            log.flush(),
-            Err(SegmentError::IllegalState { .. })
-        ));
+        assert!(matches!(log.flush(), Err(SegmentError::Offline { .. })));
         assert!(matches!(
             log.append(&batch(100, 1, 0)),
-            Err(SegmentError::IllegalState { .. })
+            Err(SegmentError::Offline { .. })
         ));
-        assert!(matches!(
-            log.roll(None),
-            Err(SegmentError::IllegalState { .. })
-        ));
+        assert!(matches!(log.roll(None), Err(SegmentError::Offline { .. })));
         // reads keep working
         assert_eq!(read_all(&log, 0), (0..100).collect::<Vec<_>>());
-        assert!(matches!(
-            log.close(),
-            Err(SegmentError::IllegalState { .. })
-        ));
+        assert!(matches!(log.close(), Err(SegmentError::Offline { .. })));
         assert!(
             !marker(dir.path()),
             "{op:?}: marker written by an offline log"

@@ -621,7 +621,7 @@ fn truncate_to_failing_inside_its_structural_change_takes_the_log_offline() {
     ] {
         // The refusal says why the log is offline, not "a failed flush".
         assert!(
-            matches!(&refused, Err(SegmentError::IllegalState { reason, .. })
+            matches!(&refused, Err(SegmentError::Offline { reason, .. })
                 if reason.contains("truncate_to failed inside its structural change")),
             "{refused:?}"
         );

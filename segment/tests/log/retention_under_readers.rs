@@ -115,9 +115,9 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
             while !done.load(Ordering::Acquire) {
                 // First segment first, then the log start: published before removal, the
                 // log start is then at or above the first base offset seen.
-                // (Not for a truncation below the log start: it moves the log start down,
-                // after publishing a log end below it, so the range is empty while it
-                // deletes the segments; the readers check that case.)
+                // (Not for a truncation below the log start: it publishes the lowered log
+                // start and log end together before it deletes the segments above them;
+                // the readers check that case.)
                 let first = log.segments().first_segment_base_offset();
                 let start = log.log_start_offset();
                 if let Some(first) = first.filter(|_| !matches!(kind, Kind::TruncateBelowStart)) {

@@ -4,13 +4,7 @@
 
 use segment::record::{BatchBuilder, CompressionType, ControlRecordType, RecordBatch};
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
 fn builder(codec: CompressionType) -> BatchBuilder {
     let mut b = BatchBuilder::new(100)

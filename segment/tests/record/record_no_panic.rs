@@ -184,12 +184,7 @@ fn seeds() -> Vec<Vec<u8>> {
         fixtures::v1(5, &["hello", "world"]),
         segment::record::control_batch(9, 2, 0, ControlRecordType::Abort, 3, 7).unwrap(),
     ];
-    for codec in [
-        CompressionType::Gzip,
-        CompressionType::Snappy,
-        CompressionType::Lz4,
-        CompressionType::Zstd,
-    ] {
+    for codec in CompressionType::COMPRESSED {
         let body = segment::record::compress(codec, &plain[61..]).unwrap();
         let mut c = plain[..61].to_vec();
         c.extend_from_slice(&body);
@@ -313,7 +308,7 @@ proptest! {
             x.extend_from_slice(&input);
             input = x;
         }
-        for codec in [CompressionType::Gzip, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd] {
+        for codec in CompressionType::COMPRESSED {
             if let Err(e) = decompress(codec, &input) {
                 prop_assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{:?}: {}", codec, e);
             }

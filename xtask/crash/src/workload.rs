@@ -93,12 +93,7 @@ pub fn config(rng: &mut StdRng) -> LogConfig {
         compression_type: match rng.gen_range(0..20) {
             0..=15 => TopicCompression::Producer,
             16 => TopicCompression::Uncompressed,
-            _ => [
-                TopicCompression::Gzip,
-                TopicCompression::Snappy,
-                TopicCompression::Lz4,
-                TopicCompression::Zstd,
-            ][rng.gen_range(0..4)],
+            _ => TopicCompression::ALL[2..][rng.gen_range(0..4)],
         },
         message_timestamp_type: if rng.gen_bool(0.25) {
             TimestampType::LogAppendTime
@@ -131,13 +126,7 @@ struct Producers {
     last_sent: BTreeMap<i64, (Vec<u8>, i64, i64)>,
 }
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
 /// A producer's batch for the leader (base offset 0, no epoch: the log sets both), a
 /// quarter of them compressed; keyed when `keyed` (as the coordinator writes).

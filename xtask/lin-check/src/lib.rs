@@ -193,6 +193,10 @@ pub fn run(cfg: &Config, root: &Path) -> Result<Report, String> {
                 // `LIN_CAUSE=TEXT`: describe (and stop at) the first anomaly whose class
                 // contains TEXT, e.g. `read LogEnd`.
                 let wanted = std::env::var("LIN_CAUSE").map_or(true, |w| c.contains(&w));
+                // `LIN_ALL=1`: every anomaly described on standard error as it is found.
+                if wanted && std::env::var_os("LIN_ALL").is_some() {
+                    eprintln!("{}\n", describe(&shape, &h, deepest, stuck));
+                }
                 if rep.first.is_none() && wanted {
                     rep.first_at = Some((rep.histories, rep.operations));
                     rep.first = Some(describe(&shape, &h, deepest, stuck));

@@ -49,13 +49,7 @@ fn config() -> LogConfig {
     }
 }
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
 /// What the generator appended: the model the broker's answers are checked against, so that
 /// a check never rests on our reader reading our own files.

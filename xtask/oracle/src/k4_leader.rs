@@ -110,13 +110,7 @@ const KINDS: [Kind; 6] = [
     Kind::Compact,
 ];
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
 /// A case's topic config (Kafka's names in [`Topic::props`]).
 #[derive(Clone, Debug)]

@@ -78,13 +78,7 @@ fn config() -> LogConfig {
     }
 }
 
-const CODECS: [CompressionType; 5] = [
-    CompressionType::None,
-    CompressionType::Gzip,
-    CompressionType::Snappy,
-    CompressionType::Lz4,
-    CompressionType::Zstd,
-];
+const CODECS: [CompressionType; 5] = CompressionType::ALL;
 
 /// What we wrote: the expectation every read is checked against.
 #[derive(Default, Debug)]

@@ -1,16 +1,30 @@
-//! Kafka's producer rules for a leader append (docs/kafka-behaviour.md#leader-producer):
+//! Kafka's `ProducerAppendInfo` for a leader append (docs/kafka-behaviour.md#leader-producer):
 //! `UnifiedLog.analyzeAndValidateProducerState`, `ProducerAppendInfo`'s epoch, sequence,
-//! transaction and coordinator-epoch checks, and `ProducerStateEntry.findDuplicateBatch`.
+//! transaction and coordinator-epoch checks, and `ProducerStateEntry.findDuplicateBatch`,
+//! with the [`AppendOrigin`] that selects them.
 //!
 //! Only checks live here; once a batch passes, the log applies it to the
 //! [`ProducerStateManager`] with [`ProducerStateManager::update`], the same update a
 //! follower or recovery makes.
 
-use super::{AppendOrigin, KafkaError};
-use crate::error::{Result, SegmentError};
+use crate::error::{KafkaError, Result, SegmentError};
 use crate::format::BatchInfo;
 use crate::producer::{BatchMetadata, ProducerStateEntry, ProducerStateManager};
 use crate::record::EndTransactionMarker;
+
+/// Who writes to the leader (Kafka's `AppendOrigin`), which decides the checks applied
+/// (docs/kafka-behaviour.md#leader-origin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AppendOrigin {
+    /// A producer (Kafka `CLIENT`): batches must start at offset 0, may not be control
+    /// batches, and idempotent batches have their sequence numbers checked; a retry of
+    /// one of the producer's last five batches is answered as a duplicate.
+    Client,
+    /// The transaction or group coordinator (Kafka `COORDINATOR`): may write control
+    /// batches (end-transaction markers, checked against the coordinator epoch); no
+    /// sequence check and no duplicate detection.
+    Coordinator,
+}
 
 fn reject(error: KafkaError, message: String) -> SegmentError {
     SegmentError::rejected(error, message)

@@ -3,8 +3,8 @@
 //! and leader epoch assigned in place or the batch rebuilt with the topic's codec, and the
 //! timestamp type applied.
 
-use super::error::decode_error_kind;
 use super::{AppendOrigin, KafkaError, RecordError, TimestampType};
+use crate::error::decode_error_kind;
 use crate::error::{Result, SegmentError};
 use crate::format::{set_v2_max_timestamp, BatchFormat, KafkaBatchFormat};
 use crate::record::{
@@ -177,7 +177,7 @@ fn reject_records(errors: Vec<(KafkaError, RecordError)>) -> Result<()> {
 }
 
 fn patch<T>(r: std::result::Result<T, crate::format::FormatError>) -> Result<T> {
-    r.map_err(|e| SegmentError::rejected(super::error::format_error_kind(&e), e.to_string()))
+    r.map_err(|e| SegmentError::rejected(crate::error::format_error_kind(&e), e.to_string()))
 }
 
 /// The last offset of `n` records from `first`, refused when the log end offset after it
