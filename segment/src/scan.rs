@@ -5,9 +5,10 @@
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
 //!
-//! The `Window` and the framing rule `frame` are shared by every reader of a `.log` file:
-//! the segment's scanner here, the dump tool's log reader (both), and the record module's
-//! `peek_batch` (behind `BatchIter`), which applies `frame` to bytes in memory. The one
+//! The `Window` and the framing rule (`format::frame`, next to the [`BatchFormat`] it
+//! applies) are shared by every reader of a `.log` file: the segment's scanner here, the
+//! dump tool's log reader (both), and the record module's `peek_batch` (behind
+//! `BatchIter`), which applies `frame` to bytes in memory. The one
 //! other framing loop is [`format::scan`](crate::format::scan), the `BatchFormat` seam's
 //! own iterator over bytes in memory, whose zero-size message names the format.
 #![deny(
@@ -20,7 +21,7 @@
 use std::marker::PhantomData;
 
 use crate::error::{Result, SegmentError};
-use crate::format::{BatchFormat, BatchInfo, FormatError};
+use crate::format::{frame, BatchFormat, BatchInfo, FormatError};
 use crate::log_file::LogFile;
 pub use crate::record::TimestampAndOffset;
 use crate::record::{Peek, StopReason};
@@ -182,34 +183,6 @@ impl Window {
         let peek = (F::HEADER_PEEK_BYTES as u64).min(remaining) as usize;
         let header = self.fill(pos, peek, limit, read)?;
         Ok(frame::<F>(header, remaining, pos))
-    }
-}
-
-/// The framing rule of docs/kafka-behaviour.md#batch-iteration (Kafka's `FileLogInputStream`
-/// for [`KafkaBatchFormat`](crate::KafkaBatchFormat)), the check the file readers and
-/// `BatchIter` apply: `remaining` bytes follow `position`, and `header` holds the first
-/// `min(F::HEADER_PEEK_BYTES, remaining)` of them (or more).
-///
-/// Nothing remaining is [`Peek::End`]; [`BatchFormat::peek_size`] finding too few bytes,
-/// or a size running past `remaining`, is [`Peek::TornTail`]; a size of 0 is corrupt.
-///
-/// # Errors
-/// [`FormatError::Corrupt`] for an impossible size field (Kafka: below 14) or a zero size.
-pub(crate) fn frame<F: BatchFormat>(
-    header: &[u8],
-    remaining: u64,
-    position: u64,
-) -> std::result::Result<Peek, FormatError> {
-    if remaining == 0 {
-        return Ok(Peek::End);
-    }
-    match F::peek_size(header, position)? {
-        Some(0) => Err(FormatError::Corrupt {
-            position,
-            reason: "zero-size batch".into(),
-        }),
-        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
-        _ => Ok(Peek::TornTail),
     }
 }
 

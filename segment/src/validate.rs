@@ -1,8 +1,9 @@
 //! Checks the [`Log`](crate::Log) makes before it trusts an argument or a file.
 //!
-//! * File types ([`check_regular_file`]): a file named like a segment file must be a
-//!   regular file or a symlink to one; anything else is [`SegmentError::NotARegularFile`],
-//!   checked before the file is opened.
+//! * File types ([`check_regular_file`](crate::fs::check_regular_file), in `fs`, as the
+//!   segment and the directory lock check them too): a file named like a segment file must
+//!   be a regular file or a symlink to one; anything else is
+//!   [`SegmentError::NotARegularFile`], checked before the file is opened.
 //! * Arguments that would leave the log stuck or reuse offsets ([`check_roll_base`],
 //!   [`check_start_at`]) are typed errors.
 //! * The loader's clean-open validation (see [`segment_check`]): before trusting the
@@ -77,7 +78,7 @@ pub(crate) fn check_start_at(offset: i64, log_start_offset: i64) -> Result<()> {
 /// [`SegmentError::NotARegularFile`] for a directory (it cannot be removed safely, and
 /// [`Log::close`](crate::Log::close) could never write the marker); [`SegmentError::Io`].
 pub(crate) fn take_clean_marker(fs: &dyn crate::fs::FileSystem, path: &Path) -> Result<bool> {
-    let clean = match check_regular_file(path) {
+    let clean = match crate::fs::check_regular_file(path) {
         Ok(exists) => exists,
         Err(
             e @ SegmentError::NotARegularFile {
@@ -121,51 +122,6 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
     .unwrap_or(rest);
     names::FileKind::ALL.iter().any(|k| k.suffix() == rest)
         || rest == names::PRODUCER_SNAPSHOT_FILE_SUFFIX
-}
-
-/// Checks, without opening it, that `path` is a regular file or a symlink to one.
-/// `Ok(false)` if nothing is there.
-///
-/// # Errors
-/// [`SegmentError::NotARegularFile`] naming the path and what it is;
-/// [`SegmentError::Io`] if it cannot be stat'ed.
-pub(crate) fn check_regular_file(path: &Path) -> Result<bool> {
-    use crate::pio::FileTypeExt;
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return match std::fs::symlink_metadata(path) {
-                Ok(_) => Err(SegmentError::NotARegularFile {
-                    path: path.to_path_buf(),
-                    file_type: "dangling symlink",
-                }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(SegmentError::io("stat", path, e)),
-            };
-        }
-        Err(e) => return Err(SegmentError::io("stat", path, e)),
-    };
-    let ft = meta.file_type();
-    if ft.is_file() {
-        return Ok(true);
-    }
-    let file_type = if ft.is_dir() {
-        "directory"
-    } else if ft.is_fifo() {
-        "FIFO"
-    } else if ft.is_socket() {
-        "socket"
-    } else if ft.is_block_device() {
-        "block device"
-    } else if ft.is_char_device() {
-        "character device"
-    } else {
-        "special file"
-    };
-    Err(SegmentError::NotARegularFile {
-        path: path.to_path_buf(),
-        file_type,
-    })
 }
 
 #[cfg(test)]

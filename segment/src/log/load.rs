@@ -207,7 +207,7 @@ impl<F: BatchFormat> Log<F> {
             if crate::validate::is_segment_file_name(names::file_name(&path)) {
                 // Followed if a symlink; anything but a regular file is an error, never
                 // skipped (its offsets would vanish) and never opened (a FIFO blocks).
-                crate::validate::check_regular_file(&path)?;
+                crate::fs::check_regular_file(&path)?;
                 out.push(path);
                 continue;
             }

@@ -331,7 +331,7 @@ pub enum Peek {
 /// Applies rules 1–3 of docs/kafka-behaviour.md#batch-iteration to the bytes `rest` that remain from a position to the end.
 ///
 /// This is the framing check of the segment's file scanner and of the dump tool
-/// (`scan::frame` with Kafka's format), applied to bytes in memory.
+/// (`format::frame` with Kafka's format), applied to bytes in memory.
 ///
 /// # Errors
 /// [`RecordError::CorruptRecord`] (at `position`) if the size field is below 14.
@@ -339,7 +339,7 @@ pub fn peek_batch(rest: &[u8], position: u64) -> Result<Peek, RecordError> {
     let header = rest
         .get(..KafkaBatchFormat::HEADER_PEEK_BYTES)
         .unwrap_or(rest);
-    crate::scan::frame::<KafkaBatchFormat>(header, rest.len() as u64, position)
+    crate::format::frame::<KafkaBatchFormat>(header, rest.len() as u64, position)
         .map_err(record_error)
 }
 

@@ -184,12 +184,7 @@ impl<F: BatchFormat> LogSegment<F> {
         let suffix = suffix.as_str();
         config.validate()?;
         for kind in FileKind::ALL {
-            crate::validate::check_regular_file(&names::segment_file(
-                dir,
-                base_offset,
-                kind,
-                suffix,
-            ))?;
+            crate::fs::check_regular_file(&names::segment_file(dir, base_offset, kind, suffix))?;
         }
         let log =
             LogFile::open_with_fs(names::log_file(dir, base_offset, suffix), mode, fs.clone())?;
