@@ -990,7 +990,7 @@ impl<'a, F: BatchFormat> Iterator for Scan<'a, F> {
 ///
 /// # Errors
 /// [`FormatError::Corrupt`] for an impossible size field (Kafka: below 14) or a zero size.
-pub(crate) fn frame<F: BatchFormat>(
+pub fn frame<F: BatchFormat>(
     header: &[u8],
     remaining: u64,
     position: u64,

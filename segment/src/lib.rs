@@ -167,9 +167,6 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod format;
-pub mod record;
-
 pub mod checkpoint;
 pub mod config;
 pub mod deleter;
@@ -177,13 +174,16 @@ mod diag;
 #[cfg(feature = "dump")]
 pub mod dump;
 pub mod error;
+pub mod format;
 pub mod fs;
 pub mod lazy;
 pub mod leader;
+pub mod loader_plan;
 pub mod lock;
 pub mod log;
 pub mod log_file;
 pub mod names;
+pub mod record;
 use index_core::pio;
 pub mod producer;
 pub mod region;

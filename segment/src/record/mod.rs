@@ -51,9 +51,9 @@ pub use iter::{
     search_for_timestamp, BatchIter, FileBatch, OffsetPositionSize, Peek, StopReason,
     TimestampAndOffset, MIN_SIZE_FIELD,
 };
-#[cfg(feature = "dump")]
-pub(crate) use legacy::readable_value;
-pub use legacy::{KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
+pub use legacy::{
+    readable_value, KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1,
+};
 pub use records::{Header, Record, Records, TimestampType};
 
 /// Bytes before a batch's payload common to all magics: base offset (8) + size (4) = 12
