@@ -189,7 +189,7 @@ pub mod producer;
 pub mod region;
 pub mod scan;
 pub mod segment;
-pub mod segments;
+pub mod segment_map;
 pub mod time;
 pub(crate) mod validate;
 
@@ -207,7 +207,7 @@ pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
 pub use region::{FileRegion, RegionFetch};
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
 pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
-pub use segments::LogSegments;
+pub use segment_map::{self as segments, LogSegments};
 pub use time::{Clock, MockTime, SystemTime, Time};
 
 /// The README's example, compiled and run as a doctest.

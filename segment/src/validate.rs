@@ -18,7 +18,7 @@ use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::names;
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 
 /// `Log::roll(Some(base))`: the base must be at or above the log end offset and below
 /// `i64::MAX`.

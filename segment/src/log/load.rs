@@ -64,7 +64,7 @@ use crate::lock::DirLock;
 use crate::names;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::segment::LogSegment;
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 use crate::time::Clock;
 
 impl Log<KafkaBatchFormat> {

@@ -90,7 +90,7 @@ use crate::fs::FsRef;
 use crate::lock::DirLock;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::segment::{LogSegment, SegmentOptions};
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 use crate::time::Clock;
 
 mod append;
