@@ -7,7 +7,7 @@
 //!   (`docs/kafka-behaviour.md#log-loading`, step 2) trusts a segment below the recovery
 //!   point, or any segment after a clean shutdown, once its indexes pass `sanityCheck`;
 //!   this library's loader also asks `segment_check`, and recovers a segment that fails
-//!   it from its `.log` (so a zero-padded or stale index, field cases
+//!   it from its `.log` (so an untrimmed, zero-padded index, field cases
 //!   `docs/kafka-behaviour.md#b1` and `docs/kafka-behaviour.md#b3`, or a marker trusted
 //!   after a crash, `docs/kafka-behaviour.md#b12`, costs a recovery, never data). It
 //!   answers [`SegmentCheck`] or the reason of the first inconsistency.
