@@ -130,7 +130,7 @@
 )]
 
 use crate::record::{
-    self, ControlRecordType, EndTransactionMarker, FileBatch, RawBatchHeader, RecordError,
+    self, ControlRecordType, EndTransactionMarker, FileBatch, Peek, RawBatchHeader, RecordError,
     StopReason, TimestampAndOffset, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET,
     MIN_SIZE_FIELD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
     NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V1, SIZE_OFFSET,
@@ -848,5 +848,33 @@ impl<'a, F: BatchFormat> Iterator for Scan<'a, F> {
                 None
             }
         }
+    }
+}
+
+/// The framing rule of docs/kafka-behaviour.md#batch-iteration (Kafka's `FileLogInputStream`
+/// for [`KafkaBatchFormat`]), the check the file readers and
+/// `BatchIter` apply: `remaining` bytes follow `position`, and `header` holds the first
+/// `min(F::HEADER_PEEK_BYTES, remaining)` of them (or more).
+///
+/// Nothing remaining is [`Peek::End`]; [`BatchFormat::peek_size`] finding too few bytes,
+/// or a size running past `remaining`, is [`Peek::TornTail`]; a size of 0 is corrupt.
+///
+/// # Errors
+/// [`FormatError::Corrupt`] for an impossible size field (Kafka: below 14) or a zero size.
+pub fn frame<F: BatchFormat>(
+    header: &[u8],
+    remaining: u64,
+    position: u64,
+) -> std::result::Result<Peek, FormatError> {
+    if remaining == 0 {
+        return Ok(Peek::End);
+    }
+    match F::peek_size(header, position)? {
+        Some(0) => Err(FormatError::Corrupt {
+            position,
+            reason: "zero-size batch".into(),
+        }),
+        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
+        _ => Ok(Peek::TornTail),
     }
 }

@@ -722,6 +722,51 @@ pub fn remove_if_exists_with(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
     }
 }
 
+/// Checks, without opening it, that `path` is a regular file or a symlink to one.
+/// `Ok(false)` if nothing is there.
+///
+/// # Errors
+/// [`SegmentError::NotARegularFile`] naming the path and what it is;
+/// [`SegmentError::Io`] if it cannot be stat'ed.
+pub(crate) fn check_regular_file(path: &Path) -> Result<bool> {
+    use crate::pio::FileTypeExt;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match std::fs::symlink_metadata(path) {
+                Ok(_) => Err(SegmentError::NotARegularFile {
+                    path: path.to_path_buf(),
+                    file_type: "dangling symlink",
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(SegmentError::io("stat", path, e)),
+            };
+        }
+        Err(e) => return Err(SegmentError::io("stat", path, e)),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(true);
+    }
+    let file_type = if ft.is_dir() {
+        "directory"
+    } else if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_char_device() {
+        "character device"
+    } else {
+        "special file"
+    };
+    Err(SegmentError::NotARegularFile {
+        path: path.to_path_buf(),
+        file_type,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,9 +167,6 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod format;
-pub mod record;
-
 pub mod checkpoint;
 pub mod config;
 pub mod deleter;
@@ -177,19 +174,22 @@ mod diag;
 #[cfg(feature = "dump")]
 pub mod dump;
 pub mod error;
+pub mod format;
 pub mod fs;
 pub mod lazy;
 pub mod leader;
+pub mod loader_plan;
 pub mod lock;
 pub mod log;
 pub mod log_file;
 pub mod names;
+pub mod record;
 use index_core::pio;
 pub mod producer;
 pub mod region;
 pub mod scan;
 pub mod segment;
-pub mod segments;
+pub mod segment_map;
 pub mod time;
 pub(crate) mod validate;
 
@@ -207,7 +207,7 @@ pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
 pub use region::{FileRegion, RegionFetch};
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
 pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
-pub use segments::LogSegments;
+pub use segment_map::{self as segments, LogSegments};
 pub use time::{Clock, MockTime, SystemTime, Time};
 
 /// The README's example, compiled and run as a doctest.

@@ -46,7 +46,7 @@ impl DirLock {
         // A `.lock` that is a FIFO would block the holder's-pid read below forever, and a
         // directory or device is no lock file: refuse them before opening (a symlink to a
         // regular file is followed).
-        crate::validate::check_regular_file(&path)?;
+        crate::fs::check_regular_file(&path)?;
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -31,11 +31,14 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use index_txn::AbortedTxn;
 use parking_lot::Mutex;
 
 use crate::pio::FileExt;
-use crate::segment::LogOffsetMetadata;
+
+/// The answer of a zero-copy read lives with the other read answers; re-exported here
+/// for its older path, `segment::region::RegionFetch`.
+#[doc(no_inline)]
+pub use crate::segment::RegionFetch;
 
 /// Most cuts a [`CutLog`] keeps; older ones are merged (conservatively: a region may
 /// then fail for a cut that did not touch it, never read bytes that changed).
@@ -222,23 +225,6 @@ impl FileRegion {
         self.check_uncut(self.len)?;
         Ok(n)
     }
-}
-
-/// The answer of [`Log::read_region`](crate::Log::read_region): the same read as
-/// [`Log::read_with`](crate::Log::read_with), as a [`FileRegion`] instead of copied
-/// bytes (Kafka's `FetchDataInfo` over a `FileRecords` slice).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct RegionFetch {
-    /// The bytes of the answer, in the `.log` of the segment
-    /// `fetch_offset_metadata.segment_base_offset` (empty where the read is empty).
-    pub region: FileRegion,
-    /// Where the read started.
-    pub fetch_offset_metadata: LogOffsetMetadata,
-    /// As [`FetchDataInfo::first_entry_incomplete`](crate::FetchDataInfo::first_entry_incomplete).
-    pub first_entry_incomplete: bool,
-    /// As [`FetchDataInfo::aborted_transactions`](crate::FetchDataInfo::aborted_transactions).
-    pub aborted_transactions: Option<Vec<AbortedTxn>>,
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@
 //! so this module reads the file through a sliding window of positioned reads instead and
 //! hands each complete batch to the batch format.
 //!
-//! The `Window` and the framing rule `frame` are shared by every reader of a `.log` file:
-//! the segment's scanner here, the dump tool's log reader (both), and the record module's
-//! `peek_batch` (behind `BatchIter`), which applies `frame` to bytes in memory. The one
+//! The `Window` and the framing rule (`format::frame`, next to the [`BatchFormat`] it
+//! applies) are shared by every reader of a `.log` file: the segment's scanner here, the
+//! dump tool's log reader (both), and the record module's `peek_batch` (behind
+//! `BatchIter`), which applies `frame` to bytes in memory. The one
 //! other framing loop is [`format::scan`](crate::format::scan), the `BatchFormat` seam's
 //! own iterator over bytes in memory, whose zero-size message names the format.
 #![deny(
@@ -20,7 +21,7 @@
 use std::marker::PhantomData;
 
 use crate::error::{Result, SegmentError};
-use crate::format::{BatchFormat, BatchInfo, FormatError};
+use crate::format::{frame, BatchFormat, BatchInfo, FormatError};
 use crate::log_file::LogFile;
 pub use crate::record::TimestampAndOffset;
 use crate::record::{Peek, StopReason};
@@ -29,7 +30,7 @@ use crate::record::{Peek, StopReason};
 /// short lookup reads little and a long scan reads in large chunks.
 const MIN_WINDOW: usize = 16 << 10;
 /// Largest read-ahead window, bytes.
-const MAX_WINDOW: usize = 1 << 20;
+pub const MAX_WINDOW: usize = 1 << 20;
 
 /// Why a scan ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +97,7 @@ impl From<ScanStop> for StopReason {
 /// bytes asked for, and at least the current window size, which doubles on each refill
 /// up to [`MAX_WINDOW`], so a short lookup reads little and a long scan reads in large
 /// chunks.
-pub(crate) struct Window {
+pub struct Window {
     buf: Vec<u8>,
     buf_start: u64,
     window: usize,
@@ -107,7 +108,7 @@ pub(crate) struct Window {
 impl Window {
     /// An empty window whose first refill reads at least `min_window` bytes, growing to
     /// [`MAX_WINDOW`].
-    pub(crate) fn new(min_window: usize, start: u64) -> Self {
+    pub fn new(min_window: usize, start: u64) -> Self {
         Self::bounded(min_window, min_window.max(MAX_WINDOW), start)
     }
 
@@ -128,7 +129,7 @@ impl Window {
     ///
     /// # Errors
     /// Those of `read`.
-    pub(crate) fn fill<E>(
+    pub fn fill<E>(
         &mut self,
         pos: u64,
         len: usize,
@@ -168,7 +169,7 @@ impl Window {
     ///
     /// # Errors
     /// Those of `read`; the framing's own verdict is the inner `Result`.
-    pub(crate) fn frame<F: BatchFormat, E>(
+    pub fn frame<F: BatchFormat, E>(
         &mut self,
         pos: u64,
         end: u64,
@@ -185,38 +186,10 @@ impl Window {
     }
 }
 
-/// The framing rule of docs/kafka-behaviour.md#batch-iteration (Kafka's `FileLogInputStream`
-/// for [`KafkaBatchFormat`](crate::KafkaBatchFormat)), the check the file readers and
-/// `BatchIter` apply: `remaining` bytes follow `position`, and `header` holds the first
-/// `min(F::HEADER_PEEK_BYTES, remaining)` of them (or more).
-///
-/// Nothing remaining is [`Peek::End`]; [`BatchFormat::peek_size`] finding too few bytes,
-/// or a size running past `remaining`, is [`Peek::TornTail`]; a size of 0 is corrupt.
-///
-/// # Errors
-/// [`FormatError::Corrupt`] for an impossible size field (Kafka: below 14) or a zero size.
-pub(crate) fn frame<F: BatchFormat>(
-    header: &[u8],
-    remaining: u64,
-    position: u64,
-) -> std::result::Result<Peek, FormatError> {
-    if remaining == 0 {
-        return Ok(Peek::End);
-    }
-    match F::peek_size(header, position)? {
-        Some(0) => Err(FormatError::Corrupt {
-            position,
-            reason: "zero-size batch".into(),
-        }),
-        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
-        _ => Ok(Peek::TornTail),
-    }
-}
-
 /// A sliding-window reader yielding the batches of a log file from a position, with the
 /// framing rules of the [`BatchFormat`] (Kafka: docs/kafka-behaviour.md#batch-iteration).
 ///
-/// Two reading modes over one framing step ([`next_prefix`](Self::next_prefix)):
+/// Two reading modes over one framing step (`next_prefix`):
 /// [`next_batch`](Self::next_batch) reads each whole batch through a growing window (a
 /// [`new`](Self::new) scanner, for walks that need the bytes), and
 /// [`next_header`](Self::next_header) reads only `min(F::MAX_HEADER_BYTES, size)` bytes
@@ -227,7 +200,7 @@ pub(crate) fn frame<F: BatchFormat>(
 /// reason: the framing is decided on the first `F::HEADER_PEEK_BYTES` bytes, and
 /// `parse_header` sees at least `min(F::MAX_HEADER_BYTES, size)` bytes either way, which
 /// the [`BatchFormat`] contract says is enough.
-pub(crate) struct Scanner<'a, F: BatchFormat> {
+pub struct Scanner<'a, F: BatchFormat> {
     file: &'a LogFile,
     end: u64,
     pos: u64,
@@ -238,12 +211,12 @@ pub(crate) struct Scanner<'a, F: BatchFormat> {
 
 impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// A scanner of whole batches from `start` to the file's current logical size.
-    pub(crate) fn new(file: &'a LogFile, start: u64) -> Self {
+    pub fn new(file: &'a LogFile, start: u64) -> Self {
         Self::with_end(file, start, file.size_in_bytes())
     }
 
     /// A scanner of whole batches from `start` to `end`.
-    pub(crate) fn with_end(file: &'a LogFile, start: u64, end: u64) -> Self {
+    pub fn with_end(file: &'a LogFile, start: u64, end: u64) -> Self {
         Self::with_window(file, start, end, Window::new(MIN_WINDOW, start))
     }
 
@@ -257,7 +230,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// window a locate took about 1.15x as long as with the 61 bytes of Kafka's header
     /// (`segment-locate` in benches/segment.rs, ~4 KiB batches), and the larger window
     /// saves reads only where batches are smaller than it.
-    pub(crate) fn headers(file: &'a LogFile, start: u64) -> Self {
+    pub fn headers(file: &'a LogFile, start: u64) -> Self {
         let n = Self::header_bytes();
         let window = Window::bounded(n, n, start);
         Self::with_window(file, start, file.size_in_bytes(), window)
@@ -266,7 +239,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// The bytes of a batch [`next_header`](Self::next_header) reads: enough to frame it
     /// and to parse its header, `max(F::MAX_HEADER_BYTES, F::HEADER_PEEK_BYTES)`
     /// (Kafka: 61).
-    const fn header_bytes() -> usize {
+    pub const fn header_bytes() -> usize {
         if F::MAX_HEADER_BYTES > F::HEADER_PEEK_BYTES {
             F::MAX_HEADER_BYTES
         } else {
@@ -286,7 +259,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     }
 
     /// Why the scan stopped (after `next_batch` or `next_header` returned `None`).
-    pub(crate) fn stop(&self) -> Option<&ScanStop> {
+    pub fn stop(&self) -> Option<&ScanStop> {
         self.stop.as_ref()
     }
 
@@ -296,7 +269,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     ///
     /// # Errors
     /// [`SegmentError::Io`] on read failure.
-    pub(crate) fn next_batch(&mut self) -> Result<Option<(BatchInfo, &[u8])>> {
+    pub fn next_batch(&mut self) -> Result<Option<(BatchInfo, &[u8])>> {
         self.next_prefix(usize::MAX)
     }
 
@@ -311,7 +284,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     ///
     /// # Errors
     /// [`SegmentError::Io`] on read failure.
-    pub(crate) fn next_header(&mut self) -> Result<Option<(BatchInfo, usize)>> {
+    pub fn next_header(&mut self) -> Result<Option<(BatchInfo, usize)>> {
         let start = self.pos;
         Ok(self
             .next_prefix(Self::header_bytes())?

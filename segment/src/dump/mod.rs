@@ -1017,7 +1017,7 @@ pub fn run(inputs: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Summa
 /// messages: `"a directory"`, `"a FIFO"`, `"a socket"`, `"a character device"`,
 /// `"a block device"`, `"not a regular file"`.
 fn kind_of(ft: std::fs::FileType) -> &'static str {
-    use crate::pio::FileTypeExt;
+    use index_core::pio::FileTypeExt;
     if ft.is_dir() {
         "a directory"
     } else if ft.is_fifo() {

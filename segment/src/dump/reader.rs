@@ -4,7 +4,7 @@
 //! a sliding window, so a 1 GiB segment is never loaded whole. The file is opened
 //! read-only and never written.
 
-use crate::pio::FileExt;
+use index_core::pio::FileExt;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -34,7 +34,7 @@ pub(crate) enum Step<'a> {
 }
 
 /// Sequential batch reader over `[start, end)` of a log file: the segment's [`Window`]
-/// and framing rule ([`crate::scan::frame`]) over a read-only [`File`].
+/// and framing rule ([`crate::format::frame`]) over a read-only [`File`].
 pub(crate) struct LogReader {
     file: File,
     file_len: u64,

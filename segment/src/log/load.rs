@@ -64,7 +64,7 @@ use crate::lock::DirLock;
 use crate::names;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::segment::LogSegment;
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 use crate::time::Clock;
 
 impl Log<KafkaBatchFormat> {
@@ -205,7 +205,7 @@ impl<F: BatchFormat> Log<F> {
             if crate::validate::is_segment_file_name(names::file_name(&path)) {
                 // Followed if a symlink; anything but a regular file is an error, never
                 // skipped (its offsets would vanish) and never opened (a FIFO blocks).
-                crate::validate::check_regular_file(&path)?;
+                crate::fs::check_regular_file(&path)?;
                 out.push(path);
                 continue;
             }

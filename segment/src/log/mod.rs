@@ -90,7 +90,7 @@ use crate::fs::FsRef;
 use crate::lock::DirLock;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::segment::{LogSegment, SegmentOptions};
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 use crate::time::Clock;
 
 mod append;
@@ -211,7 +211,7 @@ pub struct SwapReplacement {
 }
 
 impl SwapReplacement {
-    fn new(plan: crate::validate::SwapPlan) -> Self {
+    fn new(plan: crate::loader_plan::SwapPlan) -> Self {
         let removed_offset_count = plan.removed.iter().map(|&(s, e)| (e - s) as u64).sum();
         let omitted = plan.removed.len().saturating_sub(MAX_REPORTED_SWAP_RANGES) as u64;
         let mut replaced = plan.replaced;

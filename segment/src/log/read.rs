@@ -93,7 +93,7 @@ impl<F: BatchFormat> Log<F> {
     /// log's back (a stable pass found a first batch below `offset`, which only another
     /// process writing the directory can cause).
     ///
-    /// [`LogSegments`]: crate::segments::LogSegments
+    /// [`LogSegments`]: crate::segment_map::LogSegments
     pub fn read(&self, offset: i64, max_bytes: u64) -> Result<FetchDataInfo> {
         loop {
             let seen = self.segments.stable_generation();

@@ -183,7 +183,7 @@ impl<F: BatchFormat> Log<F> {
     /// reader never answers from a segment that left the map under it
     /// (`docs/kafka-behaviour.md#concurrent-reads`).
     ///
-    /// [change]: crate::segments::LogSegments
+    /// [change]: crate::segment_map::LogSegments
     pub(super) fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
         let _change = self.segments.begin_change();
         self.segments.remove(seg.base_offset());

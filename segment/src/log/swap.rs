@@ -19,7 +19,7 @@ impl<F: BatchFormat> Log<F> {
     /// lowest of them) are deleted, `.deleted` files are deleted, and the remaining
     /// `.swap` files are completed: the segments they replace are deleted and the swaps
     /// renamed. Stricter than Kafka (`docs/kafka-behaviour.md#swap-refusal`): the swaps
-    /// are checked first ([`crate::validate::plan_swaps`]) and refused with
+    /// are checked first ([`crate::loader_plan::plan_swaps`]) and refused with
     /// [`SegmentError::SwapRefused`] before anything else is touched; what a completed
     /// swap replaced is reported in [`LogStats::swap_replacement`]. No index of a swap is
     /// opened (a mapping would create a preallocated `.index.swap` that the renames
@@ -88,7 +88,7 @@ impl<F: BatchFormat> Log<F> {
             let all = self.list_dir()?;
             let live: Vec<(i64, PathBuf)> = segment_logs(&all, "");
             let deleted_logs = segment_logs(&deleted, DELETED_FILE_SUFFIX);
-            Some(crate::validate::plan_swaps::<F>(
+            Some(crate::loader_plan::plan_swaps::<F>(
                 &self.fs,
                 &self.dir,
                 &log_swaps,

@@ -6,7 +6,7 @@ use crate::diag as tracing;
 use crate::error::Result;
 use crate::format::BatchFormat;
 use crate::fs::FileSystem;
-use crate::segments::LogSegments;
+use crate::segment_map::LogSegments;
 
 /// Kafka's `UnifiedLog.rebuildProducerState` (for v2 data): brings `psm` to `last_offset`
 /// — snapshots above `last_offset` (or at/below the log start) are deleted, the latest

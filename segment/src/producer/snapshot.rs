@@ -46,7 +46,7 @@ pub const SNAPSHOT_HEADER_BYTES: usize = 10;
 /// Bytes of one producer entry.
 pub const SNAPSHOT_ENTRY_BYTES: usize = 46;
 /// Offset of the first byte covered by the CRC (Kafka's `PRODUCER_ENTRIES_OFFSET`).
-pub(crate) const CRC_START: usize = 6;
+pub const CRC_START: usize = 6;
 /// Name of the leader-epoch checkpoint file inside a partition directory.
 pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";
 
@@ -122,17 +122,17 @@ impl From<&SnapshotEntry> for RawSnapshotEntry {
 
 /// The header fields of a snapshot file, decoded but not checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SnapshotHeader {
+pub struct SnapshotHeader {
     /// File version (Kafka reads and writes only [`SNAPSHOT_VERSION`]).
-    pub(crate) version: i16,
+    pub version: i16,
     /// The stored CRC-32C of bytes [`CRC_START`]`..`.
-    pub(crate) crc: u32,
+    pub crc: u32,
     /// Declared number of producer entries (may be negative in a corrupt file).
-    pub(crate) count: i32,
+    pub count: i32,
 }
 
 /// Decodes the first [`SNAPSHOT_HEADER_BYTES`] of a snapshot file, without checking them.
-pub(crate) fn decode_snapshot_header(b: &[u8; SNAPSHOT_HEADER_BYTES]) -> SnapshotHeader {
+pub fn decode_snapshot_header(b: &[u8; SNAPSHOT_HEADER_BYTES]) -> SnapshotHeader {
     let h: RawSnapshotHeader = bytemuck::pod_read_unaligned(b);
     SnapshotHeader {
         version: h.version.get(),
@@ -142,7 +142,7 @@ pub(crate) fn decode_snapshot_header(b: &[u8; SNAPSHOT_HEADER_BYTES]) -> Snapsho
 }
 
 /// Decodes one [`SNAPSHOT_ENTRY_BYTES`]-byte producer entry.
-pub(crate) fn decode_snapshot_entry(b: &[u8; SNAPSHOT_ENTRY_BYTES]) -> SnapshotEntry {
+pub fn decode_snapshot_entry(b: &[u8; SNAPSHOT_ENTRY_BYTES]) -> SnapshotEntry {
     let e: RawSnapshotEntry = bytemuck::pod_read_unaligned(b);
     SnapshotEntry {
         producer_id: e.producer_id.get(),

@@ -442,9 +442,9 @@ impl<'a> LegacyBatch<'a> {
 }
 
 /// The compressed value of a legacy wrapper as Kafka's reader decodes it: a magic 0 LZ4
-/// frame gets its header checksum recomputed ([`super::compression::lz4_magic0_frame`]),
+/// frame gets its header checksum recomputed (`compression::lz4_magic0_frame`),
 /// everything else is returned as it is.
-pub(crate) fn readable_value(
+pub fn readable_value(
     magic: i8,
     codec: CompressionType,
     value: &[u8],

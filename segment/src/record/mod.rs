@@ -30,6 +30,7 @@ mod builder;
 mod compression;
 mod control;
 mod error;
+mod file_batch;
 // Test fixtures: a fixed, valid input that fails to encode is a bug in the fixture.
 #[allow(clippy::expect_used)]
 pub mod fixtures;
@@ -46,14 +47,14 @@ pub use compression::{
 };
 pub use control::{ControlRecordType, EndTransactionMarker, RawControlKey, RawEndTxnMarkerValue};
 pub use error::RecordError;
+pub use file_batch::{FileBatch, Peek, StopReason, TimestampAndOffset, MIN_SIZE_FIELD};
 pub use iter::{
     batches_from, largest_timestamp_after, peek_batch, read_log_file, search_for_offset_with_size,
-    search_for_timestamp, BatchIter, FileBatch, OffsetPositionSize, Peek, StopReason,
-    TimestampAndOffset, MIN_SIZE_FIELD,
+    search_for_timestamp, BatchIter, OffsetPositionSize,
 };
-#[cfg(feature = "dump")]
-pub(crate) use legacy::readable_value;
-pub use legacy::{KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
+pub use legacy::{
+    readable_value, KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1,
+};
 pub use records::{Header, Record, Records, TimestampType};
 
 /// Bytes before a batch's payload common to all magics: base offset (8) + size (4) = 12

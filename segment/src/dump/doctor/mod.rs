@@ -6,8 +6,9 @@
 //! Nothing is written, renamed, locked or mapped: segments are opened with
 //! [`LogFileMode::ReadOnly`](crate::LogFileMode::ReadOnly), indexes are read with
 //! positioned reads, and the loader's own checks are reused
-//! (`crate::validate::segment_check`, [`crate::LogSegment::quick_index_check`],
-//! `crate::validate::plan_swaps`, the snapshot and checkpoint decoders).
+//! through the public API, as any embedder would ([`crate::loader_plan::segment_check`],
+//! [`crate::LogSegment::quick_index_check`], [`crate::loader_plan::plan_swaps`], the
+//! snapshot and checkpoint decoders).
 //!
 //! Both layouts are understood: Kafka's (the clean-shutdown marker
 //! `.kafka_cleanshutdown` and the `recovery-point-offset-checkpoint`,

@@ -229,7 +229,7 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
         }
     }
     if s.check_failed.is_none() {
-        match crate::validate::segment_check(&seg, is_last) {
+        match crate::loader_plan::segment_check(&seg, is_last) {
             Ok(c) => s.next_offset = c.next_offset,
             Err(reason) => s.check_failed = Some(reason),
         }
@@ -452,7 +452,7 @@ pub(super) fn examine_partition(
         .collect();
     bases.sort();
     if !log_swaps.is_empty() {
-        match crate::validate::plan_swaps::<KafkaBatchFormat>(
+        match crate::loader_plan::plan_swaps::<KafkaBatchFormat>(
             &crate::fs::real(),
             dir,
             &log_swaps,

@@ -1,0 +1,359 @@
+//! Rebuilding a [`LogSegment`] from its `.log`: Kafka's `recover` and `truncateTo`, and
+//! the loader's load-time checks (`sanityCheck`, the cheap index check, the active
+//! segment's index resize).
+
+use std::path::Path;
+
+use index_core::peek::{self, Ends, PeekError};
+use index_core::IndexEntry;
+use index_offset::RawOffsetEntry;
+use index_time::{RawTimeEntry, TimestampOffset};
+
+use super::LogSegment;
+use crate::diag as tracing;
+use crate::error::{Result, SegmentError};
+use crate::format::BatchFormat;
+use crate::fs::FsOp;
+use crate::producer::{LeaderEpochCache, ProducerStateManager};
+use crate::scan::{self, ScanStop, Scanner};
+
+impl<F: BatchFormat> LogSegment<F> {
+    /// Kafka's `recover` (docs/kafka-behaviour.md#segment-recover): validates every batch, rebuilds the offset, time and
+    /// transaction indexes per batch, truncates the `.log` after the last valid batch and
+    /// returns the number of bytes truncated.
+    ///
+    /// Producer state (`producer_state`) is updated per v2 batch; aborted transactions
+    /// completed by markers in this segment are appended to the transaction index with the
+    /// LSO of the moment. The leader-epoch cache, if given, gets `(epoch, base offset)` for
+    /// every batch whose epoch is above its latest.
+    ///
+    /// A torn tail, a corrupt batch (framing, checksum), an invalid control record or a
+    /// batch whose offsets go backwards (its base offset not above the previous batch's
+    /// last offset, below the segment's base offset, or above its own last offset) stops
+    /// the scan and is truncated, so the next offset never falls below an offset the
+    /// segment keeps (Kafka only notices backward offsets when they reach the offset
+    /// index, and then empties the whole segment). Deviation: an invalid control record is excluded from
+    /// the valid bytes (Kafka counts the batch, then stops).
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOverflow`] if a batch's last offset is not representable (the
+    /// loader must split the segment); unsupported batches ([`SegmentError::Format`] that
+    /// is not a corruption); index and I/O errors.
+    pub fn recover(
+        &self,
+        producer_state: &mut ProducerStateManager,
+        epoch_cache: Option<&mut LeaderEpochCache>,
+    ) -> Result<u64> {
+        self.recover_with(producer_state, epoch_cache, &mut || Ok(()))
+    }
+
+    /// [`recover`](Self::recover), calling `before_truncate` once it knows that the `.log`
+    /// must be truncated, just before truncating it. The loader deletes the segments after
+    /// this one there, so that their deletion is durable before the truncation can be
+    /// (`docs/kafka-behaviour.md#crash-persistence-model`).
+    ///
+    /// # Errors
+    /// As [`recover`](Self::recover), and the error of `before_truncate` (nothing is
+    /// truncated then).
+    pub fn recover_with(
+        &self,
+        producer_state: &mut ProducerStateManager,
+        mut epoch_cache: Option<&mut LeaderEpochCache>,
+        before_truncate: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<u64> {
+        let mut st = self.state.lock();
+        let oi = self.offset_index()?;
+        let ti = self.time_index()?;
+        self.before(FsOp::IndexResize, &oi.path())?;
+        oi.reset()?;
+        self.after(FsOp::IndexResize, &oi.path());
+        self.before(FsOp::IndexResize, &ti.path())?;
+        ti.reset()?;
+        self.after(FsOp::IndexResize, &ti.path());
+        self.before(FsOp::TxnWrite, &self.txn_index.path())?;
+        self.txn_index.reset()?;
+        self.after(FsOp::TxnWrite, &self.txn_index.path());
+        let mut max = TimestampOffset {
+            timestamp: -1,
+            offset: self.base_offset,
+        };
+        let mut valid_bytes: u64 = 0;
+        let mut last_index_entry: u64 = 0;
+        let mut prev_last: Option<i64> = None;
+        let mut sc = Scanner::<F>::new(&self.log, 0);
+        loop {
+            let Some((info, bytes)) = sc.next_batch()? else {
+                if let Some(ScanStop::Corrupt { error, .. }) = sc.stop() {
+                    tracing::warn!(path = %self.log.path().display(), %error, "corrupt batch found during recovery");
+                }
+                break;
+            };
+            if let Err(e) = F::validate(bytes, info.position) {
+                if e.is_corruption() {
+                    tracing::warn!(path = %self.log.path().display(), error = %e, "invalid batch found during recovery");
+                    break;
+                }
+                return Err(self.fmt_err(e));
+            }
+            // Offsets that go backwards (or below the segment's base) cannot have been
+            // appended (`Log::append` refuses them): keeping such a batch would make the
+            // segment's next offset, read from its last batch, fall below offsets it
+            // holds, and they would be handed out again. Treat it as corrupt.
+            if info.base_offset < self.base_offset
+                || info.last_offset < info.base_offset
+                || prev_last.is_some_and(|p| info.base_offset <= p)
+            {
+                tracing::warn!(path = %self.log.path().display(), position = info.position, base_offset = info.base_offset, last_offset = info.last_offset, ?prev_last, "batch whose offsets go backwards found during recovery");
+                break;
+            }
+            if info.last_offset == i64::MAX {
+                // Nothing can follow it: the next offset is not representable. Such a batch
+                // cannot have been appended (`Log::append` refuses it): treat it as corrupt.
+                tracing::warn!(path = %self.log.path().display(), position = info.position, "batch with last offset i64::MAX found during recovery");
+                break;
+            }
+            if !self.can_convert_to_relative_offset(info.last_offset) {
+                return Err(self.overflow(info.last_offset));
+            }
+            let kafka_v2 = F::KAFKA_PRODUCER_STATE && info.magic >= 2;
+            // Kafka's `updateProducerState` parses a control record only in a batch with a
+            // producer id (docs/kafka-behaviour.md#control-batch-without-producer).
+            let marker = if kafka_v2 && info.is_control && info.producer_id >= 0 {
+                match F::end_txn_marker(bytes, info.position) {
+                    Ok(m) => m,
+                    Err(e) if e.is_corruption() => {
+                        tracing::warn!(path = %self.log.path().display(), error = %e, "invalid control record during recovery");
+                        break;
+                    }
+                    Err(e) => return Err(self.fmt_err(e)),
+                }
+            } else {
+                None
+            };
+            if info.max_timestamp > max.timestamp {
+                max = TimestampOffset {
+                    timestamp: info.max_timestamp,
+                    offset: info.offset_of_max_timestamp,
+                };
+            }
+            if valid_bytes - last_index_entry > self.index_interval_bytes {
+                // Recovery indexes batch by batch, an append once per call: a segment
+                // written by multi-batch appends can need more entries here than its
+                // indexes hold. A full index stays sparse (lookups scan on from its last
+                // entry) instead of failing the open, where Kafka's `recover` throws
+                // (`docs/kafka-behaviour.md#recovery-full-index`).
+                if !oi.is_full() {
+                    oi.append(info.last_offset, valid_bytes as u32)?;
+                }
+                if !ti.is_full() {
+                    ti.maybe_append(max.timestamp, max.offset)?;
+                }
+                last_index_entry = valid_bytes;
+            }
+            valid_bytes += info.size_in_bytes as u64;
+            prev_last = Some(info.last_offset);
+            if kafka_v2 {
+                if let Some(cache) = epoch_cache.as_deref_mut() {
+                    if info.partition_leader_epoch >= 0 {
+                        cache.assign_if_newer(info.partition_leader_epoch, info.base_offset);
+                    }
+                }
+                if let Some(done) = producer_state.update(&info, marker.as_ref()) {
+                    if done.is_aborted {
+                        let lso = producer_state.last_stable_offset(&done);
+                        self.append_aborted_txn(&ProducerStateManager::aborted_entry(&done, lso))?;
+                    }
+                    producer_state.complete_txn(&done);
+                }
+            }
+        }
+        let truncated = self.log.size_in_bytes() - valid_bytes;
+        if truncated > 0 {
+            tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
+            before_truncate()?;
+        }
+        self.log.truncate_to(valid_bytes)?;
+        self.before(FsOp::IndexTrim, &oi.path())?;
+        oi.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &oi.path());
+        ti.maybe_append_final(max.timestamp, max.offset)?;
+        self.before(FsOp::IndexTrim, &ti.path())?;
+        ti.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &ti.path());
+        st.max_timestamp_and_offset = Some(max);
+        st.bytes_since_last_index_entry = 0;
+        Ok(truncated)
+    }
+
+    /// Kafka's `readLargestTimestamp`: the larger of the time index's last entry and the
+    /// max batch timestamp after the position of that entry's offset.
+    fn read_largest_timestamp(&self) -> Result<TimestampOffset> {
+        let last = self.time_index()?.last_entry()?;
+        let pos = self.offset_index()?.lookup(last.offset)?.position as u64;
+        let (ts, off) = scan::largest_timestamp_after::<F>(&self.log, pos)?;
+        Ok(if ts > last.timestamp {
+            TimestampOffset {
+                timestamp: ts,
+                offset: off,
+            }
+        } else {
+            last
+        })
+    }
+
+    /// Kafka's `truncateTo` (docs/kafka-behaviour.md#segment-truncate): removes every batch from the one holding (or
+    /// following) `offset` onwards, truncates all three indexes, re-grows the offset and
+    /// time indexes to the max index size (the segment becomes appendable again), and
+    /// recomputes the largest timestamp from what remains. Returns the bytes removed.
+    ///
+    /// # Errors
+    /// Index, transaction index, format and I/O errors.
+    pub fn truncate_to(&self, offset: i64) -> Result<u64> {
+        let mapping = self.translate_offset(offset, 0)?;
+        let mut st = self.state.lock();
+        let oi = self.offset_index()?;
+        let ti = self.time_index()?;
+        oi.truncate_to(offset)?;
+        ti.truncate_to(offset)?;
+        self.before(FsOp::TxnWrite, &self.txn_index.path())?;
+        self.txn_index.truncate_to(offset)?;
+        self.after(FsOp::TxnWrite, &self.txn_index.path());
+        self.before(FsOp::IndexResize, &oi.path())?;
+        oi.resize(self.max_index_size)?;
+        self.after(FsOp::IndexResize, &oi.path());
+        self.before(FsOp::IndexResize, &ti.path())?;
+        ti.resize(self.max_index_size)?;
+        self.after(FsOp::IndexResize, &ti.path());
+        let bytes = match mapping {
+            None => 0,
+            Some(m) => self.log.truncate_to(m.position)?,
+        };
+        if self.log.size_in_bytes() == 0 {
+            st.created = self.clock.milliseconds();
+            st.rolling_based_timestamp = None;
+        }
+        st.bytes_since_last_index_entry = 0;
+        if self.load_max(&mut st)?.timestamp >= 0 {
+            st.max_timestamp_and_offset = Some(self.read_largest_timestamp()?);
+        }
+        Ok(bytes)
+    }
+
+    /// Resizes both indexes to `size` bytes (the loader does this for the active
+    /// segment, docs/kafka-behaviour.md#log-loading step 7).
+    ///
+    /// # Errors
+    /// Index errors; a refusal of the seam.
+    pub fn resize_indexes(&self, size: usize) -> Result<()> {
+        let oi = self.offset_index()?;
+        self.before(FsOp::IndexResize, &oi.path())?;
+        oi.resize(size)?;
+        self.after(FsOp::IndexResize, &oi.path());
+        let ti = self.time_index()?;
+        self.before(FsOp::IndexResize, &ti.path())?;
+        ti.resize(size)?;
+        self.after(FsOp::IndexResize, &ti.path());
+        Ok(())
+    }
+
+    /// Kafka's load-time `sanityCheck(timeIndexFileNewlyCreated)`: a missing `.index` file
+    /// is [`SegmentError::MissingIndex`] (the loader then recovers the segment); a time
+    /// index that did not exist before opening is created and resized to 0; then the
+    /// transaction index is checked.
+    ///
+    /// # Errors
+    /// [`SegmentError::MissingIndex`]; [`SegmentError::TxnIndex`] with a corruption;
+    /// index errors.
+    pub fn sanity_check(&self, time_index_file_newly_created: bool) -> Result<()> {
+        let oi = self.offset_index.file();
+        if !oi.exists() {
+            return Err(SegmentError::MissingIndex {
+                path: oi,
+                base_offset: self.base_offset,
+            });
+        }
+        if time_index_file_newly_created {
+            let ti = self.time_index()?;
+            self.before(FsOp::IndexResize, &ti.path())?;
+            ti.resize(0)?;
+            self.after(FsOp::IndexResize, &ti.path());
+        }
+        self.txn_index.sanity_check()?;
+        Ok(())
+    }
+
+    /// The entry count and first and last entries of the index file at `path`, opened
+    /// through the file-system seam: `None` if it is missing or empty; `Err(reason)` on a
+    /// length that is not whole entries or an I/O error.
+    fn index_ends<E: IndexEntry>(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<Option<Ends<E>>, String> {
+        let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        // Only non-empty files are checked by the caller (`n >= 1` there).
+        peek::peek_file_ends::<E>(&f).map_err(|e| match e {
+            PeekError::NotWholeEntries { len, entry_size } => format!(
+                "{}: length {len} is not a multiple of {entry_size}",
+                path.display()
+            ),
+            e => e.to_string(),
+        })
+    }
+
+    /// A stricter, cheap check of the index files **without mapping them** (a few
+    /// positioned reads): whole-entry lengths, and for each index its first and last
+    /// entries must be ordered (offset index: last offset > first offset when there are
+    /// ≥ 2 entries, both ≥ base; time index: last timestamp ≥ first and strictly greater
+    /// with ≥ 2 entries, last offset ≥ first). Catches untrimmed zero-padded indexes
+    /// (field case B1, field case B3) that Kafka's load path trusts. Missing files pass.
+    ///
+    /// Returns `Err(reason)` describing the first problem found.
+    pub fn quick_index_check(&self) -> std::result::Result<(), String> {
+        let oi = self.offset_index.file();
+        if let Some(Ends {
+            entries: n,
+            first,
+            last,
+        }) = self.index_ends::<RawOffsetEntry>(&oi)?
+        {
+            let (r0, r1) = (first.relative_offset.get(), last.relative_offset.get());
+            if r0 < 0 || r1 < 0 {
+                return Err(format!("{}: negative relative offset", oi.display()));
+            }
+            if n >= 2 && r1 <= r0 {
+                return Err(format!(
+                    "{}: {n} entries but the last offset {} is not above the first {}",
+                    oi.display(),
+                    self.base_offset + r1 as i64,
+                    self.base_offset + r0 as i64
+                ));
+            }
+        }
+        let ti = self.time_index.file();
+        if let Some(Ends {
+            entries: n,
+            first,
+            last,
+        }) = self.index_ends::<RawTimeEntry>(&ti)?
+        {
+            let (t0, t1) = (first.timestamp.get(), last.timestamp.get());
+            let (o0, o1) = (first.relative_offset.get(), last.relative_offset.get());
+            if o0 < 0 || o1 < 0 {
+                return Err(format!("{}: negative relative offset", ti.display()));
+            }
+            if n >= 2 && (t1 <= t0 || o1 < o0) {
+                return Err(format!(
+                    "{}: {n} entries but the last entry ({t1}, {}) does not follow the first ({t0}, {})",
+                    ti.display(),
+                    self.base_offset + o1 as i64,
+                    self.base_offset + o0 as i64
+                ));
+            }
+        }
+        Ok(())
+    }
+}
