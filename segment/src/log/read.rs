@@ -341,30 +341,48 @@ impl<F: BatchFormat> Log<F> {
     /// no batch is at or above it, the end of the last segment searched, as its size was
     /// **before** the search: an append of the batch at `o` that is under way (its bytes
     /// visible, the log end not yet moved) is then not counted below `o`.
+    ///
+    /// Appends and rolls run during the search (they are not structural changes): a
+    /// segment searched without finding `o` may take the batch at `o` right after, and
+    /// be rolled, before the search moves on to the segment above it. That later segment
+    /// would put the bound above the batch at `o`, so a bounded read would serve it and
+    /// every batch after it in the lower segment (found by `cargo xtask lin`: reads at
+    /// all three isolations served batches at and past their bound). As
+    /// [`read_from_segments`](Self::read_from_segments) does, the answer is kept only if
+    /// every segment passed over still has the size it had when it was searched; else
+    /// the search runs again.
     fn position_of(&self, o: i64) -> Result<(Arc<LogSegment<F>>, u64)> {
-        let mut seg = self.segments.floor_segment(o);
-        let mut last = None;
-        while let Some(s) = seg {
-            let size = s.size();
-            // An empty segment holds no batch: its offset index is not searched, so a
-            // bound in a segment just rolled does not create its `.index` (Kafka's bound
-            // there is the log end's metadata and loads no index; see
-            // `docs/kafka-behaviour.md#lazy-index-files`).
-            if size > 0 {
-                if let Some(t) = s.translate_offset(o, 0)? {
-                    return Ok((s, t.position));
+        'search: loop {
+            let mut passed: Vec<(Arc<LogSegment<F>>, u64)> = Vec::new();
+            let mut seg = self.segments.floor_segment(o);
+            while let Some(s) = seg {
+                let size = s.size();
+                // An empty segment holds no batch: its offset index is not searched, so a
+                // bound in a segment just rolled does not create its `.index` (Kafka's
+                // bound there is the log end's metadata and loads no index; see
+                // `docs/kafka-behaviour.md#lazy-index-files`).
+                if size > 0 {
+                    if let Some(t) = s.translate_offset(o, 0)? {
+                        if passed.iter().any(|(p, was)| p.size() != *was) {
+                            continue 'search;
+                        }
+                        return Ok((s, t.position));
+                    }
                 }
+                seg = self.segments.higher_segment(s.base_offset());
+                passed.push((s, size));
             }
-            seg = self.segments.higher_segment(s.base_offset());
-            last = Some((s, size));
-        }
-        match last {
-            Some(found) => Ok(found),
-            None => {
-                let active = self.segments.active_segment()?;
-                let size = active.size();
-                Ok((active, size))
+            if passed.iter().any(|(p, was)| p.size() != *was) {
+                continue 'search;
             }
+            return match passed.pop() {
+                Some(found) => Ok(found),
+                None => {
+                    let active = self.segments.active_segment()?;
+                    let size = active.size();
+                    Ok((active, size))
+                }
+            };
         }
     }
 
