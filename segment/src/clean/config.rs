@@ -74,7 +74,7 @@ impl CleanerConfig {
     /// | setting | accepted | Kafka with a value outside |
     /// |---|---|---|
     /// | `log.cleaner.dedupe.buffer.size` | ≥ 0 | the thread's buffer allocation throws |
-    /// | `log.cleaner.io.buffer.load.factor` | (0, 1], finite | ≤ 0: the cleaner refuses to start; > 1: `put` throws once the map holds `slots` keys |
+    /// | `log.cleaner.io.buffer.load.factor` | (0, 1], finite | ≤ 0: a clean maps no key and never makes progress; > 1: `put` throws once the map holds `slots` keys |
     /// | `log.cleaner.io.buffer.size` | ≥ 0 | (Kafka's range) |
     /// | `message.max.bytes` | ≥ 0 | (Kafka's range) |
     /// | `log.cleaner.io.max.bytes.per.second` | > 0, not NaN | the throttler sleeps forever or never |

@@ -21,12 +21,13 @@ pub enum CleanError {
         /// The rule it breaks.
         reason: String,
     },
-    /// The offset map cannot hold even one key: `slots × load factor ≤ 1` (Kafka's
-    /// `Cleaner` constructor refuses to start: "offset map is too small to fit in even a
-    /// single message").
+    /// The offset map cannot take even one key: `slots × load factor < 1`. Kafka 4.4's
+    /// `Cleaner` only `assert`s that the product is above 1 ("offset map is too small to
+    /// fit in even a single message"), which a broker does not check: its clean then
+    /// maps no key and never makes progress. Refused here.
     #[error(
         "offset map is too small to fit in even a single message: {slots} slots x load \
-         factor {load_factor} <= 1; increase log.cleaner.dedupe.buffer.size or decrease \
+         factor {load_factor} < 1; increase log.cleaner.dedupe.buffer.size or decrease \
          log.cleaner.threads"
     )]
     OffsetMapTooSmall {

@@ -41,8 +41,10 @@ impl OffsetMapCapacity {
     /// `max_entries = ⌊slots × load_factor⌋` (Java's `(int)` of the `double` product).
     ///
     /// # Errors
-    /// [`CleanError::OffsetMapTooSmall`] unless `slots × load_factor > 1` (Kafka's
-    /// `Cleaner` constructor's requirement); [`CleanError::InvalidConfig`] for more than
+    /// [`CleanError::OffsetMapTooSmall`] when `slots × load_factor < 1`: the map would take
+    /// no key, and a clean would never make progress (Kafka 4.4's `Cleaner` only
+    /// `assert`s `slots × load_factor > 1`, which a broker does not check, and then
+    /// cleans nothing, round after round); [`CleanError::InvalidConfig`] for more than
     /// `i32::MAX` bytes or a load factor that is not finite.
     pub fn new(memory_bytes: u32, load_factor: f64) -> Result<Self, CleanError> {
         if memory_bytes > i32::MAX as u32 {
@@ -61,8 +63,9 @@ impl OffsetMapCapacity {
         }
         let slots = memory_bytes / BYTES_PER_ENTRY;
         let product = f64::from(slots) * load_factor;
-        // Both factors are finite, so this is Kafka's `require(slots * factor > 1)`.
-        if product <= 1.0 {
+        // Kafka 4.4 only `assert`s `slots * factor > 1` (assertions are off in a broker):
+        // below 1 its clean puts no key and never makes progress. That is refused here.
+        if product < 1.0 {
             return Err(CleanError::OffsetMapTooSmall { slots, load_factor });
         }
         Ok(OffsetMapCapacity {

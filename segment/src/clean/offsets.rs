@@ -244,7 +244,12 @@ impl LogToClean {
             clean_bytes,
             cleanable_bytes,
             total_bytes,
-            cleanable_ratio: cleanable_bytes as f64 / total_bytes as f64,
+            // 0 / 0 is NaN in Java too; Java's canonical NaN, for bit-exact comparisons.
+            cleanable_ratio: if total_bytes == 0 {
+                f64::NAN
+            } else {
+                cleanable_bytes as f64 / total_bytes as f64
+            },
             need_compaction_now,
         }
     }

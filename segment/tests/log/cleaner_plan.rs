@@ -209,15 +209,18 @@ fn capacity_is_kafkas_slot_accounting() {
         (c.memory_bytes(), c.slots(), c.max_entries()),
         (2_147_483_647, 89_478_485, 80_530_636)
     );
-    // slots × load factor must be above 1.
+    // slots × load factor must be at least 1: a map that takes no key never makes
+    // progress (Kafka 4.4 only asserts it).
     assert!(matches!(
         OffsetMapCapacity::new(47, 0.9),
         Err(CleanError::OffsetMapTooSmall { slots: 1, .. })
     ));
     assert!(matches!(
-        OffsetMapCapacity::new(48, 0.5),
-        Err(CleanError::OffsetMapTooSmall { slots: 2, .. })
+        OffsetMapCapacity::new(23, 1.0),
+        Err(CleanError::OffsetMapTooSmall { slots: 0, .. })
     ));
+    let c = OffsetMapCapacity::new(48, 0.5).unwrap();
+    assert_eq!((c.slots(), c.max_entries()), (2, 1));
     let c = OffsetMapCapacity::new(48, 0.9).unwrap();
     assert_eq!((c.slots(), c.max_entries()), (2, 1));
     assert!(OffsetMapCapacity::new(u32::MAX, 0.9).is_err());
@@ -670,6 +673,15 @@ fn dirty_ratio_is_kafkas_with_the_straddling_segment_counted_twice() {
         (100, 0, 200)
     );
     assert_eq!(l.cleanable_ratio, 0.0);
+    // An empty log: 0 / 0, Java's NaN bit for bit.
+    let empty = LogSummary {
+        segments: vec![seg(0, 0, 0, i64::MAX)],
+        log_end_offset: 0,
+        last_stable_offset: 0,
+        log_start_offset: 0,
+    };
+    let l = LogToClean::new(&empty, 0, 0, false);
+    assert_eq!(l.cleanable_ratio.to_bits(), 0x7ff8_0000_0000_0000);
 }
 
 #[test]
