@@ -115,8 +115,20 @@ struct Slot {
 /// The offset of a free slot (a put offset is never negative in a log).
 const EMPTY: i64 = i64::MIN;
 
-/// Key → latest offset, keyed by the key's MD5, with Kafka's capacity accounting (see
-/// the [module docs](self)).
+/// Key → latest offset, keyed by the key's MD5, with the capacity accounting of Kafka's
+/// `SkimpyOffsetMap` (`docs/kafka-behaviour.md#cleaner-offset-map`).
+///
+/// Kafka charges every key 24 bytes (its 16-byte MD5 and an 8-byte offset): a map of
+/// `memory` bytes has `slots = memory / 24`, and one clean puts at most
+/// `⌊slots × load factor⌋` keys ([`OffsetMapCapacity`]). How many keys a clean maps
+/// decides where it stops, so this map counts as Kafka's does: two keys are one entry
+/// only if their MD5s are equal, as in Kafka (a collision merges them on both sides,
+/// never here alone), and [`MapFill`] applies Kafka's stop rule.
+///
+/// Memory is where it differs: Kafka allocates and zeroes `memory` bytes up front; this
+/// table starts empty and doubles as keys arrive (past 3/4 full), never beyond `slots`
+/// entries of 24 bytes, so it never holds more than Kafka's buffer and a clean of a few
+/// keys costs a few kilobytes ([`memory_bytes`](Self::memory_bytes)).
 pub struct OffsetMap {
     capacity: OffsetMapCapacity,
     table: Vec<Slot>,
