@@ -58,6 +58,19 @@ pub enum CleanError {
         /// What is wrong, with the offending line.
         reason: String,
     },
+    /// A batch of the dirty section could not be read while building the offset map
+    /// (the `.log`, the file position of the window read, and the record error, whose
+    /// own position is relative to that window), or no batch fits in the largest window.
+    #[error("record error in {} (window at position {window_position}): {source}", path.display())]
+    Batch {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The file position where the window read starts.
+        window_position: u64,
+        /// The record error.
+        #[source]
+        source: crate::record::RecordError,
+    },
     /// An I/O failure reading or writing a checkpoint, or an error reading a log's
     /// segments ([`SegmentError::Io`] names the operation and the file).
     #[error(transparent)]

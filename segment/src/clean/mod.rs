@@ -6,8 +6,8 @@
 //! offsets a clean may touch and how dirty the log is ([`cleanable_offsets`],
 //! [`max_compaction_delay`], [`LogToClean`]; the filthiest log of a directory is
 //! [`filthiest`]); map the latest offset of each key of the dirty section into an
-//! [`OffsetMap`] of Kafka's capacity, fed by [`MapFill`], whose end offset is where this
-//! clean stops; group the segments up to it ([`group_segments_by_size`]); clean each
+//! [`OffsetMap`] of Kafka's capacity ([`build_offset_map`] reads the dirty segments and
+//! feeds [`MapFill`], Kafka's stop rule), whose end offset is where this clean stops; group the segments up to it ([`group_segments_by_size`]); clean each
 //! group (not here yet) and checkpoint the end offset ([`write_cleaner_checkpoint`]).
 //!
 //! The settings are [`CleanerConfig`] (the broker's `log.cleaner.*`) and
@@ -53,6 +53,7 @@
 //! assert_eq!(group_segments_by_size(&log.segments[..2], 1 << 30, 10 << 20, 200), vec![0..2]);
 //! ```
 
+mod build;
 mod checkpoint;
 mod config;
 mod error;
@@ -60,6 +61,7 @@ mod group;
 mod offset_map;
 mod offsets;
 
+pub use build::{build_offset_map, MapBuild};
 pub use checkpoint::{
     cleaner_checkpoint_path, format_cleaner_checkpoint, parse_cleaner_checkpoint,
     read_cleaner_checkpoint, write_cleaner_checkpoint, CleanerCheckpoints, TopicPartition,

@@ -212,21 +212,27 @@ impl OffsetMap {
         ((u128::from(u64::from_le_bytes(h)) * len as u128) >> 64) as usize
     }
 
-    /// The slot holding `digest`, or the free slot where it would go. The table always
-    /// has a free slot (`entries < table.len()`), so the probe ends.
-    fn find(&self, digest: &[u8; 16]) -> usize {
+    /// The slot holding `digest`, or the free slot where it would go; `None` when neither
+    /// exists (the table is full and `digest` is not in it: a `get` of an absent key in a
+    /// map holding `slots` keys). A put always finds one: it runs with
+    /// `entries < slots` and grows the table first.
+    fn find(&self, digest: &[u8; 16]) -> Option<usize> {
         let len = self.table.len();
+        if len == 0 {
+            return None;
+        }
         let mut i = Self::home(digest, len);
-        loop {
-            let s = &self.table[i];
+        for _ in 0..len {
+            let s = self.table.get(i)?;
             if s.offset == EMPTY || s.digest == *digest {
-                return i;
+                return Some(i);
             }
             i += 1;
             if i == len {
                 i = 0;
             }
         }
+        None
     }
 
     /// Makes room for one more key: doubles the table (up to `slots`) past 3/4 full.
@@ -253,8 +259,9 @@ impl OffsetMap {
             ],
         );
         for s in old.into_iter().filter(|s| s.offset != EMPTY) {
-            let i = self.find(&s.digest);
-            self.table[i] = s;
+            if let Some(slot) = self.find(&s.digest).and_then(|i| self.table.get_mut(i)) {
+                *slot = s;
+            }
         }
     }
 
@@ -280,8 +287,14 @@ impl OffsetMap {
             });
         }
         self.reserve_one();
-        let i = self.find(digest);
-        let slot = &mut self.table[i];
+        let Some(slot) = self.find(digest).and_then(|i| self.table.get_mut(i)) else {
+            // Unreachable: entries < slots, and the table holds a free slot after
+            // `reserve_one`.
+            return Err(CleanError::OffsetMapFull {
+                entries: self.entries,
+                slots: self.capacity.slots,
+            });
+        };
         if slot.offset == EMPTY {
             slot.digest = *digest;
             self.entries += 1;
@@ -298,10 +311,7 @@ impl OffsetMap {
 
     /// [`get`](Self::get) with the key's [`key_digest`] already computed.
     pub fn get_digest(&self, digest: &[u8; 16]) -> Option<i64> {
-        if self.table.is_empty() {
-            return None;
-        }
-        let s = self.table[self.find(digest)];
+        let s = self.table.get(self.find(digest)?)?;
         (s.offset != EMPTY).then_some(s.offset)
     }
 }

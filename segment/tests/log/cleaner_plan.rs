@@ -250,6 +250,8 @@ fn offset_map_counts_keys_and_refuses_a_put_when_slots_are_full() {
     ));
     assert_eq!(m.get(b"a"), Some(7));
     assert!((m.utilization() - 1.0).abs() < 1e-12);
+    // A full table: a get of an absent key ends (every slot probed once).
+    assert_eq!(m.get(b"absent"), None);
     m.update_latest_offset(42);
     assert_eq!(m.latest_offset(), 42);
     m.clear();
@@ -1077,4 +1079,100 @@ fn a_live_logs_summary_feeds_the_rules() {
         bases[bases.len() - 1],
     );
     assert_eq!(groups.last().unwrap().end, bases.len() - 1);
+}
+
+// ---------------------------------------------------------------- the build over a live log
+
+#[test]
+fn the_build_over_a_log_skips_aborted_transactions_and_stops_where_kafka_does() {
+    use segment::record::{BatchBuilder, ControlRecordType};
+    use segment::{AppendOrigin, Log, LogConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::options()
+        .manual_high_watermark(0)
+        .open(
+            dir.path().join("t-0"),
+            LogConfig {
+                compact: true,
+                ..LogConfig::default()
+            },
+        )
+        .unwrap();
+    let now = 1_700_000_000_000i64;
+    let append = |b: Vec<u8>, origin| log.append_as_leader(&b, 0, origin).unwrap();
+    let plain = |keys: &[&str]| {
+        let mut b = BatchBuilder::new(0);
+        for k in keys {
+            b = b.record(now, Some(k.as_bytes()), Some(b"v"));
+        }
+        b.build().unwrap()
+    };
+    append(plain(&["a", "b"]), AppendOrigin::Client); // 0, 1
+    let txn = |pid, key: &str| {
+        BatchBuilder::new(0)
+            .producer(pid, 0, 0)
+            .transactional(true)
+            .record(now, Some(key.as_bytes()), Some(b"t"))
+            .build()
+            .unwrap()
+    };
+    let marker = |pid, t| {
+        BatchBuilder::new(0)
+            .producer(pid, 0, -1)
+            .build_end_txn_marker(t, 0, now)
+            .unwrap()
+    };
+    append(txn(8, "x"), AppendOrigin::Client); // 2, aborted
+    append(txn(9, "y"), AppendOrigin::Client); // 3, committed
+    append(
+        marker(8, ControlRecordType::Abort),
+        AppendOrigin::Coordinator,
+    ); // 4
+    append(
+        marker(9, ControlRecordType::Commit),
+        AppendOrigin::Coordinator,
+    ); // 5
+    append(plain(&["a"]), AppendOrigin::Client); // 6
+    log.roll(None).unwrap();
+    append(plain(&["c"]), AppendOrigin::Client); // 7
+    log.update_high_watermark(log.log_end_offset()).unwrap();
+    let summary = LogSummary::of(&log).unwrap();
+    let (offsets, ltc) = LogToClean::plan(&summary, None, now, &CompactionConfig::default());
+    assert_eq!(
+        (offsets.first_dirty_offset, ltc.first_uncleanable_offset),
+        (0, 7)
+    );
+
+    let mut map = OffsetMap::new(OffsetMapCapacity::new(24 * 100, 0.9).unwrap());
+    let built = build_offset_map(&log, &mut map, 0, 7, 1 << 20).unwrap();
+    assert_eq!((built.end_offset, built.full), (7, false));
+    assert_eq!(built.batches_read, 6);
+    assert_eq!(
+        (map.get(b"a"), map.get(b"b"), map.get(b"y")),
+        (Some(6), Some(1), Some(3))
+    );
+    assert_eq!(
+        map.get(b"x"),
+        None,
+        "a key only in an aborted transaction is not mapped"
+    );
+    assert_eq!(map.size(), 3);
+
+    // Two keys a clean: a and b are put; the aborted batch at 2 moves the latest offset
+    // without a look at the map; the committed y at 3 finds it full: the clean ends at 3.
+    let mut map = OffsetMap::new(OffsetMapCapacity::new(48, 1.0).unwrap());
+    let built = build_offset_map(&log, &mut map, 0, 7, 1 << 20).unwrap();
+    assert_eq!((built.end_offset, built.full), (3, true));
+    // From offset 1: b, then y; a at 6 finds it full. The aborted batch and both markers
+    // moved the latest offset on the way.
+    let built = build_offset_map(&log, &mut map, 1, 7, 1 << 20).unwrap();
+    assert_eq!((built.end_offset, built.full), (6, true));
+    assert_eq!(
+        (map.get(b"a"), map.get(b"b"), map.get(b"y")),
+        (None, Some(1), Some(3))
+    );
+    // An empty range maps nothing; end < start is refused (as Kafka's logSegments).
+    let built = build_offset_map(&log, &mut map, 7, 7, 1 << 20).unwrap();
+    assert_eq!((built.end_offset, built.batches_read), (0, 0));
+    assert!(build_offset_map(&log, &mut map, 7, 3, 1 << 20).is_err());
 }

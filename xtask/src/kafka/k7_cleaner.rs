@@ -12,8 +12,8 @@
 //! Our side opens the directory Kafka closed (a clean-shutdown marker, the recovery point
 //! and the log start offset written for it, so that it reads Kafka's indexes as they
 //! are), with the high watermark Kafka had, and answers the same from
-//! `LogSummary::of`: the bounds, every answer and the ratio's bits are compared; the map
-//! is fed to `MapFill` from the segments' batches as Kafka's build reads them.
+//! `LogSummary::of`: the bounds, every answer and the ratio's bits are compared, and the
+//! map is built by `build_offset_map` from the same segments.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,10 +22,9 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use segment::clean::{
-    cleanable_offsets, group_segments_by_size, max_compaction_delay, CleanError, CompactionConfig,
-    Fill, LogSummary, LogToClean, MapFill, OffsetMap, OffsetMapCapacity,
+    build_offset_map, cleanable_offsets, group_segments_by_size, max_compaction_delay, CleanError,
+    CompactionConfig, LogSummary, LogToClean, OffsetMap, OffsetMapCapacity,
 };
-use segment::record::batches_from;
 use segment::{Log, LogConfig};
 
 use super::Ctx;
@@ -272,32 +271,15 @@ fn ours(c: &Case, dir: &Path, ctx: &Ctx, cov: &mut Coverage) -> Result<Vec<Strin
         Err(e) => return Err(format!("our map: {e}")),
     };
     let mut map = OffsetMap::new(capacity);
-    let end = ltc.first_uncleanable_offset;
-    let start = o.first_dirty_offset;
-    let dirty = summary.segments_in(start, end).unwrap_or(&[]).to_vec();
-    let mut fill = MapFill::new(&mut map, start);
-    'segs: for (i, s) in dirty.iter().enumerate() {
-        let seg = log
-            .segments()
-            .get(s.base_offset)
-            .ok_or_else(|| format!("no segment {}", s.base_offset))?;
-        let bytes = std::fs::read(seg.log_path()).map_err(|e| e.to_string())?;
-        for batch in batches_from(&bytes, 0) {
-            let batch = batch.map_err(|e| format!("segment {}: {e}", s.base_offset))?;
-            if !batch.is_control() {
-                for r in batch.records().map_err(|e| e.to_string())? {
-                    let r = r.map_err(|e| e.to_string())?;
-                    if fill.record(r.offset, r.key()).map_err(|e| e.to_string())? == Fill::Full {
-                        break 'segs;
-                    }
-                }
-            }
-            fill.end_batch(batch.last_offset());
-        }
-        fill.end_segment(dirty.get(i + 1).map_or(end, |n| n.base_offset));
-    }
-    let end_offset = fill.end_offset();
-    let full = fill.is_full();
+    let built = build_offset_map(
+        &log,
+        &mut map,
+        o.first_dirty_offset,
+        ltc.first_uncleanable_offset,
+        config.max_message_bytes,
+    )
+    .map_err(|e| format!("our offset map build: {e}"))?;
+    let (end_offset, full) = (built.end_offset, built.full);
     cov.partial_maps += usize::from(full);
     out.push(format!(
         "map {} {} {} {end_offset}",
