@@ -1,7 +1,8 @@
 //! K7 (`k7-cleaner`): the log cleaner's plan, ours (`segment::clean`) against Kafka 4.4's
 //! (`docs/kafka-behaviour.md#log-cleaner`). Seeded random compacted logs are written by
 //! Kafka's own `UnifiedLog` (the helper's `CleanerOracle`, in-process, a manual clock):
-//! uncompressed batches of keyed records with timestamps in and out of order, rolls by
+//! uncompressed batches of keyed records with timestamps in and out of order (in half
+//! the logs also transactions, committed, aborted or left open), rolls by
 //! `segment.bytes`, by a small `segment.index.bytes` and by hand, a high watermark below
 //! the log end and a log start offset moved by `DeleteRecords`. Kafka then answers
 //! `cleanableOffsets` (with a checkpoint that is missing, below the log start, inside the
@@ -11,7 +12,9 @@
 //!
 //! Our side opens the directory Kafka closed (a clean-shutdown marker, the recovery point
 //! and the log start offset written for it, so that it reads Kafka's indexes as they
-//! are), with the high watermark Kafka had, and answers the same from
+//! are), with the high watermark Kafka had, takes the last stable offset of Kafka's live
+//! log (a reopened log has forgotten the transactions completed above the high
+//! watermark, which hold a live log's down), and answers the same from
 //! `LogSummary::of`: the bounds, every answer and the ratio's bits are compared, and the
 //! map is built by `build_offset_map` from the same segments.
 
@@ -51,9 +54,34 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
     let mut ops = Vec::new();
     let mut leo = 0i64;
     let mut ts = now - rng.gen_range(0..3_600_000i64);
+    // Transactions in half the logs: producers 100..103, each open one ended by a
+    // COMMIT or ABORT marker (one may stay open: the last stable offset stops there).
+    let txns = i % 2 == 1;
+    let mut open: Vec<i64> = Vec::new();
     for _ in 0..rng.gen_range(3..60) {
         if rng.gen_bool(0.08) {
             ops.push("roll".to_string());
+        }
+        if txns && rng.gen_bool(0.35) {
+            let pid = 100 + rng.gen_range(0..4i64);
+            if open.contains(&pid) && rng.gen_bool(0.5) {
+                let kind = if rng.gen_bool(0.5) { "ABORT" } else { "COMMIT" };
+                ops.push(format!("marker {pid} {kind} {}", ts.min(now)));
+                open.retain(|&p| p != pid);
+                leo += 1;
+            } else {
+                let n = rng.gen_range(1..4);
+                let mut line = format!("txn {pid} {}", ts.min(now));
+                for _ in 0..n {
+                    let _ = write!(line, " k{}", rng.gen_range(0..keys));
+                }
+                ops.push(line);
+                if !open.contains(&pid) {
+                    open.push(pid);
+                }
+                leo += n;
+            }
+            continue;
         }
         let n = rng.gen_range(1..5);
         let mut line = String::new();
@@ -65,6 +93,14 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
         }
         ops.push(line);
         leo += n;
+    }
+    // Close all but maybe one open transaction.
+    let keep_open = usize::from(rng.gen_bool(0.3));
+    while open.len() > keep_open {
+        let pid = open.remove(0);
+        let kind = if rng.gen_bool(0.5) { "ABORT" } else { "COMMIT" };
+        ops.push(format!("marker {pid} {kind} {}", ts.min(now)));
+        leo += 1;
     }
     let hw = leo - rng.gen_range(0..=leo.min(5));
     ops.push(format!("hw {hw}"));
@@ -165,10 +201,18 @@ struct Coverage {
     map_errors: usize,
     multi_groups: usize,
     split_groups: usize,
+    aborted_txns: usize,
+    lso_bound: usize,
 }
 
 /// Our answers, as the helper's lines (without the id).
-fn ours(c: &Case, dir: &Path, ctx: &Ctx, cov: &mut Coverage) -> Result<Vec<String>, String> {
+fn ours(
+    c: &Case,
+    dir: &Path,
+    ctx: &Ctx,
+    cov: &mut Coverage,
+    kafka_lso: i64,
+) -> Result<Vec<String>, String> {
     let config = LogConfig {
         segment_bytes: u64::from(c.segment_bytes),
         max_index_size: c.index_bytes as usize,
@@ -181,15 +225,18 @@ fn ours(c: &Case, dir: &Path, ctx: &Ctx, cov: &mut Coverage) -> Result<Vec<Strin
         .manual_high_watermark(c.hw)
         .open(dir, config.clone())
         .map_err(|e| format!("our open: {e}"))?;
-    let summary = LogSummary::of(&log).map_err(|e| format!("our summary: {e}"))?;
+    let mut summary = LogSummary::of(&log).map_err(|e| format!("our summary: {e}"))?;
     let mut out = Vec::new();
     out.push(format!(
-        "bounds {} {} {} {}",
+        "bounds {} {} {}",
         summary.log_start_offset,
         summary.log_end_offset,
         log.high_watermark(),
-        summary.last_stable_offset
     ));
+    // The last stable offset is an input: Kafka's live log's. A reopened log (ours, or
+    // Kafka's after a restart) has forgotten the transactions completed above the high
+    // watermark, which hold a live log's last stable offset down.
+    summary.last_stable_offset = kafka_lso;
     let o = cleanable_offsets(&summary, c.checkpoint, c.now, &c.compaction);
     out.push(format!(
         "offsets {} {} {}",
@@ -230,6 +277,11 @@ fn ours(c: &Case, dir: &Path, ctx: &Ctx, cov: &mut Coverage) -> Result<Vec<Strin
     ));
     // Coverage.
     cov.resets += usize::from(o.force_update_checkpoint);
+    cov.aborted_txns += usize::from(c.ops.iter().any(|op| op.contains(" ABORT ")));
+    cov.lso_bound += usize::from(
+        summary.last_stable_offset < summary.active_base_offset()
+            && o.first_uncleanable_dirty_offset == summary.last_stable_offset,
+    );
     cov.overdue += usize::from(delay > 0);
     cov.cleanable += usize::from(ltc.is_cleanable(c.compaction.min_cleanable_dirty_ratio));
     if !summary
@@ -373,7 +425,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             .and_then(|l| l.strip_prefix("bounds "))
             .map(|l| l.split(' ').filter_map(|x| x.parse().ok()).collect())
             .unwrap_or_default();
-        let [log_start, leo, ..] = bounds[..] else {
+        let [log_start, leo, _, kafka_lso] = bounds[..] else {
             diffs.push(format!("{}: no bounds from Kafka: {k:?}", c.id));
             continue;
         };
@@ -384,7 +436,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         ] {
             std::fs::write(d.join(name), text).map_err(|e| e.to_string())?;
         }
-        let ours = match ours(c, d, ctx, &mut cov) {
+        let ours = match ours(c, d, ctx, &mut cov, kafka_lso) {
             Ok(o) => o,
             Err(e) => {
                 diffs.push(format!("{}: {e}", c.id));
@@ -396,6 +448,11 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         let mut kafka_lines: Vec<String> = Vec::new();
         for l in k.iter() {
             let f: Vec<&str> = l.split(' ').collect();
+            if f.first() == Some(&"bounds") {
+                // The last stable offset was given to our side.
+                kafka_lines.push(f.get(..4).unwrap_or_default().join(" "));
+                continue;
+            }
             if ours.last().is_some_and(|o| o.starts_with("map too-small")) {
                 if f.first() == Some(&"groups") {
                     continue;
@@ -434,14 +491,18 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         ("partial clean (full map)", cov.partial_maps),
         ("map that takes no key", cov.map_errors),
         ("group of several segments", cov.multi_groups),
+        ("aborted transaction", cov.aborted_txns),
+        ("last stable offset bound", cov.lso_bound),
     ] {
         if n == 0 {
             diffs.push(format!("the generated logs have no {what}: {cov:?}"));
         }
     }
     let line = format!(
-        "seed {seed}: {} logs, {compared} answers compared ({} checkpoint resets, {} first dirty offsets inside a segment, {} held back by min.compaction.lag.ms, {} overdue by max.compaction.lag.ms, {} cleanable, {} partial cleans, {} maps that take no key (Kafka 4.4 runs them, ours refuses them: documented), {} with a group of several segments, {} with several groups), {} mismatches",
+        "seed {seed}: {} logs ({} with aborted transactions), {compared} answers compared ({} held back by the last stable offset, {} checkpoint resets, {} first dirty offsets inside a segment, {} held back by min.compaction.lag.ms, {} overdue by max.compaction.lag.ms, {} cleanable, {} partial cleans, {} maps that take no key (Kafka 4.4 runs them, ours refuses them: documented), {} with a group of several segments, {} with several groups), {} mismatches",
         cases.len(),
+        cov.aborted_txns,
+        cov.lso_bound,
         cov.resets,
         cov.mid_segment_dirty,
         cov.min_lag_bound,

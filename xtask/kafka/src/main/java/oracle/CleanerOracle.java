@@ -12,8 +12,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.server.common.RequestLocal;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.Cleaner;
 import org.apache.kafka.storage.internals.log.CleanerStats;
 import org.apache.kafka.storage.internals.log.LogCleanerManager;
@@ -25,6 +29,7 @@ import org.apache.kafka.storage.internals.log.LogToClean;
 import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
 import org.apache.kafka.storage.internals.utils.Throttler;
 import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
 
@@ -44,6 +49,8 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * config KEY VALUE          a topic config
  * batch TS KEY...           appendAsLeader of one uncompressed batch, a record per key
  *                           (timestamp TS, value "v")
+ * txn PID TS KEY...         the same, transactional, of producer PID (epoch 0)
+ * marker PID COMMIT|ABORT TS   the coordinator's end-txn marker for PID
  * roll                      roll()
  * hw OFFSET                 updateHighWatermark
  * logstart OFFSET           maybeIncrementLogStartOffset (ClientRecordDeletion)
@@ -104,6 +111,7 @@ final class CleanerOracle {
                 600_000, new LogDirFailureChannel(1), true, Optional.empty());
         scheduler.drain();
         Optional<Long> checkpoint = Optional.empty();
+        java.util.Map<Long, Integer> seqs = new java.util.HashMap<>();
         int mapBytes = 24 * 1024;
         double loadFactor = 0.9;
         for (String[] op : c.ops()) {
@@ -116,6 +124,27 @@ final class CleanerOracle {
                                 "v".getBytes(StandardCharsets.UTF_8));
                     }
                     log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, rs), 0);
+                }
+                case "txn" -> {
+                    // A transactional batch of producer PID (epoch 0, its next sequence).
+                    long pid = Long.parseLong(op[1]);
+                    long ts = Long.parseLong(op[2]);
+                    SimpleRecord[] rs = new SimpleRecord[op.length - 3];
+                    for (int i = 3; i < op.length; i++) {
+                        rs[i - 3] = new SimpleRecord(ts, op[i].getBytes(StandardCharsets.UTF_8),
+                                "t".getBytes(StandardCharsets.UTF_8));
+                    }
+                    int seq = seqs.getOrDefault(pid, 0);
+                    seqs.put(pid, seq + rs.length);
+                    log.appendAsLeader(MemoryRecords.withTransactionalRecords(Compression.NONE, pid, (short) 0, seq, rs),
+                            0, AppendOrigin.CLIENT, RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) -1);
+                }
+                case "marker" -> {
+                    // The coordinator's end-txn marker (transactionVersion 0, as k4-leader).
+                    EndTransactionMarker m = new EndTransactionMarker(ControlRecordType.valueOf(op[2]), 0);
+                    log.appendAsLeader(MemoryRecords.withEndTransactionMarker(Long.parseLong(op[3]),
+                            Long.parseLong(op[1]), (short) 0, m), 0, AppendOrigin.COORDINATOR,
+                            RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) 0);
                 }
                 case "roll" -> log.roll();
                 case "hw" -> log.updateHighWatermark(Long.parseLong(op[1]));
