@@ -146,6 +146,7 @@
 //! | `tracing` | yes | recovery and loader diagnostics as `tracing` events | `tracing` |
 //! | `dump` | yes | the [`dump`] module (Kafka's `DumpLogSegments`) | `serde` |
 //! | `cli` | yes | the `dump-log` binary | `clap`, `indicatif`, `serde_json` |
+//! | `cleaner` | yes | the `clean` module (the log cleaner's plan) | `md-5` |
 //!
 //! Without a codec's feature, reading the records of a batch of that codec is a typed
 //! error; headers, CRCs, recovery, indexing and reads of whole batches work on every batch.
@@ -168,6 +169,8 @@
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
+#[cfg(feature = "cleaner")]
+pub mod clean;
 pub mod config;
 pub mod deleter;
 mod diag;

@@ -7,6 +7,8 @@ mod common;
 mod accepted_survives_reopen;
 mod append_input_checks;
 mod append_path_txn_index;
+#[cfg(feature = "cleaner")]
+mod cleaner_plan;
 mod close_handlers;
 mod config_validation;
 mod crash_recovery_proptest;

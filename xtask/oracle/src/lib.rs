@@ -18,7 +18,9 @@
 //!   it to two empty followers, loses its leader to `kill -9` and serves everything from the
 //!   new leader, whose files our `Log` reads back batch for batch;
 //! * `k6-dump` — `DumpLogSegments` with its record decoders against `dump-log`'s, line for
-//!   line, on the decoder fixtures and the field data's internal topics.
+//!   line, on the decoder fixtures and the field data's internal topics;
+//! * `k7-cleaner` — the log cleaner's plan (cleanable offsets, dirty ratio, offset map,
+//!   segment groups) of Kafka's `LogCleanerManager` and `Cleaner` against `segment::clean`.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
@@ -32,6 +34,7 @@ mod k4;
 mod k4_leader;
 mod k5;
 mod k6;
+mod k7_cleaner;
 mod ours;
 pub mod vs;
 
@@ -46,7 +49,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                          [--keep] [--sabotage NAME|all]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
-                     k1-crash, k5-cluster, k6-dump)
+                     k1-crash, k5-cluster, k6-dump, k7-cleaner)
   --scale N          workload size factor (default 3)
   --seed N           the seed of the randomised scenarios (k3, k4-epochs, k4-leader,
                      k1-crash); default: a new one per run, printed, so that a failure
@@ -68,7 +71,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k4-leader-no-epoch-file, k5-cluster-drop-record, k5-cluster-snapshot-seq,
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
-                       k6-dump-mismatch-order
+                       k6-dump-mismatch-order, k7-cleaner-straddle,
+                       k7-cleaner-map-slots
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -212,6 +216,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k5-cluster",
         what: "broker 1, the only replica, left stopped: the reassignment cannot complete and must name why, early",
         expect: &["gave up after the partition has no leader"],
+    },
+    Sabotage {
+        name: "k7-cleaner-straddle",
+        scenario: "k7-cleaner",
+        what: "our dirty ratio leaves the segment holding the first dirty offset out of the clean bytes",
+        expect: &["ltc"],
+    },
+    Sabotage {
+        name: "k7-cleaner-map-slots",
+        scenario: "k7-cleaner",
+        what: "our offset map charges a key 16 bytes (its MD5) instead of 24",
+        expect: &["map"],
     },
 ];
 
@@ -371,6 +387,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k1-crash", crash::run),
     ("k5-cluster", k5::run),
     ("k6-dump", k6::run),
+    ("k7-cleaner", k7_cleaner::run),
 ];
 
 /// `cargo xtask kafka [options]`.

@@ -1,0 +1,207 @@
+package oracle;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.File;
+import java.io.FileReader;
+import java.io.FileWriter;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.server.common.RequestLocal;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
+import org.apache.kafka.storage.internals.log.Cleaner;
+import org.apache.kafka.storage.internals.log.CleanerStats;
+import org.apache.kafka.storage.internals.log.LogCleanerManager;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason;
+import org.apache.kafka.storage.internals.log.LogToClean;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
+import org.apache.kafka.storage.internals.utils.Throttler;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+
+/**
+ * {@code oracle.CleanerOracle CASES.txt ANSWERS.txt} (the {@code k7-cleaner} scenario): Kafka's
+ * own {@code UnifiedLog} (in-process, a manual clock) is written by each case, then asked
+ * for the log cleaner's plan: {@code LogCleanerManager.cleanableOffsets} and
+ * {@code maxCompactionDelay} (package-private and private: called by reflection),
+ * {@code LogToClean}, {@code Cleaner.buildOffsetMap} into a {@code SkimpyOffsetMap} of the
+ * case's size, and {@code Cleaner.groupSegmentsBySize} up to the map's end offset, as
+ * {@code Cleaner.doClean} calls them. The log is then flushed and closed; xtask opens the
+ * directory with our {@code Log} and compares our plan.
+ *
+ * <p>Input, one case per block:
+ * <pre>
+ * case ID PARTITION_DIR NOW_MS
+ * config KEY VALUE          a topic config
+ * batch TS KEY...           appendAsLeader of one uncompressed batch, a record per key
+ *                           (timestamp TS, value "v")
+ * txn PID TS KEY...         the same, transactional, of producer PID (epoch 0)
+ * marker PID COMMIT|ABORT TS   the coordinator's end-txn marker for PID
+ * roll                      roll()
+ * hw OFFSET                 updateHighWatermark
+ * logstart OFFSET           maybeIncrementLogStartOffset (ClientRecordDeletion)
+ * checkpoint OFFSET|none    the cleaner checkpoint's offset for the partition
+ * map BYTES LOAD_FACTOR     the offset map's memory and the dedupe buffer load factor
+ * end
+ * </pre>
+ * Output per case: {@code ID bounds LOG_START LEO HW LSO}, {@code ID offsets FIRST_DIRTY
+ * FIRST_UNCLEANABLE_DIRTY FORCE}, {@code ID delay MS}, {@code ID ltc FIRST_UNCLEANABLE
+ * CLEAN_BYTES CLEANABLE_BYTES TOTAL_BYTES RATIO_BITS NEED_NOW} (RATIO_BITS the double's
+ * {@code doubleToLongBits} in hex), then, for a log with cleanable bytes (the only kind
+ * {@code doClean} sees), {@code ID map SLOTS MAX_ENTRIES SIZE END_OFFSET} and {@code ID groups
+ * BASE,BASE;BASE;...} ({@code -} for none), else {@code ID map skipped}; then {@code ID closed}.
+ */
+final class CleanerOracle {
+    private CleanerOracle() {}
+
+    record Case(String id, String dir, long now, Properties config, List<String[]> ops) {}
+
+    public static void main(String[] a) throws Exception {
+        List<Case> cases = new ArrayList<>();
+        try (BufferedReader r = new BufferedReader(new FileReader(a[0]), 1 << 20)) {
+            Case cur = null;
+            for (String line; (line = r.readLine()) != null; ) {
+                String[] w = line.trim().split(" ");
+                switch (w[0]) {
+                    case "case" -> cur = new Case(w[1], w[2], Long.parseLong(w[3]), new Properties(), new ArrayList<>());
+                    case "config" -> cur.config().put(w[1], w[2]);
+                    case "end" -> cases.add(cur);
+                    case "" -> {}
+                    default -> cur.ops().add(w);
+                }
+            }
+        }
+        try (BufferedWriter out = new BufferedWriter(new FileWriter(a[1]), 1 << 20)) {
+            for (Case c : cases) {
+                try {
+                    runCase(c, out);
+                } catch (Exception e) {
+                    out.write(c.id() + " failed " + e.toString().replace('\n', ' ') + "\n");
+                }
+            }
+        }
+    }
+
+    static Method method(Class<?> c, String name, Class<?>... params) throws Exception {
+        Method m = c.getDeclaredMethod(name, params);
+        m.setAccessible(true);
+        return m;
+    }
+
+    static void runCase(Case c, BufferedWriter out) throws Exception {
+        String p = c.id() + " ";
+        LeaderOracle.ManualTime time = new LeaderOracle.ManualTime(c.now());
+        LeaderOracle.QueueScheduler scheduler = new LeaderOracle.QueueScheduler();
+        UnifiedLog log = UnifiedLog.create(new File(c.dir()), new LogConfig(c.config()), 0L, 0L, scheduler,
+                new BrokerTopicStats(), time, 60_000, new ProducerStateManagerConfig(86_400_000, false),
+                600_000, new LogDirFailureChannel(1), true, Optional.empty());
+        scheduler.drain();
+        Optional<Long> checkpoint = Optional.empty();
+        java.util.Map<Long, Integer> seqs = new java.util.HashMap<>();
+        int mapBytes = 24 * 1024;
+        double loadFactor = 0.9;
+        for (String[] op : c.ops()) {
+            switch (op[0]) {
+                case "batch" -> {
+                    long ts = Long.parseLong(op[1]);
+                    SimpleRecord[] rs = new SimpleRecord[op.length - 2];
+                    for (int i = 2; i < op.length; i++) {
+                        rs[i - 2] = new SimpleRecord(ts, op[i].getBytes(StandardCharsets.UTF_8),
+                                "v".getBytes(StandardCharsets.UTF_8));
+                    }
+                    log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, rs), 0);
+                }
+                case "txn" -> {
+                    // A transactional batch of producer PID (epoch 0, its next sequence).
+                    long pid = Long.parseLong(op[1]);
+                    long ts = Long.parseLong(op[2]);
+                    SimpleRecord[] rs = new SimpleRecord[op.length - 3];
+                    for (int i = 3; i < op.length; i++) {
+                        rs[i - 3] = new SimpleRecord(ts, op[i].getBytes(StandardCharsets.UTF_8),
+                                "t".getBytes(StandardCharsets.UTF_8));
+                    }
+                    int seq = seqs.getOrDefault(pid, 0);
+                    seqs.put(pid, seq + rs.length);
+                    log.appendAsLeader(MemoryRecords.withTransactionalRecords(Compression.NONE, pid, (short) 0, seq, rs),
+                            0, AppendOrigin.CLIENT, RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) -1);
+                }
+                case "marker" -> {
+                    // The coordinator's end-txn marker (transactionVersion 0, as k4-leader).
+                    EndTransactionMarker m = new EndTransactionMarker(ControlRecordType.valueOf(op[2]), 0);
+                    log.appendAsLeader(MemoryRecords.withEndTransactionMarker(Long.parseLong(op[3]),
+                            Long.parseLong(op[1]), (short) 0, m), 0, AppendOrigin.COORDINATOR,
+                            RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) 0);
+                }
+                case "roll" -> log.roll();
+                case "hw" -> log.updateHighWatermark(Long.parseLong(op[1]));
+                case "logstart" -> log.maybeIncrementLogStartOffset(Long.parseLong(op[1]),
+                        LogStartOffsetIncrementReason.ClientRecordDeletion);
+                case "checkpoint" -> checkpoint = op[1].equals("none") ? Optional.empty() : Optional.of(Long.parseLong(op[1]));
+                case "map" -> {
+                    mapBytes = Integer.parseInt(op[1]);
+                    loadFactor = Double.parseDouble(op[2]);
+                }
+                default -> throw new IllegalArgumentException(op[0]);
+            }
+            scheduler.drain();
+        }
+        long now = c.now();
+        out.write(p + "bounds " + log.logStartOffset() + " " + log.logEndOffset() + " " + log.highWatermark()
+                + " " + log.lastStableOffset() + "\n");
+        Object offsets = method(LogCleanerManager.class, "cleanableOffsets", UnifiedLog.class, Optional.class, long.class)
+                .invoke(null, log, checkpoint, now);
+        long firstDirty = (long) method(offsets.getClass(), "firstDirtyOffset").invoke(offsets);
+        long uncleanable = (long) method(offsets.getClass(), "firstUncleanableDirtyOffset").invoke(offsets);
+        boolean force = (boolean) method(offsets.getClass(), "forceUpdateCheckpoint").invoke(offsets);
+        out.write(p + "offsets " + firstDirty + " " + uncleanable + " " + force + "\n");
+        long delay = (long) method(LogCleanerManager.class, "maxCompactionDelay", UnifiedLog.class, long.class, long.class)
+                .invoke(null, log, firstDirty, now);
+        out.write(p + "delay " + delay + "\n");
+        LogToClean ltc = new LogToClean(log, firstDirty, uncleanable, delay > 0);
+        out.write(p + "ltc " + ltc.firstUncleanableOffset() + " " + ltc.cleanBytes() + " " + ltc.cleanableBytes()
+                + " " + ltc.totalBytes() + " " + Long.toHexString(Double.doubleToLongBits(ltc.cleanableRatio()))
+                + " " + (delay > 0) + "\n");
+        // doClean runs only on a log grabFilthiestCompactedLog chose, which has cleanable
+        // bytes (so its first dirty offset is below its first uncleanable segment).
+        if (ltc.cleanableBytes() > 0) {
+            SkimpyOffsetMap map = new SkimpyOffsetMap(mapBytes);
+            // Kafka 4.4 only asserts slots * loadFactor > 1: no exception here.
+            Cleaner cleaner = new Cleaner(0, map, 64 * 1024, 10 << 20, loadFactor,
+                    new Throttler(Double.MAX_VALUE, 300, "cleaner-io", "bytes", time), time, tp -> {});
+            cleaner.buildOffsetMap(log, firstDirty, ltc.firstUncleanableOffset(), map, new CleanerStats(time));
+            long end = map.latestOffset() + 1;
+            out.write(p + "map " + map.slots() + " " + (int) (map.slots() * loadFactor) + " " + map.size() + " " + end + "\n");
+            List<List<LogSegment>> groups = cleaner.groupSegmentsBySize(log.logSegments(0, end),
+                    log.config().segmentSize(), log.config().maxIndexSize, ltc.firstUncleanableOffset());
+            StringBuilder g = new StringBuilder();
+            for (List<LogSegment> group : groups) {
+                if (g.length() > 0) g.append(';');
+                for (int i = 0; i < group.size(); i++) {
+                    if (i > 0) g.append(',');
+                    g.append(group.get(i).baseOffset());
+                }
+            }
+            out.write(p + "groups " + (g.length() == 0 ? "-" : g) + "\n");
+        } else {
+            out.write(p + "map skipped\n");
+        }
+        log.flush(true);
+        log.close();
+        scheduler.drain();
+        out.write(p + "closed\n");
+    }
+}
