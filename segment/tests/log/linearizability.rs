@@ -17,9 +17,6 @@
 //! histories instead (the long run: `cargo xtask lin --long`).
 
 #[test]
-#[ignore = "about 1 history in 500 still has an anomaly after the isolation fix: a \
-            truncation's intermediate bounds, and index entries that survive a truncation \
-            (docs/testing.md#linearizability, open findings); run with --ignored"]
 fn log_api_is_linearizable() {
     let mut cfg = lin_check::Config::smoke();
     if let Some(n) = std::env::var("LIN_HISTORIES")
