@@ -38,7 +38,7 @@ pub use epochs::{
 pub use replay::rebuild_producer_state;
 pub use state::{CompletedTxn, ProducerStateManager};
 
-/// Kafka's default `producer.id.expiration.ms` (1 day).
-pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
+/// Kafka's default `producer.id.expiration.ms` (1 day), a topic setting kept in `config`.
+pub use crate::config::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 /// Batches kept per producer for duplicate detection (Kafka's `NUM_BATCHES_TO_RETAIN`).
 pub const NUM_BATCHES_TO_RETAIN: usize = 5;
