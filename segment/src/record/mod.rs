@@ -47,6 +47,7 @@ pub use compression::{
 };
 pub use control::{ControlRecordType, EndTransactionMarker, RawControlKey, RawEndTxnMarkerValue};
 pub use error::RecordError;
+pub(crate) use file_batch::{frame_with, kafka_batch_size};
 pub use file_batch::{FileBatch, Peek, StopReason, TimestampAndOffset, MIN_SIZE_FIELD};
 pub use iter::{
     batches_from, largest_timestamp_after, peek_batch, read_log_file, search_for_offset_with_size,
