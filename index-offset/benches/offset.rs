@@ -32,10 +32,8 @@
 //! The benchmarks themselves are `bench_support::index`, shared with the time index's;
 //! this file says what an offset index is to them.
 
-use std::path::Path;
-
 use bench_support::index::{self, BenchIndex};
-use index_offset::{IndexFile, OffsetIndex, RawOffsetEntry, SearchStrategy, Snapshot};
+use index_offset::{OffsetIndex, RawOffsetEntry};
 
 /// Value (position) of entry `i`.
 fn position(i: usize) -> u32 {
@@ -63,33 +61,7 @@ impl BenchIndex for Offsets {
     fn encode(i: usize) -> RawOffsetEntry {
         RawOffsetEntry::new(Self::key(i) as i32, position(i))
     }
-    fn open(path: &Path, bytes: usize) -> Self {
-        Offsets(OffsetIndex::open(path, 0, bytes).unwrap())
-    }
-    fn with_search_strategy(self, s: SearchStrategy) -> Self {
-        Offsets(self.0.with_search_strategy(s))
-    }
-    fn index_file(&self) -> &IndexFile<RawOffsetEntry> {
-        self.0.index_file()
-    }
-    fn snapshot(&self) -> Snapshot<RawOffsetEntry> {
-        self.0.snapshot().unwrap()
-    }
-    fn max_entries(&self) -> usize {
-        self.0.max_entries()
-    }
-    fn entries(&self) -> usize {
-        self.0.entries()
-    }
-    fn is_full(&self) -> bool {
-        self.0.is_full()
-    }
-    fn close(self) {
-        self.0.close().unwrap()
-    }
-    fn truncate(&self) {
-        self.0.truncate().unwrap()
-    }
+    bench_support::delegate_index!(OffsetIndex, RawOffsetEntry);
     fn append(&self, i: usize) {
         self.0.append(Self::key(i), position(i)).unwrap()
     }

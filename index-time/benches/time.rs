@@ -29,10 +29,8 @@
 //! The benchmarks themselves are `bench_support::index`, shared with the offset index's;
 //! this file says what a time index is to them.
 
-use std::path::Path;
-
 use bench_support::index::{self, BenchIndex};
-use index_time::{IndexFile, RawTimeEntry, SearchStrategy, Snapshot, TimeIndex};
+use index_time::{RawTimeEntry, TimeIndex};
 
 /// Value (offset) of entry `i`.
 fn offset(i: usize) -> i64 {
@@ -60,33 +58,7 @@ impl BenchIndex for Times {
     fn encode(i: usize) -> RawTimeEntry {
         RawTimeEntry::new(Self::key(i), offset(i) as i32)
     }
-    fn open(path: &Path, bytes: usize) -> Self {
-        Times(TimeIndex::open(path, 0, bytes).unwrap())
-    }
-    fn with_search_strategy(self, s: SearchStrategy) -> Self {
-        Times(self.0.with_search_strategy(s))
-    }
-    fn index_file(&self) -> &IndexFile<RawTimeEntry> {
-        self.0.index_file()
-    }
-    fn snapshot(&self) -> Snapshot<RawTimeEntry> {
-        self.0.snapshot().unwrap()
-    }
-    fn max_entries(&self) -> usize {
-        self.0.max_entries()
-    }
-    fn entries(&self) -> usize {
-        self.0.entries()
-    }
-    fn is_full(&self) -> bool {
-        self.0.is_full()
-    }
-    fn close(self) {
-        self.0.close().unwrap()
-    }
-    fn truncate(&self) {
-        self.0.truncate().unwrap()
-    }
+    bench_support::delegate_index!(TimeIndex, RawTimeEntry);
     fn append(&self, i: usize) {
         assert!(self.0.maybe_append_final(Self::key(i), offset(i)).unwrap())
     }

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use index_core::codec::IndexEntry;
 use index_core::sys::Mapping;
-use index_core::{Bound, IndexFile, NoProbe, OpenMode, SearchField, SearchStrategy, Snapshot};
+use index_core::{Bound, NoProbe, OpenMode, SearchField};
+pub use index_core::{IndexFile, SearchStrategy, Snapshot};
 
 /// What the shared benchmarks need of a typed index, and the keys and values of its
 /// entries.
@@ -64,6 +65,41 @@ pub trait BenchIndex: Sized + Send + Sync + 'static {
     fn truncate(&self);
     /// Truncates to the first `n` entries (the readers' appender, when full).
     fn truncate_to_entries(&self, n: usize);
+}
+
+/// The [`BenchIndex`] methods that only pass a call on to the typed index `$index` (of
+/// entries `$entry`) that the implementing newtype wraps: `open` … `truncate`.
+#[macro_export]
+macro_rules! delegate_index {
+    ($index:ty, $entry:ty) => {
+        fn open(path: &::std::path::Path, bytes: usize) -> Self {
+            Self(<$index>::open(path, 0, bytes).unwrap())
+        }
+        fn with_search_strategy(self, s: $crate::index::SearchStrategy) -> Self {
+            Self(self.0.with_search_strategy(s))
+        }
+        fn index_file(&self) -> &$crate::index::IndexFile<$entry> {
+            self.0.index_file()
+        }
+        fn snapshot(&self) -> $crate::index::Snapshot<$entry> {
+            self.0.snapshot().unwrap()
+        }
+        fn max_entries(&self) -> usize {
+            self.0.max_entries()
+        }
+        fn entries(&self) -> usize {
+            self.0.entries()
+        }
+        fn is_full(&self) -> bool {
+            self.0.is_full()
+        }
+        fn close(self) {
+            self.0.close().unwrap()
+        }
+        fn truncate(&self) {
+            self.0.truncate().unwrap()
+        }
+    };
 }
 
 const SIZES: [(&str, usize); 4] = [
