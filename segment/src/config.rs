@@ -157,6 +157,9 @@ pub struct LogConfig {
 pub const DEFAULT_MAX_MESSAGE_BYTES: u32 = 1_048_588;
 /// Kafka 4.x's default `message.timestamp.after.max.ms`: one hour.
 pub const DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: i64 = 3_600_000;
+/// Kafka's default `producer.id.expiration.ms` (1 day); also at its older path
+/// `producer::DEFAULT_PRODUCER_ID_EXPIRATION_MS`.
+pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
 
 impl Default for LogConfig {
     fn default() -> Self {
@@ -170,7 +173,7 @@ impl Default for LogConfig {
             retention_bytes: -1,
             retention_ms: 604_800_000,
             file_delete_delay_ms: 60_000,
-            producer_id_expiration_ms: crate::producer::DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+            producer_id_expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
             message_timestamp_type: TimestampType::CreateTime,
             message_timestamp_before_max_ms: i64::MAX,
             message_timestamp_after_max_ms: DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS,

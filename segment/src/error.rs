@@ -160,8 +160,9 @@ pub enum SegmentError {
     /// unknown, so the log refuses every later write, flush and close until it is
     /// reopened (and recovered); reads keep working
     /// (docs/kafka-behaviour.md#offline-rule). Kafka marks the log directory offline and
-    /// answers with `KAFKA_STORAGE_ERROR` ([`SegmentError::kafka_error`]).
-    #[error("the log {path} is offline: {reason} (the state on disk is unknown, so nothing more is written); reopen it to recover")]
+    /// answers with `KAFKA_STORAGE_ERROR` ([`SegmentError::kafka_error`]). Its message is
+    /// the one these refusals had as an `IllegalState` error, word for word.
+    #[error("illegal state in {path}: the log is offline: {reason} (the state on disk is unknown, so nothing more is written); reopen it to recover")]
     Offline {
         /// The log directory.
         path: PathBuf,
@@ -548,5 +549,19 @@ mod tests {
             reason: "a flush failed".into(),
         };
         assert_eq!(offline.kafka_error(), KafkaError::KafkaStorageError);
+    }
+
+    #[test]
+    fn an_offline_refusal_keeps_its_message() {
+        // The text these refusals had as `IllegalState` errors before `Offline` existed.
+        let offline = SegmentError::Offline {
+            path: "/x".into(),
+            reason: "a flush failed".into(),
+        };
+        assert_eq!(
+            offline.to_string(),
+            "illegal state in /x: the log is offline: a flush failed (the state on disk is \
+             unknown, so nothing more is written); reopen it to recover"
+        );
     }
 }

@@ -132,8 +132,8 @@
 use crate::record::{
     self, ControlRecordType, EndTransactionMarker, FileBatch, Peek, RawBatchHeader, RecordError,
     StopReason, TimestampAndOffset, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET,
-    MIN_SIZE_FIELD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
-    NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V1, SIZE_OFFSET,
+    NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V1,
 };
 use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 
@@ -504,23 +504,9 @@ impl BatchFormat for KafkaBatchFormat {
     // instantiated in the user's crate, where a non-inline function cannot be inlined.
     #[inline]
     fn peek_size(header: &[u8], position: u64) -> Result<Option<usize>, FormatError> {
-        if header.len() < Self::HEADER_PEEK_BYTES {
-            return Ok(None);
-        }
-        // Present: header is at least HEADER_PEEK_BYTES (18) > LOG_OVERHEAD (12) long.
-        let Some(size_field) = header.get(SIZE_OFFSET..LOG_OVERHEAD) else {
-            return Ok(None);
-        };
-        let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
-        if size < MIN_SIZE_FIELD as i32 {
-            return Err(FormatError::Corrupt {
-                position,
-                reason: format!(
-                    "record size {size} is less than the minimum record overhead ({MIN_SIZE_FIELD})"
-                ),
-            });
-        }
-        Ok(Some(LOG_OVERHEAD + size as usize))
+        // One rule, kept with the record formats so that `record::peek_batch` applies it
+        // without importing this module; its `CorruptRecord` is `FormatError::Corrupt`.
+        record::kafka_batch_size(header, position).map_err(FormatError::from)
     }
 
     #[inline]
@@ -866,15 +852,12 @@ pub fn frame<F: BatchFormat>(
     remaining: u64,
     position: u64,
 ) -> std::result::Result<Peek, FormatError> {
-    if remaining == 0 {
-        return Ok(Peek::End);
-    }
-    match F::peek_size(header, position)? {
-        Some(0) => Err(FormatError::Corrupt {
+    record::frame_with(
+        remaining,
+        || F::peek_size(header, position),
+        || FormatError::Corrupt {
             position,
             reason: "zero-size batch".into(),
-        }),
-        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
-        _ => Ok(Peek::TornTail),
-    }
+        },
+    )
 }

@@ -207,9 +207,9 @@ pub use lock::DirLock;
 pub use log::{FetchIsolation, ListedOffset, Log, LogBounds, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
-pub use region::{FileRegion, RegionFetch};
+pub use region::FileRegion;
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
-pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentOptions};
+pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, RegionFetch, SegmentOptions};
 pub use segment_map::{self as segments, LogSegments};
 pub use time::{Clock, MockTime, SystemTime, Time};
 

@@ -1,6 +1,6 @@
 //! [`FileRegion`]: a zero-copy view of bytes of a segment's `.log` (Kafka's
-//! `FileRecords.slice`), and [`RegionFetch`], the answer of
-//! [`Log::read_region`](crate::Log::read_region)
+//! `FileRecords.slice`), what a [`RegionFetch`](crate::RegionFetch), the answer of
+//! [`Log::read_region`](crate::Log::read_region), carries
 //! (`docs/kafka-behaviour.md#zero-copy-reads`).
 //!
 //! A region owns a handle of the file (an `Arc` of the open descriptor), a byte position
@@ -34,11 +34,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::pio::FileExt;
-
-/// The answer of a zero-copy read lives with the other read answers; re-exported here
-/// for its older path, `segment::region::RegionFetch`.
-#[doc(no_inline)]
-pub use crate::segment::RegionFetch;
 
 /// Most cuts a [`CutLog`] keeps; older ones are merged (conservatively: a region may
 /// then fail for a cut that did not touch it, never read bytes that changed).

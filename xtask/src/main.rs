@@ -188,6 +188,17 @@ fn lint() -> Res {
         ));
     }
     eprintln!("==> code map: every module and crate named");
+    let layered = xtask_lint::layers::check(root)?;
+    if !layered.is_empty() {
+        for l in &layered {
+            eprintln!("{}: {l}", xtask_lint::layers::SRC);
+        }
+        return Err(format!(
+            "{} import-graph problem(s) in segment/src",
+            layered.len()
+        ));
+    }
+    eprintln!("==> segment/src: no import cycle, no import up a layer");
     xtask_lint::isolation::check(root)?;
     eprintln!(
         "==> crash-mutants: in no workspace build of segment; {} agrees with Cargo.lock",

@@ -41,7 +41,7 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::InvalidArgument`] for empty input, bytes
     /// after the last complete batch (including an incomplete last batch) or a batch whose
     /// last offset is below its base offset; [`SegmentError::NonMonotonicOffset`]; I/O and
-    /// index errors; [`SegmentError::IllegalState`] if the log is offline. Nothing is appended on error
+    /// index errors; [`SegmentError::Offline`] if the log is offline. Nothing is appended on error
     /// (a failed write leaves the logical size unchanged; a torn partial write past it is
     /// overwritten by the next append or truncated by recovery).
     pub fn append(&self, records: &[u8]) -> Result<AppendInfo> {

@@ -107,7 +107,7 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// # Errors
     /// I/O and index errors (the recovery point is then not moved);
-    /// [`SegmentError::IllegalState`] if the log is offline.
+    /// [`SegmentError::Offline`] if the log is offline.
     pub fn flush(&self) -> Result<()> {
         let _g = self.lock.lock();
         self.deleter.delete_expired()?;

@@ -73,7 +73,7 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// # Errors
     /// [`SegmentError::Rejected`] for every rule above ([`SegmentError::kafka_error`]
-    /// names the protocol error); I/O and index errors; [`SegmentError::IllegalState`]
+    /// names the protocol error); I/O and index errors; [`SegmentError::Offline`]
     /// if the log is offline.
     pub fn append_as_leader(
         &self,

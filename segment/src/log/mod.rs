@@ -74,7 +74,9 @@
 //! * `truncate.rs` — [`Log::truncate_to`] and [`Log::truncate_fully_and_start_at`];
 //! * `retention.rs` — [`Log::delete_old_segments`], the log start offset, deleted files;
 //! * `flush.rs` — [`Log::flush`], [`Log::close`] and the offline rule;
-//! * `pstate.rs` — the producer state and leader-epoch cache on each of these paths.
+//! * `pstate.rs` — the producer state and leader-epoch cache on each of these paths;
+//! * `replay.rs` — [`rebuild_producer_state`]: the producer state replayed from the
+//!   segments' batches.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -101,6 +103,7 @@ mod load;
 mod options;
 mod pstate;
 mod read;
+mod replay;
 mod retention;
 mod swap;
 mod truncate;
@@ -109,6 +112,7 @@ mod watermark;
 pub use bounds::LogBounds;
 pub use options::LogOptions;
 pub use read::FetchIsolation;
+pub use replay::rebuild_producer_state;
 pub use watermark::ListedOffset;
 
 /// Name of the clean-shutdown marker file inside the log directory.

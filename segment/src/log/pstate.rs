@@ -6,15 +6,13 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::rebuild_producer_state;
 use super::Log;
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::{BatchFormat, BatchInfo};
 use crate::producer::snapshot::{encode_leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT_FILE};
-use crate::producer::{
-    read_leader_epoch_checkpoint_with, rebuild_producer_state, LeaderEpochCache,
-    ProducerStateManager,
-};
+use crate::producer::{read_leader_epoch_checkpoint_with, LeaderEpochCache, ProducerStateManager};
 use crate::record::EndTransactionMarker;
 use crate::segment::LogSegment;
 

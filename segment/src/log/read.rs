@@ -9,8 +9,8 @@ use index_txn::AbortedTxn;
 use super::{Log, LogBounds};
 use crate::error::{Result, SegmentError};
 use crate::format::{self, BatchFormat};
-use crate::region::RegionFetch;
 use crate::scan::TimestampAndOffset;
+use crate::segment::RegionFetch;
 use crate::segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, SegmentSlice};
 
 /// How far a fetch may read (Kafka's `FetchIsolation`,

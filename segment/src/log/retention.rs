@@ -23,7 +23,7 @@ impl<F: BatchFormat> Log<F> {
     /// the high watermark follows the log end that bound is the log end.
     ///
     /// # Errors
-    /// [`SegmentError::IllegalState`] if the log is offline (nothing is deleted or written).
+    /// [`SegmentError::Offline`] if the log is offline (nothing is deleted or written).
     /// [`SegmentError::OffsetOutOfRange`] if `offset` is beyond the high watermark (the
     /// log end unless it is [manual](crate::LogOptions::manual_high_watermark)); I/O.
     pub fn increment_log_start_offset(&self, offset: i64) -> Result<i64> {
@@ -81,7 +81,7 @@ impl<F: BatchFormat> Log<F> {
     /// that still holds one keeps reading it until then.
     ///
     /// # Errors
-    /// [`SegmentError::IllegalState`] if the log is offline (nothing is deleted or written).
+    /// [`SegmentError::Offline`] if the log is offline (nothing is deleted or written).
     /// I/O and index errors.
     ///
     /// [`LogConfig::file_delete_delay_ms`]: crate::config::LogConfig::file_delete_delay_ms

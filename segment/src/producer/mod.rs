@@ -17,7 +17,6 @@
 //! * `mod.rs` — these docs, the constants, and the re-exports of the items below.
 //! * `entry.rs` — per-producer entries: [`ProducerStateEntry`] and its [`BatchMetadata`].
 //! * `state.rs` — [`ProducerStateManager`]: ongoing transactions, snapshots; [`CompletedTxn`].
-//! * `replay.rs` — [`rebuild_producer_state`]: the state replayed from the segments' batches.
 //! * `epochs.rs` — [`LeaderEpochCache`] and reading the `leader-epoch-checkpoint` file.
 //! * `snapshot.rs` — [`snapshot`]: the `<offset>.snapshot` and `leader-epoch-checkpoint` bytes.
 //! * `append.rs` — Kafka's `ProducerAppendInfo` checks of a leader append (epoch, sequence,
@@ -26,7 +25,6 @@
 pub(crate) mod append;
 mod entry;
 mod epochs;
-mod replay;
 pub mod snapshot;
 mod state;
 
@@ -35,10 +33,9 @@ pub use entry::{BatchMetadata, ProducerStateEntry};
 pub use epochs::{
     read_leader_epoch_checkpoint, read_leader_epoch_checkpoint_with, LeaderEpochCache,
 };
-pub use replay::rebuild_producer_state;
 pub use state::{CompletedTxn, ProducerStateManager};
 
-/// Kafka's default `producer.id.expiration.ms` (1 day).
-pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
+/// Kafka's default `producer.id.expiration.ms` (1 day), a topic setting kept in `config`.
+pub use crate::config::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 /// Batches kept per producer for duplicate detection (Kafka's `NUM_BATCHES_TO_RETAIN`).
 pub const NUM_BATCHES_TO_RETAIN: usize = 5;

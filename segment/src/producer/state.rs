@@ -98,7 +98,7 @@ impl ProducerStateManager {
     /// # Errors
     /// [`SegmentError::Io`] if `dir` cannot be listed.
     ///
-    /// [`rebuild_producer_state`]: super::rebuild_producer_state
+    /// [`rebuild_producer_state`]: crate::log::rebuild_producer_state
     pub fn open(dir: &Path, producer_id_expiration_ms: i64) -> Result<Self> {
         Ok(ProducerStateManager {
             snapshots: snapshot::list_snapshot_files(dir)?,

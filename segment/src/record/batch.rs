@@ -5,7 +5,7 @@ use bytemuck::{Pod, Zeroable};
 use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 
 use super::compression::{decompress_bounded, CompressionType, DecompressError};
-use super::records::{RecordContext, Records};
+use super::records::{increment_sequence, RecordContext, Records};
 use super::{
     RecordError, TimestampType, CRC_OFFSET, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES, LOG_OVERHEAD,
     NO_SEQUENCE, RECORD_BATCH_OVERHEAD,
@@ -122,19 +122,6 @@ impl Attributes {
     /// Bit 6: the base timestamp holds the delete horizon set by the log cleaner.
     pub fn has_delete_horizon(self) -> bool {
         self.0 & Self::DELETE_HORIZON != 0
-    }
-}
-
-/// Kafka's `DefaultRecordBatch.incrementSequence`: `sequence + increment`, wrapping past
-/// `i32::MAX` to 0 (not to `i32::MIN`). Arithmetic wraps like Java's `int` for hostile
-/// inputs instead of panicking.
-pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX.wrapping_sub(increment) {
-        increment
-            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
-            .wrapping_sub(1)
-    } else {
-        sequence.wrapping_add(increment)
     }
 }
 

@@ -2,17 +2,20 @@
 //! batch format layer ([`crate::format`]) shares with the in-memory batch iterator
 //! ([`BatchIter`](super::BatchIter)): the framing verdicts of
 //! docs/kafka-behaviour.md#batch-iteration ([`Peek`], [`StopReason`], [`MIN_SIZE_FIELD`])
-//! and the answer of a timestamp search ([`TimestampAndOffset`]). They are apart from the
-//! iterator so that `format`, which the iterator uses, does not import the iterator back.
+//! and the answer of a timestamp search ([`TimestampAndOffset`]), with the framing rule
+//! itself (`frame_with`) and Kafka's size rule (`kafka_batch_size`): `format` builds on
+//! them, and the iterator applies them without importing `format` (`record/` is the layer
+//! below it).
 
 use super::batch::RecordBatch;
 use super::compression::CompressionType;
 use super::legacy::{LegacyBatch, RECORD_OVERHEAD_V0};
 use super::records::{Records, TimestampType};
 use super::{
-    RecordError, HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET, NO_PARTITION_LEADER_EPOCH,
-    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
+    RecordError, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SIZE_OFFSET,
 };
+use index_core::codec::I32Be;
 
 /// Smallest value of the size field that is not corrupt (Kafka
 /// `LegacyRecord.RECORD_OVERHEAD_V0`): 14.
@@ -308,6 +311,56 @@ pub enum Peek {
     TornTail,
     /// A complete batch of this many bytes (`12 + size`) starts here.
     Batch(usize),
+}
+
+/// The framing rule of docs/kafka-behaviour.md#batch-iteration, whatever the format: with
+/// `remaining` bytes after a position, nothing is [`Peek::End`]; else the format's
+/// `peek_size` decides: a size of 0 is the error `zero_size`, a size within `remaining` is
+/// [`Peek::Batch`], too few bytes to tell or a size past `remaining` is [`Peek::TornTail`].
+/// `format::frame` applies it with a `BatchFormat`'s `peek_size`, and
+/// [`peek_batch`](super::peek_batch) with Kafka's ([`kafka_batch_size`]), so that this
+/// module needs nothing of `format`.
+#[inline]
+pub(crate) fn frame_with<E>(
+    remaining: u64,
+    peek_size: impl FnOnce() -> Result<Option<usize>, E>,
+    zero_size: impl FnOnce() -> E,
+) -> Result<Peek, E> {
+    if remaining == 0 {
+        return Ok(Peek::End);
+    }
+    match peek_size()? {
+        Some(0) => Err(zero_size()),
+        Some(size) if size as u64 <= remaining => Ok(Peek::Batch(size)),
+        _ => Ok(Peek::TornTail),
+    }
+}
+
+/// Kafka's size rule (`FileLogInputStream`) on the first bytes `header` of a batch at
+/// `position`: `None` while fewer than 18 bytes (`HEADER_SIZE_UP_TO_MAGIC + 1`) are
+/// there, else the batch's whole size, `12 + size`. `KafkaBatchFormat::peek_size`.
+///
+/// # Errors
+/// [`RecordError::CorruptRecord`] for a size field below [`MIN_SIZE_FIELD`].
+#[inline]
+pub(crate) fn kafka_batch_size(header: &[u8], position: u64) -> Result<Option<usize>, RecordError> {
+    if header.len() < HEADER_SIZE_UP_TO_MAGIC + 1 {
+        return Ok(None);
+    }
+    // Present: header is at least 18 bytes > LOG_OVERHEAD (12) long.
+    let Some(size_field) = header.get(SIZE_OFFSET..LOG_OVERHEAD) else {
+        return Ok(None);
+    };
+    let size = bytemuck::pod_read_unaligned::<I32Be>(size_field).get();
+    if size < MIN_SIZE_FIELD as i32 {
+        return Err(RecordError::CorruptRecord {
+            position,
+            reason: format!(
+                "record size {size} is less than the minimum record overhead ({MIN_SIZE_FIELD})"
+            ),
+        });
+    }
+    Ok(Some(LOG_OVERHEAD + size as usize))
 }
 
 /// A timestamp with the offset it belongs to (Kafka `FileRecords.TimestampAndOffset`).

@@ -21,10 +21,10 @@
 
 use std::path::Path;
 
-use crate::format::{BatchFormat, FormatError, KafkaBatchFormat};
-
-use super::file_batch::{FileBatch, Peek, StopReason, TimestampAndOffset};
-use super::{RecordError, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP};
+use super::file_batch::{
+    frame_with, kafka_batch_size, FileBatch, Peek, StopReason, TimestampAndOffset,
+};
+use super::{RecordError, HEADER_SIZE_UP_TO_MAGIC, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP};
 
 /// Applies rules 1–3 of docs/kafka-behaviour.md#batch-iteration to the bytes `rest` that remain from a position to the end.
 ///
@@ -34,26 +34,15 @@ use super::{RecordError, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP};
 /// # Errors
 /// [`RecordError::CorruptRecord`] (at `position`) if the size field is below 14.
 pub fn peek_batch(rest: &[u8], position: u64) -> Result<Peek, RecordError> {
-    let header = rest
-        .get(..KafkaBatchFormat::HEADER_PEEK_BYTES)
-        .unwrap_or(rest);
-    crate::format::frame::<KafkaBatchFormat>(header, rest.len() as u64, position)
-        .map_err(record_error)
-}
-
-/// The [`RecordError`] of a framing error. Kafka's framing reports only
-/// [`FormatError::Corrupt`] (a size field below 14), which is
-/// [`RecordError::CorruptRecord`] with the same position and reason.
-fn record_error(e: FormatError) -> RecordError {
-    match e {
-        FormatError::Corrupt { position, reason } => {
-            RecordError::CorruptRecord { position, reason }
-        }
-        FormatError::InvalidRecord { position, reason } => {
-            RecordError::InvalidRecord { position, reason }
-        }
-        FormatError::Unsupported { position, .. } => RecordError::corrupt(position, e.to_string()),
-    }
+    let header = rest.get(..HEADER_SIZE_UP_TO_MAGIC + 1).unwrap_or(rest);
+    frame_with(
+        rest.len() as u64,
+        || kafka_batch_size(header, position),
+        || RecordError::CorruptRecord {
+            position,
+            reason: "zero-size batch".into(),
+        },
+    )
 }
 
 /// Iterator over the batches of a file image from a start position (docs/kafka-behaviour.md#batch-iteration).

@@ -39,7 +39,7 @@ mod legacy;
 mod records;
 mod varint;
 
-pub use batch::{increment_sequence, Attributes, RawBatchHeader, RecordBatch};
+pub use batch::{Attributes, RawBatchHeader, RecordBatch};
 pub use builder::{control_batch, legacy_wrapper, BatchBuilder, LegacyMessage};
 pub use compression::{
     compress, decompress, decompress_with_limit, CompressionType,
@@ -47,6 +47,7 @@ pub use compression::{
 };
 pub use control::{ControlRecordType, EndTransactionMarker, RawControlKey, RawEndTxnMarkerValue};
 pub use error::RecordError;
+pub(crate) use file_batch::{frame_with, kafka_batch_size};
 pub use file_batch::{FileBatch, Peek, StopReason, TimestampAndOffset, MIN_SIZE_FIELD};
 pub use iter::{
     batches_from, largest_timestamp_after, peek_batch, read_log_file, search_for_offset_with_size,
@@ -55,7 +56,7 @@ pub use iter::{
 pub use legacy::{
     readable_value, KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1,
 };
-pub use records::{Header, Record, Records, TimestampType};
+pub use records::{increment_sequence, Header, Record, Records, TimestampType};
 
 /// Bytes before a batch's payload common to all magics: base offset (8) + size (4) = 12
 /// (Kafka `LOG_OVERHEAD`).

@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use super::batch::increment_sequence;
 use super::varint::{Cursor, DecodeError};
 use super::{RecordError, NO_SEQUENCE};
 
@@ -379,5 +378,18 @@ impl<'a> Iterator for Records<'a> {
         // One extra item may be an error.
         let left = self.total.saturating_sub(self.read) as usize;
         (0, Some(left + 1))
+    }
+}
+
+/// Kafka's `DefaultRecordBatch.incrementSequence`: `sequence + increment`, wrapping past
+/// `i32::MAX` to 0 (not to `i32::MIN`). Arithmetic wraps like Java's `int` for hostile
+/// inputs instead of panicking.
+pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
+    if sequence > i32::MAX.wrapping_sub(increment) {
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
+    } else {
+        sequence.wrapping_add(increment)
     }
 }

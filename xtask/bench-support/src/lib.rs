@@ -24,6 +24,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+#[cfg(feature = "index")]
+pub mod index;
+
 /// Where criterion keeps its results (and this module its JSON).
 pub fn criterion_dir() -> PathBuf {
     if let Some(home) = std::env::var_os("CRITERION_HOME") {

@@ -356,19 +356,19 @@ mod tests {
         items.push(Item {
             kind: Kind::Module,
             crate_dir: "segment".into(),
-            path: "segment/src/log/cleaner.rs".into(),
-            name: "cleaner".into(),
+            path: "segment/src/log/compactor.rs".into(),
+            name: "compactor".into(),
         });
         items.push(Item {
             kind: Kind::TestBinary,
             crate_dir: "segment".into(),
-            path: "segment/tests/cleaner.rs".into(),
-            name: "cleaner".into(),
+            path: "segment/tests/compactor.rs".into(),
+            name: "compactor".into(),
         });
         let missing = missing(&doc, &items);
         assert_eq!(missing.len(), 2, "{missing:?}");
-        assert!(missing[0].contains("segment/src/log/cleaner.rs"));
-        assert!(missing[1].contains("segment/tests/cleaner.rs"));
+        assert!(missing[0].contains("segment/src/log/compactor.rs"));
+        assert!(missing[1].contains("segment/tests/compactor.rs"));
     }
 
     #[test]

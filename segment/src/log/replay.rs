@@ -1,11 +1,12 @@
 //! Rebuilding the producer state from its snapshots and the batches of the log's
-//! segments (Kafka's `UnifiedLog.rebuildProducerState`).
+//! segments (Kafka's `UnifiedLog.rebuildProducerState`). It reads the segments, so it
+//! lives in the layer above them, not in `producer/`, which `segment/` imports.
 
-use super::ProducerStateManager;
 use crate::diag as tracing;
 use crate::error::Result;
 use crate::format::BatchFormat;
 use crate::fs::FileSystem;
+use crate::producer::ProducerStateManager;
 use crate::segment_map::LogSegments;
 
 /// Kafka's `UnifiedLog.rebuildProducerState` (for v2 data): brings `psm` to `last_offset`
