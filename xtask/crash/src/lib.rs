@@ -110,6 +110,12 @@ struct Report {
     duplicates: u64,
     /// Crash states checked whose required batches include one the leader appended.
     leader_states: u64,
+    /// States whose doctor prediction was compared with the loader, those it predicted
+    /// "unknown without --deep", and its disagreements (seed, cut, what).
+    doctor_states: u64,
+    doctor_unknown: u64,
+    doctor_loader_cut: u64,
+    doctor_disagreements: Vec<(u64, usize, String)>,
 }
 
 /// `cargo xtask crash ARGS`.
@@ -242,10 +248,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "leader path: {} of {} batches appended by append_as_leader ({} refused by Kafka's rules, {} duplicates); {} states require a leader batch",
         r.leader_batches, r.batches, r.refused, r.duplicates, r.leader_states
     );
+    for (seed, cut, what) in r.doctor_disagreements.iter().take(6) {
+        println!("doctor disagrees: workload seed {seed}, cut at trace op {cut}: {what}");
+    }
+    println!(
+        "doctor vs loader: {} states, {} disagreements ({} predicted unknown without --deep, all known with it; the loader cut bytes or deleted segments in {})",
+        r.doctor_states,
+        r.doctor_disagreements.len(),
+        r.doctor_unknown,
+        r.doctor_loader_cut
+    );
     println!(
         "crash states: {} explored, {} violations",
         r.explored, r.violations
     );
+    if o.mutant.is_none() && !r.doctor_disagreements.is_empty() {
+        return Err(format!(
+            "{} crash states where dump-log doctor disagrees with the loader",
+            r.doctor_disagreements.len()
+        ));
+    }
     match (o.mutant, r.violations) {
         (None, 0) => Ok(()),
         (None, v) => Err(format!("{v} crash-state violations")),
@@ -282,7 +304,8 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
             let (base, explored, next, report) = (base.path(), &explored, &next, &report);
             s.spawn(move || {
                 let wdir = base.join(format!("w{t}"));
-                let sdir = base.join(format!("s{t}"));
+                // Named as a partition (`<topic>-<partition>`), as `dump-log doctor` expects.
+                let sdir = base.join(format!("s{t}")).join("crash-0");
                 while explored.load(Ordering::Relaxed) < o.states {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let seed = o.seed + k;
@@ -293,6 +316,10 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
                     r.refused += w.refused;
                     r.duplicates += w.duplicates;
                     r.leader_states += w.leader_states;
+                    r.doctor_states += w.doctor_states;
+                    r.doctor_unknown += w.doctor_unknown;
+                    r.doctor_loader_cut += w.doctor_loader_cut;
+                    r.doctor_disagreements.extend(w.doctor_disagreements);
                     r.gap_only += gaps;
                     r.workloads += 1;
                     r.failed_calls += failed;
@@ -323,6 +350,10 @@ struct LeaderCounts {
     refused: u64,
     duplicates: u64,
     leader_states: u64,
+    doctor_states: u64,
+    doctor_unknown: u64,
+    doctor_loader_cut: u64,
+    doctor_disagreements: Vec<(u64, usize, String)>,
 }
 
 /// Runs workload `seed` and checks its crash states; returns (states explored,
@@ -350,7 +381,7 @@ fn one_workload(
         batches: oracle.batches.len() as u64,
         refused: oracle.refused.len() as u64,
         duplicates: oracle.duplicates,
-        leader_states: 0,
+        ..LeaderCounts::default()
     };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c4a5);
     let mut sh = model::Shadow::default();
@@ -404,6 +435,16 @@ fn one_workload(
                         rng: &mut rng,
                     },
                 );
+                if let Some(d) = &out.doctor {
+                    counts.doctor_states += 1;
+                    counts.doctor_unknown += u64::from(d.unknown);
+                    counts.doctor_loader_cut += u64::from(d.loader_cut);
+                    if !d.disagreements.is_empty() {
+                        counts
+                            .doctor_disagreements
+                            .push((seed, i, d.disagreements.join("; ")));
+                    }
+                }
                 let states = 1 + out.second;
                 gaps += out.gap_only;
                 n += states;
