@@ -276,7 +276,12 @@ fn doctor_vs_loader(
             Some((base, bytes.len() as u64))
         })
         .collect();
-    let after: HashSet<i64> = log.segments().values().iter().map(|s| s.base_offset()).collect();
+    let after: HashSet<i64> = log
+        .segments()
+        .values()
+        .iter()
+        .map(|s| s.base_offset())
+        .collect();
     let mut deleted: Vec<i64> = before
         .iter()
         .map(|&(b, _)| b)
