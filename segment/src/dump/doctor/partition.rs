@@ -695,18 +695,27 @@ pub(super) fn examine_partition(
         check_epochs(dir, leo, &mut findings);
         // The log start and the high watermark are compared with the log end the open
         // leaves (recovery may cut below them), when the doctor knows it.
+        let read_end = leo;
+        // (A cut inside an unread segment before it can only lower it further.)
         let leo = match deleted_after {
-            Some((from, _)) if unread_recovered.is_empty() => from,
-            _ => leo,
+            Some((from, _)) => from,
+            None => leo,
         };
         if let Some(ls) = ctx.log_start_offset {
             if ls > leo {
+                let after_cut = if leo < read_end {
+                    format!(
+                        " recovery leaves (it cuts the log end from {read_end} down to {leo}, deleting the segments after the truncated one, and only then compares it with the log start, as Kafka 4.4's recoverLog does)"
+                    )
+                } else {
+                    String::new()
+                };
                 findings.push(finding(
                     Severity::Error,
                     FindingKind::LogStartAheadOfLog,
                     None,
                     format!(
-                        "the checkpointed log start offset {ls} is above the log end offset {leo}: the broker deletes every segment (deleteSegmentsIfLogStartGreaterThanLogEnd)"
+                        "the checkpointed log start offset {ls} is above the log end offset {leo}{after_cut}: the broker deletes every segment (deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty one at {ls}"
                     ),
                 ));
             }
