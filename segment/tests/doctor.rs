@@ -999,3 +999,44 @@ fn a_log_start_above_the_log_end_recovery_leaves_is_an_error() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["measured"]["orders-0"]["log_end_offset"], 1000, "{v}");
 }
+
+/// Issue 39: a legacy segment holding offsets more than `i32::MAX` above its base is
+/// split by recovery. The doctor says so, and where Kafka 4.4's loader differs; nothing
+/// is lost and the log end is the loader's.
+#[test]
+fn an_offset_overflow_split_is_found_and_kafkas_differs() {
+    use segment::record::LegacyMessage;
+    const HIGH: i64 = 3_000_000_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("legacy-0");
+    std::fs::create_dir(&dir).unwrap();
+    let mut bytes = Vec::new();
+    for o in [0, 1, HIGH, HIGH + 1] {
+        bytes.extend(LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap());
+    }
+    std::fs::write(dir.join("00000000000000000000.log"), bytes).unwrap();
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    let p = partition(&v, "legacy-0");
+    assert_eq!(
+        findings(p, "offset_overflow"),
+        one("warning", "00000000000000000000.log")
+    );
+    let d = detail(p, "offset_overflow");
+    assert!(d.contains(&format!("holds offset {HIGH}")), "{d}");
+    assert!(
+        d.contains("Kafka 4.4 splits only a segment its recovery meets"),
+        "{d}"
+    );
+    assert_eq!(p["data_loss"], "none");
+    assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    let m = &v["measured"]["legacy-0"];
+    assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
+    assert_eq!(m["bytes_truncated"], 0, "{m}");
+}

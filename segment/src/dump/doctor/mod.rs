@@ -85,6 +85,9 @@ pub enum FindingKind {
     ZeroFilledLogTail,
     /// A `.log` ends in bytes that are not a complete, valid batch (recovery truncates them).
     TornLogTail,
+    /// A legacy segment holding an offset more than `i32::MAX` above its base: recovery
+    /// splits it (Kafka's `splitOverflowedSegment`).
+    OffsetOverflow,
     /// An `.index`/`.timeindex` with zero slots after its entries (untrimmed or
     /// preallocated, KAFKA-10207).
     UntrimmedIndex,

@@ -39,6 +39,9 @@ struct Scan {
     next_offset: Option<i64>,
     /// Why the scan stopped before the end, if it did.
     stop: Option<String>,
+    /// The first batch holding an offset not representable relative to the segment's
+    /// base (`(position, last offset)`): recovery splits the segment there.
+    overflow: Option<(u64, i64)>,
 }
 
 /// Scans `seg`'s `.log` from the start with recovery's rules.
@@ -47,6 +50,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
     let mut valid_end = 0u64;
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
+    let mut overflow = None;
     loop {
         let next = sc.next_batch().map_err(|e| e.to_string())?;
         let Some((info, bytes)) = next else {
@@ -70,6 +74,9 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
             ));
             break;
         }
+        if overflow.is_none() && !seg.can_convert_to_relative_offset(info.last_offset) {
+            overflow = Some((info.position, info.last_offset));
+        }
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
@@ -77,6 +84,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         valid_end,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
         stop,
+        overflow,
     })
 }
 
@@ -265,6 +273,16 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
     if deep {
         s.findings
             .extend(super::deep::verify_indexes(&[oi.clone(), ti.clone()]));
+    }
+    if let Some((position, last)) = s.scan.as_ref().and_then(|sc| sc.overflow) {
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::OffsetOverflow,
+            Some(&file),
+            format!(
+                "the batch at position {position} holds offset {last}, more than 2^31 - 1 above the base {base} (legacy data written before Kafka 2.0): recovery splits the segment into segments that each start at their first batch (Kafka's splitOverflowedSegment) and rescans the pieces; no record is lost. Kafka 4.4 splits only a segment its recovery meets (without a clean-shutdown marker, from the recovery point on) and then restarts recovery from the recovery point; this library's loader also splits a segment it rebuilds under the marker or below the recovery point, and resumes recovery at the split segment"
+            ),
+        ));
     }
     if let Some(scan) = &s.scan {
         if scan.valid_end < s.size {
