@@ -12,6 +12,11 @@
 //! 3. Each state is materialised in a temporary directory and [`check`]ed: recovered
 //!    with `Log::open` and held to invariants 1–6.
 //!
+//! Before recovery, each state is also given to `dump-log doctor`'s prediction (its
+//! library function, default mode and `--deep`), which [`check`] holds to what the open
+//! did (`docs/testing.md#doctor-vs-loader`): `doctor vs loader: N states, M
+//! disagreements`, and the run fails when M > 0.
+//!
 //! Prints `crash states: N explored, V violations` (N counts second-crash states of
 //! invariant 6 too) and fails when V > 0. `--mutant NAME` weakens the build at one point
 //! ([`mutants`]) and must then report violations; `--mutants` runs every mutant.
@@ -47,8 +52,11 @@ Records seeded workloads through the segment crate's file-system seam, builds ev
 crash state the persistence model allows at each fsync (and at random points between),
 recovers each with Log::open and checks that nothing acknowledged is lost, nothing
 removed or never written is served, the directory verifies, transactions agree, appends
-continue, and a second crash during recovery converges. Prints
-`crash states: N explored, V violations` and exits 1 if V > 0.
+continue, and a second crash during recovery converges. Before each recovery,
+dump-log doctor's prediction (default and --deep) is compared with what the open
+does: segments recovered, bytes cut, segments deleted, log end, data lost. Prints
+`doctor vs loader: N states, M disagreements` and
+`crash states: N explored, V violations`, and exits 1 if M > 0 or V > 0.
 
   --smoke         10,000 states (CI)
   --long          1,000,000 states
