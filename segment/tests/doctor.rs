@@ -854,8 +854,15 @@ fn assert_prediction_matches_the_loader(dir: &Path) {
             Some(p["recovered_segments"].as_array().unwrap().len() as u64),
             "{name}: {m} vs {p}"
         );
-        assert_eq!(m["log_end_offset"], p["log_end_offset"], "{name}");
         assert_eq!(m["bytes_truncated"], p["truncate_bytes"], "{name}");
+        if p["unread_recovered_segments"] == serde_json::json!([]) {
+            assert_eq!(m["log_end_offset"], p["recovered_log_end_offset"], "{name}");
+        } else {
+            // Rescanned segments the doctor did not read: the log end is unknown, and so
+            // is whether data is lost; never "none".
+            assert_eq!(p["recovered_log_end_offset"], Value::Null, "{name}");
+            assert_ne!(p["data_loss"], "none", "{name}");
+        }
     }
 }
 
@@ -904,4 +911,132 @@ fn a_segment_or_snapshot_name_without_an_offset_is_an_error() {
     let mut expected = one("error", "99999999999999999999.snapshot");
     expected.extend(one("error", "abc.log"));
     assert_eq!(got, expected, "{v}");
+}
+
+/// Issue 39: a corrupt batch inside a segment that recovery rescans, behind intact
+/// headers, passes the loader's end checks; only recovery's CRC check (or `--deep`) finds
+/// it. Without `--deep` the doctor must not say "no acknowledged data lost": it says
+/// unknown. With `--deep` it says lost, and the bytes it predicts cut are the loader's.
+#[test]
+fn a_corrupt_batch_inside_a_rescanned_segment_is_unknown_without_deep() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    let log = dir.join("00000000000000002180.log");
+    let mut b = std::fs::read(&log).unwrap();
+    b[70] ^= 0xff; // inside the first batch's records: its header stays readable
+    std::fs::write(&log, &b).unwrap();
+
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"], serde_json::json!([2180]));
+    assert_eq!(p["unread_recovered_segments"], serde_json::json!([2180]));
+    assert_eq!(p["data_loss"], "unknown", "{p}");
+    assert_eq!(p["recovered_log_end_offset"], Value::Null);
+    let text = run(&["--no-calibrate", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("whether acknowledged data is lost is unknown without --deep"),
+        "{text}"
+    );
+    assert!(!text.contains("no acknowledged data lost"), "{text}");
+
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--deep",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["data_loss"], "lost", "{p}");
+    assert_eq!(p["unread_recovered_segments"], serde_json::json!([]));
+    assert_eq!(
+        p["truncate_bytes"],
+        b.len() as u64,
+        "cut from the corrupt first batch on"
+    );
+    assert_eq!(p["recovered_log_end_offset"], 2180);
+    let m = &v["measured"]["orders-0"];
+    assert_eq!(m["bytes_truncated"], p["truncate_bytes"], "{m}");
+    assert_eq!(m["log_end_offset"], p["recovered_log_end_offset"], "{m}");
+}
+
+/// Issue 39: the loader compares the log start offset with the log end that recovery
+/// leaves, after it deleted the segments after a truncated one: a log start below the
+/// log end read from the files can be above it. The doctor says so (an error: every
+/// segment is deleted), and predicts the log end and the deletions the loader makes.
+#[test]
+fn a_log_start_above_the_log_end_recovery_leaves_is_an_error() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    std::fs::write(dir.join("recovery-point"), "0\n443\n").unwrap();
+    std::fs::write(dir.join("log-start-offset"), "0\n1000\n").unwrap();
+    tear(&dir.join("00000000000000000443.log"));
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 2, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["log_end_offset"], 2510, "the log end read from the files");
+    let d = detail(p, "log_start_ahead_of_log");
+    assert!(
+        d.contains("above the log end offset 881 recovery leaves (it cuts the log end from 2510 down to 881"),
+        "{d}"
+    );
+    assert_eq!(
+        p["deleted_segments"],
+        serde_json::json!([0, 443, 881, 1315, 1746, 2180])
+    );
+    assert_eq!(p["recovered_log_end_offset"], 1000);
+    assert_eq!(p["data_loss"], "lost");
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["measured"]["orders-0"]["log_end_offset"], 1000, "{v}");
+}
+
+/// Issue 39: a legacy segment holding offsets more than `i32::MAX` above its base is
+/// split by recovery. The doctor says so, and where Kafka 4.4's loader differs; nothing
+/// is lost and the log end is the loader's.
+#[test]
+fn an_offset_overflow_split_is_found_and_kafkas_differs() {
+    use segment::record::LegacyMessage;
+    const HIGH: i64 = 3_000_000_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("legacy-0");
+    std::fs::create_dir(&dir).unwrap();
+    let mut bytes = Vec::new();
+    for o in [0, 1, HIGH, HIGH + 1] {
+        bytes.extend(LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap());
+    }
+    std::fs::write(dir.join("00000000000000000000.log"), bytes).unwrap();
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    let p = partition(&v, "legacy-0");
+    assert_eq!(
+        findings(p, "offset_overflow"),
+        one("warning", "00000000000000000000.log")
+    );
+    let d = detail(p, "offset_overflow");
+    assert!(d.contains(&format!("holds offset {HIGH}")), "{d}");
+    assert!(
+        d.contains("Kafka 4.4 splits only a segment its recovery meets"),
+        "{d}"
+    );
+    assert_eq!(p["data_loss"], "none");
+    assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    let m = &v["measured"]["legacy-0"];
+    assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
+    assert_eq!(m["bytes_truncated"], 0, "{m}");
 }

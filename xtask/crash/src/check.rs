@@ -214,6 +214,123 @@ pub struct Outcome {
     pub second: u64,
     /// Of those, recoveries that served the same batches with another log end (a gap).
     pub gap_only: u64,
+    /// The doctor's prediction against the loader (`None`: not compared, the open
+    /// failed or the state holds no segment).
+    pub doctor: Option<DoctorVs>,
+}
+
+/// `dump-log doctor`'s default-mode prediction, made before recovery, against what
+/// `Log::open` of the state did.
+#[derive(Debug, Default)]
+pub struct DoctorVs {
+    /// The doctor said "unknown without --deep" about the data lost.
+    pub unknown: bool,
+    /// The loader cut bytes or deleted segments.
+    pub loader_cut: bool,
+    /// Where it disagrees with the loader (empty: it agrees).
+    pub disagreements: Vec<String>,
+}
+
+/// The doctor's prediction of `dir`, read-only, as `dump-log doctor --no-calibrate` makes
+/// it, with `--deep` if `deep` (`None` when it finds no partition: a state without a
+/// segment).
+fn doctor_predicts(dir: &Path, deep: bool) -> Option<segment::dump::doctor::PartitionReport> {
+    use segment::dump::doctor::{examine, DoctorOptions, Throughput, DEFAULT_THROUGHPUT_MBPS};
+    let opts = DoctorOptions {
+        throughput: Throughput::Given {
+            mb_per_s: DEFAULT_THROUGHPUT_MBPS,
+            segment_overhead_s: 0.0,
+            partition_overhead_s: 0.0,
+        },
+        deep,
+    };
+    let report = examine(dir, &opts, &mut |_, _, _| {}).ok()?;
+    report.partitions.into_iter().next()
+}
+
+/// Compares the doctor's prediction `p` with the open of `log` from `state`;
+/// `acked_lost` says whether the oracle finds acknowledged data missing.
+fn doctor_vs_loader(
+    p: &segment::dump::doctor::PartitionReport,
+    state: &State,
+    log: &Log,
+    acked_lost: bool,
+) -> DoctorVs {
+    use segment::dump::doctor::DataLoss;
+    let mut out = DoctorVs {
+        unknown: p.data_loss == DataLoss::Unknown,
+        loader_cut: false,
+        disagreements: Vec::new(),
+    };
+    let stats = log.stats();
+    let recovered = stats
+        .segments_recovered
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let cut = stats
+        .bytes_truncated
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let before: Vec<(i64, u64)> = state
+        .iter()
+        .filter_map(|(name, bytes)| {
+            let base = name.strip_suffix(".log")?.parse::<i64>().ok()?;
+            Some((base, bytes.len() as u64))
+        })
+        .collect();
+    let after: HashSet<i64> = log
+        .segments()
+        .values()
+        .iter()
+        .map(|s| s.base_offset())
+        .collect();
+    let mut deleted: Vec<i64> = before
+        .iter()
+        .map(|&(b, _)| b)
+        .filter(|b| !after.contains(b))
+        .collect();
+    deleted.sort_unstable();
+    let deleted_data = before.iter().any(|&(b, n)| n > 0 && deleted.contains(&b));
+    out.loader_cut = cut > 0 || !deleted.is_empty();
+    let d = &mut out.disagreements;
+    let known = p.unread_recovered_segments.is_empty();
+    // The segments a cut inside an unread segment would delete are unknown; those the
+    // doctor read are not.
+    if known && p.recovered_segments.len() as u64 != recovered {
+        d.push(format!(
+            "segments recovered: doctor {:?}, loader {recovered}",
+            p.recovered_segments
+        ));
+    }
+    if known && p.truncate_bytes != cut {
+        d.push(format!(
+            "bytes cut: doctor {}, loader {cut}",
+            p.truncate_bytes
+        ));
+    }
+    if known && p.deleted_segments != deleted {
+        d.push(format!(
+            "segments deleted: doctor {:?}, loader {deleted:?}",
+            p.deleted_segments
+        ));
+    }
+    if let Some(end) = p.recovered_log_end_offset {
+        if end != log.log_end_offset() {
+            d.push(format!(
+                "log end: doctor {end}, loader {}",
+                log.log_end_offset()
+            ));
+        }
+    }
+    if p.data_loss == DataLoss::None && (acked_lost || deleted_data) {
+        d.push(format!(
+            "the doctor says no acknowledged data is lost but the open {}",
+            if acked_lost {
+                "loses acknowledged batches"
+            } else {
+                "deletes segments holding data"
+            }
+        ));
+    }
+    out
 }
 
 /// The second crashes of invariant 6: under `model`, at up to `points` fsync-family
@@ -263,6 +380,9 @@ pub fn check(
             ));
         }
     }
+    // The doctor's prediction, before anything is recovered.
+    let predicted = doctor_predicts(dir, false);
+    let predicted_deep = doctor_predicts(dir, true);
     let rec = Arc::new(Recorder::new(dir, state.keys().cloned()));
     let fs: Arc<dyn segment::fs::FileSystem> = if second_crash > 0 {
         rec.clone()
@@ -286,6 +406,7 @@ pub fn check(
     };
     // 1: every acknowledged batch is served, same bytes, same offset.
     let by_base: BTreeMap<i64, &Vec<u8>> = got.batches.iter().map(|(b, _, x)| (*b, x)).collect();
+    let violations_before = v.len();
     for &i in &exp.required {
         let b = &o.batches[i];
         if b.last < got.log_start {
@@ -332,6 +453,22 @@ pub fn check(
             ));
         }
     }
+    let acked_lost = v.len() > violations_before;
+    if let Some(p) = &predicted {
+        let mut vs = doctor_vs_loader(p, state, &log, acked_lost);
+        // With --deep every segment is read in full: nothing is unknown.
+        if let Some(deep) = &predicted_deep {
+            let d = doctor_vs_loader(deep, state, &log, acked_lost);
+            if d.unknown {
+                vs.disagreements
+                    .push("--deep: the doctor still says unknown".to_string());
+            }
+            vs.disagreements
+                .extend(d.disagreements.into_iter().map(|m| format!("--deep: {m}")));
+        }
+        out.doctor = Some(vs);
+    }
+    let v = &mut out.violations;
     // 2: nothing served that was never appended or was removed by a flushed truncate_to.
     let mut meta = Vec::with_capacity(got.batches.len());
     for (base, last, bytes) in &got.batches {

@@ -12,6 +12,11 @@
 //! 3. Each state is materialised in a temporary directory and [`check`]ed: recovered
 //!    with `Log::open` and held to invariants 1–6.
 //!
+//! Before recovery, each state is also given to `dump-log doctor`'s prediction (its
+//! library function, default mode and `--deep`), which [`check`] holds to what the open
+//! did (`docs/testing.md#doctor-vs-loader`): `doctor vs loader: N states, M
+//! disagreements`, and the run fails when M > 0.
+//!
 //! Prints `crash states: N explored, V violations` (N counts second-crash states of
 //! invariant 6 too) and fails when V > 0. `--mutant NAME` weakens the build at one point
 //! ([`mutants`]) and must then report violations; `--mutants` runs every mutant.
@@ -47,8 +52,11 @@ Records seeded workloads through the segment crate's file-system seam, builds ev
 crash state the persistence model allows at each fsync (and at random points between),
 recovers each with Log::open and checks that nothing acknowledged is lost, nothing
 removed or never written is served, the directory verifies, transactions agree, appends
-continue, and a second crash during recovery converges. Prints
-`crash states: N explored, V violations` and exits 1 if V > 0.
+continue, and a second crash during recovery converges. Before each recovery,
+dump-log doctor's prediction (default and --deep) is compared with what the open
+does: segments recovered, bytes cut, segments deleted, log end, data lost. Prints
+`doctor vs loader: N states, M disagreements` and
+`crash states: N explored, V violations`, and exits 1 if M > 0 or V > 0.
 
   --smoke         10,000 states (CI)
   --long          1,000,000 states
@@ -110,6 +118,12 @@ struct Report {
     duplicates: u64,
     /// Crash states checked whose required batches include one the leader appended.
     leader_states: u64,
+    /// States whose doctor prediction was compared with the loader, those it predicted
+    /// "unknown without --deep", and its disagreements (seed, cut, what).
+    doctor_states: u64,
+    doctor_unknown: u64,
+    doctor_loader_cut: u64,
+    doctor_disagreements: Vec<(u64, usize, String)>,
 }
 
 /// `cargo xtask crash ARGS`.
@@ -242,10 +256,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "leader path: {} of {} batches appended by append_as_leader ({} refused by Kafka's rules, {} duplicates); {} states require a leader batch",
         r.leader_batches, r.batches, r.refused, r.duplicates, r.leader_states
     );
+    for (seed, cut, what) in r.doctor_disagreements.iter().take(6) {
+        println!("doctor disagrees: workload seed {seed}, cut at trace op {cut}: {what}");
+    }
+    println!(
+        "doctor vs loader: {} states, {} disagreements ({} predicted unknown without --deep, all known with it; the loader cut bytes or deleted segments in {})",
+        r.doctor_states,
+        r.doctor_disagreements.len(),
+        r.doctor_unknown,
+        r.doctor_loader_cut
+    );
     println!(
         "crash states: {} explored, {} violations",
         r.explored, r.violations
     );
+    if o.mutant.is_none() && !r.doctor_disagreements.is_empty() {
+        return Err(format!(
+            "{} crash states where dump-log doctor disagrees with the loader",
+            r.doctor_disagreements.len()
+        ));
+    }
     match (o.mutant, r.violations) {
         (None, 0) => Ok(()),
         (None, v) => Err(format!("{v} crash-state violations")),
@@ -282,7 +312,8 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
             let (base, explored, next, report) = (base.path(), &explored, &next, &report);
             s.spawn(move || {
                 let wdir = base.join(format!("w{t}"));
-                let sdir = base.join(format!("s{t}"));
+                // Named as a partition (`<topic>-<partition>`), as `dump-log doctor` expects.
+                let sdir = base.join(format!("s{t}")).join("crash-0");
                 while explored.load(Ordering::Relaxed) < o.states {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let seed = o.seed + k;
@@ -293,6 +324,10 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
                     r.refused += w.refused;
                     r.duplicates += w.duplicates;
                     r.leader_states += w.leader_states;
+                    r.doctor_states += w.doctor_states;
+                    r.doctor_unknown += w.doctor_unknown;
+                    r.doctor_loader_cut += w.doctor_loader_cut;
+                    r.doctor_disagreements.extend(w.doctor_disagreements);
                     r.gap_only += gaps;
                     r.workloads += 1;
                     r.failed_calls += failed;
@@ -323,6 +358,10 @@ struct LeaderCounts {
     refused: u64,
     duplicates: u64,
     leader_states: u64,
+    doctor_states: u64,
+    doctor_unknown: u64,
+    doctor_loader_cut: u64,
+    doctor_disagreements: Vec<(u64, usize, String)>,
 }
 
 /// Runs workload `seed` and checks its crash states; returns (states explored,
@@ -350,7 +389,7 @@ fn one_workload(
         batches: oracle.batches.len() as u64,
         refused: oracle.refused.len() as u64,
         duplicates: oracle.duplicates,
-        leader_states: 0,
+        ..LeaderCounts::default()
     };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c4a5);
     let mut sh = model::Shadow::default();
@@ -404,6 +443,16 @@ fn one_workload(
                         rng: &mut rng,
                     },
                 );
+                if let Some(d) = &out.doctor {
+                    counts.doctor_states += 1;
+                    counts.doctor_unknown += u64::from(d.unknown);
+                    counts.doctor_loader_cut += u64::from(d.loader_cut);
+                    if !d.disagreements.is_empty() {
+                        counts
+                            .doctor_disagreements
+                            .push((seed, i, d.disagreements.join("; ")));
+                    }
+                }
                 let states = 1 + out.second;
                 gaps += out.gap_only;
                 n += states;

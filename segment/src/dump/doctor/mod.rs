@@ -85,6 +85,9 @@ pub enum FindingKind {
     ZeroFilledLogTail,
     /// A `.log` ends in bytes that are not a complete, valid batch (recovery truncates them).
     TornLogTail,
+    /// A legacy segment holding an offset more than `i32::MAX` above its base: recovery
+    /// splits it (Kafka's `splitOverflowedSegment`).
+    OffsetOverflow,
     /// An `.index`/`.timeindex` with zero slots after its entries (untrimmed or
     /// preallocated, KAFKA-10207).
     UntrimmedIndex,
@@ -210,6 +213,21 @@ pub struct PartitionReport {
     /// segments that fail the loader's checks are read in full, so a corrupt batch in the
     /// middle of another rescanned segment is not counted.
     pub truncate_bytes: u64,
+    /// Rescanned segments that were not read in full (their `.log` passed the loader's
+    /// end checks, so only `--deep` reads the rest): recovery may still find a corrupt
+    /// batch in them, so the bytes cut, the segments deleted and the log end after the
+    /// open are unknown without `--deep` when this is not empty.
+    pub unread_recovered_segments: Vec<i64>,
+    /// Base offsets of the segments the loader deletes (those after a segment whose
+    /// recovery cuts bytes; every segment when the log start offset is above the log end;
+    /// an empty segment lying inside the offsets of the one before it). Complete only
+    /// when `unread_recovered_segments` is empty.
+    pub deleted_segments: Vec<i64>,
+    /// The log end offset after the open (`None`: unknown without `--deep`, or the log
+    /// end could not be read).
+    pub recovered_log_end_offset: Option<i64>,
+    /// Whether opening the partition loses records, as far as the doctor can tell.
+    pub data_loss: DataLoss,
     /// `rescan_bytes` at the report's throughput, plus its per-segment overhead.
     pub predicted_seconds: f64,
     /// Everything found, most serious first.
@@ -229,6 +247,34 @@ impl PartitionReport {
     /// Findings of at least `min` severity.
     pub fn count(&self, min: Severity) -> usize {
         self.findings.iter().filter(|f| f.severity >= min).count()
+    }
+}
+
+/// Whether opening a partition loses records: the doctor's answer to "is acknowledged data
+/// lost?". It never says [`DataLoss::None`] when the loader would cut or delete a record:
+/// where the cheap checks cannot know, it says [`DataLoss::Unknown`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataLoss {
+    /// Nothing is lost: recovery cuts at most zero-filled tails.
+    None,
+    /// Unknown without `--deep`: the loader rescans segments the doctor did not read in
+    /// full (they pass the end checks; a corrupt batch inside one would be cut, and the
+    /// segments after it deleted).
+    Unknown,
+    /// Records are cut, deleted or missing, or the partition is refused (an error
+    /// finding says which).
+    Lost,
+}
+
+impl DataLoss {
+    /// The words of the verdict.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataLoss::None => "no acknowledged data lost",
+            DataLoss::Unknown => "whether acknowledged data is lost is unknown without --deep",
+            DataLoss::Lost => "data lost or refused",
+        }
     }
 }
 
@@ -358,6 +404,25 @@ impl DoctorReport {
             Severity::Warning => 1,
             Severity::Error => 2,
         }
+    }
+
+    /// Whether opening the directory loses records: the worst of the partitions'
+    /// answers ([`DataLoss::Lost`] too for an error about the directory itself).
+    pub fn data_loss(&self) -> DataLoss {
+        let worst = |a: DataLoss, b: DataLoss| match (a, b) {
+            (DataLoss::Lost, _) | (_, DataLoss::Lost) => DataLoss::Lost,
+            (DataLoss::Unknown, _) | (_, DataLoss::Unknown) => DataLoss::Unknown,
+            _ => DataLoss::None,
+        };
+        let root = if self.findings.iter().any(|f| f.severity == Severity::Error) {
+            DataLoss::Lost
+        } else {
+            DataLoss::None
+        };
+        self.partitions
+            .iter()
+            .map(|p| p.data_loss)
+            .fold(root, worst)
     }
 
     /// Bytes every partition's loader will rescan.

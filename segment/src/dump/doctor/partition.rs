@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{Context, Finding, FindingKind, PartitionReport, Severity, Throughput};
+use super::{Context, DataLoss, Finding, FindingKind, PartitionReport, Severity, Throughput};
 use crate::config::LogConfig;
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::log_file::LogFileMode;
@@ -39,6 +39,9 @@ struct Scan {
     next_offset: Option<i64>,
     /// Why the scan stopped before the end, if it did.
     stop: Option<String>,
+    /// The first batch holding an offset not representable relative to the segment's
+    /// base (`(position, last offset)`): recovery splits the segment there.
+    overflow: Option<(u64, i64)>,
 }
 
 /// Scans `seg`'s `.log` from the start with recovery's rules.
@@ -47,6 +50,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
     let mut valid_end = 0u64;
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
+    let mut overflow = None;
     loop {
         let next = sc.next_batch().map_err(|e| e.to_string())?;
         let Some((info, bytes)) = next else {
@@ -70,6 +74,9 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
             ));
             break;
         }
+        if overflow.is_none() && !seg.can_convert_to_relative_offset(info.last_offset) {
+            overflow = Some((info.position, info.last_offset));
+        }
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
@@ -77,6 +84,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         valid_end,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
         stop,
+        overflow,
     })
 }
 
@@ -265,6 +273,16 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
     if deep {
         s.findings
             .extend(super::deep::verify_indexes(&[oi.clone(), ti.clone()]));
+    }
+    if let Some((position, last)) = s.scan.as_ref().and_then(|sc| sc.overflow) {
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::OffsetOverflow,
+            Some(&file),
+            format!(
+                "the batch at position {position} holds offset {last}, more than 2^31 - 1 above the base {base} (legacy data written before Kafka 2.0): recovery splits the segment into segments that each start at their first batch (Kafka's splitOverflowedSegment) and rescans the pieces; no record is lost. Kafka 4.4 splits only a segment its recovery meets (without a clean-shutdown marker, from the recovery point on) and then restarts recovery from the recovery point; this library's loader also splits a segment it rebuilds under the marker or below the recovery point, and resumes recovery at the split segment"
+            ),
+        ));
     }
     if let Some(scan) = &s.scan {
         if scan.valid_end < s.size {
@@ -540,6 +558,7 @@ pub(super) fn examine_partition(
     };
     let mut recovered: BTreeSet<i64> = BTreeSet::new();
     let mut deleted_after: Option<(i64, i64)> = None;
+    let mut cascade_from: Option<i64> = None;
     for s in &segs {
         let unflushed = first_unflushed.is_some_and(|f| s.base >= f);
         if let Some((_, _)) = deleted_after {
@@ -551,6 +570,7 @@ pub(super) fn examine_partition(
         let truncates = s.scan.as_ref().is_some_and(|sc| sc.valid_end < s.size);
         if unflushed && truncates && s.base != segs.last().map_or(s.base, |l| l.base) {
             let end = segs.last().and_then(|l| l.next_offset).unwrap_or(s.base);
+            cascade_from = Some(s.base);
             deleted_after = Some((
                 s.scan
                     .as_ref()
@@ -627,6 +647,52 @@ pub(super) fn examine_partition(
         .filter(|s| recovered.contains(&s.base))
         .map(|s| s.size)
         .sum();
+    // What the open leaves: the segments it deletes and the log end. A rescanned segment
+    // the doctor did not read in full may still hold a corrupt batch (recovery's CRC
+    // check), so its cut, and all that follows from it, is unknown without --deep.
+    let unread_recovered: Vec<i64> = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base) && s.scan.is_none() && s.size > 0)
+        .map(|s| s.base)
+        .collect();
+    let mut deleted_segments: Vec<i64> = Vec::new();
+    if let Some(b) = cascade_from {
+        deleted_segments.extend(segs.iter().filter(|s| s.base > b).map(|s| s.base));
+    }
+    // An empty segment inside the offsets of the recovered one before it is removed.
+    for w in segs.windows(2) {
+        if let [prev, next] = w {
+            if recovered.contains(&prev.base)
+                && next.size == 0
+                && prev.next_offset.is_some_and(|e| e > next.base)
+                && !deleted_segments.contains(&next.base)
+            {
+                deleted_segments.push(next.base);
+            }
+        }
+    }
+    let cut = truncate_bytes > 0 || deleted_after.is_some();
+    let mut recovered_log_end_offset = match deleted_after {
+        Some((from, _)) => Some(from),
+        None => log_end_offset,
+    }
+    .filter(|_| unread_recovered.is_empty());
+    if let (Some(end), Some(ls)) = (recovered_log_end_offset, ctx.log_start_offset) {
+        if end < ls {
+            // deleteSegmentsIfLogStartGreaterThanLogEnd: a new segment at the log start.
+            deleted_segments = segs.iter().map(|s| s.base).collect();
+            recovered_log_end_offset = Some(ls.max(0));
+        }
+    }
+    if let Some(end) = recovered_log_end_offset {
+        if clean && end < rp && cut && rp < i64::MAX {
+            // The loader starts a segment at the clean-shutdown log end rather than reuse
+            // offsets handed out before the shutdown.
+            recovered_log_end_offset = Some(rp);
+        }
+    }
+    deleted_segments.sort_unstable();
+    deleted_segments.dedup();
     if let Some(f) = first_unflushed {
         let count = segs.iter().filter(|s| s.base >= f).count();
         findings.push(finding(
@@ -645,14 +711,29 @@ pub(super) fn examine_partition(
     if let Some(leo) = log_end_offset {
         check_snapshots(dir, leo, &mut findings);
         check_epochs(dir, leo, &mut findings);
+        // The log start and the high watermark are compared with the log end the open
+        // leaves (recovery may cut below them), when the doctor knows it.
+        let read_end = leo;
+        // (A cut inside an unread segment before it can only lower it further.)
+        let leo = match deleted_after {
+            Some((from, _)) => from,
+            None => leo,
+        };
         if let Some(ls) = ctx.log_start_offset {
             if ls > leo {
+                let after_cut = if leo < read_end {
+                    format!(
+                        " recovery leaves (it cuts the log end from {read_end} down to {leo}, deleting the segments after the truncated one, and only then compares it with the log start, as Kafka 4.4's recoverLog does)"
+                    )
+                } else {
+                    String::new()
+                };
                 findings.push(finding(
                     Severity::Error,
                     FindingKind::LogStartAheadOfLog,
                     None,
                     format!(
-                        "the checkpointed log start offset {ls} is above the log end offset {leo}: the broker deletes every segment (deleteSegmentsIfLogStartGreaterThanLogEnd)"
+                        "the checkpointed log start offset {ls} is above the log end offset {leo}{after_cut}: the broker deletes every segment (deleteSegmentsIfLogStartGreaterThanLogEnd) and starts an empty one at {ls}"
                     ),
                 ));
             }
@@ -672,6 +753,13 @@ pub(super) fn examine_partition(
         }
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let data_loss = if findings.iter().any(|f| f.severity == Severity::Error) {
+        DataLoss::Lost
+    } else if !unread_recovered.is_empty() {
+        DataLoss::Unknown
+    } else {
+        DataLoss::None
+    };
     let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
     drop(segs);
     PartitionReport {
@@ -688,6 +776,10 @@ pub(super) fn examine_partition(
         recovered_segments: recovered.into_iter().collect(),
         rescan_bytes,
         truncate_bytes,
+        unread_recovered_segments: unread_recovered,
+        deleted_segments,
+        recovered_log_end_offset,
+        data_loss,
         predicted_seconds,
         findings,
     }

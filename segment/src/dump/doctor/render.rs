@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{DoctorReport, Finding, Severity, Throughput};
+use super::{DataLoss, DoctorReport, Finding, Severity, Throughput};
 use crate::dump::text::{escape, escape_path};
 
 fn opt(v: Option<i64>) -> String {
@@ -135,8 +135,17 @@ pub fn render_text(report: &DoctorReport) -> String {
             finding_line(&mut out, f);
         }
     }
+    let unread: usize = report
+        .partitions
+        .iter()
+        .map(|p| p.unread_recovered_segments.len())
+        .sum();
+    let unknown = format!(
+        "the broker will recover, rebuild or complete files (whether acknowledged data is lost is unknown without --deep: recovery rescans {unread} segment(s) whose ends pass the loader's checks, and only a full read finds a corrupt batch inside one)"
+    );
     let verdict = match report.severity() {
         Severity::Info => "nothing to do: the broker loads these partitions as they are",
+        Severity::Warning if report.data_loss() == DataLoss::Unknown => unknown.as_str(),
         Severity::Warning => {
             "the broker will recover, rebuild or complete files (no acknowledged data lost)"
         }
