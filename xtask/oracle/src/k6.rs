@@ -3,7 +3,7 @@
 //! For every decoder fixture (`segment/tests/dump/decoders/*`: every record type of the
 //! internal topics at every version, and the remote log metadata objects, serialized by
 //! Kafka's classes) and, when the field
-//! data is present, every `__consumer_offsets`, `__transaction_state` and
+//! data is present (it is required under `CI=true`), every `__consumer_offsets`, `__transaction_state` and
 //! `__cluster_metadata` partition in it, both tools dump the `.log` files (and KRaft
 //! `.checkpoint` snapshots) with the topic's
 //! decoder option (and `--deep-iteration` for the metadata logs, whose KRaft control
@@ -109,9 +109,7 @@ fn inputs() -> Vec<Input> {
             option: "--cluster-metadata-decoder",
         });
     }
-    let field = std::env::var_os("KAFKA_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| super::root().join("../shared/kafka-data"));
+    let field = field_data_location();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&field)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -139,6 +137,29 @@ fn inputs() -> Vec<Input> {
         }
     }
     out
+}
+
+/// Where the field data is looked for: `$KAFKA_DATA_DIR`, else `../shared/kafka-data`
+/// beside the workspace (as the field-data tests look for it).
+fn field_data_location() -> PathBuf {
+    std::env::var_os("KAFKA_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| super::root().join("../shared/kafka-data"))
+}
+
+/// Under `CI=true` the field data is required, as it is for the field-data tests: a
+/// missing directory fails the scenario instead of leaving its inputs out unseen.
+fn require_field_data_in_ci() -> Result<(), String> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let dir = field_data_location();
+    if ci && !dir.is_dir() {
+        return Err(format!(
+            "k6-dump: CI=true requires the field data at {} (set KAFKA_DATA_DIR to use \
+             another directory)",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The lines that carry batches and records.
@@ -705,6 +726,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     if ctx.write_fixtures {
         write_fixtures(ctx)?;
     }
+    require_field_data_in_ci()?;
     let sorted = ctx.sabotaged("k6-dump-sorted-fields");
     let mut failures = Vec::new();
     let mut summary = Vec::new();
@@ -772,8 +794,12 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     if !failures.is_empty() {
         return Err(failures.join("\n"));
     }
+    let field_inputs = summary
+        .iter()
+        .filter(|l| l.starts_with("field data "))
+        .count();
     Ok(format!(
-        "{} inputs, {total_equal} record lines equal to Kafka's DumpLogSegments, {total_diff} differ; {}",
+        "{} inputs ({field_inputs} of the field data), {total_equal} record lines equal to Kafka's DumpLogSegments, {total_diff} differ; {}",
         summary.len(),
         parity_summary.join("; ")
     ))
