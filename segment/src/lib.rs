@@ -204,7 +204,7 @@ pub use leader::{
     AppendOrigin, KafkaError, LogAppendInfo, RecordError, TimestampType, TopicCompression,
 };
 pub use lock::DirLock;
-pub use log::{FetchIsolation, ListedOffset, Log, LogBounds, LogOptions, LogStats};
+pub use log::{CleanerStats, FetchIsolation, ListedOffset, Log, LogBounds, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};
 pub use region::{FileRegion, RegionFetch};
