@@ -130,9 +130,9 @@ pub struct CopyRules<'a> {
     pub current_time: i64,
     /// Kafka's `lastRecordsOfActiveProducers`.
     pub active_producers: &'a HashMap<i64, LastRecord>,
-    /// The clean's upper bound (its first uncleanable offset): the batch ending just
-    /// before it is kept, even empty.
-    pub upper_bound_offset: i64,
+    /// The log's high watermark: the batch ending just before it is kept, even empty
+    /// (Kafka 4.4's rule: the last offset below the high watermark is not lost).
+    pub high_watermark: i64,
 }
 
 /// Kafka's `FilterResult` of one window, and the cleaner's invalid-message count.
@@ -386,10 +386,9 @@ fn check_batch_retention(
             })
     };
     // Kept even empty: an active producer's last batch (its last sequence, or the
-    // marker with its last epoch), and the batch ending at the clean's upper bound (the
-    // last offset of the round).
+    // marker with its last epoch), and the batch ending at the high watermark.
     let retention = if (batch.producer_id() > NO_PRODUCER_ID && last_of_producer())
-        || batch.next_offset() == rules.upper_bound_offset
+        || batch.next_offset() == rules.high_watermark
     {
         BatchRetention::RetainEmpty
     } else if discard_records {

@@ -165,7 +165,6 @@ impl Log<KafkaBatchFormat> {
                 &mut stats,
                 &mut txns,
                 legacy_delete_horizon,
-                ltc.first_uncleanable_offset,
                 compaction,
                 cleaner,
             )?;
@@ -205,7 +204,6 @@ impl Log<KafkaBatchFormat> {
         stats: &mut CleanerStats,
         txns: &mut CleanedTxnMetadata,
         legacy_delete_horizon: i64,
-        upper_bound: i64,
         compaction: &CompactionConfig,
         cleaner: &CleanerConfig,
     ) -> Result<(), CleanError> {
@@ -219,6 +217,7 @@ impl Log<KafkaBatchFormat> {
         }
         let cleaned = self.open_segment(base, false, CLEANED_FILE_SUFFIX)?;
         let active = self.last_records_of_active_producers();
+        let hw = self.high_watermark();
         let copied = (|| -> Result<(), CleanError> {
             for (i, seg) in group.iter().enumerate() {
                 let upper = match group.get(i + 1) {
@@ -232,7 +231,7 @@ impl Log<KafkaBatchFormat> {
                     delete_retention_ms: compaction.delete_retention_ms,
                     current_time: now,
                     active_producers: &active,
-                    upper_bound_offset: upper_bound,
+                    high_watermark: hw,
                 };
                 self.clean_into(seg, &cleaned, &rules, txns, stats, cleaner)?;
             }
@@ -297,12 +296,19 @@ impl Log<KafkaBatchFormat> {
             for t in txns.take_cleaned_index() {
                 dest.append_aborted_txn(&t)?;
             }
-            if !out.is_empty() {
+            // Kafka 4.4's `LogSegment.append`: batch by batch, the max timestamp and the
+            // index entries as if each batch were appended alone.
+            for b in crate::record::batches_from(&out, 0) {
+                let b = b.map_err(|e| CleanError::Batch {
+                    path: path.clone(),
+                    window_position: position,
+                    source: e,
+                })?;
                 dest.append(
-                    result.max_offset,
-                    result.max_timestamp,
-                    result.shallow_offset_of_max_timestamp,
-                    &out,
+                    b.last_offset(),
+                    b.max_timestamp(),
+                    b.last_offset(),
+                    b.as_bytes(),
                 )?;
             }
             if len > 0 && result.bytes_read == 0 {
