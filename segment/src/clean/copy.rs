@@ -116,6 +116,17 @@ impl CleanedTxnMetadata {
     }
 }
 
+/// Deliberate damage for the oracle's sabotages (`cargo xtask kafka --sabotage`), which
+/// must then fail: never set outside them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CleanSabotage {
+    /// Aborted transactional data is kept, as if committed.
+    pub keep_aborted: bool,
+    /// A v2 tombstone goes on the pass that would give its batch a delete horizon.
+    pub drop_tombstone_early: bool,
+}
+
 /// What one clean of a segment's window decides from (Kafka's `cleanInto` arguments).
 #[derive(Debug)]
 pub struct CopyRules<'a> {
@@ -133,6 +144,8 @@ pub struct CopyRules<'a> {
     /// The log's high watermark: the batch ending just before it is kept, even empty
     /// (Kafka 4.4's rule: the last offset below the high watermark is not lost).
     pub high_watermark: i64,
+    #[doc(hidden)]
+    pub sabotage: CleanSabotage,
 }
 
 /// Kafka's `FilterResult` of one window, and the cleaner's invalid-message count.
@@ -368,7 +381,7 @@ fn check_batch_retention(
             batch.last_offset(),
             batch.is_transactional(),
             batch.producer_id(),
-        )
+        ) && !rules.sabotage.keep_aborted
     };
     let horizon = batch.as_v2().and_then(|b| b.delete_horizon_ms());
     let discard_records = if control {
@@ -415,9 +428,10 @@ fn should_retain_record(
     };
     let latest = rules.map.get(key).is_none_or(|o| r.offset >= o);
     let retain_deletes = match batch.as_v2() {
-        Some(v2) => v2
-            .delete_horizon_ms()
-            .is_none_or(|h| rules.current_time < h),
+        Some(v2) => match v2.delete_horizon_ms() {
+            None => !rules.sabotage.drop_tombstone_early,
+            Some(h) => rules.current_time < h,
+        },
         None => rules.retain_legacy_deletes,
     };
     latest && (r.value.is_some() || retain_deletes)

@@ -75,7 +75,9 @@ pub use config::{
     DEFAULT_DEDUPE_BUFFER_SIZE, DEFAULT_DELETE_RETENTION_MS, DEFAULT_IO_BUFFER_SIZE,
     DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
 };
-pub use copy::{filter_window, CleanedTxnMetadata, CopyRules, LastRecord, WindowResult};
+pub use copy::{
+    filter_window, CleanSabotage, CleanedTxnMetadata, CopyRules, LastRecord, WindowResult,
+};
 pub use error::CleanError;
 pub use group::group_segments_by_size;
 pub use offset_map::{key_digest, Fill, MapFill, OffsetMap, OffsetMapCapacity, BYTES_PER_ENTRY};

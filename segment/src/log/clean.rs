@@ -10,8 +10,8 @@ use std::sync::Arc;
 use super::Log;
 use crate::clean::{
     build_offset_map, filter_window, group_segments_by_size, read_cleaner_checkpoint,
-    write_cleaner_checkpoint, CleanError, CleanedTxnMetadata, CleanerConfig, CompactionConfig,
-    CopyRules, LastRecord, LogSummary, LogToClean, OffsetMap, TopicPartition,
+    write_cleaner_checkpoint, CleanError, CleanSabotage, CleanedTxnMetadata, CleanerConfig,
+    CompactionConfig, CopyRules, LastRecord, LogSummary, LogToClean, OffsetMap, TopicPartition,
 };
 use crate::diag as tracing;
 use crate::error::SegmentError;
@@ -90,6 +90,18 @@ impl Log<KafkaBatchFormat> {
         compaction: &CompactionConfig,
         now: i64,
     ) -> Result<CleanerStats, CleanError> {
+        self.clean_sabotaged(cleaner, compaction, now, CleanSabotage::default())
+    }
+
+    /// [`clean`](Self::clean) with deliberate damage, for the oracle's sabotages only.
+    #[doc(hidden)]
+    pub fn clean_sabotaged(
+        &self,
+        cleaner: &CleanerConfig,
+        compaction: &CompactionConfig,
+        now: i64,
+        sabotage: CleanSabotage,
+    ) -> Result<CleanerStats, CleanError> {
         cleaner.validate()?;
         compaction.validate()?;
         let capacity = cleaner.offset_map_capacity()?;
@@ -167,6 +179,7 @@ impl Log<KafkaBatchFormat> {
                 legacy_delete_horizon,
                 compaction,
                 cleaner,
+                sabotage,
             )?;
         }
         stats.buffer_utilization = map.utilization();
@@ -206,6 +219,7 @@ impl Log<KafkaBatchFormat> {
         legacy_delete_horizon: i64,
         compaction: &CompactionConfig,
         cleaner: &CleanerConfig,
+        sabotage: CleanSabotage,
     ) -> Result<(), CleanError> {
         let Some(first) = group.first() else {
             return Ok(());
@@ -224,7 +238,9 @@ impl Log<KafkaBatchFormat> {
                     Some(n) => n.base_offset(),
                     None => seg.read_next_offset()?,
                 };
-                txns.add_aborted_transactions(self.collect_aborted_txns(seg.base_offset(), upper)?);
+                txns.add_aborted_transactions(
+                    self.collect_aborted_txns_for_cleaner(seg.base_offset(), upper)?,
+                );
                 let rules = CopyRules {
                     map,
                     retain_legacy_deletes: seg.last_modified()? > legacy_delete_horizon,
@@ -232,6 +248,7 @@ impl Log<KafkaBatchFormat> {
                     current_time: now,
                     active_producers: &active,
                     high_watermark: hw,
+                    sabotage,
                 };
                 self.clean_into(seg, &cleaned, &rules, txns, stats, cleaner)?;
             }
