@@ -97,6 +97,7 @@ use crate::time::Clock;
 
 mod append;
 mod bounds;
+#[cfg(feature = "cleaner")]
 mod clean;
 mod flush;
 mod leader;
@@ -110,6 +111,7 @@ mod truncate;
 mod watermark;
 
 pub use bounds::LogBounds;
+#[cfg(feature = "cleaner")]
 pub use clean::CleanerStats;
 pub use options::LogOptions;
 pub use read::FetchIsolation;

@@ -585,6 +585,7 @@ impl<F: BatchFormat> Log<F> {
     ///
     /// # Errors
     /// [`SegmentError::TxnIndex`].
+    #[cfg(feature = "cleaner")]
     pub(crate) fn collect_aborted_txns_for_cleaner(
         &self,
         start: i64,

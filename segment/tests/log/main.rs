@@ -9,6 +9,7 @@ mod append_input_checks;
 mod append_path_txn_index;
 #[cfg(feature = "cleaner")]
 mod cleaner_copy;
+#[cfg(feature = "cleaner")]
 mod cleaner_plan;
 mod close_handlers;
 mod config_validation;
