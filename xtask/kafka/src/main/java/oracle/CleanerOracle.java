@@ -284,9 +284,50 @@ final class CleanerOracle {
             }
             scheduler.drain();
         }
+        reads(log, p, out);
         scheduler.drain();
         log.flush(true);
         log.close();
         scheduler.drain();
+    }
+
+    /**
+     * Every record of the cleaned log at every isolation level: from the log start, fetches
+     * of 1000 bytes (at least one batch) until one returns nothing, each answered as
+     * {@code ID read ISOLATION OFFSET BASE-LAST-CRC-SIZE,... aborted PID:FIRST,...} ({@code -}
+     * for none, {@code none} for no aborted list), after {@code ID read lso OFFSET}.
+     */
+    static void reads(UnifiedLog log, String p, BufferedWriter out) throws Exception {
+        out.write(p + "read lso " + log.lastStableOffset() + "\n");
+        for (org.apache.kafka.server.storage.log.FetchIsolation iso : org.apache.kafka.server.storage.log.FetchIsolation.values()) {
+            long offset = log.logStartOffset();
+            for (int n = 0; n < 100_000; n++) {
+                org.apache.kafka.storage.internals.log.FetchDataInfo d = log.read(offset, 1000, iso, true);
+                StringBuilder line = new StringBuilder(p + "read " + iso + " " + offset + " ");
+                long next = -1;
+                int count = 0;
+                for (org.apache.kafka.common.record.internal.RecordBatch b : d.records.batches()) {
+                    if (count++ > 0) line.append(',');
+                    line.append(b.baseOffset()).append('-').append(b.lastOffset()).append('-')
+                            .append(Long.toHexString(b.checksum())).append('-').append(b.sizeInBytes());
+                    next = b.nextOffset();
+                }
+                if (count == 0) line.append('-');
+                line.append(" aborted ");
+                if (d.abortedTransactions.isEmpty()) {
+                    line.append("none");
+                } else {
+                    StringBuilder a = new StringBuilder();
+                    for (org.apache.kafka.common.message.FetchResponseData.AbortedTransaction t : d.abortedTransactions.get()) {
+                        if (a.length() > 0) a.append(',');
+                        a.append(t.producerId()).append(':').append(t.firstOffset());
+                    }
+                    line.append(a.length() == 0 ? "-" : a);
+                }
+                out.write(line + "\n");
+                if (count == 0) break;
+                offset = next;
+            }
+        }
     }
 }
