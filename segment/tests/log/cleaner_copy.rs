@@ -269,3 +269,58 @@ fn aborted_data_goes_and_its_marker_stays_while_data_of_it_remains() {
     assert_eq!(txns.len(), 1);
     assert_eq!((txns[0].producer_id, txns[0].first_offset), (8, 0));
 }
+
+fn fill_for_swap(log: &Log) {
+    for round in 0..3 {
+        log.append(&plain_at(
+            log.log_end_offset(),
+            &[(Some("a"), Some("x")), (Some("b"), Some("y"))],
+        ))
+        .unwrap();
+        log.append(&plain_at(log.log_end_offset(), &[(Some("c"), Some("z"))]))
+            .unwrap();
+        if round < 2 {
+            log.roll(None).unwrap();
+        }
+    }
+    log.roll(None).unwrap();
+}
+
+#[test]
+fn an_interrupted_swap_is_completed_by_the_next_open() {
+    use segment::fs::{Fault, FaultyFs, FsOp, EIO};
+    // The clean as it should end.
+    let ok = tempfile::tempdir().unwrap();
+    let log = open(ok.path());
+    fill_for_swap(&log);
+    log.clean(&CleanerConfig::default(), &CompactionConfig::default(), NOW)
+        .unwrap();
+    let expect = records(&log);
+    assert_eq!(expect.len(), 3, "{expect:?}");
+    // The same clean, failing at the `.swap` -> `.log` rename: the commit point was
+    // passed, so the open completes the replacement.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = std::sync::Arc::new(FaultyFs::new());
+    fs.inject(Fault::new(FsOp::Rename, EIO).on_path(".log.swap").times(1));
+    let config = LogConfig {
+        compact: true,
+        file_delete_delay_ms: 0,
+        ..LogConfig::default()
+    };
+    let log = Log::options()
+        .fs(fs.clone())
+        .open(dir.path().join("topic-0"), config.clone())
+        .unwrap();
+    fill_for_swap(&log);
+    let err = log
+        .clean(&CleanerConfig::default(), &CompactionConfig::default(), NOW)
+        .unwrap_err();
+    assert!(err.to_string().contains("rename"), "{err}");
+    assert!(log.is_offline());
+    drop(log);
+    let names = files(&dir.path().join("topic-0"));
+    assert!(names.iter().any(|n| n.ends_with(".log.swap")), "{names:?}");
+    let log = Log::open(dir.path().join("topic-0"), config).unwrap();
+    assert!(log.stats().swap_replacement().is_some());
+    assert_eq!(records(&log), expect);
+}
