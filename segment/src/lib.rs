@@ -146,7 +146,7 @@
 //! | `tracing` | yes | recovery and loader diagnostics as `tracing` events | `tracing` |
 //! | `dump` | yes | the [`dump`] module (Kafka's `DumpLogSegments`) | `serde` |
 //! | `cli` | yes | the `dump-log` binary | `clap`, `indicatif`, `serde_json` |
-//! | `cleaner` | yes | the `clean` module (the log cleaner's plan) | `md-5` |
+//! | `cleaner` | yes | the `clean` module (the log cleaner) and `Log::clean` | `md-5` |
 //!
 //! Without a codec's feature, reading the records of a batch of that codec is a typed
 //! error; headers, CRCs, recovery, indexing and reads of whole batches work on every batch.
@@ -204,6 +204,8 @@ pub use leader::{
     AppendOrigin, KafkaError, LogAppendInfo, RecordError, TimestampType, TopicCompression,
 };
 pub use lock::DirLock;
+#[cfg(feature = "cleaner")]
+pub use log::CleanerStats;
 pub use log::{FetchIsolation, ListedOffset, Log, LogBounds, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};

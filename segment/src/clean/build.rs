@@ -89,7 +89,7 @@ pub fn build_offset_map(
     let aborted = if dirty.is_empty() {
         Vec::new()
     } else {
-        log.collect_aborted_txns(start, end)?
+        log.collect_aborted_txns_for_cleaner(start, end)?
     };
     let mut tracker = AbortTracker::new(aborted);
     let mut fill = MapFill::new(map, start);

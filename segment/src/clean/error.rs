@@ -71,6 +71,21 @@ pub enum CleanError {
         #[source]
         source: crate::record::RecordError,
     },
+    /// A batch the clean would have to write in a way this crate does not (yet) do: a
+    /// compressed legacy wrapper that loses some of its records, or a legacy batch Kafka
+    /// would keep as an empty batch (Kafka throws `IllegalStateException` there).
+    #[error("cannot clean: {reason}")]
+    Unsupported {
+        /// What and where.
+        reason: String,
+    },
+    /// The log directory's name is not `<topic>-<partition>`: the clean cannot name its
+    /// entry of the `cleaner-offset-checkpoint` (Kafka's `parseTopicPartitionName`).
+    #[error("log directory {} is not named <topic>-<partition>", path.display())]
+    NotAPartitionDir {
+        /// The log directory.
+        path: PathBuf,
+    },
     /// An I/O failure reading or writing a checkpoint, or an error reading a log's
     /// segments ([`SegmentError::Io`] names the operation and the file).
     #[error(transparent)]

@@ -8,7 +8,9 @@
 //! [`filthiest`]); map the latest offset of each key of the dirty section into an
 //! [`OffsetMap`] of Kafka's capacity ([`build_offset_map`] reads the dirty segments and
 //! feeds [`MapFill`], Kafka's stop rule), whose end offset is where this clean stops; group the segments up to it ([`group_segments_by_size`]); clean each
-//! group (not here yet) and checkpoint the end offset ([`write_cleaner_checkpoint`]).
+//! group into a new segment ([`filter_window`] per read window, with
+//! [`CleanedTxnMetadata`]) and swap it in, and checkpoint the end offset
+//! ([`write_cleaner_checkpoint`]); [`Log::clean`](crate::Log::clean) does all of it.
 //!
 //! The settings are [`CleanerConfig`] (the broker's `log.cleaner.*`) and
 //! [`CompactionConfig`] (the topic's). The rules read a [`LogSummary`]: taken from a
@@ -56,6 +58,7 @@
 mod build;
 mod checkpoint;
 mod config;
+mod copy;
 mod error;
 mod group;
 mod offset_map;
@@ -71,6 +74,9 @@ pub use config::{
     CleanerConfig, CompactionConfig, DEFAULT_BACKOFF_MS, DEFAULT_DEDUPE_BUFFER_LOAD_FACTOR,
     DEFAULT_DEDUPE_BUFFER_SIZE, DEFAULT_DELETE_RETENTION_MS, DEFAULT_IO_BUFFER_SIZE,
     DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
+};
+pub use copy::{
+    filter_window, CleanSabotage, CleanedTxnMetadata, CopyRules, LastRecord, WindowResult,
 };
 pub use error::CleanError;
 pub use group::group_segments_by_size;

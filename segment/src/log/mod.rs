@@ -72,6 +72,8 @@
 //! * `watermark.rs` — the high watermark ([`Log::high_watermark`]) and the ListOffsets
 //!   answers of [`Log::fetch_offset_by_timestamp`];
 //! * `truncate.rs` — [`Log::truncate_to`] and [`Log::truncate_fully_and_start_at`];
+//! * `clean.rs` — [`Log::clean`]: a round of the log cleaner, copy and swap
+//!   ([`crate::clean`]);
 //! * `retention.rs` — [`Log::delete_old_segments`], the log start offset, deleted files;
 //! * `flush.rs` — [`Log::flush`], [`Log::close`] and the offline rule;
 //! * `pstate.rs` — the producer state and leader-epoch cache on each of these paths;
@@ -97,6 +99,8 @@ use crate::time::Clock;
 
 mod append;
 mod bounds;
+#[cfg(feature = "cleaner")]
+mod clean;
 mod flush;
 mod leader;
 mod load;
@@ -110,6 +114,8 @@ mod truncate;
 mod watermark;
 
 pub use bounds::LogBounds;
+#[cfg(feature = "cleaner")]
+pub use clean::CleanerStats;
 pub use options::LogOptions;
 pub use read::FetchIsolation;
 pub use replay::rebuild_producer_state;

@@ -573,10 +573,37 @@ impl<F: BatchFormat> Log<F> {
         fetch_offset: i64,
         upper_bound_offset: i64,
     ) -> Result<Vec<AbortedTxn>> {
+        self.collect_aborted_txns_from(fetch_offset, fetch_offset, upper_bound_offset)
+    }
+
+    /// Kafka's `UnifiedLog.collectAbortedTransactions(start, upper)` as the cleaner calls
+    /// it (`LocalLog.collectAbortedTransactions(logStartOffset, start, upper)`): the search
+    /// starts at the segment holding `start`, but keeps the transactions with `last_offset
+    /// ≥ log_start_offset`, so a transaction that ended below the log start is not
+    /// reported even when its batches are still in a segment
+    /// (`docs/kafka-behaviour.md#cleaner-txn-markers`).
+    ///
+    /// # Errors
+    /// [`SegmentError::TxnIndex`].
+    #[cfg(feature = "cleaner")]
+    pub(crate) fn collect_aborted_txns_for_cleaner(
+        &self,
+        start: i64,
+        upper_bound_offset: i64,
+    ) -> Result<Vec<AbortedTxn>> {
+        self.collect_aborted_txns_from(self.log_start_offset(), start, upper_bound_offset)
+    }
+
+    fn collect_aborted_txns_from(
+        &self,
+        fetch_offset: i64,
+        start: i64,
+        upper_bound_offset: i64,
+    ) -> Result<Vec<AbortedTxn>> {
         let mut out = Vec::new();
         let mut seg = self
             .segments
-            .floor_segment(fetch_offset)
+            .floor_segment(start)
             .or_else(|| self.segments.first_segment());
         while let Some(s) = seg {
             match s.collect_aborted_txns(fetch_offset, upper_bound_offset) {

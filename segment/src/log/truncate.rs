@@ -130,7 +130,7 @@ impl<F: BatchFormat> Log<F> {
     /// A structural change failed after it published new bounds: the map and the files
     /// may hold any part of it, so nothing more is written (the log goes offline, as
     /// after a failed fsync) and the next open recovers. Returns `e`.
-    fn fail_structural_change(&self, what: &str, e: SegmentError) -> SegmentError {
+    pub(super) fn fail_structural_change(&self, what: &str, e: SegmentError) -> SegmentError {
         tracing::error!(dir = %self.dir.display(), error = %e, op = what, "structural change failed; the log is now offline");
         self.go_offline(format!("{what} failed inside its structural change (the map and the files may hold any part of it)"));
         e

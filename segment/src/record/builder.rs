@@ -60,6 +60,7 @@ pub struct BatchBuilder {
     delete_horizon: Option<i64>,
     compression: CompressionType,
     records: Vec<PendingRecord>,
+    last_offset: Option<i64>,
 }
 
 impl BatchBuilder {
@@ -77,7 +78,17 @@ impl BatchBuilder {
             delete_horizon: None,
             compression: CompressionType::None,
             records: Vec::new(),
+            last_offset: None,
         }
+    }
+
+    /// Sets the batch's last offset (its last offset delta) beyond its last record's, as
+    /// Kafka's `MemoryRecordsBuilder.overrideLastOffset` does when the cleaner rebuilds a
+    /// batch: the producer's last sequence stays that of the original batch. Ignored when
+    /// below the last record's offset ([`BatchBuilder::build`] then uses the record's).
+    pub fn override_last_offset(mut self, last_offset: i64) -> Self {
+        self.last_offset = Some(last_offset);
+        self
     }
 
     /// Compresses the records with `codec` (attribute bits 0–2), in the framing Kafka's
@@ -301,6 +312,15 @@ impl BatchBuilder {
         }
         if let Some(t) = self.log_append_time {
             max_timestamp = t;
+        }
+        if let Some(last) = self.last_offset {
+            if let Some(d) = last
+                .checked_sub(self.base_offset)
+                .and_then(|d| i32::try_from(d).ok())
+                .filter(|d| *d > last_delta)
+            {
+                last_delta = d;
+            }
         }
         let count = i32::try_from(self.records.len())
             .map_err(|_| RecordError::argument("too many records for one batch"))?;

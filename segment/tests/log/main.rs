@@ -8,6 +8,8 @@ mod accepted_survives_reopen;
 mod append_input_checks;
 mod append_path_txn_index;
 #[cfg(feature = "cleaner")]
+mod cleaner_copy;
+#[cfg(feature = "cleaner")]
 mod cleaner_plan;
 mod close_handlers;
 mod config_validation;

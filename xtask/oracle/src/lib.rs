@@ -72,7 +72,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
                        k6-dump-mismatch-order, k7-cleaner-straddle,
-                       k7-cleaner-map-slots
+                       k7-cleaner-map-slots, k7-cleaner-keep-aborted,
+                       k7-cleaner-early-tombstone
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -228,6 +229,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k7-cleaner",
         what: "our offset map charges a key 16 bytes (its MD5) instead of 24",
         expect: &["map"],
+    },
+    Sabotage {
+        name: "k7-cleaner-keep-aborted",
+        scenario: "k7-cleaner",
+        what: "our cleaner keeps the records of aborted transactions, as if committed",
+        expect: &["clean: ours", "differs"],
+    },
+    Sabotage {
+        name: "k7-cleaner-early-tombstone",
+        scenario: "k7-cleaner",
+        what: "our cleaner drops a tombstone on the pass that should only give it a delete horizon",
+        expect: &["clean: ours", "differs"],
     },
 ];
 

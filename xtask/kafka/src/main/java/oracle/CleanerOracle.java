@@ -48,7 +48,7 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * case ID PARTITION_DIR NOW_MS
  * config KEY VALUE          a topic config
  * batch TS KEY...           appendAsLeader of one uncompressed batch, a record per key
- *                           (timestamp TS, value "v")
+ *                           (timestamp TS, value "v"; a key written -KEY: a tombstone)
  * txn PID TS KEY...         the same, transactional, of producer PID (epoch 0)
  * marker PID COMMIT|ABORT TS   the coordinator's end-txn marker for PID
  * roll                      roll()
@@ -120,8 +120,11 @@ final class CleanerOracle {
                     long ts = Long.parseLong(op[1]);
                     SimpleRecord[] rs = new SimpleRecord[op.length - 2];
                     for (int i = 2; i < op.length; i++) {
-                        rs[i - 2] = new SimpleRecord(ts, op[i].getBytes(StandardCharsets.UTF_8),
-                                "v".getBytes(StandardCharsets.UTF_8));
+                        // "-KEY": a tombstone of KEY.
+                        boolean tomb = op[i].startsWith("-");
+                        String key = tomb ? op[i].substring(1) : op[i];
+                        rs[i - 2] = new SimpleRecord(ts, key.getBytes(StandardCharsets.UTF_8),
+                                tomb ? null : "v".getBytes(StandardCharsets.UTF_8));
                     }
                     log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, rs), 0);
                 }
@@ -199,9 +202,132 @@ final class CleanerOracle {
         } else {
             out.write(p + "map skipped\n");
         }
+        long logStart = log.logStartOffset();
+        long leo = log.logEndOffset();
+        long hw = log.highWatermark();
         log.flush(true);
         log.close();
         scheduler.drain();
+        // Our side's copy of the directory Kafka closed, then Kafka's clean of it.
+        File dir = new File(c.dir());
+        copyDir(dir, new File(new File(dir.getParentFile(), "ours"), dir.getName()));
+        cleanCase(c, p, out, checkpoint, mapBytes, loadFactor, logStart, leo, hw, time, scheduler);
         out.write(p + "closed\n");
+    }
+
+    static void copyDir(File from, File to) throws java.io.IOException {
+        if (to.exists()) {
+            for (File f : to.listFiles()) {
+                f.delete();
+            }
+        }
+        to.mkdirs();
+        for (File f : from.listFiles()) {
+            if (f.isFile()) {
+                java.nio.file.Files.copy(f.toPath(), new File(to, f.getName()).toPath(),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+            }
+        }
+    }
+
+    /**
+     * The clean step: Kafka's log reopened from the directory it closed (the log start, a
+     * recovery point at the log end, the high watermark it had), its plan taken again from
+     * the case's checkpoint, and, when it has cleanable bytes and a map that takes a key,
+     * {@code Cleaner.doClean(ltc, now)}: {@code ID clean END_OFFSET MESSAGES_READ BYTES_READ
+     * MESSAGES_WRITTEN BYTES_WRITTEN INVALID_MESSAGES_READ}, else {@code ID clean skipped}; then
+     * a second round ({@code clean2}) with no checkpoint at {@code now + delete.retention.ms +
+     * 1}, when round 1's delete horizons have passed. The log is then flushed and closed (the
+     * files xtask compares).
+     */
+    static void cleanCase(Case c, String p, BufferedWriter out, Optional<Long> checkpoint, int mapBytes,
+            double loadFactor, long logStart, long leo, long hw, LeaderOracle.ManualTime time,
+            LeaderOracle.QueueScheduler scheduler) throws Exception {
+        UnifiedLog log = UnifiedLog.create(new File(c.dir()), new LogConfig(c.config()), logStart, leo, scheduler,
+                new BrokerTopicStats(), time, 60_000, new ProducerStateManagerConfig(86_400_000, false),
+                600_000, new LogDirFailureChannel(1), true, Optional.empty());
+        scheduler.drain();
+        log.updateHighWatermark(hw);
+        long deleteRetention = log.config().deleteRetentionMs;
+        for (int round = 1; round <= 2; round++) {
+            // Round 1 from the case's checkpoint at the case's time; round 2 from none (the
+            // whole log dirty again) once round 1's delete horizons have passed.
+            Optional<Long> cp = round == 1 ? checkpoint : Optional.empty();
+            long now = round == 1 ? c.now() : c.now() + deleteRetention + 1;
+            Object offsets = method(LogCleanerManager.class, "cleanableOffsets", UnifiedLog.class, Optional.class, long.class)
+                    .invoke(null, log, cp, now);
+            long firstDirty = (long) method(offsets.getClass(), "firstDirtyOffset").invoke(offsets);
+            long uncleanable = (long) method(offsets.getClass(), "firstUncleanableDirtyOffset").invoke(offsets);
+            long delay = (long) method(LogCleanerManager.class, "maxCompactionDelay", UnifiedLog.class, long.class, long.class)
+                    .invoke(null, log, firstDirty, now);
+            LogToClean ltc = new LogToClean(log, firstDirty, uncleanable, delay > 0);
+            SkimpyOffsetMap map = new SkimpyOffsetMap(mapBytes);
+            String tag = round == 1 ? "clean" : "clean2";
+            if (ltc.cleanableBytes() > 0 && map.slots() * loadFactor >= 1.0) {
+                Cleaner cleaner = new Cleaner(0, map, 64 * 1024, 10 << 20, loadFactor,
+                        new Throttler(Double.MAX_VALUE, 300, "cleaner-io", "bytes", time), time, tp -> {});
+                java.util.Map.Entry<Long, CleanerStats> r;
+                try {
+                    r = cleaner.doClean(ltc, now);
+                } catch (Exception e) {
+                    // E.g. a cleaned segment's time index full (a small segment.index.bytes):
+                    // the clean aborts, the log keeps its segments.
+                    out.write(p + tag + " failed\n");
+                    scheduler.drain();
+                    continue;
+                }
+                CleanerStats st = r.getValue();
+                out.write(p + tag + " " + r.getKey() + " " + st.messagesRead() + " " + st.bytesRead() + " "
+                        + st.messagesWritten() + " " + st.bytesWritten() + " " + st.invalidMessagesRead() + "\n");
+            } else {
+                out.write(p + tag + " skipped\n");
+            }
+            scheduler.drain();
+        }
+        reads(log, p, out);
+        scheduler.drain();
+        log.flush(true);
+        log.close();
+        scheduler.drain();
+    }
+
+    /**
+     * Every record of the cleaned log at every isolation level: from the log start, fetches
+     * of 1000 bytes (at least one batch) until one returns nothing, each answered as
+     * {@code ID read ISOLATION OFFSET BASE-LAST-CRC-SIZE,... aborted PID:FIRST,...} ({@code -}
+     * for none, {@code none} for no aborted list), after {@code ID read lso OFFSET}.
+     */
+    static void reads(UnifiedLog log, String p, BufferedWriter out) throws Exception {
+        out.write(p + "read lso " + log.lastStableOffset() + "\n");
+        for (org.apache.kafka.server.storage.log.FetchIsolation iso : org.apache.kafka.server.storage.log.FetchIsolation.values()) {
+            long offset = log.logStartOffset();
+            for (int n = 0; n < 100_000; n++) {
+                org.apache.kafka.storage.internals.log.FetchDataInfo d = log.read(offset, 1000, iso, true);
+                StringBuilder line = new StringBuilder(p + "read " + iso + " " + offset + " ");
+                long next = -1;
+                int count = 0;
+                for (org.apache.kafka.common.record.internal.RecordBatch b : d.records.batches()) {
+                    if (count++ > 0) line.append(',');
+                    line.append(b.baseOffset()).append('-').append(b.lastOffset()).append('-')
+                            .append(Long.toHexString(b.checksum())).append('-').append(b.sizeInBytes());
+                    next = b.nextOffset();
+                }
+                if (count == 0) line.append('-');
+                line.append(" aborted ");
+                if (d.abortedTransactions.isEmpty()) {
+                    line.append("none");
+                } else {
+                    StringBuilder a = new StringBuilder();
+                    for (org.apache.kafka.common.message.FetchResponseData.AbortedTransaction t : d.abortedTransactions.get()) {
+                        if (a.length() > 0) a.append(',');
+                        a.append(t.producerId()).append(':').append(t.firstOffset());
+                    }
+                    line.append(a.length() == 0 ? "-" : a);
+                }
+                out.write(line + "\n");
+                if (count == 0) break;
+                offset = next;
+            }
+        }
     }
 }

@@ -1,0 +1,438 @@
+//! Kafka's `Cleaner.cleanInto` over one read window: which batches and records of a
+//! segment a clean keeps, and how it re-encodes them (Kafka's `MemoryRecords.filterTo`
+//! with the cleaner's `RecordFilter`), with the transaction bookkeeping of Kafka's
+//! `CleanedTransactionMetadata` (`docs/kafka-behaviour.md#cleaner-copy`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use index_txn::AbortedTxn;
+
+use crate::record::{
+    batches_from, BatchBuilder, ControlRecordType, FileBatch, RecordError, TimestampType, MAGIC_V2,
+    NO_PRODUCER_ID, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD,
+};
+
+use super::{CleanError, OffsetMap};
+
+/// The last record of an active producer (Kafka's `LastRecord`, from the producer state
+/// of the log when the group's clean starts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastRecord {
+    /// The offset of the producer's last data record, if it has one.
+    pub last_data_offset: Option<i64>,
+    /// The producer's epoch.
+    pub producer_epoch: i16,
+}
+
+/// Kafka's `CleanedTransactionMetadata`: the transactions a clean is inside of, carried
+/// from segment to segment of one clean (`docs/kafka-behaviour.md#cleaner-txn-markers`).
+#[derive(Debug, Default)]
+pub struct CleanedTxnMetadata {
+    ongoing_committed: HashSet<i64>,
+    /// Producer → (its aborted transaction, last offset of a batch of it seen).
+    ongoing_aborted: HashMap<i64, (AbortedTxn, Option<i64>)>,
+    /// Aborted transactions not reached yet, by first offset (then arrival).
+    pending: BTreeMap<(i64, u64), AbortedTxn>,
+    arrivals: u64,
+    /// Aborted transactions whose ABORT marker a clean keeps, in the order met: the
+    /// cleaned segment's transaction index.
+    cleaned_index: Vec<AbortedTxn>,
+}
+
+impl CleanedTxnMetadata {
+    /// Nothing ongoing, nothing pending.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Kafka's `addAbortedTransactions`: the aborted transactions of the next segment.
+    pub fn add_aborted_transactions(&mut self, txns: impl IntoIterator<Item = AbortedTxn>) {
+        for t in txns {
+            self.pending.insert((t.first_offset, self.arrivals), t);
+            self.arrivals += 1;
+        }
+    }
+
+    /// Takes the transaction-index entries collected since the last call.
+    pub fn take_cleaned_index(&mut self) -> Vec<AbortedTxn> {
+        std::mem::take(&mut self.cleaned_index)
+    }
+
+    fn consume_up_to(&mut self, offset: i64) {
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.key().0 > offset {
+                break;
+            }
+            let txn = entry.remove();
+            self.ongoing_aborted
+                .entry(txn.producer_id)
+                .or_insert((txn, None));
+        }
+    }
+
+    /// Kafka's `onControlBatchRead`: whether the control batch may be discarded. An ABORT
+    /// marker is kept (and its transaction indexed) while a batch of its transaction
+    /// was seen by this clean; a COMMIT marker while a batch of it was seen; an empty
+    /// control batch (already cleaned) may go.
+    fn on_control_batch(
+        &mut self,
+        last_offset: i64,
+        producer_id: i64,
+        first_key: Option<Option<&[u8]>>,
+    ) -> bool {
+        self.consume_up_to(last_offset);
+        let Some(key) = first_key else {
+            return true;
+        };
+        match ControlRecordType::parse_key(key, 0) {
+            Ok(ControlRecordType::Abort) => match self.ongoing_aborted.remove(&producer_id) {
+                Some((txn, Some(_))) => {
+                    self.cleaned_index.push(txn);
+                    false
+                }
+                _ => true,
+            },
+            Ok(ControlRecordType::Commit) => !self.ongoing_committed.remove(&producer_id),
+            _ => false,
+        }
+    }
+
+    /// Kafka's `onBatchRead`: whether a data batch belongs to an aborted transaction.
+    fn on_batch(&mut self, last_offset: i64, transactional: bool, producer_id: i64) -> bool {
+        self.consume_up_to(last_offset);
+        if !transactional {
+            return false;
+        }
+        match self.ongoing_aborted.get_mut(&producer_id) {
+            Some((_, seen)) => {
+                *seen = Some(last_offset);
+                true
+            }
+            None => {
+                self.ongoing_committed.insert(producer_id);
+                false
+            }
+        }
+    }
+}
+
+/// Deliberate damage for the oracle's sabotages (`cargo xtask kafka --sabotage`), which
+/// must then fail: never set outside them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CleanSabotage {
+    /// Aborted transactional data is kept, as if committed.
+    pub keep_aborted: bool,
+    /// A v2 tombstone goes on the pass that would give its batch a delete horizon.
+    pub drop_tombstone_early: bool,
+}
+
+/// What one clean of a segment's window decides from (Kafka's `cleanInto` arguments).
+#[derive(Debug)]
+pub struct CopyRules<'a> {
+    /// The clean's offset map.
+    pub map: &'a OffsetMap,
+    /// Whether legacy (magic 0/1) tombstones are kept in this segment: its mtime is after
+    /// the legacy delete horizon.
+    pub retain_legacy_deletes: bool,
+    /// `delete.retention.ms`.
+    pub delete_retention_ms: i64,
+    /// The clean's time, ms.
+    pub current_time: i64,
+    /// Kafka's `lastRecordsOfActiveProducers`.
+    pub active_producers: &'a HashMap<i64, LastRecord>,
+    /// The log's high watermark: the batch ending just before it is kept, even empty
+    /// (Kafka 4.4's rule: the last offset below the high watermark is not lost).
+    pub high_watermark: i64,
+    #[doc(hidden)]
+    pub sabotage: CleanSabotage,
+}
+
+/// Kafka's `FilterResult` of one window, and the cleaner's invalid-message count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowResult {
+    /// Bytes of the batches processed (kept or not); the next window starts after them.
+    pub bytes_read: u64,
+    /// Records read.
+    pub messages_read: u64,
+    /// Records kept.
+    pub messages_retained: u64,
+    /// Bytes written (61 for an empty batch).
+    pub bytes_retained: u64,
+    /// Largest offset kept (−1 for none).
+    pub max_offset: i64,
+    /// Largest timestamp kept (−1 for none).
+    pub max_timestamp: i64,
+    /// The offset Kafka's segment append records with `max_timestamp`.
+    pub shallow_offset_of_max_timestamp: i64,
+    /// Keyless records met (Kafka's `invalidMessage`).
+    pub invalid_messages: u64,
+}
+
+impl WindowResult {
+    fn new() -> Self {
+        WindowResult {
+            max_offset: -1,
+            max_timestamp: NO_TIMESTAMP,
+            shallow_offset_of_max_timestamp: -1,
+            ..Self::default()
+        }
+    }
+
+    fn retained(&mut self, max_ts: i64, shallow: i64, max_offset: i64, n: u64, bytes: u64) {
+        if max_ts > self.max_timestamp {
+            self.max_timestamp = max_ts;
+            self.shallow_offset_of_max_timestamp = shallow;
+        }
+        self.max_offset = self.max_offset.max(max_offset);
+        self.messages_retained += n;
+        self.bytes_retained += bytes;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BatchRetention {
+    Delete,
+    RetainEmpty,
+    DeleteEmpty,
+}
+
+fn unsupported(what: String) -> CleanError {
+    CleanError::Unsupported { reason: what }
+}
+
+/// Kafka's `MemoryRecords.filterTo` with the cleaner's filter over the complete batches
+/// of `window` (a read of a segment's `.log`), appending what is kept to `out`. Stops
+/// early, as Kafka does, once `out` has grown past `write_capacity` bytes (Kafka's write
+/// buffer had to grow: KAFKA-5316).
+///
+/// # Errors
+/// [`CleanError::Batch`] (with `window_position` 0; the caller adds the file and
+/// position) for a corrupt batch; [`CleanError::Unsupported`] for a compressed legacy
+/// wrapper that would have to be rebuilt, or a legacy batch Kafka would keep empty.
+pub fn filter_window(
+    window: &[u8],
+    rules: &CopyRules<'_>,
+    txns: &mut CleanedTxnMetadata,
+    out: &mut Vec<u8>,
+    write_capacity: usize,
+) -> Result<WindowResult, CleanError> {
+    let bad = |source: RecordError| CleanError::Batch {
+        path: std::path::PathBuf::new(),
+        window_position: 0,
+        source,
+    };
+    let mut result = WindowResult::new();
+    let out_start = out.len();
+    for batch in batches_from(window, 0) {
+        let batch = batch.map_err(bad)?;
+        let (retention, discard_records, marker_for_empty_txn) =
+            check_batch_retention(&batch, rules, txns).map_err(bad)?;
+        result.bytes_read += batch.size_in_bytes() as u64;
+        if retention == BatchRetention::Delete {
+            continue;
+        }
+        let magic = batch.magic();
+        let mut retained = Vec::new();
+        let mut all_kept = true;
+        let mut contains_tombstones = false;
+        let mut max_offset = -1i64;
+        for r in batch.records().map_err(bad)? {
+            let r = r.map_err(bad)?;
+            result.messages_read += 1;
+            let keep = if discard_records {
+                false
+            } else if batch.is_control() {
+                true
+            } else {
+                should_retain_record(&batch, &r, rules, &mut result)
+            };
+            if keep {
+                max_offset = max_offset.max(r.offset);
+                if r.value.is_none() {
+                    contains_tombstones = true;
+                }
+                retained.push(r);
+            } else {
+                all_kept = false;
+            }
+        }
+        if !retained.is_empty() {
+            let v2 = batch.as_v2();
+            let horizon = v2.and_then(|b| b.delete_horizon_ms());
+            let set_horizon = magic >= MAGIC_V2
+                && (contains_tombstones || marker_for_empty_txn)
+                && horizon.is_none();
+            if all_kept && !set_horizon {
+                out.extend_from_slice(batch.as_bytes());
+                result.retained(
+                    batch.max_timestamp(),
+                    batch.last_offset(),
+                    batch.last_offset(),
+                    retained.len() as u64,
+                    batch.size_in_bytes() as u64,
+                );
+            } else {
+                let Some(v2) = v2 else {
+                    return Err(unsupported(format!(
+                        "rebuilding the legacy (magic {magic}) batch at offset {} after \
+                         removing some of its records",
+                        batch.base_offset()
+                    )));
+                };
+                let horizon = if set_horizon {
+                    Some(rules.current_time.wrapping_add(rules.delete_retention_ms))
+                } else {
+                    horizon
+                };
+                let mut b = BatchBuilder::new(v2.base_offset())
+                    .compression(v2.compression().map_err(bad)?)
+                    .partition_leader_epoch(v2.partition_leader_epoch())
+                    .producer(v2.producer_id(), v2.producer_epoch(), v2.base_sequence())
+                    .transactional(v2.is_transactional())
+                    .control(v2.is_control_batch())
+                    .override_last_offset(v2.last_offset());
+                if v2.timestamp_type() == TimestampType::LogAppendTime {
+                    b = b.log_append_time(v2.max_timestamp());
+                }
+                if let Some(h) = horizon {
+                    b = b.delete_horizon(h);
+                }
+                let mut max_ts = NO_TIMESTAMP;
+                for r in &retained {
+                    max_ts = max_ts.max(r.timestamp);
+                    let headers: Vec<(&[u8], Option<&[u8]>)> = r
+                        .headers
+                        .iter()
+                        .map(|h| (&*h.key, h.value.as_deref()))
+                        .collect();
+                    b = b.record_at(r.offset, r.timestamp, r.key(), r.value(), &headers);
+                }
+                if v2.timestamp_type() == TimestampType::LogAppendTime {
+                    max_ts = v2.max_timestamp();
+                }
+                let n = b.write_to(out).map_err(bad)?;
+                // `MemoryRecordsBuilder.info()`: for v2 the shallow offset of the max
+                // timestamp is the (overridden) last offset; none without a timestamp.
+                let shallow = if max_ts == NO_TIMESTAMP {
+                    -1
+                } else {
+                    v2.last_offset()
+                };
+                result.retained(max_ts, shallow, max_offset, retained.len() as u64, n as u64);
+            }
+        } else if retention == BatchRetention::RetainEmpty {
+            let Some(v2) = batch.as_v2() else {
+                return Err(unsupported(format!(
+                    "empty batches are only supported for magic v2 and above (batch at \
+                     offset {})",
+                    batch.base_offset()
+                )));
+            };
+            let mut b = BatchBuilder::new(v2.base_offset())
+                .partition_leader_epoch(v2.partition_leader_epoch())
+                .producer(v2.producer_id(), v2.producer_epoch(), v2.base_sequence())
+                .transactional(v2.is_transactional())
+                .control(v2.is_control_batch());
+            if v2.timestamp_type() == TimestampType::LogAppendTime {
+                b = b.log_append_time(v2.max_timestamp());
+            }
+            let bytes = b
+                .build_empty(v2.last_offset(), v2.max_timestamp())
+                .map_err(bad)?;
+            out.extend_from_slice(&bytes);
+            result.retained(
+                v2.max_timestamp(),
+                v2.last_offset(),
+                v2.last_offset(),
+                0,
+                RECORD_BATCH_OVERHEAD as u64,
+            );
+        }
+        if out.len() - out_start > write_capacity {
+            break;
+        }
+    }
+    Ok(result)
+}
+
+/// Kafka's `checkBatchRetention` of the cleaner's filter: the batch's retention, whether
+/// its records are all discarded, and whether it is a discardable control batch (a
+/// marker whose transaction left no data: it then gets a delete horizon).
+fn check_batch_retention(
+    batch: &FileBatch<'_>,
+    rules: &CopyRules<'_>,
+    txns: &mut CleanedTxnMetadata,
+) -> Result<(BatchRetention, bool, bool), RecordError> {
+    let control = batch.is_control();
+    let can_discard = if control {
+        let mut records = batch.records()?;
+        let first = match records.next() {
+            Some(r) => Some(r?.key.map(|k| k.into_owned())),
+            None => None,
+        };
+        txns.on_control_batch(
+            batch.last_offset(),
+            batch.producer_id(),
+            first.as_ref().map(|k| k.as_deref()),
+        )
+    } else {
+        txns.on_batch(
+            batch.last_offset(),
+            batch.is_transactional(),
+            batch.producer_id(),
+        ) && !rules.sabotage.keep_aborted
+    };
+    let horizon = batch.as_v2().and_then(|b| b.delete_horizon_ms());
+    let discard_records = if control {
+        can_discard && horizon.is_some_and(|h| h <= rules.current_time)
+    } else {
+        can_discard
+    };
+    let last_of_producer = || {
+        rules
+            .active_producers
+            .get(&batch.producer_id())
+            .is_some_and(|last| match last.last_data_offset {
+                Some(o) => batch.last_offset() == o,
+                None => control && batch.producer_epoch() == last.producer_epoch,
+            })
+    };
+    // Kept even empty: an active producer's last batch (its last sequence, or the
+    // marker with its last epoch), and the batch ending at the high watermark.
+    let retention = if (batch.producer_id() > NO_PRODUCER_ID && last_of_producer())
+        || batch.next_offset() == rules.high_watermark
+    {
+        BatchRetention::RetainEmpty
+    } else if discard_records {
+        BatchRetention::Delete
+    } else {
+        BatchRetention::DeleteEmpty
+    };
+    Ok((retention, discard_records, can_discard && control))
+}
+
+/// Kafka's `Cleaner.shouldRetainRecord`.
+fn should_retain_record(
+    batch: &FileBatch<'_>,
+    r: &crate::record::Record<'_>,
+    rules: &CopyRules<'_>,
+    result: &mut WindowResult,
+) -> bool {
+    if r.offset > rules.map.latest_offset() {
+        return true;
+    }
+    let Some(key) = r.key() else {
+        result.invalid_messages += 1;
+        return false;
+    };
+    let latest = rules.map.get(key).is_none_or(|o| r.offset >= o);
+    let retain_deletes = match batch.as_v2() {
+        Some(v2) => match v2.delete_horizon_ms() {
+            None => !rules.sabotage.drop_tombstone_early,
+            Some(h) => rules.current_time < h,
+        },
+        None => rules.retain_legacy_deletes,
+    };
+    latest && (r.value.is_some() || retain_deletes)
+}

@@ -1,0 +1,428 @@
+//! [`Log::clean`]: one round of Kafka's log cleaner over a compacted log (Kafka's
+//! `Cleaner.doClean`, `cleanSegments`, `cleanInto` and `UnifiedLog.replaceSegments`;
+//! `docs/kafka-behaviour.md#cleaner-copy`, `docs/kafka-behaviour.md#cleaner-swap`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::Log;
+use crate::clean::{
+    build_offset_map, filter_window, group_segments_by_size, read_cleaner_checkpoint,
+    write_cleaner_checkpoint, CleanError, CleanSabotage, CleanedTxnMetadata, CleanerConfig,
+    CompactionConfig, CopyRules, LastRecord, LogSummary, LogToClean, OffsetMap, TopicPartition,
+};
+use crate::diag as tracing;
+use crate::error::SegmentError;
+use crate::format::KafkaBatchFormat;
+use crate::names::{self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+use crate::segment::LogSegment;
+
+/// What one [`Log::clean`] did (Kafka's `CleanerStats` counts, and the clean's range).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CleanerStats {
+    /// The first dirty offset the clean started from.
+    pub first_dirty_offset: i64,
+    /// The first offset it leaves dirty: the new checkpoint.
+    pub end_offset: i64,
+    /// Batches read while building the offset map.
+    pub map_batches_read: u64,
+    /// Bytes read while building the offset map (Kafka's `mapBytesRead`).
+    pub map_bytes_read: u64,
+    /// Records read while copying (Kafka's `messagesRead`).
+    pub messages_read: u64,
+    /// Bytes of the batches read while copying (Kafka's `bytesRead`).
+    pub bytes_read: u64,
+    /// Records written (Kafka's `messagesWritten`).
+    pub messages_written: u64,
+    /// Bytes written (Kafka's `bytesWritten`).
+    pub bytes_written: u64,
+    /// Keyless records met below the map's latest offset (Kafka's `invalidMessagesRead`).
+    pub invalid_messages_read: u64,
+    /// The offset map's utilization (keys / slots).
+    pub buffer_utilization: f64,
+    /// Segments replaced.
+    pub segments_cleaned: u64,
+    /// Cleaned segments written (one per group).
+    pub segments_written: u64,
+}
+
+/// Kafka's `UnifiedLog.parseTopicPartitionName` for a plain partition directory:
+/// `<topic>-<partition>`, split at the last `-`.
+fn topic_partition_of(dir: &std::path::Path) -> Option<TopicPartition> {
+    let name = dir.file_name()?.to_str()?;
+    let (topic, partition) = name.rsplit_once('-')?;
+    if topic.is_empty() {
+        return None;
+    }
+    Some(TopicPartition::new(topic, partition.parse().ok()?))
+}
+
+impl Log<KafkaBatchFormat> {
+    /// One round of Kafka's log cleaner over this log, as `LogCleaner` runs it on the
+    /// log it chose (`doClean`, then `doneCleaning`): reads this partition's first dirty
+    /// offset from the `cleaner-offset-checkpoint` of the parent (log) directory, finds
+    /// the cleanable range ([`LogToClean::plan`]), maps the dirty section's keys
+    /// ([`build_offset_map`]), rewrites every segment below the map's end group by group
+    /// ([`group_segments_by_size`]) into `.cleaned` segments that are swapped in as
+    /// Kafka's `replaceSegments` does, and writes the map's end offset to the checkpoint.
+    /// `now` (ms) is the clean's time: delete horizons are `now + delete.retention.ms`.
+    ///
+    /// It does not apply `min.cleanable.dirty.ratio` (Kafka's choice among logs): call
+    /// [`LogToClean::is_cleanable`] first for that. A log with nothing cleanable is left
+    /// as it is (the checkpoint is still reset when Kafka would reset it).
+    ///
+    /// Under concurrent readers the replacement of a group's segments is one structural
+    /// change (`docs/kafka-behaviour.md#concurrent-reads`); a reader holding a replaced
+    /// segment keeps reading it until `file.delete.delay.ms` has passed.
+    ///
+    /// # Errors
+    /// [`CleanError::InvalidConfig`]; [`CleanError::NotAPartitionDir`];
+    /// [`CleanError::MalformedCheckpoint`]; [`CleanError::Batch`] and
+    /// [`CleanError::Unsupported`] (nothing replaced for the group; the `.cleaned` files
+    /// are removed); [`CleanError::Segment`] for I/O (a failure during the swap takes the
+    /// log offline; the next open completes or rolls back the swap).
+    pub fn clean(
+        &self,
+        cleaner: &CleanerConfig,
+        compaction: &CompactionConfig,
+        now: i64,
+    ) -> Result<CleanerStats, CleanError> {
+        self.clean_sabotaged(cleaner, compaction, now, CleanSabotage::default())
+    }
+
+    /// [`clean`](Self::clean) with deliberate damage, for the oracle's sabotages only.
+    #[doc(hidden)]
+    pub fn clean_sabotaged(
+        &self,
+        cleaner: &CleanerConfig,
+        compaction: &CompactionConfig,
+        now: i64,
+        sabotage: CleanSabotage,
+    ) -> Result<CleanerStats, CleanError> {
+        cleaner.validate()?;
+        compaction.validate()?;
+        let capacity = cleaner.offset_map_capacity()?;
+        let tp = topic_partition_of(&self.dir).ok_or_else(|| CleanError::NotAPartitionDir {
+            path: self.dir.clone(),
+        })?;
+        let parent = self
+            .dir
+            .parent()
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+        let _g = self.lock.lock();
+        self.check_online()?;
+        self.deleter.delete_expired()?;
+        let mut checkpoints = read_cleaner_checkpoint(&*self.fs, &parent)?;
+        let summary = LogSummary::of(self)?;
+        let (offsets, ltc) =
+            LogToClean::plan(&summary, checkpoints.get(&tp).copied(), now, compaction);
+        let mut stats = CleanerStats {
+            first_dirty_offset: ltc.first_dirty_offset,
+            end_offset: ltc.first_dirty_offset,
+            ..CleanerStats::default()
+        };
+        if ltc.first_uncleanable_offset <= ltc.first_dirty_offset || ltc.cleanable_bytes == 0 {
+            if offsets.force_update_checkpoint {
+                checkpoints.insert(tp, offsets.first_dirty_offset);
+                write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+            }
+            return Ok(stats);
+        }
+        // Kafka's legacy delete horizon: the last clean segment's mtime minus
+        // delete.retention.ms (0 without one).
+        let legacy_delete_horizon = match summary
+            .segments_in(0, ltc.first_dirty_offset)
+            .and_then(|s| s.last())
+        {
+            Some(s) => s.last_modified.wrapping_sub(compaction.delete_retention_ms),
+            None => 0,
+        };
+        let mut map = OffsetMap::new(capacity);
+        let built = build_offset_map(
+            self,
+            &mut map,
+            ltc.first_dirty_offset,
+            ltc.first_uncleanable_offset,
+            cleaner.max_message_size.max(0) as u32,
+        )?;
+        stats.map_batches_read = built.batches_read;
+        stats.map_bytes_read = built.bytes_read;
+        let end_offset = built.end_offset;
+        stats.end_offset = end_offset;
+        let segs = summary.segments_in(0, end_offset).unwrap_or(&[]).to_vec();
+        let groups = group_segments_by_size(
+            &segs,
+            self.config.segment_bytes,
+            self.config.max_index_size as u64,
+            ltc.first_uncleanable_offset,
+        );
+        let mut txns = CleanedTxnMetadata::new();
+        for g in groups {
+            let group: Vec<Arc<LogSegment>> = segs
+                .get(g)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|s| self.segments.get(s.base_offset))
+                .collect();
+            if group.is_empty() {
+                continue;
+            }
+            self.clean_segments(
+                &group,
+                &map,
+                now,
+                &mut stats,
+                &mut txns,
+                legacy_delete_horizon,
+                compaction,
+                cleaner,
+                sabotage,
+            )?;
+        }
+        stats.buffer_utilization = map.utilization();
+        checkpoints.insert(tp, end_offset);
+        write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+        Ok(stats)
+    }
+
+    /// Kafka's `lastRecordsOfActiveProducers`.
+    fn last_records_of_active_producers(&self) -> HashMap<i64, LastRecord> {
+        let ps = self.producer_state.lock();
+        ps.active_producers()
+            .iter()
+            .map(|(&pid, e)| {
+                let last = e.last_data_offset();
+                (
+                    pid,
+                    LastRecord {
+                        last_data_offset: (last >= 0).then_some(last),
+                        producer_epoch: e.producer_epoch,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Kafka's `cleanSegments`: cleans `group` into one `.cleaned` segment at the first
+    /// one's base offset and swaps it in.
+    #[allow(clippy::too_many_arguments)]
+    fn clean_segments(
+        &self,
+        group: &[Arc<LogSegment>],
+        map: &OffsetMap,
+        now: i64,
+        stats: &mut CleanerStats,
+        txns: &mut CleanedTxnMetadata,
+        legacy_delete_horizon: i64,
+        compaction: &CompactionConfig,
+        cleaner: &CleanerConfig,
+        sabotage: CleanSabotage,
+    ) -> Result<(), CleanError> {
+        let Some(first) = group.first() else {
+            return Ok(());
+        };
+        let base = first.base_offset();
+        for kind in names::FileKind::ALL {
+            let p = names::segment_file(&self.dir, base, kind, CLEANED_FILE_SUFFIX);
+            crate::fs::remove_if_exists_with(&*self.fs, &p)?;
+        }
+        let cleaned = self.open_segment(base, false, CLEANED_FILE_SUFFIX)?;
+        let active = self.last_records_of_active_producers();
+        let hw = self.high_watermark();
+        let copied = (|| -> Result<(), CleanError> {
+            for (i, seg) in group.iter().enumerate() {
+                let upper = match group.get(i + 1) {
+                    Some(n) => n.base_offset(),
+                    None => seg.read_next_offset()?,
+                };
+                txns.add_aborted_transactions(
+                    self.collect_aborted_txns_for_cleaner(seg.base_offset(), upper)?,
+                );
+                let rules = CopyRules {
+                    map,
+                    retain_legacy_deletes: seg.last_modified()? > legacy_delete_horizon,
+                    delete_retention_ms: compaction.delete_retention_ms,
+                    current_time: now,
+                    active_producers: &active,
+                    high_watermark: hw,
+                    sabotage,
+                };
+                self.clean_into(seg, &cleaned, &rules, txns, stats, cleaner)?;
+            }
+            cleaned.on_become_inactive_segment()?;
+            cleaned.flush()?;
+            if let Some(last) = group.last() {
+                cleaned.set_last_modified(last.last_modified()?)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = copied {
+            cleaned.close_handlers();
+            let _ = cleaned.delete_if_exists();
+            return Err(e);
+        }
+        self.replace_segments(cleaned, group)?;
+        stats.segments_cleaned += group.len() as u64;
+        stats.segments_written += 1;
+        Ok(())
+    }
+
+    /// Kafka's `cleanInto`: copies what is kept of `seg` into `dest`, read window by
+    /// read window (one append, so at most one index entry, per window).
+    fn clean_into(
+        &self,
+        seg: &LogSegment,
+        dest: &LogSegment,
+        rules: &CopyRules<'_>,
+        txns: &mut CleanedTxnMetadata,
+        stats: &mut CleanerStats,
+        cleaner: &CleanerConfig,
+    ) -> Result<(), CleanError> {
+        let io_buffer = cleaner.io_buffer_size_per_thread().max(0) as u64;
+        let max_message = cleaner.max_message_size.max(0) as u64;
+        let mut capacity = io_buffer;
+        let file = seg.log();
+        let size = file.size_in_bytes();
+        let path = seg.log_path();
+        let mut position = 0u64;
+        let mut out = Vec::new();
+        while position < size {
+            let len = capacity.min(size - position);
+            let window = file.read(position, len)?;
+            out.clear();
+            let result =
+                filter_window(&window, rules, txns, &mut out, capacity as usize).map_err(|e| {
+                    match e {
+                        CleanError::Batch { source, .. } => CleanError::Batch {
+                            path: path.clone(),
+                            window_position: position,
+                            source,
+                        },
+                        other => other,
+                    }
+                })?;
+            stats.messages_read += result.messages_read;
+            stats.bytes_read += result.bytes_read;
+            stats.messages_written += result.messages_retained;
+            stats.bytes_written += result.bytes_retained;
+            stats.invalid_messages_read += result.invalid_messages;
+            position += result.bytes_read;
+            for t in txns.take_cleaned_index() {
+                dest.append_aborted_txn(&t)?;
+            }
+            // Kafka 4.4's `LogSegment.append`: batch by batch, the max timestamp and the
+            // index entries as if each batch were appended alone.
+            for b in crate::record::batches_from(&out, 0) {
+                let b = b.map_err(|e| CleanError::Batch {
+                    path: path.clone(),
+                    window_position: position,
+                    source: e,
+                })?;
+                dest.append(
+                    b.last_offset(),
+                    b.max_timestamp(),
+                    b.last_offset(),
+                    b.as_bytes(),
+                )?;
+            }
+            if len > 0 && result.bytes_read == 0 {
+                // Kafka's `growBuffersOrFail`: double the buffers up to
+                // max(message.max.bytes, the next batch's size).
+                let limit = if capacity >= max_message {
+                    let next = crate::record::peek_batch(&window, 0)
+                        .ok()
+                        .and_then(|p| match p {
+                            crate::record::Peek::Batch(n) => Some(n as u64),
+                            _ => None,
+                        });
+                    match next {
+                        Some(n) if n > capacity && n <= size - position => n,
+                        _ => {
+                            return Err(CleanError::Batch {
+                                path: path.clone(),
+                                window_position: position,
+                                source: crate::record::RecordError::invalid(
+                                    0,
+                                    format!(
+                                        "no complete batch in {len} bytes (max message size \
+                                         {max_message})"
+                                    ),
+                                ),
+                            })
+                        }
+                    }
+                } else {
+                    max_message
+                };
+                let max_buffer = limit.max(max_message);
+                if capacity >= max_buffer {
+                    return Err(CleanError::Batch {
+                        path: path.clone(),
+                        window_position: position,
+                        source: crate::record::RecordError::invalid(
+                            0,
+                            format!(
+                                "this log contains a message larger than maximum allowable \
+                                 size of {max_buffer}"
+                            ),
+                        ),
+                    });
+                }
+                capacity = (capacity.max(1) * 2).min(max_buffer);
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's `replaceSegments(List(cleaned), old)`: `cleaned` renamed `.cleaned` →
+    /// `.swap` (the commit point: an open from here completes the replacement), then, as
+    /// one structural change, put in the map in place of the old segments, which are
+    /// renamed `.deleted` and scheduled for deletion; then renamed `.swap` → final. The
+    /// producer snapshots of the old segments not replaced at their base go too.
+    fn replace_segments(
+        &self,
+        cleaned: LogSegment,
+        old: &[Arc<LogSegment>],
+    ) -> Result<(), CleanError> {
+        let base = cleaned.base_offset();
+        if let Err(e) = cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX) {
+            cleaned.close_handlers();
+            let _ = cleaned.delete_if_exists();
+            return Err(e.into());
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        let cleaned = Arc::new(cleaned);
+        let mut removed = Vec::new();
+        {
+            let _change = self.segments.begin_change();
+            let swapped = (|| -> Result<(), SegmentError> {
+                self.segments.add(cleaned.clone());
+                for s in old {
+                    if s.base_offset() != base {
+                        self.segments.remove(s.base_offset());
+                        removed.push(s.clone());
+                    }
+                    s.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
+                    self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+                    self.deleter.schedule(s.clone())?;
+                }
+                cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")?;
+                Ok(())
+            })();
+            if let Err(e) = swapped {
+                return Err(self.fail_structural_change("clean", e).into());
+            }
+        }
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        tracing::info!(
+            segment = base,
+            replaced = old.len(),
+            "swapped in a cleaned segment"
+        );
+        self.delete_snapshots_of(&removed)?;
+        Ok(())
+    }
+}
