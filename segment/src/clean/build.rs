@@ -1,4 +1,4 @@
-//! Kafka's `Cleaner.buildOffsetMap` over a live [`Log`]: the dirty section's batches, read
+//! Kafka's `Cleaner.buildOffsetMap` over a live log ([`CleanerSource`]): the dirty section's batches, read
 //! segment by segment, fed to [`MapFill`] with the transaction bookkeeping of Kafka's
 //! `CleanedTransactionMetadata` (`docs/kafka-behaviour.md#cleaner-offset-map`).
 
@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use index_txn::AbortedTxn;
 
-use crate::log::Log;
 use crate::record::{batches_from, ControlRecordType};
 
-use super::{CleanError, Fill, MapFill, OffsetMap};
+use super::{CleanError, CleanerSource, Fill, MapFill, OffsetMap};
 
 /// What [`build_offset_map`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,18 +77,18 @@ impl AbortTracker {
 /// index and transaction-index errors; [`CleanError::Batch`]: a corrupt batch, or one
 /// larger than `max_message_size`; [`CleanError::OffsetMapFull`] only with a load factor
 /// above 1.
-pub fn build_offset_map(
-    log: &Log,
+pub fn build_offset_map<L: CleanerSource + ?Sized>(
+    log: &L,
     map: &mut OffsetMap,
     start: i64,
     end: i64,
     max_message_size: u32,
 ) -> Result<MapBuild, CleanError> {
-    let dirty = log.segments().values_range(start, end)?;
+    let dirty = log.cleaner_segments().values_range(start, end)?;
     let aborted = if dirty.is_empty() {
         Vec::new()
     } else {
-        log.collect_aborted_txns_for_cleaner(start, end)?
+        log.cleaner_aborted_txns(start, end)?
     };
     let mut tracker = AbortTracker::new(aborted);
     let mut fill = MapFill::new(map, start);

@@ -63,6 +63,7 @@ mod error;
 mod group;
 mod offset_map;
 mod offsets;
+mod source;
 
 pub use build::{build_offset_map, MapBuild};
 pub use checkpoint::{
@@ -85,3 +86,4 @@ pub use offsets::{
     cleanable_offsets, filthiest, max_compaction_delay, LogSummary, LogToClean, OffsetsToClean,
     SegmentSummary,
 };
+pub use source::CleanerSource;

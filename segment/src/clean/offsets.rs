@@ -7,10 +7,7 @@
 //! The rules read a [`LogSummary`]: the few numbers per segment that Kafka's rules read,
 //! taken from a live [`Log`] by [`LogSummary::of`] or built by hand (tests, the oracle).
 
-use crate::format::BatchFormat;
-use crate::log::Log;
-
-use super::{CleanError, CompactionConfig};
+use super::{CleanError, CleanerSource, CompactionConfig};
 
 /// What the cleaner's rules read of one segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +52,10 @@ impl LogSummary {
     ///
     /// # Errors
     /// [`CleanError::Segment`]: index and I/O errors of the segments.
-    pub fn of<F: BatchFormat>(log: &Log<F>) -> Result<Self, CleanError> {
-        let bounds = log.bounds();
+    pub fn of<L: CleanerSource + ?Sized>(log: &L) -> Result<Self, CleanError> {
+        let (log_start_offset, log_end_offset, last_stable_offset) = log.cleaner_bounds();
         let mut segments = Vec::new();
-        for s in log.segments().values() {
+        for s in log.cleaner_segments().values() {
             segments.push(SegmentSummary {
                 base_offset: s.base_offset(),
                 size: s.size(),
@@ -70,9 +67,9 @@ impl LogSummary {
             });
         }
         Ok(LogSummary {
-            log_start_offset: bounds.log_start_offset,
-            log_end_offset: bounds.log_end_offset,
-            last_stable_offset: bounds.last_stable_offset,
+            log_start_offset,
+            log_end_offset,
+            last_stable_offset,
             segments,
         })
     }

@@ -11,7 +11,8 @@ use super::Log;
 use crate::clean::{
     build_offset_map, filter_window, group_segments_by_size, read_cleaner_checkpoint,
     write_cleaner_checkpoint, CleanError, CleanSabotage, CleanedTxnMetadata, CleanerConfig,
-    CompactionConfig, CopyRules, LastRecord, LogSummary, LogToClean, OffsetMap, TopicPartition,
+    CleanerSource, CompactionConfig, CopyRules, LastRecord, LogSummary, LogToClean, OffsetMap,
+    TopicPartition,
 };
 use crate::diag as tracing;
 use crate::error::SegmentError;
@@ -58,6 +59,29 @@ fn topic_partition_of(dir: &std::path::Path) -> Option<TopicPartition> {
         return None;
     }
     Some(TopicPartition::new(topic, partition.parse().ok()?))
+}
+
+/// The cleaner's reads of a live log ([`crate::clean::CleanerSource`]): the segment map,
+/// the bounds of one moment and the aborted transactions from the log start.
+impl<F: crate::format::BatchFormat> CleanerSource for Log<F> {
+    type Format = F;
+
+    fn cleaner_segments(&self) -> &crate::segment_map::LogSegments<F> {
+        self.segments()
+    }
+
+    fn cleaner_bounds(&self) -> (i64, i64, i64) {
+        let b = self.bounds();
+        (b.log_start_offset, b.log_end_offset, b.last_stable_offset)
+    }
+
+    fn cleaner_aborted_txns(
+        &self,
+        start: i64,
+        upper_bound_offset: i64,
+    ) -> Result<Vec<index_txn::AbortedTxn>, SegmentError> {
+        self.collect_aborted_txns_for_cleaner(start, upper_bound_offset)
+    }
 }
 
 impl Log<KafkaBatchFormat> {

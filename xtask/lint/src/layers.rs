@@ -23,8 +23,9 @@ pub const LAYERS: &[&[&str]] = &[
     &["segment", "segment_map", "deleter"],
     &["validate", "loader_plan"],
     &["leader"],
+    &["clean"],
     &["log"],
-    &["clean", "dump"],
+    &["dump"],
 ];
 
 /// The crate the check reads, relative to the root.
