@@ -383,14 +383,71 @@ fn ours(
 }
 
 /// Our two rounds: each one's `clean` line and checkpoint entry; our errors; our reads.
-type OurRounds = (Vec<(String, Option<i64>)>, Vec<String>, Vec<String>);
+type OurRounds = (Vec<(String, Option<i64>)>, Vec<String>, Reads);
+
+/// One fetched batch as a read_committed consumer sees it: base offset, producer id,
+/// whether it is transactional data, and whether it is an ABORT marker.
+#[derive(Clone, Copy)]
+struct FetchedBatch {
+    base: i64,
+    producer_id: i64,
+    transactional_data: bool,
+    abort_marker: bool,
+}
+
+/// Our read lines, and for each read_committed line the batches it returned (keyed by the
+/// line up to its aborted list, which Kafka's equal line shares).
+struct Reads {
+    lines: Vec<String>,
+    batches: std::collections::HashMap<String, Vec<FetchedBatch>>,
+}
+
+/// The batches a read_committed consumer drops from a fetch, given the fetch's aborted
+/// transactions (`PID:FIRST,...`, `-` or `none`): Kafka's consumer (`CompletedFetch`)
+/// adds a producer to its aborted set once a batch reaches the transaction's first
+/// offset, drops that producer's transactional data batches while it is in the set, and
+/// removes it at its ABORT marker (`docs/kafka-behaviour.md#fetch-aborted-transactions`).
+fn consumer_drops(aborted: &str, batches: &[FetchedBatch]) -> Option<Vec<i64>> {
+    let mut pending: Vec<(i64, i64)> = Vec::new();
+    if aborted != "-" && aborted != "none" {
+        for t in aborted.split(',') {
+            let (pid, first) = t.split_once(':')?;
+            pending.push((first.parse().ok()?, pid.parse().ok()?));
+        }
+    }
+    pending.sort_unstable();
+    let mut pending = pending.into_iter().peekable();
+    let mut set = std::collections::HashSet::new();
+    let mut dropped = Vec::new();
+    for b in batches {
+        if b.producer_id < 0 {
+            continue;
+        }
+        // Kafka consumes the aborted transactions up to the batch's last offset; the
+        // fetch's batches are whole, so its base suffices for the order of the test.
+        while let Some(&(first, pid)) = pending.peek() {
+            if first > b.base {
+                break;
+            }
+            set.insert(pid);
+            pending.next();
+        }
+        if b.abort_marker {
+            set.remove(&b.producer_id);
+        } else if b.transactional_data && set.contains(&b.producer_id) {
+            dropped.push(b.base);
+        }
+    }
+    Some(dropped)
+}
 
 /// Every record of the cleaned log at every isolation level, in the helper's `read` line
 /// format: from the log start, fetches of 1000 bytes (at least one batch) until one
 /// returns nothing.
-fn reads(log: &Log) -> Result<Vec<String>, String> {
-    use segment::FetchIsolation;
+fn reads(log: &Log, drop_aborted: bool) -> Result<Reads, String> {
+    use segment::{BatchFormat as _, FetchIsolation, KafkaBatchFormat};
     let mut out = vec![format!("read lso {}", log.last_stable_offset())];
+    let mut fetched = std::collections::HashMap::new();
     for (name, iso) in [
         ("LOG_END", FetchIsolation::LogEnd),
         ("HIGH_WATERMARK", FetchIsolation::HighWatermark),
@@ -402,9 +459,20 @@ fn reads(log: &Log) -> Result<Vec<String>, String> {
                 .read_with(offset, 1000, iso, true)
                 .map_err(|e| format!("our read {name} at {offset}: {e}"))?;
             let mut batches = Vec::new();
+            let mut seen = Vec::new();
             let mut next = -1;
             for b in segment::record::batches_from(&d.records, 0) {
                 let b = b.map_err(|e| e.to_string())?;
+                let marker = KafkaBatchFormat::end_txn_marker(b.as_bytes(), b.position())
+                    .map_err(|e| e.to_string())?;
+                seen.push(FetchedBatch {
+                    base: b.base_offset(),
+                    producer_id: b.producer_id(),
+                    transactional_data: b.is_transactional() && !b.is_control(),
+                    abort_marker: marker.is_some_and(|m| {
+                        m.control_type == segment::record::ControlRecordType::Abort
+                    }),
+                });
                 batches.push(format!(
                     "{}-{}-{:x}-{}",
                     b.base_offset(),
@@ -413,6 +481,12 @@ fn reads(log: &Log) -> Result<Vec<String>, String> {
                     b.size_in_bytes()
                 ));
                 next = b.next_offset();
+            }
+            let mut d = d;
+            if drop_aborted {
+                if let Some(a) = d.aborted_transactions.as_mut().filter(|a| !a.is_empty()) {
+                    a.remove(0);
+                }
             }
             let aborted = match &d.aborted_transactions {
                 None => "none".to_string(),
@@ -424,21 +498,26 @@ fn reads(log: &Log) -> Result<Vec<String>, String> {
                     .join(","),
             };
             let empty = batches.is_empty();
-            out.push(format!(
-                "read {name} {offset} {} aborted {aborted}",
+            let line = format!(
+                "read {name} {offset} {}",
                 if empty {
                     "-".to_string()
                 } else {
                     batches.join(",")
                 }
-            ));
+            );
+            out.push(format!("{line} aborted {aborted}"));
+            fetched.insert(line, seen);
             if empty {
                 break;
             }
             offset = next;
         }
     }
-    Ok(out)
+    Ok(Reads {
+        lines: out,
+        batches: fetched,
+    })
 }
 
 /// What the clean step compared.
@@ -453,7 +532,7 @@ struct CleanTally {
     failed: usize,
     reads: usize,
     lso_differs: usize,
-    aborted_lists_differ: usize,
+    aborted_lists_equivalent: usize,
     aborted_list_example: String,
     tombstones: usize,
     horizons: usize,
@@ -544,7 +623,7 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
             .copied();
         rounds.push((line, cp));
     }
-    let reads = reads(&log)?;
+    let reads = reads(&log, ctx.sabotaged("k7-cleaner-fetch-aborted"))?;
     log.close().map_err(|e| e.to_string())?;
     Ok((rounds, failures, reads))
 }
@@ -815,6 +894,10 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         // is compared only where both logs have the same last stable offset: our log was
         // reopened twice, Kafka's once, and a reopened log forgets the transactions
         // completed above the high watermark that hold a live log's down (see the plan).
+        let Reads {
+            lines: our_reads,
+            batches: our_batches,
+        } = our_reads;
         let lso_differs = our_reads.first().map(String::as_str) != kafka_reads.first().copied();
         tally.lso_differs += usize::from(lso_differs);
         let keep = |l: &&str| {
@@ -823,16 +906,36 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         let our_reads: Vec<&str> = our_reads.iter().map(String::as_str).filter(keep).collect();
         let kafka_reads: Vec<&str> = kafka_reads.into_iter().filter(keep).collect();
         tally.reads += our_reads.len().min(kafka_reads.len());
-        // The aborted lists of read_committed fetches after a clean are an open item of
-        // our read path (the files are equal byte for byte, so not of the cleaner): they
-        // are counted and the first one shown, not failed on.
-        let aborted_only = |a: &str, b: &str| {
-            a.starts_with("read TXN_COMMITTED")
-                && a.split(" aborted ").next() == b.split(" aborted ").next()
+        // A read_committed fetch whose aborted list differs from Kafka's on the same
+        // batches is equal when a read_committed consumer drops the same batches with
+        // either list. Our reopened log can rebuild a segment whose index Kafka's close
+        // left zero-padded (our load check distrusts it, Kafka's sanity check does not);
+        // the rebuilt `.txnindex`, like Kafka's own `recoverSegment`'s, has no entry for a
+        // transaction begun below the log start, whose data no fetch returns
+        // (`docs/kafka-behaviour.md#recovered-txn-index`). Any other difference fails.
+        let same_drops = |a: &str, b: &str| {
+            if !a.starts_with("read TXN_COMMITTED") {
+                return false;
+            }
+            let (Some((la, xa)), Some((lb, xb))) =
+                (a.split_once(" aborted "), b.split_once(" aborted "))
+            else {
+                return false;
+            };
+            if la != lb {
+                return false;
+            }
+            let Some(batches) = our_batches.get(la) else {
+                return false;
+            };
+            match (consumer_drops(xa, batches), consumer_drops(xb, batches)) {
+                (Some(x), Some(y)) => x == y,
+                _ => false,
+            }
         };
         for (a, b) in our_reads.iter().zip(&kafka_reads) {
-            if a != b && aborted_only(a, b) {
-                tally.aborted_lists_differ += 1;
+            if a != b && same_drops(a, b) {
+                tally.aborted_lists_equivalent += 1;
                 if tally.aborted_list_example.is_empty() {
                     tally.aborted_list_example = format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
                 }
@@ -841,7 +944,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         if let Some(at) = our_reads
             .iter()
             .zip(&kafka_reads)
-            .position(|(a, b)| a != b && !aborted_only(a, b))
+            .position(|(a, b)| a != b && !same_drops(a, b))
             .or((our_reads.len() != kafka_reads.len())
                 .then(|| our_reads.len().min(kafka_reads.len())))
         {
@@ -882,7 +985,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         diffs.push(format!("no case was cleaned: {tally:?}"));
     }
     let clean_line = format!(
-        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; open, not failed on: {} read_committed aborted lists differ{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left; {} rounds failed on both sides, a cleaned time index full)",
+        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; {} read_committed aborted lists differ with the same batches dropped by a consumer{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left; {} rounds failed on both sides, a cleaned time index full)",
         tally.cleans,
         tally.files,
         tally.bytes,
@@ -890,7 +993,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         tally.checkpoints,
         tally.reads,
         tally.lso_differs,
-        tally.aborted_lists_differ,
+        tally.aborted_lists_equivalent,
         if tally.aborted_list_example.is_empty() {
             String::new()
         } else {

@@ -73,7 +73,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
                        k6-dump-mismatch-order, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
-                       k7-cleaner-early-tombstone
+                       k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -241,6 +241,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k7-cleaner",
         what: "our cleaner drops a tombstone on the pass that should only give it a delete horizon",
         expect: &["clean: ours", "differs"],
+    },
+    Sabotage {
+        name: "k7-cleaner-fetch-aborted",
+        scenario: "k7-cleaner",
+        what: "our read_committed fetches after a clean lose the first aborted transaction of their list",
+        expect: &["read: ours"],
     },
 ];
 
