@@ -57,7 +57,7 @@ struct Seg {
 /// One partition directory: its segments, producer-state snapshots by offset and its
 /// leader-epoch checkpoint (`None`: no file).
 #[derive(Default, Debug, Clone)]
-struct Part {
+pub(crate) struct Part {
     segs: BTreeMap<i64, Seg>,
     snapshots: BTreeMap<i64, Vec<u8>>,
     epochs: Option<Vec<u8>>,
@@ -124,7 +124,7 @@ fn txn_entries(bytes: &[u8]) -> Vec<(i16, [i64; 4])> {
         .collect()
 }
 
-fn read_part(dir: &Path) -> Result<Part, String> {
+pub(crate) fn read_part(dir: &Path) -> Result<Part, String> {
     let mut out = Part::default();
     for e in std::fs::read_dir(dir).map_err(|e| format!("{dir:?}: {e}"))? {
         let p = e.map_err(|e| e.to_string())?.path();
@@ -179,7 +179,7 @@ fn read_part(dir: &Path) -> Result<Part, String> {
 }
 
 /// Reads `topic partition offset` lines of a broker checkpoint file.
-fn read_checkpoint(path: &Path) -> BTreeMap<String, i64> {
+pub(crate) fn read_checkpoint(path: &Path) -> BTreeMap<String, i64> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .skip(2)
@@ -194,7 +194,7 @@ fn read_checkpoint(path: &Path) -> BTreeMap<String, i64> {
 }
 
 /// Log start and end offsets the broker logged when it loaded each partition.
-fn loaded_offsets(server_log: &str) -> BTreeMap<String, (i64, i64)> {
+pub(crate) fn loaded_offsets(server_log: &str) -> BTreeMap<String, (i64, i64)> {
     let mut out = BTreeMap::new();
     for l in server_log.lines() {
         if !l.contains("Completed load of Log(") {
@@ -221,28 +221,28 @@ fn loaded_offsets(server_log: &str) -> BTreeMap<String, (i64, i64)> {
 
 /// Counts for the scenario line.
 #[derive(Default)]
-struct Totals {
-    kills: usize,
-    open_before_rp: usize,
+pub(crate) struct Totals {
+    pub(crate) kills: usize,
+    pub(crate) open_before_rp: usize,
     /// Recovered states compared (each kill, and each kill's torn copy).
-    states: usize,
-    torn_states: usize,
-    torn_partitions: usize,
-    partitions: usize,
-    segments: usize,
-    bytes: usize,
-    index_entries: usize,
-    txn_entries: usize,
-    snapshots: usize,
-    snapshot_entries: usize,
-    epoch_entries: usize,
-    diffs: Vec<String>,
-    justified: Vec<String>,
+    pub(crate) states: usize,
+    pub(crate) torn_states: usize,
+    pub(crate) torn_partitions: usize,
+    pub(crate) partitions: usize,
+    pub(crate) segments: usize,
+    pub(crate) bytes: usize,
+    pub(crate) index_entries: usize,
+    pub(crate) txn_entries: usize,
+    pub(crate) snapshots: usize,
+    pub(crate) snapshot_entries: usize,
+    pub(crate) epoch_entries: usize,
+    pub(crate) diffs: Vec<String>,
+    pub(crate) justified: Vec<String>,
 }
 
 /// A `.log` cut inside one of its last batches (the same cut in both copies).
 #[derive(Clone, Debug)]
-struct Tear {
+pub(crate) struct Tear {
     /// Base offset of the segment (the partition's last).
     segment: i64,
     /// Position and base offset of the batch the cut is in.
@@ -621,7 +621,7 @@ fn recover_and_compare(
 }
 
 /// Every file of one partition, ours (`a`) against the broker's (`b`).
-fn compare_partition(
+pub(crate) fn compare_partition(
     k: &str,
     a: &Part,
     b: &Part,

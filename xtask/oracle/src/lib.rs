@@ -14,6 +14,8 @@
 //!   against our `Log`;
 //! * `k2` — we write, the broker and Kafka's tools read;
 //! * `k1-crash` — kill -9 and recovery, ours and the broker's, side by side;
+//! * `k1-recovery-time` — the broker's recovery time of large unflushed partitions after
+//!   kill -9, against `dump-log doctor`'s prediction and our `Log::open`;
 //! * `k5-cluster` — a three-broker KRaft cluster takes over a partition we wrote, replicates
 //!   it to two empty followers, loses its leader to `kill -9` and serves everything from the
 //!   new leader, whose files our `Log` reads back batch for batch;
@@ -36,6 +38,7 @@ mod k5;
 mod k6;
 mod k7_cleaner;
 mod ours;
+mod recovery_time;
 pub mod vs;
 
 use std::path::{Path, PathBuf};
@@ -46,11 +49,13 @@ use broker::Jvm;
 
 const USAGE: &str = "\
 usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
-                         [--keep] [--sabotage NAME|all]
+                         [--recovery-mib N] [--keep] [--sabotage NAME|all]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
-                     k1-crash, k5-cluster, k6-dump, k7-cleaner)
+                     k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner)
   --scale N          workload size factor (default 3)
+  --recovery-mib N   MiB per partition k1-recovery-time writes and times the recovery of
+                     (default 256; 16 under --sabotage)
   --seed N           the seed of the randomised scenarios (k3, k4-epochs, k4-leader,
                      k1-crash); default: a new one per run, printed, so that a failure
                      can be replayed
@@ -64,7 +69,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      must fail (the check can fail); `all` runs every sabotage in turn and
                      prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
-                       k1-timestamp, k1-crash-torn, k3-late-slot, k4-equal-offset-kept,
+                       k1-timestamp, k1-crash-torn, k1-recovery-time-drop-unflushed,
+                       k3-late-slot, k4-equal-offset-kept,
                        k4-leader-dup-offsets, k4-leader-stale-crc,
                        k4-leader-builder-compressed, k4-leader-lso-high,
                        k4-leader-marker-epoch, k4-leader-close-entry,
@@ -121,6 +127,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k1-crash",
         what: "our recovery keeps one torn batch at the end of the crashed .log",
         expect: &["torn", ".log"],
+    },
+    Sabotage {
+        name: "k1-recovery-time-drop-unflushed",
+        scenario: "k1-recovery-time",
+        what: "our side throws away what lies past the checkpointed recovery point instead of recovering it",
+        expect: &["log end offset: ours"],
     },
     Sabotage {
         name: "k3-late-slot",
@@ -260,6 +272,8 @@ pub struct Ctx {
     pub seed: u64,
     /// The sabotage of this run, if any (its scenario alone runs).
     pub sabotage: Option<&'static Sabotage>,
+    /// `--recovery-mib`: MiB per partition of `k1-recovery-time` (`None`: its default).
+    pub recovery_mib: Option<u64>,
 }
 
 impl Ctx {
@@ -404,6 +418,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k4-leader", k4_leader::run),
     ("k2", k2::run),
     ("k1-crash", crash::run),
+    ("k1-recovery-time", recovery_time::run),
     ("k5-cluster", k5::run),
     ("k6-dump", k6::run),
     ("k7-cleaner", k7_cleaner::run),
@@ -417,6 +432,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut write_fixtures = false;
     let mut keep = false;
     let mut sabotage: Option<String> = None;
+    let mut recovery_mib: Option<u64> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -435,6 +451,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     .and_then(|s| s.parse().ok())
                     .filter(|&s| s > 0)
                     .ok_or("--scale needs a positive number")?
+            }
+            "--recovery-mib" => {
+                recovery_mib = Some(
+                    it.next()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|&s| s > 0)
+                        .ok_or("--recovery-mib needs a positive number")?,
+                )
             }
             "--seed" => {
                 seed = Some(
@@ -514,6 +538,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         write_fixtures,
         seed,
         sabotage: None,
+        recovery_mib,
     };
     if !sabotages.is_empty() {
         let r = run_sabotages(&mut ctx, &sabotages);

@@ -13,6 +13,7 @@ package oracle;
  *   k4-leader  IN.txt OUT.txt         run leader appends, reads and ListOffsets on UnifiedLog
  *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
+ *   bulk-produce BOOTSTRAP SEG MIB T:C.. MIB MiB per topic, fast (k1-recovery-time)
  *   cluster-*  ...                    the k5-cluster topic, reassignment and failover (Cluster)
  * </pre>
  */
@@ -30,6 +31,7 @@ public final class Oracle {
             case "txn-open" -> Workload.openTransaction(rest);
             case "answers" -> Answers.run(rest);
             case "append" -> Workload.append(rest);
+            case "bulk-produce" -> Workload.bulkProduce(rest);
             case "create-topics" -> Workload.createTopics(rest);
             case "cluster-create" -> Cluster.create(rest);
             case "cluster-state" -> Cluster.printState(rest);

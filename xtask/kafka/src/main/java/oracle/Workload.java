@@ -222,4 +222,59 @@ final class Workload {
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
     }
+
+    /**
+     * {@code bulk-produce BOOTSTRAP SEGMENT_BYTES MIB TOPIC:CODEC...}: creates each topic (one
+     * partition, replication factor 1, {@code segment.bytes} SEGMENT_BYTES, no retention), then
+     * produces MIB MiB of 1 KiB incompressible values to each, fast (acks=1, 1 MiB batches,
+     * non-idempotent), and prints {@code ACKED TOPIC LAST_OFFSET RECORDS} per topic once every
+     * send is acknowledged: the highest offset the leader acknowledged and how many records.
+     */
+    static void bulkProduce(String[] a) throws Exception {
+        String bootstrap = a[0];
+        String segmentBytes = a[1];
+        long target = Long.parseLong(a[2]) << 20;
+        List<NewTopic> topics = new ArrayList<>();
+        for (int i = 3; i < a.length; i++) {
+            topics.add(new NewTopic(a[i].split(":")[0], 1, (short) 1)
+                    .configs(Map.of("segment.bytes", segmentBytes, "retention.ms", "-1")));
+        }
+        try (Admin admin = admin(bootstrap)) {
+            admin.createTopics(topics).all().get();
+        }
+        // Random bytes: lz4 cannot shrink them, so the bytes on disk are the bytes sent.
+        byte[] pool = new byte[4 << 20];
+        new Random(7).nextBytes(pool);
+        int size = 1024;
+        for (int i = 3; i < a.length; i++) {
+            String[] w = a[i].split(":");
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, w[1]);
+            p.put(ProducerConfig.ACKS_CONFIG, "1");
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+            p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(1 << 20));
+            p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(64L << 20));
+            p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
+            java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(-1);
+            java.util.concurrent.atomic.AtomicReference<Exception> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            long records = 0;
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+                for (long sent = 0; sent < target; sent += size, records++) {
+                    int from = (int) ((records * 4099) % (pool.length - size));
+                    byte[] v = java.util.Arrays.copyOfRange(pool, from, from + size);
+                    producer.send(new ProducerRecord<>(w[0], 0, BASE_TS + records, null, v), (md, e) -> {
+                        if (e != null) failed.compareAndSet(null, e);
+                        else last.accumulateAndGet(md.offset(), Math::max);
+                    });
+                }
+                producer.flush();
+            }
+            if (failed.get() != null) throw failed.get();
+            System.out.println("ACKED " + w[0] + " " + last.get() + " " + records);
+        }
+    }
 }
