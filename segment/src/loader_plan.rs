@@ -514,6 +514,17 @@ pub fn plan_swaps<F: BatchFormat>(
         push_interval(&mut merged, s, e);
     }
     if let Some((lo, hi)) = hull {
+        // Segments a crash deleted after their `.deleted` rename leave no trace: the
+        // first segment a clean replaces starts at the swap's base, and the last one
+        // ends at or below the next segment the swaps do not replace. Their offsets are
+        // unknown, not absent (`docs/kafka-behaviour.md#swap-refusal`).
+        let lo = lo.min(min_base);
+        let hi = live
+            .iter()
+            .filter(|l| l.0 >= min_base && !replaced.contains(&l.0))
+            .map(|l| l.0)
+            .min()
+            .map_or(hi, |kept| kept.max(hi));
         for (_, first, next, path) in &checked {
             let Some(first) = *first else { continue };
             if first < lo || *next > hi {

@@ -537,3 +537,33 @@ fn a_swap_merge_leaves_no_preallocated_index_and_the_next_open_rebuilds_nothing(
     want.extend(48..96);
     assert_eq!(read_all(&log, 6), want);
 }
+
+/// `cargo xtask crash`'s cleaning workloads: a clean of segments 0 and 24 swapped in at 0
+/// keeps only batches of segment 0's upper half and of segment 24; with
+/// `file.delete.delay.ms` 0 the crash kept the unlink of segment 0's `.deleted` files but
+/// not the renames after it, so segment 0 is gone and segment 24 is `.deleted`. The
+/// swap's offsets below 24 were segment 0's (its base is the swap's): the open completes
+/// it (it once refused it as holding offsets outside 24..48), as Kafka does.
+#[test]
+fn a_swap_whose_first_original_is_gone_is_completed() {
+    let tmp = tmpdir();
+    let dir = tmp.path();
+    four_segments(dir);
+    std::fs::write(seg(dir, 0, ".log.swap"), batches(&[12, 18, 30, 42])).unwrap();
+    for ext in [".log", ".index", ".timeindex"] {
+        std::fs::remove_file(seg(dir, 0, ext)).unwrap();
+        std::fs::rename(seg(dir, 24, ext), seg(dir, 24, &format!("{ext}.deleted"))).unwrap();
+    }
+    let log = open(dir).unwrap();
+    let mut want: Vec<i64> = (12..24).collect();
+    want.extend(30..36);
+    want.extend(42..96);
+    assert_eq!(read_all(&log, 0), want);
+    let report = log
+        .stats()
+        .swap_replacement()
+        .expect("a completed swap is reported");
+    assert_eq!(report.swap_base_offsets, vec![0]);
+    assert_eq!(report.deleted_base_offsets, vec![24]);
+    log.close().unwrap();
+}
