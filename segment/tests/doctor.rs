@@ -1040,3 +1040,57 @@ fn an_offset_overflow_split_is_found_and_kafkas_differs() {
     assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
     assert_eq!(m["bytes_truncated"], 0, "{m}");
 }
+
+/// A crash between a swap's renames (`cargo xtask crash`'s cleaning workloads): the
+/// `.log.swap` is already the `.log`, its index still `.index.swap`. The loader renames
+/// every remaining swap file into place, so nothing is rebuilt; the doctor reads the
+/// index the loader will hold and predicts no recovery (it once predicted one for a
+/// missing index).
+#[test]
+fn an_index_swap_left_by_a_crash_is_read_as_the_index() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::rename(
+        dir.join("00000000000000000000.index"),
+        dir.join("00000000000000000000.index.swap"),
+    )
+    .unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    let log = segment::Log::open(&dir, segment::LogConfig::default()).unwrap();
+    let stats = log.stats();
+    assert_eq!(
+        stats
+            .segments_recovered
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+    log.close().unwrap();
+}
+
+/// A swap the loader completes without its `.index.swap` (a crash before that rename was
+/// durable): the segment it leaves has no offset index, so it is rebuilt; the doctor
+/// checks the swap's own files, and predicts that.
+#[test]
+fn a_completed_swap_without_its_index_is_predicted_recovered() {
+    let (_tmp, dir) = orders_copy();
+    for ext in ["log", "timeindex"] {
+        std::fs::copy(
+            dir.join(format!("00000000000000000000.{ext}")),
+            dir.join(format!("00000000000000000000.{ext}.swap")),
+        )
+        .unwrap();
+    }
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"], serde_json::json!([0]), "{p}");
+    let log = segment::Log::open(&dir, segment::LogConfig::default()).unwrap();
+    let stats = log.stats();
+    assert_eq!(
+        stats
+            .segments_recovered
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+    log.close().unwrap();
+}

@@ -56,6 +56,9 @@ struct State {
 pub struct SegmentOptions {
     mode: LogFileMode,
     suffix: String,
+    /// Per-index suffixes (offset, time, transaction) overriding `suffix`: the doctor
+    /// reads a segment as the loader will leave it, with index `.swap` files renamed.
+    index_suffixes: Option<[String; 3]>,
     clock: Clock,
     fs: FsRef,
 }
@@ -68,6 +71,7 @@ impl SegmentOptions {
         SegmentOptions {
             mode: LogFileMode::ReadWrite,
             suffix: String::new(),
+            index_suffixes: None,
             clock: crate::time::system_clock(),
             fs: crate::fs::real(),
         }
@@ -96,6 +100,13 @@ impl SegmentOptions {
     /// [`crate::names`]' suffixes such as `.swap` or `.cleaned`.
     pub fn suffix(mut self, suffix: impl Into<String>) -> Self {
         self.suffix = suffix.into();
+        self
+    }
+
+    /// The suffixes of the offset, time and transaction index files, in place of
+    /// [`suffix`](Self::suffix)'s for them.
+    pub(crate) fn index_suffixes(mut self, offset: &str, time: &str, txn: &str) -> Self {
+        self.index_suffixes = Some([offset.into(), time.into(), txn.into()]);
         self
     }
 
@@ -178,29 +189,40 @@ impl<F: BatchFormat> LogSegment<F> {
         let SegmentOptions {
             mode,
             suffix,
+            index_suffixes,
             clock,
             fs,
         } = options;
         let suffix = suffix.as_str();
+        let [oi_suffix, ti_suffix, txn_suffix] = match &index_suffixes {
+            Some([o, t, x]) => [o.as_str(), t.as_str(), x.as_str()],
+            None => [suffix; 3],
+        };
         config.validate()?;
         for kind in FileKind::ALL {
+            let suffix = match kind {
+                FileKind::Log => suffix,
+                FileKind::OffsetIndex => oi_suffix,
+                FileKind::TimeIndex => ti_suffix,
+                FileKind::TxnIndex => txn_suffix,
+            };
             crate::fs::check_regular_file(&names::segment_file(dir, base_offset, kind, suffix))?;
         }
         let log =
             LogFile::open_with_fs(names::log_file(dir, base_offset, suffix), mode, fs.clone())?;
         let offset_index = LazyIndex::with_fs(
-            names::offset_index_file(dir, base_offset, suffix),
+            names::offset_index_file(dir, base_offset, oi_suffix),
             base_offset,
             config.max_index_size,
             fs.clone(),
         );
         let time_index = LazyIndex::with_fs(
-            names::time_index_file(dir, base_offset, suffix),
+            names::time_index_file(dir, base_offset, ti_suffix),
             base_offset,
             config.max_index_size,
             fs.clone(),
         );
-        let txn_path = names::transaction_index_file(dir, base_offset, suffix);
+        let txn_path = names::transaction_index_file(dir, base_offset, txn_suffix);
         crate::fs::before(&*fs, FsOp::Open, &txn_path)?;
         let txn_index = TransactionIndex::open(&txn_path, base_offset)?;
         fs.after(FsOp::Open, &txn_path, None);

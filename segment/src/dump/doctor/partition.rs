@@ -141,17 +141,51 @@ struct Seg {
     scan: Option<Scan>,
 }
 
-fn open_segment(dir: &Path, base: i64) -> Result<LogSegment<KafkaBatchFormat>, String> {
+/// Opens the segment at `base` read-only; `suffix` (`""` or [`SWAP_FILE_SUFFIX`]) names
+/// its files: a swap's files are what the segment will be once the loader completes it.
+///
+/// An index of a live segment (`suffix` `""`) that also exists as a `.swap` file (a crash
+/// between a swap's renames) is read from the `.swap`: the loader renames every such file
+/// over the live one before it loads the segments.
+///
+/// `index_swaps`: whether the loader renames this base's index `.swap` files (it deletes
+/// those at or above the lowest `.cleaned` file instead).
+fn open_segment(
+    dir: &Path,
+    base: i64,
+    suffix: &str,
+    index_swaps: bool,
+) -> Result<LogSegment<KafkaBatchFormat>, String> {
+    let index_suffix = |kind: names::FileKind| {
+        let swap = names::segment_file(dir, base, kind, SWAP_FILE_SUFFIX);
+        if suffix.is_empty() && index_swaps && swap.exists() {
+            SWAP_FILE_SUFFIX
+        } else {
+            suffix
+        }
+    };
     LogSegment::open(
         dir,
         base,
         &LogConfig::default(),
-        SegmentOptions::existing().mode(LogFileMode::ReadOnly),
+        SegmentOptions::existing()
+            .mode(LogFileMode::ReadOnly)
+            .suffix(suffix)
+            .index_suffixes(
+                index_suffix(names::FileKind::OffsetIndex),
+                index_suffix(names::FileKind::TimeIndex),
+                index_suffix(names::FileKind::TxnIndex),
+            ),
     )
     .map_err(|e| e.to_string())
 }
 
-fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) -> Seg {
+fn check_segment(
+    dir: &Path,
+    (base, path, suffix): (i64, &Path, &str),
+    (is_last, index_swaps): (bool, bool),
+    deep: bool,
+) -> Seg {
     let file = names::file_name(path).to_string();
     let mut s = Seg {
         base,
@@ -162,7 +196,7 @@ fn check_segment(dir: &Path, base: i64, path: &Path, is_last: bool, deep: bool) 
         findings: Vec::new(),
         scan: None,
     };
-    let seg = match open_segment(dir, base) {
+    let seg = match open_segment(dir, base, suffix, index_swaps) {
         Ok(seg) => seg,
         Err(e) => {
             s.findings.push(finding(
@@ -469,6 +503,11 @@ pub(super) fn examine_partition(
         .filter_map(|p| Some((names::canonical_offset_from_file(p).ok()?, p.clone())))
         .collect();
     bases.sort();
+    // The segments the loader will hold: with swaps it completes, the segments they
+    // replace (and any file based in the range they cover) are gone and each swap is
+    // its segment, its indexes those renamed from `.swap` (a missing one is rebuilt).
+    let mut layout: Vec<(i64, PathBuf, &str)> =
+        bases.iter().map(|(b, p)| (*b, p.clone(), "")).collect();
     if !log_swaps.is_empty() {
         match crate::loader_plan::plan_swaps::<KafkaBatchFormat>(
             &crate::fs::real(),
@@ -478,6 +517,11 @@ pub(super) fn examine_partition(
             &deleted_logs,
         ) {
             Ok(plan) => {
+                layout.retain(|(b, _, _)| {
+                    !((*b >= plan.min_base && *b < plan.max_next) || plan.swap_bases.contains(b))
+                });
+                layout.extend(log_swaps.iter().map(|(b, p)| (*b, p.clone(), SWAP_FILE_SUFFIX)));
+                layout.sort_by_key(|(b, _, _)| *b);
                 let removed = if plan.removed.is_empty() {
                     String::new()
                 } else {
@@ -513,11 +557,13 @@ pub(super) fn examine_partition(
             )),
         }
     }
-    let n = bases.len();
-    let mut segs: Vec<Seg> = bases
+    let n = layout.len();
+    let mut segs: Vec<Seg> = layout
         .iter()
         .enumerate()
-        .map(|(i, (b, p))| check_segment(dir, *b, p, i + 1 == n, deep))
+        .map(|(i, (b, p, suffix))| {
+            check_segment(dir, (*b, p, suffix), (i + 1 == n, *b < min_cleaned), deep)
+        })
         .collect();
     // Offsets must increase across segments: a segment reaching past the next one's base
     // is recovered.
