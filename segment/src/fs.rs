@@ -80,6 +80,10 @@ pub mod mutant {
         NoTrimFsync,
         /// A `.log` is fsynced before it is trimmed on close (KAFKA-21000).
         FlushBeforeTrim,
+        /// A clean's replacement does not fsync the directory between renaming the
+        /// cleaned segment `.swap` and renaming the replaced segments `.deleted`
+        /// (`docs/kafka-behaviour.md#cleaner-swap`).
+        CleanSwapNoDirFsync,
         /// `update_high_watermark` does not clamp a high watermark above the log end.
         LinHwUnclamped,
         /// A bounded read's bound (high watermark, last stable offset) is one offset
@@ -99,11 +103,12 @@ pub mod mutant {
 
     impl Mutant {
         /// Every mutant of `cargo xtask crash`.
-        pub const ALL: [Mutant; 4] = [
+        pub const ALL: [Mutant; 5] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
             Mutant::FlushBeforeTrim,
+            Mutant::CleanSwapNoDirFsync,
         ];
 
         /// Every mutant of `cargo xtask lin`.
@@ -123,6 +128,7 @@ pub mod mutant {
                 Mutant::CheckpointBeforeData => "checkpoint-before-data",
                 Mutant::NoTrimFsync => "no-trim-fsync",
                 Mutant::FlushBeforeTrim => "flush-before-trim",
+                Mutant::CleanSwapNoDirFsync => "clean-swap-no-dir-fsync",
                 Mutant::LinHwUnclamped => "lin-hw-unclamped",
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",

@@ -417,7 +417,12 @@ impl Log<KafkaBatchFormat> {
             let _ = cleaned.delete_if_exists();
             return Err(e.into());
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        // The `.swap` names must be durable before any replaced segment is renamed
+        // `.deleted`: a crash could otherwise leave the `.cleaned` files (deleted by the
+        // loader) beside the `.deleted` ones (deleted too), and the group's data gone.
+        if !crate::fs::mutated!(CleanSwapNoDirFsync) {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         let cleaned = Arc::new(cleaned);
         let mut removed = Vec::new();
         {

@@ -65,7 +65,8 @@ does: segments recovered, bytes cut, segments deleted, log end, data lost. Print
   --model M       weak (default: ext4 data=writeback, the issue's model) or ordered
                   (ext4 data=ordered); see docs/kafka-behaviour.md#crash-persistence-model
   --mutant NAME   run against a weakened build (must report violations):
-                  no-dir-fsync, checkpoint-before-data, no-trim-fsync, flush-before-trim
+                  no-dir-fsync, checkpoint-before-data, no-trim-fsync, flush-before-trim,
+                  clean-swap-no-dir-fsync
   --mutants       every mutant, 3,000 states each; fails unless each reports violations
   --steps N       calls per workload (default 80)
   XTASK_CRASH_DEBUG=INV (environment): for the first violation of invariant INV
@@ -124,6 +125,12 @@ struct Report {
     doctor_unknown: u64,
     doctor_loader_cut: u64,
     doctor_disagreements: Vec<(u64, usize, String)>,
+    /// Compacted-topic workloads, their `Log::clean` calls (and those that replaced
+    /// segments), and their states (checked by key).
+    compact_workloads: u64,
+    cleans: u64,
+    cleans_swapped: u64,
+    compact_states: u64,
 }
 
 /// `cargo xtask crash ARGS`.
@@ -256,6 +263,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "leader path: {} of {} batches appended by append_as_leader ({} refused by Kafka's rules, {} duplicates); {} states require a leader batch",
         r.leader_batches, r.batches, r.refused, r.duplicates, r.leader_states
     );
+    println!(
+        "cleaning: {} compacted-topic workloads, {} cleans ({} replaced segments), {} of the states checked by key",
+        r.compact_workloads, r.cleans, r.cleans_swapped, r.compact_states
+    );
     for (seed, cut, what) in r.doctor_disagreements.iter().take(6) {
         println!("doctor disagrees: workload seed {seed}, cut at trace op {cut}: {what}");
     }
@@ -328,6 +339,10 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
                     r.doctor_unknown += w.doctor_unknown;
                     r.doctor_loader_cut += w.doctor_loader_cut;
                     r.doctor_disagreements.extend(w.doctor_disagreements);
+                    r.compact_workloads += w.compact_workloads;
+                    r.cleans += w.cleans;
+                    r.cleans_swapped += w.cleans_swapped;
+                    r.compact_states += w.compact_states;
                     r.gap_only += gaps;
                     r.workloads += 1;
                     r.failed_calls += failed;
@@ -362,6 +377,10 @@ struct LeaderCounts {
     doctor_unknown: u64,
     doctor_loader_cut: u64,
     doctor_disagreements: Vec<(u64, usize, String)>,
+    compact_workloads: u64,
+    cleans: u64,
+    cleans_swapped: u64,
+    compact_states: u64,
 }
 
 /// Runs workload `seed` and checks its crash states; returns (states explored,
@@ -378,7 +397,14 @@ fn one_workload(
     if std::fs::create_dir_all(sdir).is_err() {
         return (0, Vec::new(), 0, 0, LeaderCounts::default());
     }
-    let oracle = workload::run(wdir, seed, o.steps);
+    // One workload in four is a compacted topic's, with cleans (named as a partition:
+    // the cleaner keeps its checkpoint in the parent directory).
+    let compact = seed % 4 == 3;
+    let oracle = if compact {
+        workload::run_compact(&wdir.join("compact-0"), seed, o.steps)
+    } else {
+        workload::run(wdir, seed, o.steps)
+    };
     if std::env::var_os("XTASK_CRASH_CALLS").is_some() {
         for c in oracle.failed_calls.iter().chain(&oracle.refused) {
             eprintln!("workload {seed}: {c}");
@@ -389,6 +415,9 @@ fn one_workload(
         batches: oracle.batches.len() as u64,
         refused: oracle.refused.len() as u64,
         duplicates: oracle.duplicates,
+        compact_workloads: u64::from(oracle.compact),
+        cleans: oracle.cleans,
+        cleans_swapped: oracle.cleans_swapped,
         ..LeaderCounts::default()
     };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c4a5);
@@ -448,12 +477,21 @@ fn one_workload(
                     counts.doctor_unknown += u64::from(d.unknown);
                     counts.doctor_loader_cut += u64::from(d.loader_cut);
                     if !d.disagreements.is_empty() {
+                        if std::env::var_os("XTASK_CRASH_DEBUG_DOCTOR").is_some() {
+                            for (name, bytes) in &state {
+                                eprintln!("  state: {name} {} bytes", bytes.len());
+                            }
+                            eprintln!("  doctor disagrees at cut {i}: {:?}", d.disagreements);
+                        }
                         counts
                             .doctor_disagreements
                             .push((seed, i, d.disagreements.join("; ")));
                     }
                 }
                 let states = 1 + out.second;
+                if oracle.compact {
+                    counts.compact_states += states;
+                }
                 gaps += out.gap_only;
                 n += states;
                 explored.fetch_add(states, Ordering::Relaxed);

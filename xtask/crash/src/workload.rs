@@ -73,6 +73,12 @@ pub struct Oracle {
     pub refused: Vec<String>,
     /// Leader retries answered as duplicates (nothing appended).
     pub duplicates: u64,
+    /// A compacted-topic workload ([`run_compact`]): checked by key, not by batch bytes.
+    pub compact: bool,
+    /// `Log::clean` calls that returned `Ok`, and those that replaced segments.
+    pub cleans: u64,
+    /// See `cleans`.
+    pub cleans_swapped: u64,
 }
 
 /// The log configuration of workload `seed`: tiny segments and indexes so that a short
@@ -499,6 +505,228 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
         }
     }
     // End with a clean close: the marker states are part of every trace.
+    let start = rec.len();
+    match log.close() {
+        Ok(()) => oracle.flushes.push(Span {
+            start,
+            end: rec.len(),
+        }),
+        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
+    }
+    oracle.ops = rec.ops();
+    oracle
+}
+
+/// The keys of the compacted workloads: few, so that cleans find superseded records.
+const KEYS: u8 = 8;
+
+/// A keyed batch for the compacted workloads: 1-4 records of keys `k0`..`k7`, each value
+/// unique in the workload (`seed:counter`), one in eight a tombstone (no value).
+fn keyed_batch(
+    rng: &mut StdRng,
+    base: i64,
+    (pid, seq, txn): (i64, i32, bool),
+    now: i64,
+    counter: &mut u64,
+    seed: u64,
+) -> Vec<u8> {
+    let mut b = BatchBuilder::new(base).partition_leader_epoch(0);
+    if pid >= 0 {
+        b = b.producer(pid, 0, seq).transactional(txn);
+    }
+    for i in 0..rng.gen_range(1..=4) {
+        let key = format!("k{}", rng.gen_range(0..KEYS));
+        *counter += 1;
+        let value = format!("{seed}:{counter}:{}", "v".repeat(rng.gen_range(1..=120)));
+        let value = (!rng.gen_bool(0.125)).then_some(value.as_bytes());
+        b = b.record(now + i, Some(key.as_bytes()), value);
+    }
+    b.build().expect("valid batch")
+}
+
+/// Runs compacted-topic workload `seed` of `steps` calls in `dir` (which must be empty and
+/// named as a partition, `<topic>-<partition>`: `Log::clean` keeps its checkpoint in the
+/// parent directory) and returns its oracle. Keyed appends through the follower path
+/// (plain, idempotent and transactional producers, commits and aborts, tombstones),
+/// flushes, rolls, reopens and `Log::clean` rounds with small offset maps (partial
+/// cleans) and delete retentions of 0 ms, 100 ms or a day (tombstones and markers removed
+/// on a later pass, or kept). No truncation or retention: the checker's model of a
+/// compacted log is the latest committed record per key.
+pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
+    use segment::clean::{CleanerConfig, CompactionConfig};
+    let mut rng = StdRng::seed_from_u64(seed);
+    let config = LogConfig {
+        segment_bytes: rng.gen_range(1200..=4000),
+        max_index_size: [96, 240, 480][rng.gen_range(0..3)],
+        index_interval_bytes: rng.gen_range(0..=600),
+        preallocate: rng.gen_bool(0.5),
+        retention_bytes: -1,
+        retention_ms: -1,
+        file_delete_delay_ms: 0,
+        compact: true,
+        ..LogConfig::default()
+    };
+    let delete_retention_ms = [0, 100, 86_400_000][rng.gen_range(0..3)];
+    let rec = Arc::new(Recorder::new(dir, []));
+    let time = MockTime::new(1_000_000);
+    let clock: Clock = Arc::new(time.clone());
+    let mut oracle = Oracle {
+        config: Some(config.clone()),
+        compact: true,
+        ..Oracle::default()
+    };
+    // The high watermark is what a flush made durable (the recovery point), set before
+    // each clean: the cleaner cleans below it only, as Kafka's below its replicated one.
+    // With the high watermark at the log end, a clean may drop an acknowledged record in
+    // favour of a newer one that a crash then loses (Kafka's cleaner alike).
+    let open_compact = |rec: Arc<Recorder>| {
+        Log::options()
+            .clock(clock.clone())
+            .fs(rec)
+            .manual_high_watermark(0)
+            .open(dir, config.clone())
+    };
+    let mut log = open_compact(rec.clone()).expect("open an empty log");
+    let mut prod = Producers::default();
+    let mut counter = 0u64;
+    for _ in 0..steps {
+        time.sleep(rng.gen_range(1..50));
+        let now = clock.milliseconds();
+        let start = rec.len();
+        let leo = log.log_end_offset();
+        let what = match rng.gen_range(0..100) {
+            0..=44 => "append",
+            45..=59 => "txn",
+            60..=69 => "flush",
+            70..=78 => "roll",
+            79..=93 => "clean",
+            _ => "reopen",
+        };
+        let res: Result<(), String> = match what {
+            "append" | "txn" => {
+                let txn = what == "txn";
+                let pid = if txn {
+                    10 + rng.gen_range(0..3)
+                } else if rng.gen_bool(0.5) {
+                    -1
+                } else {
+                    rng.gen_range(1..4)
+                };
+                let seq = *prod.seq.get(&pid).unwrap_or(&0);
+                let (bytes, marker) = if txn && prod.open_txn.contains(&pid) && rng.gen_bool(0.4) {
+                    let abort = rng.gen_bool(0.5);
+                    (self::marker(leo, pid, 0, abort, now), Some(abort))
+                } else {
+                    (
+                        keyed_batch(&mut rng, leo, (pid, seq, txn), now, &mut counter, seed),
+                        None,
+                    )
+                };
+                match log.append(&bytes) {
+                    Ok(info) => {
+                        let (first, last) = (info.first_offset, info.last_offset);
+                        match marker {
+                            Some(_) => {
+                                prod.open_txn.remove(&pid);
+                            }
+                            None if txn => {
+                                prod.open_txn.insert(pid);
+                            }
+                            None => {}
+                        }
+                        if pid >= 0 && marker.is_none() {
+                            *prod.seq.entry(pid).or_insert(0) += (last - first + 1) as i32;
+                        }
+                        oracle.batches.push(Batch {
+                            base: first,
+                            last,
+                            bytes,
+                            txn_pid: txn.then_some(pid),
+                            marker,
+                            origin: None,
+                            start,
+                            end: rec.len(),
+                        });
+                        Ok(())
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            "flush" => log.flush().map_err(|e| e.to_string()).map(|()| {
+                oracle.flushes.push(Span {
+                    start,
+                    end: rec.len(),
+                })
+            }),
+            "roll" => log.roll(None).map(|_| ()).map_err(|e| e.to_string()),
+            "clean" => {
+                let cleaner = CleanerConfig {
+                    // 4 to 64 map slots: many cleans stop part way.
+                    dedupe_buffer_size: 24 * rng.gen_range(4..=64),
+                    dedupe_buffer_load_factor: 0.9,
+                    io_buffer_size: 1024,
+                    ..CleanerConfig::default()
+                };
+                let compaction = CompactionConfig {
+                    min_cleanable_dirty_ratio: 0.0,
+                    min_compaction_lag_ms: 0,
+                    delete_retention_ms,
+                    ..CompactionConfig::default()
+                };
+                // Half the cleans follow a flush (recorded as one), so that the rolled
+                // segments below the active one are below the high watermark.
+                if rng.gen_bool(0.5) {
+                    let flush_start = rec.len();
+                    match log.flush() {
+                        Ok(()) => oracle.flushes.push(Span {
+                            start: flush_start,
+                            end: rec.len(),
+                        }),
+                        Err(e) => oracle
+                            .failed_calls
+                            .push(format!("flush before a clean: {e}")),
+                    }
+                }
+                log.update_high_watermark(log.recovery_point())
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| {
+                        log.clean(&cleaner, &compaction, now)
+                            .map_err(|e| e.to_string())
+                    })
+                    .map(|st| {
+                        oracle.cleans += 1;
+                        oracle.cleans_swapped += u64::from(st.segments_written > 0);
+                    })
+            }
+            "reopen" => {
+                let clean = rng.gen_bool(0.7);
+                let closed = if clean {
+                    log.close().map_err(|e| e.to_string()).map(|()| {
+                        oracle.flushes.push(Span {
+                            start,
+                            end: rec.len(),
+                        })
+                    })
+                } else {
+                    log.close_handlers();
+                    Ok(())
+                };
+                log = match open_compact(rec.clone()) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        oracle.failed_calls.push(format!("reopen: {e}"));
+                        oracle.ops = rec.ops();
+                        return oracle;
+                    }
+                };
+                closed
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = res {
+            oracle.failed_calls.push(format!("{what}: {e}"));
+        }
+    }
     let start = rec.len();
     match log.close() {
         Ok(()) => oracle.flushes.push(Span {
