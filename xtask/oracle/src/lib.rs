@@ -37,6 +37,7 @@ mod k6;
 mod k7_cleaner;
 mod ours;
 pub mod vs;
+mod vs_dump;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
