@@ -3,6 +3,7 @@
 //! insertion order, strings with `"`, `\` and control characters escaped, everything else
 //! as is).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -23,8 +24,9 @@ pub enum Json {
     Str(String),
     /// An array.
     Array(Vec<Json>),
-    /// An object, fields in order.
-    Object(Vec<(String, Json)>),
+    /// An object, fields in order. Names are borrowed when they are a schema's (every
+    /// decoded field: no allocation per field and record).
+    Object(Vec<(Cow<'static, str>, Json)>),
 }
 
 // `Eq` for the event types that hold a `Json`: a float64 field compares with `==` (a NaN is
@@ -45,7 +47,7 @@ impl Json {
         if let Json::Object(fields) = self {
             match fields.iter_mut().find(|(k, _)| k == name) {
                 Some((_, v)) => *v = value,
-                None => fields.push((name.to_string(), value)),
+                None => fields.push((Cow::Owned(name.to_string()), value)),
             }
         }
     }
