@@ -227,7 +227,14 @@ fn batch_text(b: &BatchLine) -> String {
 fn content_text(c: &Content) -> Cow<'_, str> {
     match c {
         Content::Text(t) => escape(t),
-        Content::Json(j) => Cow::Owned(json_inert(&j.to_kafka_string()).into_owned()),
+        Content::Json(j) => {
+            let text = j.to_kafka_string();
+            match json_inert(&text) {
+                // Nothing to escape (the usual case): the text itself, not a copy.
+                Cow::Borrowed(_) => Cow::Owned(text),
+                Cow::Owned(escaped) => Cow::Owned(escaped),
+            }
+        }
     }
 }
 
@@ -235,7 +242,7 @@ fn content_text(c: &Content) -> Cow<'_, str> {
 /// payload: a record printing neither (a control record, or any record without
 /// `--print-data-log`) is an empty line.
 fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(256);
     if skip_metadata && (r.key.is_some() || r.payload.is_some()) {
         s.push('|');
     }

@@ -54,7 +54,7 @@ impl Json {
 
     /// The text Kafka's tool prints for this value (see the module docs).
     pub fn to_kafka_string(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(256);
         self.write(&mut out);
         out
     }
