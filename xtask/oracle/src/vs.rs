@@ -1097,6 +1097,22 @@ mod tests {
             .unwrap();
         assert!(o.appends && !o.lookups && !o.segments && o.rounds == 3);
         assert!(o.log_bytes == 64 << 20 && o.open_segments == 100);
+        assert!(!o.dump && o.dump_opts.data_bytes == 64 << 20 && o.dump_opts.partitions == 500);
+        let o = parse(&[
+            "--only".into(),
+            "dump".into(),
+            "--rounds".into(),
+            "4".into(),
+        ])
+        .unwrap()
+        .unwrap();
+        assert!(o.dump && !o.lookups && !o.appends && !o.segments);
+        assert!(o.dump_opts.data_bytes == 1 << 30 && o.dump_opts.partitions == 5000);
+        assert_eq!(o.dump_opts.rounds, 4);
+        let o = parse(&["--sabotage".into(), "dump-lost-line".into()])
+            .unwrap()
+            .unwrap();
+        assert!(o.dump_opts.lose_line);
         assert!(parse(&["--only".into(), "indexes".into()]).is_err());
         assert!(parse(&["--sabotage".into(), "nope".into()]).is_err());
         let o = parse(&["--sabotage".into(), "all".into()])

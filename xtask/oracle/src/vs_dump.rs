@@ -265,24 +265,20 @@ fn measure_pair(p: &Pair<'_>, o: &DumpOpts, findings: &mut Vec<String>) -> Resul
     );
     let (mut oe, mut ke) = (Vec::new(), Vec::new());
     for _ in 0..o.startup_runs {
-        oe.push(
-            timed(
-                p.ours.measured(&p.empty_args, p.report),
-                p.report,
-                "dump-log (empty)",
-            )?
-            .secs,
-        );
-        ke.push(
-            timed(
-                p.kafka.measured(&p.empty_args, p.report),
-                p.report,
-                "DumpLogSegments (empty)",
-            )?
-            .secs,
-        );
+        oe.push(timed(
+            p.ours.measured(&p.empty_args, p.report),
+            p.report,
+            "dump-log (empty)",
+        )?);
+        ke.push(timed(
+            p.kafka.measured(&p.empty_args, p.report),
+            p.report,
+            "DumpLogSegments (empty)",
+        )?);
     }
-    let (o0, k0) = (median(&oe), median(&ke));
+    let secs = |v: &[Run]| median(&v.iter().map(|r| r.secs).collect::<Vec<_>>());
+    let cpu = |v: &[Run]| median(&v.iter().map(|r| r.cpu).collect::<Vec<_>>());
+    let (o0, k0) = (secs(&oe), secs(&ke));
     let (mut or, mut kr) = (Vec::new(), Vec::new());
     for round in 0..o.rounds {
         for side in 0..2 {
@@ -307,8 +303,6 @@ fn measure_pair(p: &Pair<'_>, o: &DumpOpts, findings: &mut Vec<String>) -> Resul
         .zip(&kr)
         .map(|(a, b)| (a.secs - o0) / (b.secs - k0))
         .collect();
-    let secs = |v: &[Run]| median(&v.iter().map(|r| r.secs).collect::<Vec<_>>());
-    let cpu = |v: &[Run]| median(&v.iter().map(|r| r.cpu).collect::<Vec<_>>());
     let rss = |v: &[Run]| {
         median(
             &v.iter()
@@ -325,11 +319,12 @@ fn measure_pair(p: &Pair<'_>, o: &DumpOpts, findings: &mut Vec<String>) -> Resul
         om / km
     );
     eprintln!(
-        "vs-kafka dump {}: start-up subtracted: ours {o0:.3} s, Kafka {k0:.3} s; per-round ratios {:?}; CPU (user+sys, not net of start-up) ours {:.2} s, Kafka {:.2} s",
+        "vs-kafka dump {}: start-up subtracted: ours {o0:.3} s, Kafka {k0:.3} s; per-round ratios {:?}; CPU time (user+sys) net of the empty run's: ours {:.2} s, Kafka {:.2} s = {:.3}",
         p.what,
         ratios.iter().map(|r| format!("{r:.3}")).collect::<Vec<_>>(),
-        cpu(&or),
-        cpu(&kr)
+        cpu(&or) - cpu(&oe),
+        cpu(&kr) - cpu(&ke),
+        (cpu(&or) - cpu(&oe)) / (cpu(&kr) - cpu(&ke))
     );
     Ok(row)
 }
