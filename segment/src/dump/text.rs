@@ -47,6 +47,32 @@ fn needs_escape(c: char) -> bool {
         )
 }
 
+/// Whether `s` holds a character that [`needs_escape`] (with `backslash` false: other than
+/// the backslash): the same answer as `s.chars().any(..)`. The escaped ASCII characters
+/// are the backslash, C0 and DEL, so ASCII is screened 64 bytes at a time without branches
+/// (a loop the compiler vectorizes), and only from the first block holding such a byte or
+/// a non-ASCII one is the string looked at character by character.
+fn any_escape(s: &str, backslash: bool) -> bool {
+    let bytes = s.as_bytes();
+    // With `backslash` false, DEL stands in for it: DEL is flagged anyway.
+    let bs = if backslash { b'\\' } else { 0x7f };
+    let mut clean = 0;
+    for block in bytes.chunks(64) {
+        if block
+            .iter()
+            .fold(false, |a, &b| a | !(0x20..0x7f).contains(&b) | (b == bs))
+        {
+            break;
+        }
+        clean += block.len();
+    }
+    // Every byte before `clean` is ASCII, so `clean` is a character boundary.
+    s.get(clean..)
+        .unwrap_or(s)
+        .chars()
+        .any(|c| (backslash || c != '\\') && needs_escape(c))
+}
+
 fn push_escaped(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
@@ -68,7 +94,7 @@ fn push_escaped(out: &mut String, s: &str) {
 /// `escape("a\u{1b}]0;x\u{7}\n")` is `a\u{1b}]0;x\u{7}\n` printed literally, never the
 /// escape sequence itself.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(needs_escape) {
+    if !any_escape(s, true) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -84,7 +110,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// exactly the same values.
 pub fn json_inert(json: &str) -> Cow<'_, str> {
     let hit = |c: char| c != '\\' && needs_escape(c);
-    if !json.chars().any(hit) {
+    if !any_escape(json, false) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 8);
@@ -201,7 +227,14 @@ fn batch_text(b: &BatchLine) -> String {
 fn content_text(c: &Content) -> Cow<'_, str> {
     match c {
         Content::Text(t) => escape(t),
-        Content::Json(j) => Cow::Owned(json_inert(&j.to_kafka_string()).into_owned()),
+        Content::Json(j) => {
+            let text = j.to_kafka_string();
+            match json_inert(&text) {
+                // Nothing to escape (the usual case): the text itself, not a copy.
+                Cow::Borrowed(_) => Cow::Owned(text),
+                Cow::Owned(escaped) => Cow::Owned(escaped),
+            }
+        }
     }
 }
 
@@ -209,7 +242,7 @@ fn content_text(c: &Content) -> Cow<'_, str> {
 /// payload: a record printing neither (a control record, or any record without
 /// `--print-data-log`) is an empty line.
 fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(256);
     if skip_metadata && (r.key.is_some() || r.payload.is_some()) {
         s.push('|');
     }
@@ -687,7 +720,42 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
 // Tests may index and panic: a panic is how a test reports a failure.
 #[allow(clippy::indexing_slicing, clippy::panic)]
 mod tests {
-    use super::java_lossy;
+    use super::{any_escape, java_lossy, needs_escape};
+
+    /// The screen gives `chars().any(..)`'s answer wherever the character sits: in the
+    /// first or a later 64-byte block, at a block's edge, after non-ASCII text.
+    #[test]
+    fn any_escape_answers_as_a_scan_of_every_character() {
+        let specials = [
+            "\\",
+            "\n",
+            "\u{0}",
+            "\u{1f}",
+            "\u{7f}",
+            "\u{85}",
+            "\u{200b}",
+            "\u{feff}",
+            "é",
+            "€",
+            "\u{1f600}",
+            " ",
+            "~",
+        ];
+        for len in [0usize, 1, 63, 64, 65, 130] {
+            for at in [0usize, 1, 62, 63, 64, 65, 127, 128, 129] {
+                for sp in specials {
+                    let mut s = "a".repeat(len);
+                    s.insert_str(at.min(len), sp);
+                    for backslash in [true, false] {
+                        let scan = s
+                            .chars()
+                            .any(|c| (backslash || c != '\\') && needs_escape(c));
+                        assert_eq!(any_escape(&s, backslash), scan, "{s:?} {backslash}");
+                    }
+                }
+            }
+        }
+    }
 
     /// What `new String(bytes, UTF_8)` gives on JDK 17 (checked with a Java program on
     /// 20,000 random sequences of lead, continuation and invalid bytes; these are the

@@ -477,7 +477,7 @@ fn drop_legacy_crc(stdout: String, legacy_crc_dropped: bool) -> String {
 }
 
 /// Undoes [`text::escape`] (`\\`, `\n`, `\r`, `\t`, `\u{..}`): Kafka's raw text.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {

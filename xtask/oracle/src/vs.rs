@@ -24,7 +24,7 @@ use std::time::Instant;
 use super::broker::{self, Proc};
 
 const USAGE: &str = "\
-usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--rounds N] [--seed N]
+usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--rounds N] [--seed N]
                             [--no-pin] [--keep] [--sabotage NAME]
 
   Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (in a JVM) and ours (index-offset,
@@ -32,12 +32,19 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--round
   are faster) and fails (exit 1) if any answer differs. Needs java and mvn.
 
   --quick          64 Ki lookups a run, a 64 MiB segment, 3 rounds, 1 warm-up (seconds);
-                   default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups
+                   default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups; dump:
+                   64 MiB and 16 MiB inputs, 500 partitions (default 1 GiB, 128 MiB, 5,000)
   --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
                    appends (per-call append and our appender(), a full 10 MiB index),
                    segments (LogSegment append of 16 KiB batches, recover, translateOffset,
-                   open + sanityCheck of 500 segments)
-  --rounds N       timed rounds (default 5, --quick 3)
+                   open + sanityCheck of 500 segments),
+                   dump (dump-log against DumpLogSegments, a process per dump: a segment of
+                   producer batches with --deep-iteration --print-data-log,
+                   __consumer_offsets with --offsets-decoder, __cluster_metadata with
+                   --cluster-metadata-decoder; time net of start-up and peak RSS; and
+                   dump-log doctor, default and --deep, on a log directory of many small
+                   partitions)
+  --rounds N       timed rounds (default 5, --quick 3; dump: default 3, --quick 2)
   --seed N         the seed of the inputs (default 1)
   --no-pin         do not pin both sides to one core with taskset
   --keep           keep the scratch directory (tmpfs) for inspection
@@ -45,7 +52,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments] [--round
                    answer the slot before the right one), append-position (our appends
                    write one position one too high), segment-drop-batch (our segment
                    append leaves out the last batch), translate-early (our
-                   translate_offset answers the batch before); `all` runs each
+                   translate_offset answers the batch before), dump-lost-line (our
+                   dump-log's output loses its 1000th record line); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
@@ -72,6 +80,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "segments",
         "our translate_offset looks up the offset 16 below the target (the batch before)",
     ),
+    (
+        "dump-lost-line",
+        "dump",
+        "our dump-log's standard output loses its 1000th record line in the check run",
+    ),
 ];
 
 /// Kafka's default `segment.index.bytes`.
@@ -84,6 +97,9 @@ struct Options {
     lookups: bool,
     appends: bool,
     segments: bool,
+    dump: bool,
+    /// The dump rows' sizes (`rounds` is set from `rounds` when given).
+    dump_opts: super::vs_dump::DumpOpts,
     /// Bytes of batches a segment append writes.
     log_bytes: usize,
     /// `translate_offset` calls a run.
@@ -104,6 +120,16 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         lookups: true,
         appends: true,
         segments: true,
+        dump: true,
+        dump_opts: super::vs_dump::DumpOpts {
+            data_bytes: 1 << 30,
+            internal_bytes: 128 << 20,
+            partitions: 5000,
+            rounds: 3,
+            startup_runs: 3,
+            seed: 1,
+            lose_line: false,
+        },
         log_bytes: 1 << 30,
         fetches: 1 << 16,
         open_segments: 500,
@@ -123,20 +149,27 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.log_bytes = 64 << 20;
                 o.fetches = 1 << 13;
                 o.open_segments = 100;
+                o.dump_opts.data_bytes = 64 << 20;
+                o.dump_opts.internal_bytes = 16 << 20;
+                o.dump_opts.partitions = 500;
+                o.dump_opts.rounds = 2;
+                o.dump_opts.startup_runs = 2;
             }
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
                 o.lookups = false;
                 o.appends = false;
                 o.segments = false;
+                o.dump = false;
                 for g in v.split(',') {
                     match g {
                         "lookups" => o.lookups = true,
                         "appends" => o.appends = true,
                         "segments" => o.segments = true,
+                        "dump" => o.dump = true,
                         other => {
                             return Err(format!(
-                                "--only: no group `{other}` (there are: lookups, appends, segments)"
+                                "--only: no group `{other}` (there are: lookups, appends, segments, dump)"
                             ))
                         }
                     }
@@ -185,7 +218,10 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     }
     if let Some(r) = rounds {
         o.rounds = r;
+        o.dump_opts.rounds = r;
     }
+    o.dump_opts.seed = o.seed;
+    o.dump_opts.lose_line = o.sabotage == Some("dump-lost-line");
     Ok(Some(o))
 }
 
@@ -288,7 +324,7 @@ pub struct Row {
     pub kafka_first_ns: f64,
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(v: &[f64], q: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     if s.is_empty() {
@@ -504,15 +540,28 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ));
         }
     }
+    if opts.dump && !Path::new(super::vs_dump::GNU_TIME).exists() {
+        return Err(format!(
+            "vs-kafka: `{}` (GNU time) is not installed (needed by --only dump for the peak RSS)",
+            super::vs_dump::GNU_TIME
+        ));
+    }
     broker::install_ctrlc()?;
     let t = Instant::now();
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.current_dir(super::root());
-    c.args(["build", "--quiet", "--release", "-p", "vs-kafka-ours"]);
-    eprintln!("\n==> {c:?}");
-    let status = c.status().map_err(|e| format!("cannot start {c:?}: {e}"))?;
-    if !status.success() {
-        return Err(format!("{c:?} failed with {status}"));
+    let mut builds = vec![vec!["-p", "vs-kafka-ours"]];
+    if opts.dump {
+        // The operator's binary, with its default features (every codec, the CLI).
+        builds.push(vec!["-p", "segment", "--bin", "dump-log"]);
+    }
+    for b in builds {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.current_dir(super::root());
+        c.args(["build", "--quiet", "--release"]).args(b);
+        eprintln!("\n==> {c:?}");
+        let status = c.status().map_err(|e| format!("cannot start {c:?}: {e}"))?;
+        if !status.success() {
+            return Err(format!("{c:?} failed with {status}"));
+        }
     }
     let ours_bin = super::target_dir().join("release/vs-kafka-ours");
     let jvm = super::build_oracle()?;
@@ -541,13 +590,85 @@ pub fn run(args: &[String]) -> Result<(), String> {
         prefix = vec!["taskset".into(), "-c".into(), core.to_string()];
         pinned = format!("both pinned to core {core} (taskset)");
     }
+    let mut rows = Vec::new();
+    let mut findings = Vec::new();
+    let mut result = Ok(());
+    if opts.lookups || opts.appends || opts.segments {
+        result =
+            measure_in_servers(&opts, &jvm, &ours_bin, &dir, &prefix, &pinned).map(|(r, f)| {
+                rows = r;
+                findings = f;
+            });
+    }
+    let mut dump_rows = Vec::new();
+    if opts.dump && result.is_ok() {
+        let dump_log = super::target_dir().join("release/dump-log");
+        result = super::vs_dump::run(
+            &jvm,
+            &ours_bin,
+            &dump_log,
+            &dir,
+            &prefix,
+            &opts.dump_opts,
+            &mut findings,
+        )
+        .map(|r| dump_rows = r);
+    }
+    if opts.keep {
+        let p = scratch.keep();
+        eprintln!("vs-kafka: scratch kept in {}", p.display());
+    }
+    result?;
+    if !rows.is_empty() {
+        print_table(&rows, &opts, &pinned);
+    }
+    if !dump_rows.is_empty() {
+        println!(
+            "\nvs-kafka dump: ours / Kafka 4.4.0, one process per dump, wall time net of start-up \
+             (median of {} interleaved rounds; < 1: we are faster) and peak RSS (median; < 1: we use less); {pinned}\n",
+            opts.dump_opts.rounds
+        );
+        for r in &dump_rows {
+            println!("{r}");
+        }
+        println!();
+    }
+    for f in findings.iter().take(20) {
+        println!("{f}");
+    }
+    if findings.len() > 20 {
+        println!("... and {} more", findings.len() - 20);
+    }
+    if findings.is_empty() {
+        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte; dump: standard output line by line, then its byte count on every run)");
+        Ok(())
+    } else {
+        println!("answers: {} mismatch(es)", findings.len());
+        Err(format!(
+            "vs-kafka: our answers differ from Kafka's ({} finding(s){})",
+            findings.len(),
+            opts.sabotage
+                .map_or(String::new(), |s| format!(", sabotage {s} on"))
+        ))
+    }
+}
+
+/// The index and segment rows: both line-protocol servers, the inputs from one seed.
+fn measure_in_servers(
+    opts: &Options,
+    jvm: &broker::Jvm,
+    ours_bin: &Path,
+    dir: &Path,
+    prefix: &[String],
+    pinned: &str,
+) -> Result<(Vec<Row>, Vec<String>), String> {
     let mut ours_cmd = match prefix.split_first() {
         Some((p, rest)) => {
             let mut c = Command::new(p);
-            c.args(rest).arg(&ours_bin);
+            c.args(rest).arg(ours_bin);
             c
         }
-        None => Command::new(&ours_bin),
+        None => Command::new(ours_bin),
     };
     let mut child = ours_cmd
         .stdin(Stdio::piped())
@@ -563,7 +684,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         _jvm: None,
         ours: Some(child),
     };
-    let mut proc = jvm.spawn_server("1g", "oracle.VsBench", &prefix)?;
+    let mut proc = jvm.spawn_server("1g", "oracle.VsBench", prefix)?;
     let (stdin, stdout) =
         Server::pipes("Kafka", proc.child_mut().ok_or("the JVM already stopped")?)?;
     let mut kafka = Server {
@@ -593,11 +714,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut bench = Bench {
         ours: &mut ours,
         kafka: &mut kafka,
-        opts: &opts,
+        opts,
         findings: Vec::new(),
         rows: Vec::new(),
     };
-    let result = measure(&mut bench, &dir);
+    let result = measure(&mut bench, dir);
     let (rows, findings) = (
         std::mem::take(&mut bench.rows),
         std::mem::take(&mut bench.findings),
@@ -605,30 +726,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     drop(bench);
     ours.quit();
     kafka.quit();
-    if opts.keep {
-        let p = scratch.keep();
-        eprintln!("vs-kafka: scratch kept in {}", p.display());
-    }
-    result?;
-    print_table(&rows, &opts, &pinned);
-    for f in findings.iter().take(20) {
-        println!("{f}");
-    }
-    if findings.len() > 20 {
-        println!("... and {} more", findings.len() - 20);
-    }
-    if findings.is_empty() {
-        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte)");
-        Ok(())
-    } else {
-        println!("answers: {} mismatch(es)", findings.len());
-        Err(format!(
-            "vs-kafka: our answers differ from Kafka's ({} finding(s){})",
-            findings.len(),
-            opts.sabotage
-                .map_or(String::new(), |s| format!(", sabotage {s} on"))
-        ))
-    }
+    result.map(|()| (rows, findings))
 }
 
 /// Each sabotage in turn (a quick run of its group): each must fail with a mismatch.
@@ -999,6 +1097,22 @@ mod tests {
             .unwrap();
         assert!(o.appends && !o.lookups && !o.segments && o.rounds == 3);
         assert!(o.log_bytes == 64 << 20 && o.open_segments == 100);
+        assert!(!o.dump && o.dump_opts.data_bytes == 64 << 20 && o.dump_opts.partitions == 500);
+        let o = parse(&[
+            "--only".into(),
+            "dump".into(),
+            "--rounds".into(),
+            "4".into(),
+        ])
+        .unwrap()
+        .unwrap();
+        assert!(o.dump && !o.lookups && !o.appends && !o.segments);
+        assert!(o.dump_opts.data_bytes == 1 << 30 && o.dump_opts.partitions == 5000);
+        assert_eq!(o.dump_opts.rounds, 4);
+        let o = parse(&["--sabotage".into(), "dump-lost-line".into()])
+            .unwrap()
+            .unwrap();
+        assert!(o.dump_opts.lose_line);
         assert!(parse(&["--only".into(), "indexes".into()]).is_err());
         assert!(parse(&["--sabotage".into(), "nope".into()]).is_err());
         let o = parse(&["--sabotage".into(), "all".into()])

@@ -37,6 +37,11 @@
 //! seg-open-all DIR N STEP   open the segments of base offsets 0, STEP, … (N of them)
 //!                          and `sanity_check` each, as the log loader does after a clean
 //!                          shutdown, timed; then close them -> ok NANOS HASH
+//! gen-dump SEED DIR BYTES  write DIR/00000000000000000000.log, the input of
+//!                          `vs-kafka --only dump`'s data row: about BYTES of batches as
+//!                          producers send them ([`generate_dump_log`]) -> ok BATCHES RECORDS
+//! gen-doctor SEED DIR N    write a log directory DIR of N small partitions, closed
+//!                          cleanly, for the doctor rows ([`generate_log_dir`]) -> ok N
 //! quit
 //! ```
 //!
@@ -556,6 +561,112 @@ pub fn generate_segments(dir: &Path, n: usize, batches: usize) -> Result<usize, 
     Ok(n)
 }
 
+/// Printable bytes of the generated values (JSON-like text, no backslash or control
+/// character, so that `dump-log` escapes nothing and Kafka's raw text is ours).
+const TEXT: &[u8] =
+    b"{\"user\":\"u-1234\",\"event\":\"page_view\",\"url\":\"/shop/cart?item=42\",\"ms\":17} ";
+
+/// Writes `dir/00000000000000000000.log` (`dir` emptied first), about `bytes` of v2
+/// batches as producers send them: 1 to 64 records a batch, values of 20 to 2,000
+/// printable bytes, keys on half the batches, one or two headers on a quarter, a third
+/// of the batches from idempotent producers (producer id, epoch, sequences), CreateTime
+/// rising with jitter; uncompressed (this crate builds `segment` without codecs).
+/// Returns (batches, records).
+///
+/// # Errors
+/// I/O errors and builder errors, as text.
+pub fn generate_dump_log(seed: u64, dir: &Path, bytes: usize) -> Result<(usize, i64), String> {
+    clear_dir(dir)?;
+    let mut rng = Rng::new(seed ^ 0xd0_06);
+    let mut out = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(segment_file(dir, "log")).map_err(e("create"))?,
+    );
+    let text: Vec<u8> = TEXT.iter().copied().cycle().take(4096).collect();
+    let (mut offset, mut ts, mut written, mut batches) = (0i64, T0, 0usize, 0usize);
+    let mut sequences = [0i32; 8];
+    while written < bytes {
+        let n = rng.range(1, 64) as usize;
+        let mut b = BatchBuilder::new(offset).partition_leader_epoch(rng.range(0, 3) as i32);
+        let producer = rng.range(0, 23) as usize;
+        if producer < sequences.len() {
+            b = b.producer(1000 + producer as i64, 0, sequences[producer]);
+            sequences[producer] += n as i32;
+        }
+        let keyed = rng.range(0, 1) == 0;
+        let headers = rng.range(0, 3) == 0;
+        for i in 0..n {
+            ts += rng.range(-3, 10);
+            let len = rng.range(20, 2000) as usize;
+            let at = rng.range(0, 2000) as usize;
+            let value = &text[at..at + len];
+            let key = format!("key-{}", rng.range(0, 99_999));
+            let key = keyed.then_some(key.as_bytes());
+            b = if headers {
+                let h: [(&[u8], Option<&[u8]>); 2] =
+                    [(b"trace-id", Some(b"a1b2c3d4")), (b"source", None)];
+                b.record_with_headers(ts, key, Some(value), &h[..1 + i % 2])
+            } else {
+                b.record(ts, key, Some(value))
+            };
+        }
+        let batch = b.build().map_err(e("build"))?;
+        out.write_all(&batch).map_err(e("write"))?;
+        written += batch.len();
+        offset += n as i64;
+        batches += 1;
+    }
+    out.flush().map_err(e("flush"))?;
+    Ok((batches, offset))
+}
+
+/// Writes a log directory `dir` (emptied first) of `n` partitions `topic-K-P` (10 topics),
+/// each opened with [`Log::open`](segment::Log::open), given 1 to 8 batches of 1 to 16
+/// records and closed cleanly, as a broker leaves a log directory after a clean shutdown
+/// (plus the root checkpoints a broker writes: recovery points, log start offsets, the
+/// clean-shutdown marker). Returns `n`.
+///
+/// # Errors
+/// I/O and log errors, as text.
+pub fn generate_log_dir(seed: u64, dir: &Path, n: usize) -> Result<usize, String> {
+    clear_dir(dir)?;
+    let mut rng = Rng::new(seed ^ 0xd0c7);
+    let value = vec![b'v'; 200];
+    let mut recovery = Vec::with_capacity(n);
+    for i in 0..n {
+        let (topic, partition) = (format!("topic-{}", i % 10), i / 10);
+        let log = segment::Log::open(
+            dir.join(format!("{topic}-{partition}")),
+            LogConfig::default(),
+        )
+        .map_err(e("open"))?;
+        let mut offset = 0i64;
+        for _ in 0..rng.range(1, 8) {
+            let mut b = BatchBuilder::new(offset);
+            for _ in 0..rng.range(1, 16) {
+                b = b.record(T0 + offset, None, Some(&value));
+                offset += 1;
+            }
+            log.append(&b.build().map_err(e("build"))?)
+                .map_err(e("append"))?;
+        }
+        log.close().map_err(e("close"))?;
+        recovery.push(format!("{topic} {partition} {offset}"));
+    }
+    let checkpoint = |entries: &[String]| format!("0\n{}\n{}\n", entries.len(), entries.join("\n"));
+    let zeros: Vec<String> = (0..n)
+        .map(|i| format!("topic-{} {} 0", i % 10, i / 10))
+        .collect();
+    for (name, body) in [
+        ("recovery-point-offset-checkpoint", checkpoint(&recovery)),
+        ("log-start-offset-checkpoint", checkpoint(&zeros)),
+        (".kafka_cleanshutdown", String::new()),
+    ] {
+        std::fs::write(dir.join(name), body).map_err(e("checkpoint"))?;
+    }
+    Ok(n)
+}
+
 /// Opens and sanity-checks `n` segments of `dir` (base offsets `0, step, …`), timed, then
 /// closes them. The hash folds (base offset, size) of each.
 pub fn open_segments(dir: &Path, n: usize, step: i64) -> Result<(u128, u64), String> {
@@ -693,6 +804,14 @@ fn command(
             let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
             let (ns, h) = segment_translate(seg, t, arg(w, 3)? == "1")?;
             Ok(format!("{ns} {h}"))
+        }
+        "gen-dump" => {
+            let (b, r) = generate_dump_log(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?)?;
+            Ok(format!("{b} {r}"))
+        }
+        "gen-doctor" => {
+            let n = generate_log_dir(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?)?;
+            Ok(n.to_string())
         }
         "gen-segments" => {
             let n = generate_segments(Path::new(arg(w, 1)?), num(w, 2)?, num(w, 3)?)?;

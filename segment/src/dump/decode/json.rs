@@ -3,6 +3,7 @@
 //! insertion order, strings with `"`, `\` and control characters escaped, everything else
 //! as is).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -23,8 +24,9 @@ pub enum Json {
     Str(String),
     /// An array.
     Array(Vec<Json>),
-    /// An object, fields in order.
-    Object(Vec<(String, Json)>),
+    /// An object, fields in order. Names are borrowed when they are a schema's (every
+    /// decoded field: no allocation per field and record).
+    Object(Vec<(Cow<'static, str>, Json)>),
 }
 
 // `Eq` for the event types that hold a `Json`: a float64 field compares with `==` (a NaN is
@@ -45,14 +47,14 @@ impl Json {
         if let Json::Object(fields) = self {
             match fields.iter_mut().find(|(k, _)| k == name) {
                 Some((_, v)) => *v = value,
-                None => fields.push((name.to_string(), value)),
+                None => fields.push((Cow::Owned(name.to_string()), value)),
             }
         }
     }
 
     /// The text Kafka's tool prints for this value (see the module docs).
     pub fn to_kafka_string(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(256);
         self.write(&mut out);
         out
     }
@@ -61,9 +63,7 @@ impl Json {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Json::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Json::Int(i) => push_int(out, *i),
             Json::Float(f) => out.push_str(&java_double(*f)),
             Json::Str(s) => write_str(out, s),
             Json::Array(items) => {
@@ -92,25 +92,55 @@ impl Json {
     }
 }
 
+/// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
+/// (most fields of a decoded record are integers).
+fn push_int(out: &mut String, i: i64) {
+    // The digits, last first (u64::MAX has 20).
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    let mut n = i.unsigned_abs();
+    for d in digits.iter_mut() {
+        *d = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.extend(digits.iter().take(len).rev().map(|&d| char::from(d)));
+}
+
 /// Jackson's string escaping: `"` and `\`, the short escapes for the usual control
 /// characters, `\u00XX` for the other C0 controls.
 fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
+    // Every escaped character is ASCII, so the runs between them are whole characters.
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        start = i + 1;
+        if short.is_empty() {
+            let _ = write!(out, "\\u{:04X}", b);
+        } else {
+            out.push_str(short);
         }
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -196,5 +226,25 @@ mod tests {
             v.to_kafka_string(),
             r#"{"a":"x\"\\\n\u0001é","b":[-1,null],"c":1.0E10,"d":0.5,"e":100.0}"#
         );
+    }
+
+    #[test]
+    fn integers_print_as_display_does() {
+        for i in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            1234567,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            let mut out = String::new();
+            push_int(&mut out, i);
+            assert_eq!(out, i.to_string());
+        }
     }
 }

@@ -196,6 +196,27 @@ fn read_struct(
     flexible: bool,
     r: &mut Reader<'_>,
 ) -> Result<Json, ReadError> {
+    let tagged_fields = flexible
+        && fields
+            .iter()
+            .any(|f| f.tag.is_some_and(|(_, tv)| tv.has(version)));
+    if !tagged_fields {
+        // The common case: the fields in order, straight into the object; a tagged field
+        // in the buffer is none of this version's, so it is skipped as below.
+        let mut out = Vec::with_capacity(fields.len());
+        for f in fields.iter().filter(|f| f.versions.has(version)) {
+            let v = read_value(f, &f.ty, f.nullable.has(version), version, flexible, r)?;
+            out.push((std::borrow::Cow::Borrowed(f.name), v));
+        }
+        if flexible {
+            for _ in 0..r.uvarint()?.max(0) {
+                r.uvarint()?;
+                let size = usize::try_from(r.uvarint()?).map_err(|_| ReadError::Underflow)?;
+                r.take(size)?;
+            }
+        }
+        return Ok(Json::Object(out));
+    }
     let mut values: Vec<Option<Json>> = Vec::with_capacity(fields.len());
     for f in fields {
         let tagged = f.tag.is_some_and(|(_, tv)| tv.has(version));
@@ -242,7 +263,7 @@ fn read_struct(
         fields
             .iter()
             .zip(values)
-            .filter_map(|(f, v)| v.map(|v| (f.name.to_string(), v)))
+            .filter_map(|(f, v)| v.map(|v| (std::borrow::Cow::Borrowed(f.name), v)))
             .collect(),
     ))
 }
