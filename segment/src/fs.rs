@@ -84,6 +84,9 @@ pub mod mutant {
         /// cleaned segment `.swap` and renaming the replaced segments `.deleted`
         /// (`docs/kafka-behaviour.md#cleaner-swap`).
         CleanSwapNoDirFsync,
+        /// `Log::clean` writes its `cleaner-offset-checkpoint` before it swaps the cleaned
+        /// segments in.
+        CleanCheckpointBeforeSwap,
         /// `update_high_watermark` does not clamp a high watermark above the log end.
         LinHwUnclamped,
         /// A bounded read's bound (high watermark, last stable offset) is one offset
@@ -103,12 +106,13 @@ pub mod mutant {
 
     impl Mutant {
         /// Every mutant of `cargo xtask crash`.
-        pub const ALL: [Mutant; 5] = [
+        pub const ALL: [Mutant; 6] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
             Mutant::FlushBeforeTrim,
             Mutant::CleanSwapNoDirFsync,
+            Mutant::CleanCheckpointBeforeSwap,
         ];
 
         /// Every mutant of `cargo xtask lin`.
@@ -129,6 +133,7 @@ pub mod mutant {
                 Mutant::NoTrimFsync => "no-trim-fsync",
                 Mutant::FlushBeforeTrim => "flush-before-trim",
                 Mutant::CleanSwapNoDirFsync => "clean-swap-no-dir-fsync",
+                Mutant::CleanCheckpointBeforeSwap => "clean-checkpoint-before-swap",
                 Mutant::LinHwUnclamped => "lin-hw-unclamped",
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",

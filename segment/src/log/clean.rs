@@ -183,6 +183,10 @@ impl Log<KafkaBatchFormat> {
             self.config.max_index_size as u64,
             ltc.first_uncleanable_offset,
         );
+        if crate::fs::mutated!(CleanCheckpointBeforeSwap) {
+            checkpoints.insert(tp.clone(), end_offset);
+            write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+        }
         let mut txns = CleanedTxnMetadata::new();
         for g in groups {
             let group: Vec<Arc<LogSegment>> = segs

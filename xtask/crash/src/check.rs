@@ -96,11 +96,17 @@ pub fn materialize(dir: &Path, state: &State) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Empties `dir` (keeps the directory).
+/// Empties `dir` (keeps the directory), and removes the parent's files the recorder
+/// follows (the cleaner's checkpoint).
 pub fn clear(dir: &Path) {
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let _ = std::fs::remove_file(e.path());
+        }
+    }
+    if let Some(parent) = dir.parent() {
+        for n in ["cleaner-offset-checkpoint", "cleaner-offset-checkpoint.tmp"] {
+            let _ = std::fs::remove_file(parent.join(n));
         }
     }
 }
@@ -423,7 +429,7 @@ pub fn check(
         }
     };
     if o.compact {
-        let acked_lost = compact_invariants(o, exp, &got, &log, v);
+        let acked_lost = compact_invariants(o, exp, &got, &log, state, v);
         if let Some(p) = &predicted {
             out.doctor = Some(doctor_vs_loader(p, state, &log, acked_lost));
         }
@@ -785,6 +791,7 @@ fn compact_invariants(
     exp: &Expect,
     got: &Recovered,
     log: &Log,
+    state: &State,
     v: &mut Vec<String>,
 ) -> bool {
     // The model: every record and marker appended (at least started) before the cut.
@@ -927,6 +934,38 @@ fn compact_invariants(
                 String::from_utf8_lossy(key),
                 if tombstone { "tombstone" } else { "value" }
             ));
+        }
+    }
+    // 5c: below the durable cleaner checkpoint of the partition, the log is clean: no
+    // key is served twice (a checkpoint written before its clean's swaps were durable
+    // promises what a crash undid).
+    let checkpoint = state
+        .get(&format!(
+            "{}cleaner-offset-checkpoint",
+            super::trace::PARENT
+        ))
+        .and_then(|b| {
+            let text = String::from_utf8_lossy(b).into_owned();
+            text.lines().skip(2).find_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f.len() == 3 && f[0] == "compact" && f[1] == "0")
+                    .then(|| f[2].parse::<i64>().ok())
+                    .flatten()
+            })
+        });
+    if let Some(cp) = checkpoint {
+        let mut seen: HashMap<&[u8], i64> = HashMap::new();
+        for &(off, _) in served.iter().filter(|(off, _)| *off < cp) {
+            let Some(key) = model.get(&off).and_then(|m| m.key.as_deref()) else {
+                continue;
+            };
+            if let Some(first) = seen.insert(key, off) {
+                v.push(format!(
+                    "5c: the cleaner checkpoint {cp} is durable, but key {} is served at offsets {first} and {off} below it",
+                    String::from_utf8_lossy(key)
+                ));
+                break;
+            }
         }
     }
     // 4c: a read_committed consumer drops every served record of an aborted transaction.

@@ -66,7 +66,7 @@ does: segments recovered, bytes cut, segments deleted, log end, data lost. Print
                   (ext4 data=ordered); see docs/kafka-behaviour.md#crash-persistence-model
   --mutant NAME   run against a weakened build (must report violations):
                   no-dir-fsync, checkpoint-before-data, no-trim-fsync, flush-before-trim,
-                  clean-swap-no-dir-fsync
+                  clean-swap-no-dir-fsync, clean-checkpoint-before-swap
   --mutants       every mutant, 3,000 states each; fails unless each reports violations
   --steps N       calls per workload (default 80)
   XTASK_CRASH_DEBUG=INV (environment): for the first violation of invariant INV
@@ -545,5 +545,6 @@ fn describe(op: &trace::Op) -> String {
         Rename(f, t) => format!("after renaming {f} to {t}"),
         Remove(n) => format!("after deleting {n}"),
         SyncDir => "after fsync of the directory".into(),
+        SyncParentDir => "after fsync of the parent directory".into(),
     }
 }

@@ -144,11 +144,28 @@ impl Shadow {
                     self.pending.push(DirOp::Unlink(n.clone()));
                 }
             }
-            Op::SyncDir => {
-                self.durable = self.cur.clone();
-                self.pending.clear();
+            Op::SyncDir => self.sync_dir(false),
+            Op::SyncParentDir => self.sync_dir(true),
+        }
+    }
+
+    /// A directory fsync: of the log directory, or of its parent (`parent`, the names
+    /// with the [`PARENT`](super::trace::PARENT) prefix). Its creations, renames and
+    /// unlinks become durable; the other directory's stay pending.
+    fn sync_dir(&mut self, parent: bool) {
+        let ours = |n: &str| n.starts_with(super::trace::PARENT) == parent;
+        self.durable.retain(|n, _| !ours(n));
+        for (n, &id) in &self.cur {
+            if ours(n) {
+                self.durable.insert(n.clone(), id);
             }
         }
+        self.pending.retain(|op| {
+            let n = match op {
+                DirOp::Link(n, _) | DirOp::Rename(n, _) | DirOp::Unlink(n) => n,
+            };
+            !ours(n)
+        });
     }
 
     /// Whether anything is not yet durable.

@@ -38,12 +38,22 @@ pub enum Op {
     Remove(String),
     /// fsync of the log directory: every earlier creation, rename and unlink is durable.
     SyncDir,
+    /// fsync of its parent (the log dir): the same for the parent's files
+    /// ([`PARENT`]-prefixed names).
+    SyncParentDir,
 }
+
+/// The name prefix of the files the recorder follows in the parent directory: the
+/// `cleaner-offset-checkpoint` (and its temporary file) that `Log::clean` keeps there.
+pub const PARENT: &str = "../";
+
+/// The parent directory's files the recorder follows.
+const PARENT_FILES: &str = "cleaner-offset-checkpoint";
 
 impl Op {
     /// Whether this is an fsync-family operation (a cut point of the enumeration).
     pub fn is_sync(&self) -> bool {
-        matches!(self, Op::Sync(_) | Op::SyncDir)
+        matches!(self, Op::Sync(_) | Op::SyncDir | Op::SyncParentDir)
     }
 }
 
@@ -99,9 +109,14 @@ impl Recorder {
 
     /// The name of `path` if it is in the log directory.
     fn name(&self, path: &Path) -> Option<String> {
-        (path.parent() == Some(self.dir.as_path()))
-            .then(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .flatten()
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned())?;
+        if path.parent() == Some(self.dir.as_path()) {
+            return Some(file);
+        }
+        (path.parent().is_some()
+            && path.parent() == self.dir.parent()
+            && file.starts_with(PARENT_FILES))
+        .then(|| format!("{PARENT}{file}"))
     }
 
     fn push(&self, op: Op) {
@@ -218,6 +233,8 @@ impl FileSystem for Recorder {
         RealFs.sync_dir(dir)?;
         if dir == self.dir {
             self.push(Op::SyncDir);
+        } else if Some(dir) == self.dir.parent() {
+            self.push(Op::SyncParentDir);
         }
         Ok(())
     }
