@@ -86,6 +86,13 @@ pub enum CleanError {
         /// The log directory.
         path: PathBuf,
     },
+    /// The clean was stopped before it finished: its partition's cleaning was aborted
+    /// ([`Cleaner::abort_and_pause`](crate::Cleaner::abort_and_pause)) or the cleaner is
+    /// shutting down (Kafka's `LogCleaningAbortedException` and `ThreadShutdownException`).
+    /// The groups already swapped in stay; the group being copied is dropped (its
+    /// `.cleaned` files removed); no checkpoint is written.
+    #[error("the clean was aborted")]
+    Aborted,
     /// An I/O failure reading or writing a checkpoint, or an error reading a log's
     /// segments ([`SegmentError::Io`] names the operation and the file).
     #[error(transparent)]
