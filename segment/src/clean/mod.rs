@@ -61,6 +61,7 @@ mod config;
 mod copy;
 mod error;
 mod group;
+mod manager;
 mod offset_map;
 mod offsets;
 mod source;
@@ -81,6 +82,9 @@ pub use copy::{
 };
 pub use error::CleanError;
 pub use group::group_segments_by_size;
+pub use manager::{
+    CleaningStates, LogCleaningState, StateError, UncleanableKind, UncleanableReason,
+};
 pub use offset_map::{key_digest, Fill, MapFill, OffsetMap, OffsetMapCapacity, BYTES_PER_ENTRY};
 pub use offsets::{
     cleanable_offsets, filthiest, max_compaction_delay, LogSummary, LogToClean, OffsetsToClean,
