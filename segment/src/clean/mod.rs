@@ -65,6 +65,7 @@ mod manager;
 mod offset_map;
 mod offsets;
 mod source;
+mod throttle;
 
 pub use build::{build_offset_map, MapBuild};
 pub use checkpoint::{
@@ -91,3 +92,4 @@ pub use offsets::{
     SegmentSummary,
 };
 pub use source::CleanerSource;
+pub use throttle::{throttle_sleep_ms, Throttler, THROTTLE_CHECK_INTERVAL_MS};

@@ -64,6 +64,10 @@ pub(crate) struct CleanDriver<'a> {
     pub(crate) stop: &'a dyn Fn() -> bool,
     /// The oracle's damage (none outside the `sabotage` feature).
     pub(crate) sabotage: CleanSabotage,
+    /// Told every byte count read or written (`log.cleaner.io.max.bytes.per.second`):
+    /// each window read and written while copying, and the offset map build's reads once
+    /// it is built.
+    pub(crate) throttle: &'a dyn Fn(u64),
 }
 
 /// What a clean's group copy reads besides the group.
@@ -75,6 +79,7 @@ struct GroupRules<'a> {
     cleaner: &'a CleanerConfig,
     sabotage: CleanSabotage,
     stop: &'a dyn Fn() -> bool,
+    throttle: &'a dyn Fn(u64),
 }
 
 /// Kafka's `UnifiedLog.parseTopicPartitionName` for a plain partition directory:
@@ -191,6 +196,7 @@ impl Log<KafkaBatchFormat> {
             checkpoint: &mut write,
             stop: &|| false,
             sabotage,
+            throttle: &|_| {},
         };
         self.clean_with(cleaner, compaction, now, driver)
     }
@@ -213,6 +219,7 @@ impl Log<KafkaBatchFormat> {
             checkpoint,
             stop,
             sabotage,
+            throttle,
         } = driver;
         let _g = self.lock.lock();
         self.check_online()?;
@@ -250,6 +257,7 @@ impl Log<KafkaBatchFormat> {
             ltc.first_uncleanable_offset,
             cleaner.max_message_size.max(0) as u32,
         )?;
+        throttle(built.bytes_read);
         stats.map_batches_read = built.batches_read;
         stats.map_bytes_read = built.bytes_read;
         let end_offset = built.end_offset;
@@ -283,6 +291,7 @@ impl Log<KafkaBatchFormat> {
                 cleaner,
                 sabotage,
                 stop,
+                throttle,
             };
             self.clean_segments(&group, &rules, &mut stats, &mut txns)?;
         }
@@ -393,6 +402,7 @@ impl Log<KafkaBatchFormat> {
             }
             let len = capacity.min(size - position);
             let window = file.read(position, len)?;
+            (group.throttle)(len);
             out.clear();
             let result =
                 filter_window(&window, rules, txns, &mut out, capacity as usize).map_err(|e| {
@@ -411,6 +421,7 @@ impl Log<KafkaBatchFormat> {
             stats.bytes_written += result.bytes_retained;
             stats.invalid_messages_read += result.invalid_messages;
             position += result.bytes_read;
+            (group.throttle)(out.len() as u64);
             for t in txns.take_cleaned_index() {
                 dest.append_aborted_txn(&t)?;
             }

@@ -18,7 +18,8 @@ use super::Log;
 use crate::clean::{
     filthiest, read_cleaner_checkpoint, write_cleaner_checkpoint, CleanError, CleanSabotage,
     CleanerCheckpoints, CleanerConfig, CleaningStates, CompactionConfig, LogCleaningState,
-    LogSummary, LogToClean, StateError, TopicPartition, UncleanableReason,
+    LogSummary, LogToClean, StateError, Throttler, TopicPartition, UncleanableReason,
+    THROTTLE_CHECK_INTERVAL_MS,
 };
 use crate::diag as tracing;
 use crate::error::SegmentError;
@@ -90,6 +91,8 @@ struct Shared {
     wake_cv: Condvar,
     stats: Mutex<HashMap<TopicPartition, CleanerStats>>,
     cleans: AtomicU64,
+    /// `log.cleaner.io.max.bytes.per.second`, shared by the threads.
+    throttler: Throttler,
 }
 
 /// Kafka's log cleaner for the compacted logs an embedder registers (`LogCleaner` with
@@ -111,6 +114,10 @@ struct Shared {
 /// 3. runs retention of every idle registered log ([`CleanupPolicy`]);
 /// 4. sleeps `log.cleaner.backoff.ms` if it cleaned nothing
 ///    (`docs/kafka-behaviour.md#cleaner-backoff`).
+///
+/// The threads' reads and writes share one throttle of
+/// `log.cleaner.io.max.bytes.per.second` ([`Throttler`],
+/// `docs/kafka-behaviour.md#cleaner-throttle`).
 ///
 /// A clean that fails marks its partition uncleanable with the error
 /// ([`uncleanable`](Self::uncleanable), `docs/kafka-behaviour.md#cleaner-uncleanable`):
@@ -164,6 +171,7 @@ impl Cleaner {
             wake_cv: Condvar::new(),
             stats: Mutex::new(HashMap::new()),
             cleans: AtomicU64::new(0),
+            throttler: Throttler::new(config.io_max_bytes_per_second, THROTTLE_CHECK_INTERVAL_MS),
         });
         let n = if config.enable { config.num_threads } else { 0 };
         let mut threads = Vec::new();
@@ -556,6 +564,9 @@ impl Shared {
                 checkpoint: &mut write,
                 stop: &stop,
                 sabotage: CleanSabotage::default(),
+                throttle: &|n| {
+                    self.throttler.maybe_throttle(n as f64);
+                },
             };
             reg.log
                 .clean_with(&self.config, &reg.compaction, now, driver)

@@ -573,3 +573,46 @@ fn truncation_and_delete_records_race_running_cleans_without_loss_or_deadlock() 
     }
     worker.join().unwrap();
 }
+
+/// `log.cleaner.io.max.bytes.per.second`: a clean reading about 1 MB at 1 MB/s takes
+/// most of a second (`docs/kafka-behaviour.md#cleaner-throttle`).
+#[test]
+fn the_io_throttle_slows_a_clean_to_its_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(MockTime::new(NOW));
+    let config = LogConfig {
+        segment_bytes: 64 * 1024,
+        ..compacted()
+    };
+    let a = open_log(dir.path(), "a-0", &clock, config);
+    let value = "v".repeat(1000);
+    for i in 0..500 {
+        put(&a, NOW, &[(&format!("k{}", i % 10), Some(&value))]);
+    }
+    a.roll(None).unwrap();
+    let dirty = a.size();
+    assert!(dirty > 500_000);
+    let cleaner = Cleaner::new(CleanerConfig {
+        io_max_bytes_per_second: 1_000_000.0,
+        ..quiet()
+    })
+    .unwrap();
+    let tp = TopicPartition::new("a", 0);
+    cleaner
+        .register(
+            tp.clone(),
+            a.clone(),
+            CompactionConfig::default(),
+            CleanupPolicy::Compact,
+        )
+        .unwrap();
+    let start = std::time::Instant::now();
+    assert!(cleaner.run_once());
+    let took = start.elapsed();
+    let stats = cleaner.last_stats(&tp).unwrap();
+    let bytes = stats.map_bytes_read + stats.bytes_read + stats.bytes_written;
+    // The last check interval (300 ms) is not slept for.
+    let floor = std::time::Duration::from_millis(bytes / 1000)
+        .saturating_sub(std::time::Duration::from_millis(300));
+    assert!(took >= floor, "{bytes} bytes in {took:?}, below {floor:?}");
+}
