@@ -127,7 +127,9 @@ impl Log<KafkaBatchFormat> {
     /// `now` (ms) is the clean's time: delete horizons are `now + delete.retention.ms`.
     ///
     /// It does not apply `min.cleanable.dirty.ratio` (Kafka's choice among logs): call
-    /// [`LogToClean::is_cleanable`] first for that. A log with nothing cleanable is left
+    /// [`LogToClean::is_cleanable`] first for that, or let a [`Cleaner`](crate::Cleaner)
+    /// choose. Do not call it on a log registered with a `Cleaner`: both would rewrite
+    /// the directory's checkpoint, and only the `Cleaner`'s writes are serialised. A log with nothing cleanable is left
     /// as it is (the checkpoint is still reset when Kafka would reset it).
     ///
     /// Under concurrent readers the replacement of a group's segments is one structural
