@@ -573,6 +573,10 @@ impl Shared {
         };
         match result {
             Ok(stats) => {
+                // Before `done`, so that a waiting abort_and_pause sees them (Kafka records
+                // a clean's stats before doneCleaning too).
+                self.cleans.fetch_add(1, Ordering::Relaxed);
+                self.stats.lock().insert(tp.clone(), stats);
                 let written = self.states.done(tp, || match end {
                     Some(o) => self.set_checkpoint(reg, tp, |_| Some(o)),
                     None => Ok(()),
@@ -584,8 +588,6 @@ impl Shared {
                     Ok(_) => {}
                     Err(e) => tracing::error!(partition = ?tp, error = %e, "cleaner state"),
                 }
-                self.cleans.fetch_add(1, Ordering::Relaxed);
-                self.stats.lock().insert(tp.clone(), stats);
             }
             Err(CleanError::Aborted) => {
                 if let Err(e) = self.states.done_cleaning(tp) {

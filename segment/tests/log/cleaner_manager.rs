@@ -630,3 +630,89 @@ fn the_io_throttle_slows_a_clean_to_its_rate() {
     assert!(floor >= std::time::Duration::from_secs(2));
     assert!(took >= floor, "{bytes} bytes in {took:?}, below {floor:?}");
 }
+
+/// `abort_and_pause` of a partition being cleaned (slowed by the throttle): the call
+/// returns once the clean stopped, the partition is `Paused(1)`, the clean left no
+/// `.cleaned` file and no checkpoint, and after `resume` the next clean completes
+/// (`docs/kafka-behaviour.md#cleaner-states`).
+#[test]
+fn abort_and_pause_stops_a_running_clean_without_its_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(MockTime::new(NOW));
+    let config = LogConfig {
+        segment_bytes: 256 * 1024,
+        ..compacted()
+    };
+    let a = open_log(dir.path(), "a-0", &clock, config);
+    let value = "v".repeat(1000);
+    for i in 0..3000 {
+        put(&a, NOW, &[(&format!("k{}", i % 10), Some(&value))]);
+    }
+    a.roll(None).unwrap();
+    let before = records(&a);
+    let mut cleaner = Cleaner::new(CleanerConfig {
+        num_threads: 1,
+        backoff_ms: 10,
+        io_max_bytes_per_second: 2_000_000.0,
+        io_buffer_size: 128 * 1024,
+        ..quiet()
+    })
+    .unwrap();
+    // The throttle's first period began with the cleaner: past its 300 ms, the offset map
+    // build's 3 MB make the clean sleep about 1.5 s before it copies anything.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let tp = TopicPartition::new("a", 0);
+    cleaner
+        .register(
+            tp.clone(),
+            a.clone(),
+            CompactionConfig::default(),
+            CleanupPolicy::Compact,
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cleaner.state(&tp) != Some(LogCleaningState::InProgress) {
+        assert!(std::time::Instant::now() < deadline, "never started");
+        std::thread::yield_now();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    cleaner.abort_and_pause(&tp).unwrap();
+    assert_eq!(cleaner.state(&tp), Some(LogCleaningState::Paused(1)));
+    assert!(
+        cleaner.last_stats(&tp).is_none(),
+        "the clean did not complete"
+    );
+    assert_eq!(
+        checkpoint(dir.path(), &tp),
+        None,
+        "an aborted clean writes none"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(a.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".cleaned"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // Whatever groups were swapped in before the abort, the latest of each key is there.
+    let latest = |recs: &[Kv]| {
+        let mut m = BTreeMap::new();
+        for (o, k, v) in recs {
+            m.insert(k.clone(), (*o, v.clone()));
+        }
+        m
+    };
+    assert_eq!(latest(&records(&a)), latest(&before));
+    cleaner.resume(&tp).unwrap();
+    cleaner.wake();
+    while cleaner.last_stats(&tp).is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never cleaned after resume"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    cleaner.shutdown();
+    assert_eq!(checkpoint(dir.path(), &tp), Some(a.log_end_offset()));
+    assert_eq!(latest(&records(&a)), latest(&before));
+    assert_eq!(records(&a).len(), 10);
+}
