@@ -118,7 +118,7 @@ impl<F: BatchFormat> Log<F> {
     /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (c) of
     /// [`delete_old_segments`](Self::delete_old_segments), the segments wholly below the log
     /// start offset, as a log whose `cleanup.policy` is `compact` alone gets from the
-    /// cleaner thread ([`Cleaner`](crate::Cleaner)). Returns the number deleted.
+    /// cleaner thread (`segment::Cleaner`). Returns the number deleted.
     ///
     /// # Errors
     /// As [`delete_old_segments`](Self::delete_old_segments).
