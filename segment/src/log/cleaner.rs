@@ -535,7 +535,12 @@ impl Shared {
             }
         };
         let now = reg.log.clock.milliseconds();
-        let summary = LogSummary::of(&*reg.log)?;
+        // Under the log's lock, as Kafka plans under its manager's lock: no truncation,
+        // delete_records or retention removes a segment while the summary reads it.
+        let summary = {
+            let _g = reg.log.lock.lock();
+            LogSummary::of(&*reg.log)?
+        };
         let (offsets, ltc) =
             LogToClean::plan(&summary, checkpoints.get(tp).copied(), now, &reg.compaction);
         if offsets.force_update_checkpoint {
