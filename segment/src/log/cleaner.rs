@@ -86,8 +86,8 @@ struct Shared {
     /// `states`' lock when both are).
     checkpoint_lock: Mutex<()>,
     shutdown: AtomicBool,
-    /// Set by [`Cleaner::wake`]; the backoff sleep ends when it is set.
-    wake: Mutex<bool>,
+    /// Bumped by [`Cleaner::wake`]; a backoff sleep ends when it changes.
+    wake: Mutex<u64>,
     wake_cv: Condvar,
     stats: Mutex<HashMap<TopicPartition, CleanerStats>>,
     cleans: AtomicU64,
@@ -167,7 +167,7 @@ impl Cleaner {
             states: CleaningStates::new(),
             checkpoint_lock: Mutex::new(()),
             shutdown: AtomicBool::new(false),
-            wake: Mutex::new(false),
+            wake: Mutex::new(0),
             wake_cv: Condvar::new(),
             stats: Mutex::new(HashMap::new()),
             cleans: AtomicU64::new(0),
@@ -296,7 +296,7 @@ impl Cleaner {
     /// Ends the backoff sleep of every thread now (for an embedder that knows a log got
     /// dirty; Kafka's threads only wake up after `log.cleaner.backoff.ms`).
     pub fn wake(&self) {
-        *self.shared.wake.lock() = true;
+        *self.shared.wake.lock() += 1;
         self.shared.wake_cv.notify_all();
     }
 
@@ -401,24 +401,25 @@ impl Shared {
     /// A cleaner thread (Kafka's `CleanerThread.doWork` loop).
     fn run(&self) {
         while !self.shutdown.load(Ordering::SeqCst) {
+            // A wake during the pass ends the backoff after it.
+            let seen = *self.wake.lock();
             let cleaned = self.pass();
             if !cleaned {
-                self.backoff();
+                self.backoff(seen);
             }
         }
     }
 
-    /// Sleeps `backoff_ms`, or until shutdown or [`Cleaner::wake`].
-    fn backoff(&self) {
+    /// Sleeps `backoff_ms`, or until shutdown or a [`Cleaner::wake`] after `seen`.
+    fn backoff(&self, seen: u64) {
         let ms = u64::try_from(self.config.backoff_ms).unwrap_or(0);
         let deadline = std::time::Instant::now() + Duration::from_millis(ms);
-        let mut woken = self.wake.lock();
-        while !*woken && !self.shutdown.load(Ordering::SeqCst) {
-            if self.wake_cv.wait_until(&mut woken, deadline).timed_out() {
+        let mut wakes = self.wake.lock();
+        while *wakes == seen && !self.shutdown.load(Ordering::SeqCst) {
+            if self.wake_cv.wait_until(&mut wakes, deadline).timed_out() {
                 break;
             }
         }
-        *woken = false;
     }
 
     fn registered(&self, tp: &TopicPartition) -> Result<Arc<Registered>, CleanerError> {

@@ -716,3 +716,44 @@ fn abort_and_pause_stops_a_running_clean_without_its_checkpoint() {
     assert_eq!(latest(&records(&a)), latest(&before));
     assert_eq!(records(&a).len(), 10);
 }
+
+/// A thread with nothing to clean sleeps `log.cleaner.backoff.ms`; `wake` (and
+/// `register`, which wakes) ends the sleep, and `shutdown` ends it too
+/// (`docs/kafka-behaviour.md#cleaner-backoff`).
+#[test]
+fn wake_and_shutdown_end_the_backoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(MockTime::new(NOW));
+    let a = open_log(dir.path(), "a-0", &clock, compacted());
+    let mut cleaner = Cleaner::new(CleanerConfig {
+        num_threads: 2,
+        backoff_ms: 600_000,
+        ..quiet()
+    })
+    .unwrap();
+    let tp = TopicPartition::new("a", 0);
+    cleaner
+        .register(
+            tp.clone(),
+            a.clone(),
+            CompactionConfig::default(),
+            CleanupPolicy::Compact,
+        )
+        .unwrap();
+    // Both threads find nothing dirty and go to sleep for ten minutes.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    fill(&a, 30);
+    assert!(cleaner.last_stats(&tp).is_none());
+    cleaner.wake();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while cleaner.last_stats(&tp).is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "wake did not end the backoff"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let start = std::time::Instant::now();
+    cleaner.shutdown();
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
