@@ -93,6 +93,13 @@ pub enum CleanError {
     /// `.cleaned` files removed); no checkpoint is written.
     #[error("the clean was aborted")]
     Aborted,
+    /// The clean panicked (a bug): the [`Cleaner`](crate::Cleaner) catches it, marks the
+    /// partition uncleanable with this error, and its thread goes on.
+    #[error("the clean panicked: {message}")]
+    Panicked {
+        /// The panic's message, when it was a string.
+        message: String,
+    },
     /// An I/O failure reading or writing a checkpoint, or an error reading a log's
     /// segments ([`SegmentError::Io`] names the operation and the file).
     #[error(transparent)]

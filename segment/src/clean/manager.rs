@@ -83,6 +83,8 @@ pub enum UncleanableKind {
     Offline,
     /// Another I/O, index or file error ([`CleanError::Segment`]).
     Io,
+    /// The clean panicked ([`CleanError::Panicked`]).
+    Panicked,
     /// A setting or the offset map refused the clean ([`CleanError::InvalidConfig`],
     /// [`CleanError::OffsetMapTooSmall`], [`CleanError::OffsetMapFull`]) or the directory
     /// is not named `<topic>-<partition>`.
@@ -109,6 +111,7 @@ impl UncleanableReason {
                 UncleanableKind::Offline
             }
             CleanError::Segment(_) => UncleanableKind::Io,
+            CleanError::Panicked { .. } => UncleanableKind::Panicked,
             _ => UncleanableKind::Config,
         };
         UncleanableReason {

@@ -574,8 +574,23 @@ impl Shared {
                     self.throttler.maybe_throttle(n as f64);
                 },
             };
-            reg.log
-                .clean_with(&self.config, &reg.compaction, now, driver)
+            // A panic (a bug) fails this partition's clean, not the thread.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                #[cfg(test)]
+                if tests::PANIC_IN_CLEAN.with(std::cell::Cell::get) {
+                    panic!("a bug in a clean");
+                }
+                reg.log
+                    .clean_with(&self.config, &reg.compaction, now, driver)
+            }))
+            .unwrap_or_else(|p| {
+                let message = p
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(CleanError::Panicked { message })
+            })
         };
         match result {
             Ok(stats) => {
@@ -639,5 +654,61 @@ impl Shared {
                 tracing::error!(partition = ?tp, error = %e, "cleaner state");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::BatchBuilder;
+    use crate::LogConfig;
+
+    thread_local! {
+        /// Makes the next clean on this thread panic.
+        pub(super) static PANIC_IN_CLEAN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn a_panicking_clean_marks_its_partition_uncleanable_and_ends_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            compact: true,
+            ..LogConfig::default()
+        };
+        let log = Arc::new(Log::open(dir.path().join("p-0"), config).unwrap());
+        for i in 0..10 {
+            let b = BatchBuilder::new(log.log_end_offset())
+                .record(0, Some(b"k"), Some(format!("{i}").as_bytes()))
+                .build()
+                .unwrap();
+            log.append(&b).unwrap();
+        }
+        log.roll(None).unwrap();
+        let cleaner = Cleaner::new(CleanerConfig {
+            num_threads: 0,
+            dedupe_buffer_size: 1 << 20,
+            ..CleanerConfig::default()
+        })
+        .unwrap();
+        let tp = TopicPartition::new("p", 0);
+        cleaner
+            .register(
+                tp.clone(),
+                log.clone(),
+                CompactionConfig::default(),
+                CleanupPolicy::Compact,
+            )
+            .unwrap();
+        PANIC_IN_CLEAN.with(|p| p.set(true));
+        assert!(cleaner.run_once(), "chosen, and its clean failed");
+        PANIC_IN_CLEAN.with(|p| p.set(false));
+        assert_eq!(cleaner.state(&tp), None, "not left in progress");
+        let u = cleaner.uncleanable();
+        assert_eq!(u.len(), 1);
+        assert_eq!(u[0].2.kind, crate::clean::UncleanableKind::Panicked);
+        assert!(!cleaner.run_once(), "not chosen again");
+        // An abort does not wait for a clean that will never end.
+        cleaner.abort_and_pause(&tp).unwrap();
+        cleaner.resume(&tp).unwrap();
     }
 }
