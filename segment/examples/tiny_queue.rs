@@ -7,6 +7,11 @@
 //! (recovery truncates the torn batch and rebuilds the indexes), and looks messages up by
 //! offset and by timestamp. Every step asserts its result, so this is also a test.
 //!
+//! Its consumers' committed positions live in a second, compacted log of Kafka's record
+//! format (as Kafka's `__consumer_offsets`): one keyed record per commit, a tombstone
+//! when a consumer leaves, and a [`Cleaner`] thread that keeps the latest commit of each
+//! consumer (the cleaner rewrites Kafka's record batches, so this log is not a `Tiny` one).
+//!
 //! Run: `cargo run -p segment --example tiny_queue`
 //!
 //! The batch format, [`tiny::Tiny`], is the workspace's one example format
@@ -16,7 +21,11 @@
 use std::fs::OpenOptions;
 use std::sync::Arc;
 
-use segment::{AppendOrigin, BatchFormat, Clock, Log, LogConfig, LogOptions, MockTime};
+use segment::clean::{CleanerConfig, CompactionConfig, TopicPartition};
+use segment::record::{batches_from, BatchBuilder, FileBatch};
+use segment::{
+    AppendOrigin, BatchFormat, Cleaner, CleanupPolicy, Clock, Log, LogConfig, LogOptions, MockTime,
+};
 
 #[path = "tiny/format.rs"]
 mod tiny;
@@ -138,7 +147,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     assert_eq!(info.first_offset, resume);
     log.close()?;
-    let log = LogOptions::<Tiny>::new().clock(clock).open(&path, config)?;
+    let log = LogOptions::<Tiny>::new()
+        .clock(clock.clone())
+        .open(&path, config)?;
     assert_eq!(log.stats().scanned_segments(), 0);
     assert_eq!(lookup(&log, resume)?, message(resume));
     println!(
@@ -146,5 +157,103 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         log.segments().number_of_segments()
     );
     log.close()?;
+
+    // 6. The consumers' positions: a compacted log cleaned by a Cleaner thread.
+    consumer_positions(dir.path(), clock)?;
+    Ok(())
+}
+
+/// Step 6: three consumers commit their positions 200 times each into a compacted log
+/// (key: the consumer, value: its next offset), one leaves (a tombstone), and a cleaner
+/// thread compacts the log while they commit; the latest commit of each is what remains.
+fn consumer_positions(
+    dir: &std::path::Path,
+    clock: Clock,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LogConfig {
+        compact: true,
+        segment_bytes: 4096,
+        file_delete_delay_ms: 0,
+        ..LogConfig::default()
+    };
+    let offsets = Arc::new(
+        LogOptions::new()
+            .clock(clock)
+            .open(dir.join("tiny-queue-offsets-0"), config)?,
+    );
+    let tp = TopicPartition::new("tiny-queue-offsets", 0);
+    let mut cleaner = Cleaner::new(CleanerConfig {
+        num_threads: 1,
+        backoff_ms: 10,
+        dedupe_buffer_size: 1 << 20,
+        ..CleanerConfig::default()
+    })?;
+    cleaner.register(
+        tp.clone(),
+        offsets.clone(),
+        CompactionConfig::default(),
+        CleanupPolicy::Compact,
+    )?;
+    let commit =
+        |consumer: &str, position: Option<i64>| -> Result<(), Box<dyn std::error::Error>> {
+            let value = position.map(|p| p.to_string());
+            let batch = BatchBuilder::new(0)
+                .record(
+                    T0,
+                    Some(consumer.as_bytes()),
+                    value.as_deref().map(str::as_bytes),
+                )
+                .build()?;
+            offsets.append_as_leader(&batch, 0, AppendOrigin::Client)?;
+            Ok(())
+        };
+    for round in 0..200i64 {
+        for (i, consumer) in ["billing", "audit", "search"].iter().enumerate() {
+            commit(consumer, Some(round * 3 + i as i64))?;
+        }
+    }
+    commit("audit", None)?; // audit leaves: a tombstone
+    offsets.roll(None)?; // the active segment is never cleaned
+    cleaner.wake();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while cleaner.last_stats(&tp).map(|s| s.end_offset) != Some(offsets.log_end_offset()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cleaner made no progress"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    cleaner.shutdown();
+    let mut latest = std::collections::BTreeMap::new();
+    let mut records = 0;
+    let mut next = offsets.log_start_offset();
+    while next < offsets.log_end_offset() {
+        for batch in batches_from(&offsets.read(next, 1 << 20)?.records, 0) {
+            let batch = FileBatch::at(batch?.as_bytes(), 0)?;
+            for r in batch.records()? {
+                let r = r?;
+                let key = String::from_utf8(r.key().unwrap_or_default().to_vec())?;
+                let value = r
+                    .value()
+                    .map(|v| String::from_utf8(v.to_vec()))
+                    .transpose()?;
+                latest.insert(key, value);
+                records += 1;
+                next = r.offset + 1;
+            }
+        }
+    }
+    println!(
+        "consumer positions: {} commits compacted to {records} records: {latest:?}",
+        offsets.log_end_offset()
+    );
+    assert_eq!(latest["billing"].as_deref(), Some("597"));
+    assert_eq!(latest["search"].as_deref(), Some("599"));
+    assert_eq!(
+        latest["audit"], None,
+        "the tombstone stays for delete.retention.ms"
+    );
+    assert_eq!(records, 3);
+    cleaner.unregister(&tp)?;
     Ok(())
 }

@@ -206,6 +206,8 @@ pub use leader::{
 pub use lock::DirLock;
 #[cfg(feature = "cleaner")]
 pub use log::CleanerStats;
+#[cfg(feature = "cleaner")]
+pub use log::{Cleaner, CleanerError, CleanupPolicy};
 pub use log::{FetchIsolation, ListedOffset, Log, LogBounds, LogOptions, LogStats};
 pub use log_file::{LogFile, LogFileMode};
 pub use producer::{CompletedTxn, LeaderEpochCache, ProducerStateManager};

@@ -86,6 +86,20 @@ pub enum CleanError {
         /// The log directory.
         path: PathBuf,
     },
+    /// The clean was stopped before it finished: its partition's cleaning was aborted
+    /// ([`Cleaner::abort_and_pause`](crate::Cleaner::abort_and_pause)) or the cleaner is
+    /// shutting down (Kafka's `LogCleaningAbortedException` and `ThreadShutdownException`).
+    /// The groups already swapped in stay; the group being copied is dropped (its
+    /// `.cleaned` files removed); no checkpoint is written.
+    #[error("the clean was aborted")]
+    Aborted,
+    /// The clean panicked (a bug): the [`Cleaner`](crate::Cleaner) catches it, marks the
+    /// partition uncleanable with this error, and its thread goes on.
+    #[error("the clean panicked: {message}")]
+    Panicked {
+        /// The panic's message, when it was a string.
+        message: String,
+    },
     /// An I/O failure reading or writing a checkpoint, or an error reading a log's
     /// segments ([`SegmentError::Io`] names the operation and the file).
     #[error(transparent)]

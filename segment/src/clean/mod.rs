@@ -61,9 +61,11 @@ mod config;
 mod copy;
 mod error;
 mod group;
+mod manager;
 mod offset_map;
 mod offsets;
 mod source;
+mod throttle;
 
 pub use build::{build_offset_map, MapBuild};
 pub use checkpoint::{
@@ -81,9 +83,13 @@ pub use copy::{
 };
 pub use error::CleanError;
 pub use group::group_segments_by_size;
+pub use manager::{
+    CleaningStates, LogCleaningState, StateError, UncleanableKind, UncleanableReason,
+};
 pub use offset_map::{key_digest, Fill, MapFill, OffsetMap, OffsetMapCapacity, BYTES_PER_ENTRY};
 pub use offsets::{
     cleanable_offsets, filthiest, max_compaction_delay, LogSummary, LogToClean, OffsetsToClean,
     SegmentSummary,
 };
 pub use source::CleanerSource;
+pub use throttle::{throttle_sleep_ms, Throttler, THROTTLE_CHECK_INTERVAL_MS};

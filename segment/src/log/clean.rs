@@ -50,9 +50,41 @@ pub struct CleanerStats {
     pub segments_written: u64,
 }
 
+/// How one clean is driven (crate-internal): [`Log::clean`] reads and writes the
+/// `cleaner-offset-checkpoint` itself and never stops early; the
+/// [`Cleaner`](crate::Cleaner) keeps the checkpoint for its threads and stops a clean
+/// that is aborted or shut down.
+pub(crate) struct CleanDriver<'a> {
+    /// The partition's checkpointed first dirty offset, read under the log's lock.
+    pub(crate) checkpointed: &'a mut dyn FnMut() -> Result<Option<i64>, CleanError>,
+    /// Takes the new first dirty offset, under the log's lock.
+    pub(crate) checkpoint: &'a mut dyn FnMut(i64) -> Result<(), CleanError>,
+    /// Whether to stop: checked before the clean, before each group and before each read
+    /// window (Kafka's `checkDone`); a stop is [`CleanError::Aborted`].
+    pub(crate) stop: &'a dyn Fn() -> bool,
+    /// The oracle's damage (none outside the `sabotage` feature).
+    pub(crate) sabotage: CleanSabotage,
+    /// Told every byte count read or written (`log.cleaner.io.max.bytes.per.second`):
+    /// each window read and written while copying, and the offset map build's reads once
+    /// it is built.
+    pub(crate) throttle: &'a dyn Fn(u64),
+}
+
+/// What a clean's group copy reads besides the group.
+struct GroupRules<'a> {
+    map: &'a OffsetMap,
+    now: i64,
+    legacy_delete_horizon: i64,
+    compaction: &'a CompactionConfig,
+    cleaner: &'a CleanerConfig,
+    sabotage: CleanSabotage,
+    stop: &'a dyn Fn() -> bool,
+    throttle: &'a dyn Fn(u64),
+}
+
 /// Kafka's `UnifiedLog.parseTopicPartitionName` for a plain partition directory:
 /// `<topic>-<partition>`, split at the last `-`.
-fn topic_partition_of(dir: &std::path::Path) -> Option<TopicPartition> {
+pub(crate) fn topic_partition_of(dir: &std::path::Path) -> Option<TopicPartition> {
     let name = dir.file_name()?.to_str()?;
     let (topic, partition) = name.rsplit_once('-')?;
     if topic.is_empty() {
@@ -95,7 +127,9 @@ impl Log<KafkaBatchFormat> {
     /// `now` (ms) is the clean's time: delete horizons are `now + delete.retention.ms`.
     ///
     /// It does not apply `min.cleanable.dirty.ratio` (Kafka's choice among logs): call
-    /// [`LogToClean::is_cleanable`] first for that. A log with nothing cleanable is left
+    /// [`LogToClean::is_cleanable`] first for that, or let a [`Cleaner`](crate::Cleaner)
+    /// choose. Do not call it on a log registered with a `Cleaner`: both would rewrite
+    /// the directory's checkpoint, and only the `Cleaner`'s writes are serialised. A log with nothing cleanable is left
     /// as it is (the checkpoint is still reset when Kafka would reset it).
     ///
     /// Under concurrent readers the replacement of a group's segments is one structural
@@ -114,10 +148,12 @@ impl Log<KafkaBatchFormat> {
         compaction: &CompactionConfig,
         now: i64,
     ) -> Result<CleanerStats, CleanError> {
-        self.clean_sabotaged(cleaner, compaction, now, CleanSabotage::default())
+        self.clean_standalone(cleaner, compaction, now, CleanSabotage::default())
     }
 
-    /// [`clean`](Self::clean) with deliberate damage, for the oracle's sabotages only.
+    /// [`clean`](Self::clean) with deliberate damage, for the oracle's sabotages only
+    /// (the non-default `sabotage` feature, which `xtask/oracle` enables).
+    #[cfg(feature = "sabotage")]
     #[doc(hidden)]
     pub fn clean_sabotaged(
         &self,
@@ -126,9 +162,20 @@ impl Log<KafkaBatchFormat> {
         now: i64,
         sabotage: CleanSabotage,
     ) -> Result<CleanerStats, CleanError> {
+        self.clean_standalone(cleaner, compaction, now, sabotage)
+    }
+
+    /// [`clean`](Self::clean): the checkpoint read and written by this log itself, under
+    /// its lock.
+    fn clean_standalone(
+        &self,
+        cleaner: &CleanerConfig,
+        compaction: &CompactionConfig,
+        now: i64,
+        sabotage: CleanSabotage,
+    ) -> Result<CleanerStats, CleanError> {
         cleaner.validate()?;
         compaction.validate()?;
-        let capacity = cleaner.offset_map_capacity()?;
         let tp = topic_partition_of(&self.dir).ok_or_else(|| CleanError::NotAPartitionDir {
             path: self.dir.clone(),
         })?;
@@ -136,13 +183,54 @@ impl Log<KafkaBatchFormat> {
             .dir
             .parent()
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+        let mut read = || -> Result<Option<i64>, CleanError> {
+            Ok(read_cleaner_checkpoint(&*self.fs, &parent)?
+                .get(&tp)
+                .copied())
+        };
+        let mut write = |offset: i64| -> Result<(), CleanError> {
+            let mut checkpoints = read_cleaner_checkpoint(&*self.fs, &parent)?;
+            checkpoints.insert(tp.clone(), offset);
+            write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)
+        };
+        let driver = CleanDriver {
+            checkpointed: &mut read,
+            checkpoint: &mut write,
+            stop: &|| false,
+            sabotage,
+            throttle: &|_| {},
+        };
+        self.clean_with(cleaner, compaction, now, driver)
+    }
+
+    /// One clean, driven by `driver`: how the first dirty offset is read, how the new one
+    /// is written (both called under the log's lock), whether to stop early, and the
+    /// oracle's sabotage. [`Log::clean`] and the [`Cleaner`](crate::Cleaner) share it.
+    pub(crate) fn clean_with(
+        &self,
+        cleaner: &CleanerConfig,
+        compaction: &CompactionConfig,
+        now: i64,
+        driver: CleanDriver<'_>,
+    ) -> Result<CleanerStats, CleanError> {
+        cleaner.validate()?;
+        compaction.validate()?;
+        let capacity = cleaner.offset_map_capacity()?;
+        let CleanDriver {
+            checkpointed,
+            checkpoint,
+            stop,
+            sabotage,
+            throttle,
+        } = driver;
         let _g = self.lock.lock();
         self.check_online()?;
+        if stop() {
+            return Err(CleanError::Aborted);
+        }
         self.deleter.delete_expired()?;
-        let mut checkpoints = read_cleaner_checkpoint(&*self.fs, &parent)?;
         let summary = LogSummary::of(self)?;
-        let (offsets, ltc) =
-            LogToClean::plan(&summary, checkpoints.get(&tp).copied(), now, compaction);
+        let (offsets, ltc) = LogToClean::plan(&summary, checkpointed()?, now, compaction);
         let mut stats = CleanerStats {
             first_dirty_offset: ltc.first_dirty_offset,
             end_offset: ltc.first_dirty_offset,
@@ -150,8 +238,7 @@ impl Log<KafkaBatchFormat> {
         };
         if ltc.first_uncleanable_offset <= ltc.first_dirty_offset || ltc.cleanable_bytes == 0 {
             if offsets.force_update_checkpoint {
-                checkpoints.insert(tp, offsets.first_dirty_offset);
-                write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+                checkpoint(offsets.first_dirty_offset)?;
             }
             return Ok(stats);
         }
@@ -172,6 +259,7 @@ impl Log<KafkaBatchFormat> {
             ltc.first_uncleanable_offset,
             cleaner.max_message_size.max(0) as u32,
         )?;
+        throttle(built.bytes_read);
         stats.map_batches_read = built.batches_read;
         stats.map_bytes_read = built.bytes_read;
         let end_offset = built.end_offset;
@@ -189,6 +277,9 @@ impl Log<KafkaBatchFormat> {
         }
         let mut txns = CleanedTxnMetadata::new();
         for g in groups {
+            if stop() {
+                return Err(CleanError::Aborted);
+            }
             let group: Vec<Arc<LogSegment>> = segs
                 .get(g)
                 .unwrap_or(&[])
@@ -198,21 +289,20 @@ impl Log<KafkaBatchFormat> {
             if group.is_empty() {
                 continue;
             }
-            self.clean_segments(
-                &group,
-                &map,
+            let rules = GroupRules {
+                map: &map,
                 now,
-                &mut stats,
-                &mut txns,
                 legacy_delete_horizon,
                 compaction,
                 cleaner,
                 sabotage,
-            )?;
+                stop,
+                throttle,
+            };
+            self.clean_segments(&group, &rules, &mut stats, &mut txns)?;
         }
         stats.buffer_utilization = map.utilization();
-        checkpoints.insert(tp, end_offset);
-        write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+        checkpoint(end_offset)?;
         Ok(stats)
     }
 
@@ -236,18 +326,12 @@ impl Log<KafkaBatchFormat> {
 
     /// Kafka's `cleanSegments`: cleans `group` into one `.cleaned` segment at the first
     /// one's base offset and swaps it in.
-    #[allow(clippy::too_many_arguments)]
     fn clean_segments(
         &self,
         group: &[Arc<LogSegment>],
-        map: &OffsetMap,
-        now: i64,
+        rules: &GroupRules<'_>,
         stats: &mut CleanerStats,
         txns: &mut CleanedTxnMetadata,
-        legacy_delete_horizon: i64,
-        compaction: &CompactionConfig,
-        cleaner: &CleanerConfig,
-        sabotage: CleanSabotage,
     ) -> Result<(), CleanError> {
         let Some(first) = group.first() else {
             return Ok(());
@@ -269,16 +353,16 @@ impl Log<KafkaBatchFormat> {
                 txns.add_aborted_transactions(
                     self.collect_aborted_txns_for_cleaner(seg.base_offset(), upper)?,
                 );
-                let rules = CopyRules {
-                    map,
-                    retain_legacy_deletes: seg.last_modified()? > legacy_delete_horizon,
-                    delete_retention_ms: compaction.delete_retention_ms,
-                    current_time: now,
+                let copy = CopyRules {
+                    map: rules.map,
+                    retain_legacy_deletes: seg.last_modified()? > rules.legacy_delete_horizon,
+                    delete_retention_ms: rules.compaction.delete_retention_ms,
+                    current_time: rules.now,
                     active_producers: &active,
                     high_watermark: hw,
-                    sabotage,
+                    sabotage: rules.sabotage,
                 };
-                self.clean_into(seg, &cleaned, &rules, txns, stats, cleaner)?;
+                self.clean_into(seg, &cleaned, &copy, txns, stats, rules)?;
             }
             cleaned.on_become_inactive_segment()?;
             cleaned.flush()?;
@@ -307,8 +391,9 @@ impl Log<KafkaBatchFormat> {
         rules: &CopyRules<'_>,
         txns: &mut CleanedTxnMetadata,
         stats: &mut CleanerStats,
-        cleaner: &CleanerConfig,
+        group: &GroupRules<'_>,
     ) -> Result<(), CleanError> {
+        let cleaner = group.cleaner;
         let io_buffer = cleaner.io_buffer_size_per_thread().max(0) as u64;
         let max_message = cleaner.max_message_size.max(0) as u64;
         let mut capacity = io_buffer;
@@ -318,8 +403,12 @@ impl Log<KafkaBatchFormat> {
         let mut position = 0u64;
         let mut out = Vec::new();
         while position < size {
+            if (group.stop)() {
+                return Err(CleanError::Aborted);
+            }
             let len = capacity.min(size - position);
             let window = file.read(position, len)?;
+            (group.throttle)(len);
             out.clear();
             let result =
                 filter_window(&window, rules, txns, &mut out, capacity as usize).map_err(|e| {
@@ -338,6 +427,7 @@ impl Log<KafkaBatchFormat> {
             stats.bytes_written += result.bytes_retained;
             stats.invalid_messages_read += result.invalid_messages;
             position += result.bytes_read;
+            (group.throttle)(out.len() as u64);
             for t in txns.take_cleaned_index() {
                 dest.append_aborted_txn(&t)?;
             }

@@ -101,6 +101,8 @@ mod append;
 mod bounds;
 #[cfg(feature = "cleaner")]
 mod clean;
+#[cfg(feature = "cleaner")]
+mod cleaner;
 mod flush;
 mod leader;
 mod load;
@@ -116,6 +118,8 @@ mod watermark;
 pub use bounds::LogBounds;
 #[cfg(feature = "cleaner")]
 pub use clean::CleanerStats;
+#[cfg(feature = "cleaner")]
+pub use cleaner::{Cleaner, CleanerError, CleanupPolicy};
 pub use options::LogOptions;
 pub use read::FetchIsolation;
 pub use replay::rebuild_producer_state;

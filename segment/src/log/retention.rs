@@ -115,6 +115,22 @@ impl<F: BatchFormat> Log<F> {
         Ok(n)
     }
 
+    /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (c) of
+    /// [`delete_old_segments`](Self::delete_old_segments), the segments wholly below the log
+    /// start offset, as a log whose `cleanup.policy` is `compact` alone gets from the
+    /// cleaner thread (`segment::Cleaner`). Returns the number deleted.
+    ///
+    /// # Errors
+    /// As [`delete_old_segments`](Self::delete_old_segments).
+    pub fn delete_log_start_breached_segments(&self) -> Result<usize> {
+        let _g = self.lock.lock();
+        self.check_online()?;
+        self.deleter.delete_expired()?;
+        let start = self.log_start_offset();
+        let leo = self.log_end_offset();
+        self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))
+    }
+
     fn delete_prefix(
         &self,
         mut pred: impl FnMut(&LogSegment<F>, Option<i64>) -> Result<bool>,

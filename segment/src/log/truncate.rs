@@ -24,6 +24,11 @@ impl<F: BatchFormat> Log<F> {
     /// answers from the log before or after the truncation, never from a mix, and
     /// [`bounds`](Self::bounds) never shows a bound of its middle.
     ///
+    /// A running clean (`Log::clean`, or a `segment::Cleaner` thread) holds the log's
+    /// lock: the truncation waits for it. For a log registered with a `Cleaner`, truncate
+    /// through `Cleaner::truncate_to`, which aborts and pauses the clean first and lowers
+    /// the `cleaner-offset-checkpoint` after (`docs/kafka-behaviour.md#cleaner-states`).
+    ///
     /// # Errors
     /// Index, format and I/O errors. A failure inside the structural change leaves the
     /// segments in an unknown state: the log end is lowered to `offset`, the log goes
