@@ -272,8 +272,7 @@ impl Log<KafkaBatchFormat> {
             ltc.first_uncleanable_offset,
         );
         if crate::fs::mutated!(CleanCheckpointBeforeSwap) {
-            checkpoints.insert(tp.clone(), end_offset);
-            write_cleaner_checkpoint(&*self.fs, &parent, &checkpoints)?;
+            checkpoint(end_offset)?;
         }
         let mut txns = CleanedTxnMetadata::new();
         for g in groups {
