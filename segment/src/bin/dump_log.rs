@@ -323,6 +323,9 @@ fn parse_args<C: Parser>(args: Vec<OsString>, out: &mut Out) -> Result<C, i32> {
 struct CliSink {
     json: bool,
     skip_record_metadata: bool,
+    /// `--kafka-strict`: the text report leaves out our notes, which Kafka's tool never
+    /// prints (docs/kafka-behaviour.md#dump-log-extra-findings).
+    kafka_strict: bool,
     out: Out,
     report: text::Report,
     bar: Option<ProgressBar>,
@@ -375,7 +378,9 @@ impl Sink for CliSink {
             Some(text::Line::Err(s)) => self.write_err(&s),
             None => {}
         }
-        self.report.add(&event);
+        if !(self.kafka_strict && matches!(event, Event::Note(_))) {
+            self.report.add(&event);
+        }
     }
 
     fn progress(&mut self, bytes: u64) {
@@ -477,6 +482,7 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
     let mut sink = CliSink {
         json: cli.json,
         skip_record_metadata: cli.skip_record_metadata,
+        kafka_strict: cli.kafka_strict,
         out,
         report: text::Report::new(),
         bar: progress_bar(total, show),

@@ -107,7 +107,10 @@ pub struct DumpOptions {
     /// `--skip-record-metadata`: with deep iteration, omit offset/timestamp/size fields.
     pub skip_record_metadata: bool,
     /// `--kafka-strict`: report follower chunk entries and record-level time-index offsets
-    /// as the Kafka tool does (mismatch / offset not found) instead of as notes.
+    /// as the Kafka tool does (mismatch / offset not found) instead of as notes, and with
+    /// deep iteration start each `.log`'s previous offset at -1 as Kafka's tool does (a
+    /// file whose first record is not offset 0 reports the informational pair `-1 is
+    /// followed by N`, docs/kafka-behaviour.md#dumplogsegments-findings).
     pub kafka_strict: bool,
     /// `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
     /// `--share-group-state-decoder`, `--remote-log-metadata-decoder`: keys and values are decoded as that topic's records
