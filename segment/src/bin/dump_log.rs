@@ -108,8 +108,10 @@ struct Cli {
     skip_record_metadata: bool,
 
     /// Report follower (chunk-shaped) offset-index entries and record-level time-index
-    /// offsets as errors, exactly as Kafka's tool does. Not with --index-sanity-check,
-    /// which does not verify entries.
+    /// offsets as errors, exactly as Kafka's tool does; with deep iteration, report a
+    /// file whose first record is not offset 0 as Kafka does (`-1 is followed by N`);
+    /// list the files of the report in Kafka's order; leave our notes out of it. The exit status keeps its meaning. Not
+    /// with --index-sanity-check, which does not verify entries.
     #[arg(long, conflicts_with = "index_sanity_check")]
     kafka_strict: bool,
 
@@ -324,7 +326,8 @@ struct CliSink {
     json: bool,
     skip_record_metadata: bool,
     /// `--kafka-strict`: the text report leaves out our notes, which Kafka's tool never
-    /// prints (docs/kafka-behaviour.md#dump-log-extra-findings).
+    /// prints (docs/kafka-behaviour.md#dump-log-extra-findings), and lists files in
+    /// Kafka's order ([`text::Report::kafka_order`]).
     kafka_strict: bool,
     out: Out,
     report: text::Report,
@@ -484,7 +487,11 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         skip_record_metadata: cli.skip_record_metadata,
         kafka_strict: cli.kafka_strict,
         out,
-        report: text::Report::new(),
+        report: if cli.kafka_strict {
+            text::Report::kafka_order()
+        } else {
+            text::Report::new()
+        },
         bar: progress_bar(total, show),
         done: 0,
         last_draw: Instant::now(),

@@ -323,6 +323,9 @@ type PerFile<T> = BTreeMap<(usize, PathBuf), Vec<T>>;
 /// the problems Kafka does not report and our notes.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Files in the order of Java's `HashMap` iteration ([`Report::kafka_order`]) instead
+    /// of the order found.
+    java_hash_order: bool,
     order: BTreeMap<PathBuf, usize>,
     mismatches: PerFile<(i64, i64)>,
     ts_mismatch: PerFile<(i64, i64)>,
@@ -337,6 +340,35 @@ impl Report {
     /// A new, empty report.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new, empty report that lists the files of each block in the order Kafka 4.4's
+    /// tool prints them (`--kafka-strict`): the iteration order of the `java.util.HashMap`
+    /// its report keeps per block, keyed by the path, rather than the order found
+    /// (docs/kafka-behaviour.md#dumplogsegments-findings).
+    pub fn kafka_order() -> Self {
+        Self {
+            java_hash_order: true,
+            ..Self::default()
+        }
+    }
+
+    /// The entries of one block in the order they are printed.
+    fn files<'a, T>(&self, map: &'a PerFile<T>) -> Vec<(&'a PathBuf, &'a Vec<T>)> {
+        let mut v: Vec<(&'a PathBuf, &'a Vec<T>)> =
+            map.iter().map(|((_, p), list)| (p, list)).collect();
+        if self.java_hash_order {
+            let keys: Vec<String> = v
+                .iter()
+                .map(|(p, _)| p.to_string_lossy().into_owned())
+                .collect();
+            let order = java_hash_map_order(&keys);
+            v = order
+                .into_iter()
+                .filter_map(|i| v.get(i).copied())
+                .collect();
+        }
+        v
     }
 
     fn key(&mut self, path: &std::path::Path) -> (usize, PathBuf) {
@@ -546,19 +578,19 @@ impl Report {
     /// (`Problems in :<path>`), then notes.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        for ((_, path), list) in &self.mismatches {
+        for (path, list) in self.files(&self.mismatches) {
             let _ = writeln!(s, "Mismatches in :{}", escape_path(path));
             for (i, l) in list.iter().rev() {
                 let _ = writeln!(s, "  Index offset: {i}, log offset: {l}");
             }
         }
-        for ((_, path), list) in &self.ts_mismatch {
+        for (path, list) in self.files(&self.ts_mismatch) {
             let _ = writeln!(s, "Found timestamp mismatch in :{}", escape_path(path));
             for (i, l) in list {
                 let _ = writeln!(s, "  Index timestamp: {i}, log timestamp: {l}");
             }
         }
-        for ((_, path), list) in &self.ts_order {
+        for (path, list) in self.files(&self.ts_order) {
             let _ = writeln!(s, "Found out of order timestamp in :{}", escape_path(path));
             for (i, p) in list {
                 let _ = writeln!(
@@ -567,7 +599,7 @@ impl Report {
                 );
             }
         }
-        for ((_, path), list) in &self.not_found {
+        for (path, list) in self.files(&self.not_found) {
             let _ = writeln!(
                 s,
                 "The following indexed offsets are not found in :{}",
@@ -577,7 +609,7 @@ impl Report {
                 let _ = writeln!(s, "Indexed offset: {i}, found log offset: {l}");
             }
         }
-        for ((_, path), list) in &self.non_consecutive {
+        for (path, list) in self.files(&self.non_consecutive) {
             let _ = writeln!(s, "Non-consecutive offsets in {}", escape_path(path));
             for (a, b) in list.iter().rev() {
                 let _ = writeln!(s, "  {a} is followed by {b}");
@@ -594,6 +626,32 @@ impl Report {
         }
         s
     }
+}
+
+/// The iteration order of a `java.util.HashMap<String, _>` into which `keys` (distinct)
+/// were put in this order: indexes into `keys` (the order of [`Report::kafka_order`]'s
+/// files, keyed by their absolute path as Kafka's `File.getAbsolutePath()` gives it). Java's map spreads `String.hashCode()`
+/// (`h ^ (h >>> 16)`), keeps a table of a power of two slots, at least 16, doubled
+/// whenever it holds more than three quarters of that, and iterates slot by slot, each
+/// slot's keys in insertion order (a resize splits a slot's list keeping its order). A
+/// slot of more than 8 keys (Java then makes a tree of it) is not modelled: Kafka's report
+/// holds one key per file, far from that.
+pub fn java_hash_map_order(keys: &[String]) -> Vec<usize> {
+    let mut capacity = 16usize;
+    while keys.len() > capacity / 4 * 3 {
+        capacity *= 2;
+    }
+    let slot = |k: &String| {
+        let h = k
+            .encode_utf16()
+            .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+        let spread = (h ^ ((h as u32) >> 16) as i32) as u32;
+        spread as usize & (capacity - 1)
+    };
+    let mut slots: Vec<(usize, usize)> = keys.iter().map(slot).zip(0..).collect();
+    // A stable sort: within a slot, insertion order.
+    slots.sort_by_key(|&(s, _)| s);
+    slots.into_iter().map(|(_, i)| i).collect()
 }
 
 const EXAMPLES: usize = 3;
@@ -687,11 +745,33 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
 // Tests may index and panic: a panic is how a test reports a failure.
 #[allow(clippy::indexing_slicing, clippy::panic)]
 mod tests {
-    use super::java_lossy;
+    use super::{java_hash_map_order, java_lossy};
 
     /// What `new String(bytes, UTF_8)` gives on JDK 17 (checked with a Java program on
     /// 20,000 random sequences of lead, continuation and invalid bytes; these are the
     /// shapes, including every one where it differs from `String::from_utf8_lossy`).
+    #[test]
+    fn java_hash_map_order_is_javas() {
+        // The order java.util.HashMap (Java 17) iterates these keys in, put in this order
+        // (20 keys: the table is resized twice).
+        let keys: Vec<String> = (0..20)
+            .map(|i| format!("/data/t-{}/{:020}.log", i % 3, i * 137))
+            .collect();
+        let java = "/data/t-2/00000000000000000274.log,/data/t-1/00000000000000000959.log,/data/t-2/00000000000000001507.log,/data/t-0/00000000000000001644.log,/data/t-0/00000000000000002466.log,/data/t-0/00000000000000000822.log,/data/t-2/00000000000000001096.log,/data/t-1/00000000000000001370.log,/data/t-1/00000000000000002603.log,/data/t-0/00000000000000002055.log,/data/t-1/00000000000000002192.log,/data/t-0/00000000000000001233.log,/data/t-2/00000000000000002329.log,/data/t-1/00000000000000000137.log,/data/t-1/00000000000000001781.log,/data/t-0/00000000000000000000.log,/data/t-1/00000000000000000548.log,/data/t-2/00000000000000001918.log,/data/t-2/00000000000000000685.log,/data/t-0/00000000000000000411.log";
+        let ours: Vec<&str> = java_hash_map_order(&keys)
+            .into_iter()
+            .map(|i| keys[i].as_str())
+            .collect();
+        assert_eq!(ours.join(","), java);
+        // Five segments of one partition (one table of 16 slots).
+        let keys: Vec<String> = [0, 300, 600, 900, 1276]
+            .iter()
+            .map(|o| format!("/d/{o:020}.log"))
+            .collect();
+        let ours: Vec<usize> = java_hash_map_order(&keys);
+        assert_eq!(ours, [0, 2, 3, 4, 1]);
+    }
+
     #[test]
     fn java_lossy_replaces_as_java_does() {
         let r = '\u{fffd}';

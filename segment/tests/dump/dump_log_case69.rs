@@ -374,6 +374,39 @@ fn case69d_strict_starts_each_file_at_minus_one() {
         "{}",
         stderr(&out)
     );
+
+    // Several files with findings: strict mode lists them in the order of Kafka's
+    // HashMap (keyed by absolute path), not the order found.
+    let mut paths = Vec::new();
+    for base in [600i64, 900, 1276, 1500, 2000, 2500, 3000] {
+        let p = std::path::absolute(dir.path().join(format!("{base:020}.log"))).unwrap();
+        std::fs::write(&p, batch(base + 1, 1, 1000)).unwrap();
+        paths.push(p);
+    }
+    let args: Vec<&str> = ["--deep-iteration", "--kafka-strict"]
+        .into_iter()
+        .chain(paths.iter().map(|p| p.to_str().unwrap()))
+        .collect();
+    let out = run_cli(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: Vec<String> = stderr(&out)
+        .lines()
+        .filter_map(|l| l.strip_prefix("Non-consecutive offsets in "))
+        .map(str::to_string)
+        .collect();
+    let keys: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let java: Vec<String> = text::java_hash_map_order(&keys)
+        .into_iter()
+        .map(|i| keys[i].clone())
+        .collect();
+    assert_eq!(printed, java);
+    // Without --kafka-strict the -1 pairs are not reported: no block at all.
+    let lenient: Vec<&str> = args
+        .iter()
+        .filter(|a| **a != "--kafka-strict")
+        .copied()
+        .collect();
+    assert_eq!(stderr(&run_cli(&lenient)), "");
 }
 
 // (d) 30 trailing bytes that start a valid batch whose size runs past the end.
