@@ -353,6 +353,23 @@ impl Report {
         }
     }
 
+    /// The pairs of one file's `Mismatches in` (`descending`) or `Non-consecutive offsets
+    /// in` list in the order they are printed: most recent first; with
+    /// [`Report::kafka_order`], as Kafka's `TreeMap` keyed by the first of each pair holds
+    /// them (descending for mismatches, ascending for offsets; a later pair with the same
+    /// key replaces the earlier).
+    fn pairs(&self, list: &[(i64, i64)], descending: bool) -> Vec<(i64, i64)> {
+        if !self.java_hash_order {
+            return list.iter().rev().copied().collect();
+        }
+        let map: BTreeMap<i64, i64> = list.iter().copied().collect();
+        if descending {
+            map.into_iter().rev().collect()
+        } else {
+            map.into_iter().collect()
+        }
+    }
+
     /// The entries of one block in the order they are printed.
     fn files<'a, T>(&self, map: &'a PerFile<T>) -> Vec<(&'a PathBuf, &'a Vec<T>)> {
         let mut v: Vec<(&'a PathBuf, &'a Vec<T>)> =
@@ -362,7 +379,13 @@ impl Report {
                 .iter()
                 .map(|(p, _)| p.to_string_lossy().into_owned())
                 .collect();
-            let order = java_hash_map_order(&keys);
+            // One call per finding, file after file (files are dumped one at a time).
+            let calls: Vec<usize> = v
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (_, list))| std::iter::repeat_n(i, list.len()))
+                .collect();
+            let order = java_hash_map_order(&keys, &calls);
             v = order
                 .into_iter()
                 .filter_map(|i| v.get(i).copied())
@@ -580,7 +603,7 @@ impl Report {
         let mut s = String::new();
         for (path, list) in self.files(&self.mismatches) {
             let _ = writeln!(s, "Mismatches in :{}", escape_path(path));
-            for (i, l) in list.iter().rev() {
+            for (i, l) in self.pairs(list, true) {
                 let _ = writeln!(s, "  Index offset: {i}, log offset: {l}");
             }
         }
@@ -611,7 +634,7 @@ impl Report {
         }
         for (path, list) in self.files(&self.non_consecutive) {
             let _ = writeln!(s, "Non-consecutive offsets in {}", escape_path(path));
-            for (a, b) in list.iter().rev() {
+            for (a, b) in self.pairs(list, false) {
                 let _ = writeln!(s, "  {a} is followed by {b}");
             }
         }
@@ -628,30 +651,58 @@ impl Report {
     }
 }
 
-/// The iteration order of a `java.util.HashMap<String, _>` into which `keys` (distinct)
-/// were put in this order: indexes into `keys` (the order of [`Report::kafka_order`]'s
-/// files, keyed by their absolute path as Kafka's `File.getAbsolutePath()` gives it). Java's map spreads `String.hashCode()`
-/// (`h ^ (h >>> 16)`), keeps a table of a power of two slots, at least 16, doubled
-/// whenever it holds more than three quarters of that, and iterates slot by slot, each
-/// slot's keys in insertion order (a resize splits a slot's list keeping its order). A
-/// slot of more than 8 keys (Java then makes a tree of it) is not modelled: Kafka's report
-/// holds one key per file, far from that.
-pub fn java_hash_map_order(keys: &[String]) -> Vec<usize> {
-    let mut capacity = 16usize;
-    while keys.len() > capacity / 4 * 3 {
-        capacity *= 2;
+/// The iteration order of a `java.util.HashMap<String, _>` filled by
+/// `computeIfAbsent` calls, as Kafka 4.4's `DumpLogSegments` fills each block of its report
+/// (one call per finding, keyed by the file's `File.getAbsolutePath()`): `keys` are the
+/// distinct keys in the order first seen, `calls` the key (index into `keys`) of each call
+/// in order; the answer lists indexes into `keys`.
+///
+/// Java's map spreads `String.hashCode()` (`h ^ (h >>> 16)`) over a table of a power of
+/// two slots (16 on the first call); a call that finds the map holding more than three
+/// quarters of its slots first doubles the table, splitting each slot's list in order;
+/// `computeIfAbsent` puts a new key at the **head** of its slot's list; iteration goes slot
+/// by slot, each list in order. A slot of more than 8 keys (Java then makes a tree of it)
+/// is not modelled: Kafka's report holds one key per file, far from that.
+pub fn java_hash_map_order(keys: &[String], calls: &[usize]) -> Vec<usize> {
+    let hashes: Vec<u32> = keys
+        .iter()
+        .map(|k| {
+            let h = k
+                .encode_utf16()
+                .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+                as u32;
+            h ^ (h >> 16)
+        })
+        .collect();
+    let hash = |k: usize| hashes.get(k).copied().unwrap_or(0) as usize;
+    let mut table: Vec<Vec<usize>> = vec![Vec::new(); 16];
+    let mut present = vec![false; keys.len()];
+    let mut size = 0usize;
+    for &k in calls {
+        if size > table.len() / 4 * 3 {
+            let old = table.len();
+            let mut bigger: Vec<Vec<usize>> = vec![Vec::new(); old * 2];
+            for (j, list) in table.into_iter().enumerate() {
+                for key in list {
+                    let to = if hash(key) & old == 0 { j } else { j + old };
+                    if let Some(slot) = bigger.get_mut(to) {
+                        slot.push(key);
+                    }
+                }
+            }
+            table = bigger;
+        }
+        match present.get_mut(k) {
+            Some(p) if !*p => *p = true,
+            _ => continue,
+        }
+        size += 1;
+        let mask = table.len() - 1;
+        if let Some(slot) = table.get_mut(hash(k) & mask) {
+            slot.insert(0, k);
+        }
     }
-    let slot = |k: &String| {
-        let h = k
-            .encode_utf16()
-            .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
-        let spread = (h ^ ((h as u32) >> 16) as i32) as u32;
-        spread as usize & (capacity - 1)
-    };
-    let mut slots: Vec<(usize, usize)> = keys.iter().map(slot).zip(0..).collect();
-    // A stable sort: within a slot, insertion order.
-    slots.sort_by_key(|&(s, _)| s);
-    slots.into_iter().map(|(_, i)| i).collect()
+    table.into_iter().flatten().collect()
 }
 
 const EXAMPLES: usize = 3;
@@ -752,24 +803,39 @@ mod tests {
     /// shapes, including every one where it differs from `String::from_utf8_lossy`).
     #[test]
     fn java_hash_map_order_is_javas() {
-        // The order java.util.HashMap (Java 17) iterates these keys in, put in this order
-        // (20 keys: the table is resized twice).
+        // The order java.util.HashMap (Java 17) iterates keys in after computeIfAbsent
+        // calls with them, in this order (printed by a Java program).
+        let order = |keys: &[String], calls: &[usize]| -> String {
+            java_hash_map_order(keys, calls)
+                .into_iter()
+                .map(|i| keys[i].as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        // 20 keys: the table is doubled twice, keys sharing a slot are listed newest first.
         let keys: Vec<String> = (0..20)
             .map(|i| format!("/data/t-{}/{:020}.log", i % 3, i * 137))
             .collect();
-        let java = "/data/t-2/00000000000000000274.log,/data/t-1/00000000000000000959.log,/data/t-2/00000000000000001507.log,/data/t-0/00000000000000001644.log,/data/t-0/00000000000000002466.log,/data/t-0/00000000000000000822.log,/data/t-2/00000000000000001096.log,/data/t-1/00000000000000001370.log,/data/t-1/00000000000000002603.log,/data/t-0/00000000000000002055.log,/data/t-1/00000000000000002192.log,/data/t-0/00000000000000001233.log,/data/t-2/00000000000000002329.log,/data/t-1/00000000000000000137.log,/data/t-1/00000000000000001781.log,/data/t-0/00000000000000000000.log,/data/t-1/00000000000000000548.log,/data/t-2/00000000000000001918.log,/data/t-2/00000000000000000685.log,/data/t-0/00000000000000000411.log";
-        let ours: Vec<&str> = java_hash_map_order(&keys)
-            .into_iter()
-            .map(|i| keys[i].as_str())
+        let calls: Vec<usize> = (0..20).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/data/t-0/00000000000000001644.log,/data/t-2/00000000000000001507.log,/data/t-1/00000000000000000959.log,/data/t-2/00000000000000000274.log,/data/t-0/00000000000000002466.log,/data/t-0/00000000000000000822.log,/data/t-2/00000000000000001096.log,/data/t-1/00000000000000002603.log,/data/t-1/00000000000000001370.log,/data/t-1/00000000000000002192.log,/data/t-0/00000000000000002055.log,/data/t-0/00000000000000001233.log,/data/t-2/00000000000000002329.log,/data/t-1/00000000000000001781.log,/data/t-1/00000000000000000137.log,/data/t-0/00000000000000000000.log,/data/t-2/00000000000000001918.log,/data/t-1/00000000000000000548.log,/data/t-2/00000000000000000685.log,/data/t-0/00000000000000000411.log"
+        );
+        // 13 keys fill 16 slots past three quarters; only a further call (here with a key
+        // already present) doubles the table.
+        let keys: Vec<String> = (0..13)
+            .map(|i| format!("/p/{:020}.index", i * 1000))
             .collect();
-        assert_eq!(ours.join(","), java);
-        // Five segments of one partition (one table of 16 slots).
-        let keys: Vec<String> = [0, 300, 600, 900, 1276]
-            .iter()
-            .map(|o| format!("/d/{o:020}.log"))
-            .collect();
-        let ours: Vec<usize> = java_hash_map_order(&keys);
-        assert_eq!(ours, [0, 2, 3, 4, 1]);
+        let calls: Vec<usize> = (0..13).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/p/00000000000000000000.index,/p/00000000000000003000.index,/p/00000000000000011000.index,/p/00000000000000002000.index,/p/00000000000000010000.index,/p/00000000000000006000.index,/p/00000000000000008000.index,/p/00000000000000012000.index,/p/00000000000000004000.index,/p/00000000000000001000.index,/p/00000000000000005000.index,/p/00000000000000009000.index,/p/00000000000000007000.index"
+        );
+        let calls: Vec<usize> = (0..13).chain([0]).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/p/00000000000000000000.index,/p/00000000000000003000.index,/p/00000000000000010000.index,/p/00000000000000006000.index,/p/00000000000000001000.index,/p/00000000000000005000.index,/p/00000000000000009000.index,/p/00000000000000011000.index,/p/00000000000000002000.index,/p/00000000000000008000.index,/p/00000000000000012000.index,/p/00000000000000004000.index,/p/00000000000000007000.index"
+        );
     }
 
     #[test]

@@ -349,7 +349,8 @@ fn case69d_strict_starts_each_file_at_minus_one() {
     );
 
     // The binary, both files: the previous offset is reset per file, and the pair does not
-    // change the exit status.
+    // change the exit status. Pairs are listed as Kafka's TreeMap keyed by the previous
+    // offset holds them: ascending (the report in found order lists the latest first).
     let out = run_cli(&[
         "--deep-iteration",
         "--kafka-strict",
@@ -360,7 +361,7 @@ fn case69d_strict_starts_each_file_at_minus_one() {
     assert_eq!(
         stderr(&out),
         format!(
-            "Non-consecutive offsets in {}\n  301 is followed by 305\n  -1 is followed by 300\n",
+            "Non-consecutive offsets in {}\n  -1 is followed by 300\n  301 is followed by 305\n",
             abs.display()
         )
     );
@@ -395,7 +396,8 @@ fn case69d_strict_starts_each_file_at_minus_one() {
         .map(str::to_string)
         .collect();
     let keys: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let java: Vec<String> = text::java_hash_map_order(&keys)
+    let calls: Vec<usize> = (0..keys.len()).collect();
+    let java: Vec<String> = text::java_hash_map_order(&keys, &calls)
         .into_iter()
         .map(|i| keys[i].clone())
         .collect();
