@@ -596,8 +596,9 @@ impl Report {
     /// The end-of-run report for standard error (empty if nothing was recorded).
     ///
     /// Kafka's blocks come first, in Kafka's wording: offset index mismatches and
-    /// non-consecutive offsets most recent first (Kafka prepends to a list), time index
-    /// errors in the order found. Then the problems Kafka does not detect or report
+    /// non-consecutive offsets most recent first, time index errors in the order found;
+    /// with [`Report::kafka_order`] files and pairs are in the order Kafka 4.4's tool
+    /// prints them instead (its `HashMap` of files, its `TreeMap` of pairs). Then the problems Kafka does not detect or report
     /// (`Problems in :<path>`), then notes.
     pub fn render(&self) -> String {
         let mut s = String::new();
