@@ -1062,7 +1062,6 @@ impl Strict {
     /// Compares one run of both tools: standard error (always), the exit status (always),
     /// standard output when `stdout` (the error inputs: elsewhere it is compared block by
     /// block in process, above). Undocumented differences go to `failures`.
-    #[allow(clippy::too_many_arguments)]
     fn compare(
         &mut self,
         name: &str,
@@ -1125,28 +1124,28 @@ impl Strict {
         }
         // The exit status.
         let findings = !k.report.is_empty() || extra.iter().any(|l| l.starts_with("Problems in :"));
+        // Ok(None): equal; Ok(Some(doc)): a documented pair; Err: any other pair.
         let exit_doc = match (kafka.status, ours.code) {
-            (a, b) if a == b => None,
-            (Some(0), Some(1)) if findings && k.exception.is_none() => Some(DOC_FINDINGS_EXIT),
+            (a, b) if a == b => Ok(None),
+            (Some(0), Some(1)) if findings && k.exception.is_none() => Ok(Some(DOC_FINDINGS_EXIT)),
             (Some(1), Some(2)) if k.exception.is_some() && !refused && !directory => {
-                Some(DOC_ERROR_EXIT)
+                Ok(Some(DOC_ERROR_EXIT))
             }
-            (Some(1), Some(2)) if k.usage || (refused && k.exception.is_some()) => Some(DOC_USAGE),
-            (Some(0), Some(2)) if refused => Some(DOC_REFUSED),
-            (Some(0), Some(2)) if directory => Some(DOC_DIRECTORY),
-            (a, b) => {
-                failures.push(format!(
-                    "{name}: exit status {b:?}, Kafka's {a:?}: an undocumented difference\n  kafka stderr: {}\n  ours stderr:  {}",
-                    super::broker::tail(&kafka.stderr, 3).trim_end(),
-                    super::broker::tail(&ours.stderr, 3).trim_end()
-                ));
-                Some("")
+            (Some(1), Some(2)) if k.usage || (refused && k.exception.is_some()) => {
+                Ok(Some(DOC_USAGE))
             }
+            (Some(0), Some(2)) if refused => Ok(Some(DOC_REFUSED)),
+            (Some(0), Some(2)) if directory => Ok(Some(DOC_DIRECTORY)),
+            (a, b) => Err((a, b)),
         };
         match exit_doc {
-            None => self.exit_equal += 1,
-            Some("") => {}
-            Some(d) => *self.exit_documented.entry(d).or_default() += 1,
+            Ok(None) => self.exit_equal += 1,
+            Ok(Some(d)) => *self.exit_documented.entry(d).or_default() += 1,
+            Err((a, b)) => failures.push(format!(
+                "{name}: the exit status differs from Kafka's\n  an undocumented difference: ours {b:?}, Kafka's {a:?}\n  kafka stderr: {}\n  ours stderr:  {}",
+                super::broker::tail(&kafka.stderr, 3).trim_end(),
+                super::broker::tail(&ours.stderr, 3).trim_end()
+            )),
         }
         if !stdout {
             return;
