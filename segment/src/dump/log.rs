@@ -250,7 +250,12 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                                 break;
                             }
                         };
-                        if let Some(prev) = last_record_offset {
+                        // Kafka's tool starts each file's previous offset at -1: with
+                        // --kafka-strict its first record is checked against -1 too, so a
+                        // file not starting at offset 0 reports `-1 is followed by N` as
+                        // Kafka's does (docs/kafka-behaviour.md#dumplogsegments-findings).
+                        let prev = last_record_offset.or(opts.kafka_strict.then_some(-1));
+                        if let Some(prev) = prev {
                             if record.offset != prev.wrapping_add(1) {
                                 sink.event(Event::Problem(Problem::NonConsecutiveOffsets {
                                     path: abs.clone(),

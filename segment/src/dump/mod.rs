@@ -38,7 +38,11 @@
 //!   are checked in log dumps ([`Problem::InvalidChecksum`]).
 //!
 //! [`DumpOptions::kafka_strict`] turns the first two relaxations off, reproducing the Kafka
-//! tool's verdicts exactly (the stricter checks stay on).
+//! tool's verdicts exactly (the stricter checks stay on), and reports each `.log` whose
+//! first record is not offset 0 as Kafka's deep iteration does (`-1 is followed by N`);
+//! [`text::Report::kafka_order`] prints the report in Kafka's order. How `dump-log
+//! --kafka-strict` compares with Kafka's tool, stream by stream and exit status, is in
+//! docs/kafka-behaviour.md#dump-log-strict-comparison.
 //!
 //! Units: offsets are Kafka log offsets (`i64`), timestamps are milliseconds since the Unix
 //! epoch (`i64`, −1 = none), positions are byte positions in a `.log` file, sizes are bytes.
@@ -107,7 +111,10 @@ pub struct DumpOptions {
     /// `--skip-record-metadata`: with deep iteration, omit offset/timestamp/size fields.
     pub skip_record_metadata: bool,
     /// `--kafka-strict`: report follower chunk entries and record-level time-index offsets
-    /// as the Kafka tool does (mismatch / offset not found) instead of as notes.
+    /// as the Kafka tool does (mismatch / offset not found) instead of as notes, and with
+    /// deep iteration start each `.log`'s previous offset at -1 as Kafka's tool does (a
+    /// file whose first record is not offset 0 reports the informational pair `-1 is
+    /// followed by N`, docs/kafka-behaviour.md#dumplogsegments-findings).
     pub kafka_strict: bool,
     /// `--offsets-decoder`, `--transaction-log-decoder`, `--cluster-metadata-decoder`,
     /// `--share-group-state-decoder`, `--remote-log-metadata-decoder`: keys and values are decoded as that topic's records

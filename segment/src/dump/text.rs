@@ -356,6 +356,9 @@ type PerFile<T> = BTreeMap<(usize, PathBuf), Vec<T>>;
 /// the problems Kafka does not report and our notes.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Files in the order of Java's `HashMap` iteration ([`Report::kafka_order`]) instead
+    /// of the order found.
+    java_hash_order: bool,
     order: BTreeMap<PathBuf, usize>,
     mismatches: PerFile<(i64, i64)>,
     ts_mismatch: PerFile<(i64, i64)>,
@@ -370,6 +373,58 @@ impl Report {
     /// A new, empty report.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new, empty report that lists the files of each block in the order Kafka 4.4's
+    /// tool prints them (`--kafka-strict`): the iteration order of the `java.util.HashMap`
+    /// its report keeps per block, keyed by the path, rather than the order found
+    /// (docs/kafka-behaviour.md#dumplogsegments-findings).
+    pub fn kafka_order() -> Self {
+        Self {
+            java_hash_order: true,
+            ..Self::default()
+        }
+    }
+
+    /// The pairs of one file's `Mismatches in` (`descending`) or `Non-consecutive offsets
+    /// in` list in the order they are printed: most recent first; with
+    /// [`Report::kafka_order`], as Kafka's `TreeMap` keyed by the first of each pair holds
+    /// them (descending for mismatches, ascending for offsets; a later pair with the same
+    /// key replaces the earlier).
+    fn pairs(&self, list: &[(i64, i64)], descending: bool) -> Vec<(i64, i64)> {
+        if !self.java_hash_order {
+            return list.iter().rev().copied().collect();
+        }
+        let map: BTreeMap<i64, i64> = list.iter().copied().collect();
+        if descending {
+            map.into_iter().rev().collect()
+        } else {
+            map.into_iter().collect()
+        }
+    }
+
+    /// The entries of one block in the order they are printed.
+    fn files<'a, T>(&self, map: &'a PerFile<T>) -> Vec<(&'a PathBuf, &'a Vec<T>)> {
+        let mut v: Vec<(&'a PathBuf, &'a Vec<T>)> =
+            map.iter().map(|((_, p), list)| (p, list)).collect();
+        if self.java_hash_order {
+            let keys: Vec<String> = v
+                .iter()
+                .map(|(p, _)| p.to_string_lossy().into_owned())
+                .collect();
+            // One call per finding, file after file (files are dumped one at a time).
+            let calls: Vec<usize> = v
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (_, list))| std::iter::repeat_n(i, list.len()))
+                .collect();
+            let order = java_hash_map_order(&keys, &calls);
+            v = order
+                .into_iter()
+                .filter_map(|i| v.get(i).copied())
+                .collect();
+        }
+        v
     }
 
     fn key(&mut self, path: &std::path::Path) -> (usize, PathBuf) {
@@ -574,24 +629,25 @@ impl Report {
     /// The end-of-run report for standard error (empty if nothing was recorded).
     ///
     /// Kafka's blocks come first, in Kafka's wording: offset index mismatches and
-    /// non-consecutive offsets most recent first (Kafka prepends to a list), time index
-    /// errors in the order found. Then the problems Kafka does not detect or report
+    /// non-consecutive offsets most recent first, time index errors in the order found;
+    /// with [`Report::kafka_order`] files and pairs are in the order Kafka 4.4's tool
+    /// prints them instead (its `HashMap` of files, its `TreeMap` of pairs). Then the problems Kafka does not detect or report
     /// (`Problems in :<path>`), then notes.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        for ((_, path), list) in &self.mismatches {
+        for (path, list) in self.files(&self.mismatches) {
             let _ = writeln!(s, "Mismatches in :{}", escape_path(path));
-            for (i, l) in list.iter().rev() {
+            for (i, l) in self.pairs(list, true) {
                 let _ = writeln!(s, "  Index offset: {i}, log offset: {l}");
             }
         }
-        for ((_, path), list) in &self.ts_mismatch {
+        for (path, list) in self.files(&self.ts_mismatch) {
             let _ = writeln!(s, "Found timestamp mismatch in :{}", escape_path(path));
             for (i, l) in list {
                 let _ = writeln!(s, "  Index timestamp: {i}, log timestamp: {l}");
             }
         }
-        for ((_, path), list) in &self.ts_order {
+        for (path, list) in self.files(&self.ts_order) {
             let _ = writeln!(s, "Found out of order timestamp in :{}", escape_path(path));
             for (i, p) in list {
                 let _ = writeln!(
@@ -600,7 +656,7 @@ impl Report {
                 );
             }
         }
-        for ((_, path), list) in &self.not_found {
+        for (path, list) in self.files(&self.not_found) {
             let _ = writeln!(
                 s,
                 "The following indexed offsets are not found in :{}",
@@ -610,9 +666,9 @@ impl Report {
                 let _ = writeln!(s, "Indexed offset: {i}, found log offset: {l}");
             }
         }
-        for ((_, path), list) in &self.non_consecutive {
+        for (path, list) in self.files(&self.non_consecutive) {
             let _ = writeln!(s, "Non-consecutive offsets in {}", escape_path(path));
-            for (a, b) in list.iter().rev() {
+            for (a, b) in self.pairs(list, false) {
                 let _ = writeln!(s, "  {a} is followed by {b}");
             }
         }
@@ -627,6 +683,60 @@ impl Report {
         }
         s
     }
+}
+
+/// The iteration order of a `java.util.HashMap<String, _>` filled by
+/// `computeIfAbsent` calls, as Kafka 4.4's `DumpLogSegments` fills each block of its report
+/// (one call per finding, keyed by the file's `File.getAbsolutePath()`): `keys` are the
+/// distinct keys in the order first seen, `calls` the key (index into `keys`) of each call
+/// in order; the answer lists indexes into `keys`.
+///
+/// Java's map spreads `String.hashCode()` (`h ^ (h >>> 16)`) over a table of a power of
+/// two slots (16 on the first call); a call that finds the map holding more than three
+/// quarters of its slots first doubles the table, splitting each slot's list in order;
+/// `computeIfAbsent` puts a new key at the **head** of its slot's list; iteration goes slot
+/// by slot, each list in order. A slot of more than 8 keys (Java then makes a tree of it)
+/// is not modelled: Kafka's report holds one key per file, far from that.
+pub fn java_hash_map_order(keys: &[String], calls: &[usize]) -> Vec<usize> {
+    let hashes: Vec<u32> = keys
+        .iter()
+        .map(|k| {
+            let h = k
+                .encode_utf16()
+                .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+                as u32;
+            h ^ (h >> 16)
+        })
+        .collect();
+    let hash = |k: usize| hashes.get(k).copied().unwrap_or(0) as usize;
+    let mut table: Vec<Vec<usize>> = vec![Vec::new(); 16];
+    let mut present = vec![false; keys.len()];
+    let mut size = 0usize;
+    for &k in calls {
+        if size > table.len() / 4 * 3 {
+            let old = table.len();
+            let mut bigger: Vec<Vec<usize>> = vec![Vec::new(); old * 2];
+            for (j, list) in table.into_iter().enumerate() {
+                for key in list {
+                    let to = if hash(key) & old == 0 { j } else { j + old };
+                    if let Some(slot) = bigger.get_mut(to) {
+                        slot.push(key);
+                    }
+                }
+            }
+            table = bigger;
+        }
+        match present.get_mut(k) {
+            Some(p) if !*p => *p = true,
+            _ => continue,
+        }
+        size += 1;
+        let mask = table.len() - 1;
+        if let Some(slot) = table.get_mut(hash(k) & mask) {
+            slot.insert(0, k);
+        }
+    }
+    table.into_iter().flatten().collect()
 }
 
 const EXAMPLES: usize = 3;
@@ -720,7 +830,7 @@ fn render_notes(s: &mut String, path: &std::path::Path, notes: &[Note]) {
 // Tests may index and panic: a panic is how a test reports a failure.
 #[allow(clippy::indexing_slicing, clippy::panic)]
 mod tests {
-    use super::{any_escape, java_lossy, needs_escape};
+    use super::{any_escape, java_hash_map_order, java_lossy, needs_escape};
 
     /// The screen gives `chars().any(..)`'s answer wherever the character sits: in the
     /// first or a later 64-byte block, at a block's edge, after non-ASCII text.
@@ -760,6 +870,43 @@ mod tests {
     /// What `new String(bytes, UTF_8)` gives on JDK 17 (checked with a Java program on
     /// 20,000 random sequences of lead, continuation and invalid bytes; these are the
     /// shapes, including every one where it differs from `String::from_utf8_lossy`).
+    #[test]
+    fn java_hash_map_order_is_javas() {
+        // The order java.util.HashMap (Java 17) iterates keys in after computeIfAbsent
+        // calls with them, in this order (printed by a Java program).
+        let order = |keys: &[String], calls: &[usize]| -> String {
+            java_hash_map_order(keys, calls)
+                .into_iter()
+                .map(|i| keys[i].as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        // 20 keys: the table is doubled twice, keys sharing a slot are listed newest first.
+        let keys: Vec<String> = (0..20)
+            .map(|i| format!("/data/t-{}/{:020}.log", i % 3, i * 137))
+            .collect();
+        let calls: Vec<usize> = (0..20).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/data/t-0/00000000000000001644.log,/data/t-2/00000000000000001507.log,/data/t-1/00000000000000000959.log,/data/t-2/00000000000000000274.log,/data/t-0/00000000000000002466.log,/data/t-0/00000000000000000822.log,/data/t-2/00000000000000001096.log,/data/t-1/00000000000000002603.log,/data/t-1/00000000000000001370.log,/data/t-1/00000000000000002192.log,/data/t-0/00000000000000002055.log,/data/t-0/00000000000000001233.log,/data/t-2/00000000000000002329.log,/data/t-1/00000000000000001781.log,/data/t-1/00000000000000000137.log,/data/t-0/00000000000000000000.log,/data/t-2/00000000000000001918.log,/data/t-1/00000000000000000548.log,/data/t-2/00000000000000000685.log,/data/t-0/00000000000000000411.log"
+        );
+        // 13 keys fill 16 slots past three quarters; only a further call (here with a key
+        // already present) doubles the table.
+        let keys: Vec<String> = (0..13)
+            .map(|i| format!("/p/{:020}.index", i * 1000))
+            .collect();
+        let calls: Vec<usize> = (0..13).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/p/00000000000000000000.index,/p/00000000000000003000.index,/p/00000000000000011000.index,/p/00000000000000002000.index,/p/00000000000000010000.index,/p/00000000000000006000.index,/p/00000000000000008000.index,/p/00000000000000012000.index,/p/00000000000000004000.index,/p/00000000000000001000.index,/p/00000000000000005000.index,/p/00000000000000009000.index,/p/00000000000000007000.index"
+        );
+        let calls: Vec<usize> = (0..13).chain([0]).collect();
+        assert_eq!(
+            order(&keys, &calls),
+            "/p/00000000000000000000.index,/p/00000000000000003000.index,/p/00000000000000010000.index,/p/00000000000000006000.index,/p/00000000000000001000.index,/p/00000000000000005000.index,/p/00000000000000009000.index,/p/00000000000000011000.index,/p/00000000000000002000.index,/p/00000000000000008000.index,/p/00000000000000012000.index,/p/00000000000000004000.index,/p/00000000000000007000.index"
+        );
+    }
+
     #[test]
     fn java_lossy_replaces_as_java_does() {
         let r = '\u{fffd}';

@@ -181,6 +181,22 @@ fn case69b_unclosed_index_with_zero_tail() {
     assert!(!stderr(&out).contains("Mismatches"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("not found"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("timestamp"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Note: "), "{}", stderr(&out));
+
+    // With --kafka-strict the text report holds Kafka's words only: the notes on the zero
+    // tails are left out, as Kafka's tool is silent on them; --json keeps them.
+    let args = ["--verify-index-only", "--kafka-strict"];
+    let paths = [idx.to_str().unwrap(), tidx.to_str().unwrap()];
+    let out = run_cli(&[&args[..], &paths[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let out = run_cli(&[&args[..], &["--json"], &paths[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("zero_filled_tail"),
+        "{}",
+        stdout(&out)
+    );
     drop(seg);
 }
 
@@ -286,6 +302,113 @@ fn case69d_non_consecutive_offsets() {
         ),
         "{so}"
     );
+}
+
+// (d) With --kafka-strict, each file's previous offset starts at -1 as in Kafka's tool: a
+// segment whose first record is not offset 0 reports `-1 is followed by N` (informational,
+// the exit status stays 0); without it, nothing is reported
+// (docs/kafka-behaviour.md#dumplogsegments-findings).
+#[test]
+fn case69d_strict_starts_each_file_at_minus_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = batch(300, 2, 1000);
+    log.extend_from_slice(&batch(305, 1, 2000));
+    let path = dir.path().join("00000000000000000300.log");
+    std::fs::write(&path, &log).unwrap();
+    let first = dir.path().join("00000000000000000000.log");
+    std::fs::write(&first, batch(0, 2, 1000)).unwrap();
+    let abs = std::path::absolute(&path).unwrap();
+
+    let strict = DumpOptions {
+        deep_iteration: true,
+        kafka_strict: true,
+        ..DumpOptions::default()
+    };
+    let events = dump(&path, &strict);
+    assert!(events.problems().iter().all(|p| !p.is_failure()));
+    assert_eq!(
+        render(&events),
+        format!(
+            "Non-consecutive offsets in {}\n  301 is followed by 305\n  -1 is followed by 300\n",
+            abs.display()
+        )
+    );
+    // A file starting at offset 0 has no such pair, strict or not.
+    assert!(dump(&first, &strict).problems().is_empty());
+    // Without --kafka-strict the first record is not checked.
+    let lenient = DumpOptions {
+        deep_iteration: true,
+        ..DumpOptions::default()
+    };
+    assert_eq!(
+        render(&dump(&path, &lenient)),
+        format!(
+            "Non-consecutive offsets in {}\n  301 is followed by 305\n",
+            abs.display()
+        )
+    );
+
+    // The binary, both files: the previous offset is reset per file, and the pair does not
+    // change the exit status. Pairs are listed as Kafka's TreeMap keyed by the previous
+    // offset holds them: ascending (the report in found order lists the latest first).
+    let out = run_cli(&[
+        "--deep-iteration",
+        "--kafka-strict",
+        first.to_str().unwrap(),
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "Non-consecutive offsets in {}\n  -1 is followed by 300\n  301 is followed by 305\n",
+            abs.display()
+        )
+    );
+    let out = run_cli(&[
+        "--deep-iteration",
+        first.to_str().unwrap(),
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        !stderr(&out).contains("-1 is followed by"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Several files with findings: strict mode lists them in the order of Kafka's
+    // HashMap (keyed by absolute path), not the order found.
+    let mut paths = Vec::new();
+    for base in [600i64, 900, 1276, 1500, 2000, 2500, 3000] {
+        let p = std::path::absolute(dir.path().join(format!("{base:020}.log"))).unwrap();
+        std::fs::write(&p, batch(base + 1, 1, 1000)).unwrap();
+        paths.push(p);
+    }
+    let args: Vec<&str> = ["--deep-iteration", "--kafka-strict"]
+        .into_iter()
+        .chain(paths.iter().map(|p| p.to_str().unwrap()))
+        .collect();
+    let out = run_cli(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: Vec<String> = stderr(&out)
+        .lines()
+        .filter_map(|l| l.strip_prefix("Non-consecutive offsets in "))
+        .map(str::to_string)
+        .collect();
+    let keys: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let calls: Vec<usize> = (0..keys.len()).collect();
+    let java: Vec<String> = text::java_hash_map_order(&keys, &calls)
+        .into_iter()
+        .map(|i| keys[i].clone())
+        .collect();
+    assert_eq!(printed, java);
+    // Without --kafka-strict the -1 pairs are not reported: no block at all.
+    let lenient: Vec<&str> = args
+        .iter()
+        .filter(|a| **a != "--kafka-strict")
+        .copied()
+        .collect();
+    assert_eq!(stderr(&run_cli(&lenient)), "");
 }
 
 // (d) 30 trailing bytes that start a valid batch whose size runs past the end.

@@ -60,6 +60,8 @@ pub struct Jvm {
 pub struct Output {
     pub stdout: String,
     pub stderr: String,
+    /// The exit status (`None`: killed by a signal).
+    pub status: Option<i32>,
 }
 
 /// A running JVM in its own process group. Dropping it kills the group and reaps it.
@@ -241,6 +243,7 @@ impl Jvm {
             Ok(s) if s.success() || !require_success => Ok(Output {
                 stdout: out,
                 stderr: err,
+                status: s.code(),
             }),
             Ok(s) => Err(format!(
                 "{main} {} exited with {s}:\n{}{}",

@@ -27,10 +27,46 @@
 //! The same option sets run on the partitions `oracle.DumpFixtures` writes with Kafka's
 //! own classes (`segment/tests/dump/legacy`: magic 0 and 1; `segment/tests/dump/
 //! inconsistent`: indexes that disagree with their `.log`). There Kafka's report on
-//! standard error (its mismatch and time index findings, without the `-1 is followed by B`
-//! artefact) must equal the part of ours in Kafka's words (`--kafka-strict`) line for line,
-//! and the file its `--index-sanity-check` stopped on (`CorruptIndexException`) must be the
-//! first our sanity check failed.
+//! standard error (its mismatch and time index findings, and the `-1 is followed by B`
+//! pairs our strict mode prints too) must equal the part of ours in Kafka's words
+//! (`--kafka-strict`) line for line, and the file its `--index-sanity-check` stopped on
+//! (`CorruptIndexException`) must be the first our sanity check failed.
+//!
+//! **Strict mode, both streams and the exit status, on every input.** Every run of Kafka's
+//! tool above (every decoder input, every partition with every option set) is also run
+//! with our `dump-log` binary on the same arguments plus `--kafka-strict` (not with
+//! `--index-sanity-check`, which refuses it), and so are the error inputs (a scratch
+//! directory): a missing path, alone and after a good file; a partition directory and an
+//! empty one; a non-log file name; a `.log` whose name is no offset; an empty `.log`
+//! (shallow and deep); empty indexes (dumped and sanity-checked); no option; an unknown
+//! option; `--max-bytes abc`; `--files` without its value; two decoders;
+//! `--skip-record-metadata` alone; `--verify-index-only --index-sanity-check`. Compared,
+//! as docs/kafka-behaviour.md#dump-log-strict-comparison defines it:
+//!
+//! * standard error: Kafka's lines before an uncaught exception, without JVM noise
+//!   (`SLF4J`, log4j2's `StatusLogger` and `LEVEL message (logger)` lines; counted), must
+//!   equal our lines in Kafka's words (`Ignoring unknown file`, then Kafka's report blocks)
+//!   line for line (their beginning, when Kafka threw); Kafka's stack trace and usage text
+//!   are not compared;
+//! * the exit status, always;
+//! * standard output of the error inputs (the other inputs' is compared above, in process,
+//!   with the same renderer), once our escapes are undone; when Kafka threw, the files it
+//!   finished.
+//!
+//! A difference is accepted only as one of the documented ones, each with its anchor in
+//! docs/kafka-behaviour.md and counted in the summary line (`stderr: N inputs equal, M
+//! documented differences (…)`, then the exit status, then the error inputs' standard
+//! output): Kafka's uncaught exception (`#dump-log-kafka-exceptions`), our own findings
+//! after Kafka's blocks (`#dump-log-extra-findings`), usage errors and the exit statuses
+//! 1 on findings and 2 where Kafka throws (`#dump-log-exit-status`), directories as
+//! partitions (`#dump-log-directories`), refused flag combinations
+//! (`#dump-log-refused-flags`), escaped names (`#dump-log-operator-deviations`). Any other
+//! difference fails the scenario.
+//!
+//! `--sabotage k6-dump-ignored-on-stdout` moves our `Ignoring unknown file` lines to
+//! standard output (the non-log file name input then differs on standard error);
+//! `--sabotage k6-dump-exit-zero` makes our run exit 0 when it could not read a file (the
+//! missing path inputs then exit 0 where Kafka exits 1, a pair no document allows).
 //!
 //! `--sabotage k6-dump-legacy-record-crc` drops ` isValid: .. crc: ..` from our magic 0
 //! and 1 record lines (only the legacy fixtures have such lines);
@@ -364,47 +400,25 @@ fn ours_output(files: &[PathBuf], flags: &[&str], kafka_strict: bool) -> (String
         kafka_strict,
         ..DumpOptions::default()
     };
-    let mut sink = Out(
-        String::new(),
-        opts.skip_record_metadata,
-        text::Report::new(),
-    );
+    let report = if kafka_strict {
+        text::Report::kafka_order()
+    } else {
+        text::Report::new()
+    };
+    let mut sink = Out(String::new(), opts.skip_record_metadata, report);
     dump::run(files, &opts, &mut sink);
     (sink.0, sink.2.render())
 }
 
-/// Kafka's end-of-run report (its standard error up to an exception), without the one
-/// artefact of its deep iteration: the pair `-1 is followed by B` of a segment with base
-/// offset `B` (docs/kafka-behaviour.md#dumplogsegments-findings), and the heading of a
-/// file left with no other pair.
+/// Kafka's end-of-run report: its standard error up to an exception, whole (the pairs
+/// `-1 is followed by B` included, which our strict mode prints too:
+/// docs/kafka-behaviour.md#dumplogsegments-findings).
 fn kafka_report(stderr: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut lines = stderr.lines().peekable();
-    while let Some(l) = lines.next() {
-        if l.starts_with("Exception in thread") {
-            break;
-        }
-        if let Some(file) = l.strip_prefix("Non-consecutive offsets in ") {
-            let base = Path::new(file.trim())
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| s.parse::<i64>().ok());
-            let mut pairs = Vec::new();
-            while let Some(pair) = lines.peek().filter(|p| p.starts_with("  ")) {
-                if base.is_none_or(|b| pair.trim() != format!("-1 is followed by {b}")) {
-                    pairs.push(pair.to_string());
-                }
-                lines.next();
-            }
-            if !pairs.is_empty() {
-                out.push(l.to_string());
-                out.extend(pairs);
-            }
-            continue;
-        }
-        out.push(l.to_string());
-    }
-    out
+    stderr
+        .lines()
+        .take_while(|l| !l.starts_with("Exception in thread"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The part of our report in Kafka's words: everything before our own blocks (`Problems
@@ -536,7 +550,11 @@ struct Counts {
 }
 
 /// The in-repository partitions with every option set: (summary lines, failures).
-fn parity_defaults(ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), String> {
+fn parity_defaults(
+    ctx: &Ctx,
+    bin: &Path,
+    strict: &mut Strict,
+) -> Result<(Vec<String>, Vec<String>), String> {
     let mut per_type: std::collections::BTreeMap<String, Counts> = Default::default();
     let mut failures = Vec::new();
     let mismatch_order_found = ctx.sabotaged("k6-dump-mismatch-order");
@@ -563,10 +581,19 @@ fn parity_defaults(ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), String> {
                     Duration::from_secs(300),
                 )
                 .map_err(|e| format!("k6-dump: DumpLogSegments {}: {e}", dir.display()))?;
+            let ours_bin = run_ours(bin, &args, OursSabotage::of(ctx))?;
+            strict.compare(
+                &format!("{} {flags:?}", dir.display()),
+                &kafka,
+                &ours_bin,
+                Expect::General,
+                false,
+                &mut failures,
+            );
             let stopped = kafka.stderr.contains("Exception in thread");
             let verdict_dir = is_verdict_dir(&dir);
             let sanity = flags.contains(&"--index-sanity-check");
-            let (raw, report) = ours_output(&files, flags, verdict_dir && !sanity);
+            let (raw, report) = ours_output(&files, flags, !sanity);
             let raw = drop_legacy_crc(raw, legacy_crc_dropped);
             if verdict_dir {
                 verdicts.compare(
@@ -728,6 +755,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     }
     require_field_data_in_ci()?;
     let sorted = ctx.sabotaged("k6-dump-sorted-fields");
+    let bin = dump_log_bin()?;
+    let mut strict = Strict::default();
     let mut failures = Vec::new();
     let mut summary = Vec::new();
     let (mut total_equal, mut total_diff) = (0usize, 0usize);
@@ -747,12 +776,21 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         args.push(input.option.to_string());
         let kafka = ctx
             .jvm
-            .run_full(
+            .run_any_status(
                 "org.apache.kafka.tools.DumpLogSegments",
                 &args,
                 Duration::from_secs(300),
             )
             .map_err(|e| format!("k6-dump: DumpLogSegments {}: {e}", input.name))?;
+        let ours_bin = run_ours(&bin, &args, OursSabotage::of(ctx))?;
+        strict.compare(
+            &format!("{} {}", input.name, input.option),
+            &kafka,
+            &ours_bin,
+            Expect::General,
+            false,
+            &mut failures,
+        );
         let theirs: Vec<&str> = kafka.stdout.lines().filter(|l| is_record_line(l)).collect();
         let ours = ours(&input.logs, input.option, sorted);
         let ours: Vec<&str> = ours
@@ -789,8 +827,29 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     if summary.is_empty() {
         return Err("k6-dump: no input (segment/tests/dump/decoders is missing)".into());
     }
-    let (parity_summary, parity_failures) = parity_defaults(ctx)?;
+    let (parity_summary, parity_failures) = parity_defaults(ctx, &bin, &mut strict)?;
     failures.extend(parity_failures);
+    for (name, args, expect) in error_inputs(&ctx.scratch)? {
+        let kafka = ctx
+            .jvm
+            .run_any_status(
+                "org.apache.kafka.tools.DumpLogSegments",
+                &args,
+                Duration::from_secs(120),
+            )
+            .map_err(|e| format!("k6-dump: DumpLogSegments on {name}: {e}"))?;
+        let ours = run_ours(&bin, &args, OursSabotage::of(ctx))?;
+        strict.compare(
+            &format!("error input: {name}"),
+            &kafka,
+            &ours,
+            expect,
+            true,
+            &mut failures,
+        );
+    }
+    let strict_line = strict.line();
+    eprintln!("kafka k6-dump: {strict_line}");
     if !failures.is_empty() {
         return Err(failures.join("\n"));
     }
@@ -799,8 +858,495 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         .filter(|l| l.starts_with("field data "))
         .count();
     Ok(format!(
-        "{} inputs ({field_inputs} of the field data), {total_equal} record lines equal to Kafka's DumpLogSegments, {total_diff} differ; {}",
+        "{} inputs ({field_inputs} of the field data), {total_equal} record lines equal to Kafka's DumpLogSegments, {total_diff} differ; {}; {strict_line}",
         summary.len(),
         parity_summary.join("; ")
     ))
+}
+
+/// Our `dump-log` binary (`cargo build -p segment --features cli --bin dump-log`, the
+/// workspace's dev profile), built once per run.
+fn dump_log_bin() -> Result<PathBuf, String> {
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "segment",
+            "--features",
+            "cli",
+            "--bin",
+            "dump-log",
+        ])
+        .current_dir(super::root())
+        .status()
+        .map_err(|e| format!("k6-dump: cargo build dump-log: {e}"))?;
+    if !status.success() {
+        return Err(format!("k6-dump: cargo build dump-log: {status}"));
+    }
+    Ok(super::target_dir().join("debug/dump-log"))
+}
+
+/// What one run of a tool printed and its exit status (`None`: killed by a signal).
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: Option<i32>,
+}
+
+/// Runs our `dump-log` binary on Kafka's arguments `args`, with `--kafka-strict` added
+/// unless `--index-sanity-check` is among them (which refuses it: the sanity check
+/// verifies no entry, so strictness changes nothing there).
+fn run_ours(bin: &Path, args: &[String], sabotage: OursSabotage) -> Result<Run, String> {
+    let mut c = std::process::Command::new(bin);
+    c.args(args);
+    if !args.iter().any(|a| a == "--index-sanity-check") {
+        c.arg("--kafka-strict");
+    }
+    let o = c
+        .arg("--no-progress")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("k6-dump: {}: {e}", bin.display()))?;
+    let mut run = Run {
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        code: o.status.code(),
+    };
+    sabotage.apply(&mut run);
+    Ok(run)
+}
+
+/// The sabotages of the strict comparison, applied to what our binary printed.
+#[derive(Clone, Copy, Default)]
+struct OursSabotage {
+    /// `k6-dump-ignored-on-stdout`: our `Ignoring unknown file` lines go to standard
+    /// output instead of standard error.
+    ignored_on_stdout: bool,
+    /// `k6-dump-exit-zero`: a run that found nothing wrong in Kafka's words but cannot
+    /// read a file exits 0 (as if the unreadable file held nothing).
+    exit_zero_unreadable: bool,
+}
+
+impl OursSabotage {
+    fn of(ctx: &Ctx) -> Self {
+        Self {
+            ignored_on_stdout: ctx.sabotaged("k6-dump-ignored-on-stdout"),
+            exit_zero_unreadable: ctx.sabotaged("k6-dump-exit-zero"),
+        }
+    }
+
+    fn apply(self, run: &mut Run) {
+        if self.ignored_on_stdout {
+            let (moved, kept): (Vec<&str>, Vec<&str>) = run
+                .stderr
+                .lines()
+                .partition(|l| l.starts_with("Ignoring unknown file "));
+            for l in moved {
+                run.stdout.push_str(l);
+                run.stdout.push('\n');
+            }
+            run.stderr = kept.iter().map(|l| format!("{l}\n")).collect();
+        }
+        if self.exit_zero_unreadable && run.stderr.contains("  Cannot read: ") {
+            run.code = Some(0);
+        }
+    }
+}
+
+/// Kafka's standard error, split as the strict comparison reads it
+/// (docs/kafka-behaviour.md#dump-log-strict-comparison).
+#[derive(Debug, Default, PartialEq)]
+struct KafkaStderr {
+    /// The lines compared: everything before an uncaught exception, without JVM noise.
+    report: Vec<String>,
+    /// The `Exception in thread "main" CLASS: MESSAGE` line of an uncaught exception (its
+    /// stack trace, `Caused by:` chain and `... N more` lines follow it and are not
+    /// compared: the tool stopped there).
+    exception: Option<String>,
+    /// The usage text Kafka prints when `--files` is missing (not compared: ours is
+    /// clap's).
+    usage: bool,
+    /// JVM noise lines dropped: SLF4J's, log4j2's (the status logger, and the
+    /// `LEVEL message (logger)` lines of the client configuration).
+    noise: usize,
+}
+
+/// Whether a line of Kafka's standard error is JVM noise rather than the tool's output.
+fn is_jvm_noise(l: &str) -> bool {
+    l.starts_with("SLF4J") || l.contains("StatusLogger") || {
+        // The client log4j2 layout `%p %m (%c)`.
+        ["TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR ", "FATAL "]
+            .iter()
+            .any(|p| l.starts_with(p))
+            && l.ends_with(')')
+    }
+}
+
+fn kafka_stderr(stderr: &str) -> KafkaStderr {
+    let mut k = KafkaStderr::default();
+    if stderr.starts_with("This tool helps to parse a log file") {
+        k.usage = true;
+        return k;
+    }
+    for l in stderr.lines() {
+        if l.starts_with("Exception in thread") {
+            k.exception = Some(l.to_string());
+            break;
+        }
+        if is_jvm_noise(l) {
+            k.noise += 1;
+            continue;
+        }
+        k.report.push(l.to_string());
+    }
+    k
+}
+
+/// Our standard error split in two: the lines in Kafka's words (`Ignoring unknown file`,
+/// then the report's Kafka blocks), and the rest: our own report blocks (`Problems in :`,
+/// `Note: `), our `dump-log: ` lines and clap's usage errors
+/// (docs/kafka-behaviour.md#dump-log-extra-findings).
+fn ours_stderr(stderr: &str) -> (Vec<String>, Vec<String>) {
+    let is_ours = |l: &str| {
+        l.starts_with("Problems in :")
+            || l.starts_with("Note: ")
+            || l.starts_with("dump-log: ")
+            || l.starts_with("error: ")
+    };
+    let lines: Vec<String> = stderr.lines().map(str::to_string).collect();
+    let cut = lines.iter().position(|l| is_ours(l)).unwrap_or(lines.len());
+    let extra = lines[cut..].to_vec();
+    let mut kafka_words = lines;
+    kafka_words.truncate(cut);
+    (kafka_words, extra)
+}
+
+/// The documented differences of the strict comparison, each with its anchor.
+const DOC_EXCEPTION: &str =
+    "Kafka's uncaught exception (kafka-behaviour.md#dump-log-kafka-exceptions)";
+const DOC_EXTRA: &str = "our own findings (kafka-behaviour.md#dump-log-extra-findings)";
+const DOC_USAGE: &str = "usage errors (kafka-behaviour.md#dump-log-exit-status)";
+const DOC_DIRECTORY: &str = "directories as partitions (kafka-behaviour.md#dump-log-directories)";
+const DOC_REFUSED: &str = "refused flag combinations (kafka-behaviour.md#dump-log-refused-flags)";
+const DOC_FINDINGS_EXIT: &str = "exit 1 on findings (kafka-behaviour.md#dump-log-exit-status)";
+const DOC_ERROR_EXIT: &str = "exit 2 where Kafka throws (kafka-behaviour.md#dump-log-exit-status)";
+const DOC_ESCAPED: &str = "escaped names (kafka-behaviour.md#dump-log-operator-deviations)";
+
+/// What an error input is expected to differ in, beyond what every input may.
+#[derive(Clone, Copy, PartialEq)]
+enum Expect {
+    /// Nothing beyond the general rules.
+    General,
+    /// A directory: ours dumps it as a partition (or finds it empty), Kafka ignores it.
+    Directory,
+    /// A flag combination ours refuses (exit 2, clap's message) and Kafka accepts.
+    Refused,
+}
+
+/// Counts of the strict comparison: per stream, inputs equal and inputs with documented
+/// differences (per documented difference).
+#[derive(Default)]
+struct Strict {
+    runs: usize,
+    stderr_equal: usize,
+    stderr_documented: std::collections::BTreeMap<&'static str, usize>,
+    exit_equal: usize,
+    exit_documented: std::collections::BTreeMap<&'static str, usize>,
+    stdout_equal: usize,
+    stdout_documented: std::collections::BTreeMap<&'static str, usize>,
+    noise: usize,
+}
+
+impl Strict {
+    /// Compares one run of both tools: standard error (always), the exit status (always),
+    /// standard output when `stdout` (the error inputs: elsewhere it is compared block by
+    /// block in process, above). Undocumented differences go to `failures`.
+    fn compare(
+        &mut self,
+        name: &str,
+        kafka: &super::broker::Output,
+        ours: &Run,
+        expect: Expect,
+        stdout: bool,
+        failures: &mut Vec<String>,
+    ) {
+        self.runs += 1;
+        let k = kafka_stderr(&kafka.stderr);
+        self.noise += k.noise;
+        let (words, extra) = ours_stderr(&ours.stderr);
+        let refused = expect == Expect::Refused
+            && extra.iter().any(|l| l.starts_with("error: "))
+            && ours.code == Some(2);
+        let directory = expect == Expect::Directory
+            && (extra.iter().any(|l| l.starts_with("Problems in :")) || ours.code == Some(0));
+        // Standard error.
+        let mut docs: Vec<&'static str> = Vec::new();
+        let same = if k.usage || refused {
+            words.is_empty()
+        } else if directory {
+            // Kafka's `Ignoring unknown file DIR` is ours only for a file.
+            true
+        } else if k.exception.is_some() {
+            words.starts_with(&k.report)
+        } else {
+            words == k.report
+        };
+        if !same {
+            let n = k.report.len().max(words.len());
+            let j = (0..n)
+                .find(|&j| k.report.get(j) != words.get(j))
+                .unwrap_or(0);
+            failures.push(format!(
+                "{name}: strict stderr differs from Kafka's at line {}:\n  kafka: {}\n  ours:  {}",
+                j + 1,
+                k.report.get(j).map_or("<none>", String::as_str),
+                words.get(j).map_or("<none>", String::as_str)
+            ));
+        } else {
+            if k.usage {
+                docs.push(DOC_USAGE);
+            } else if refused {
+                docs.push(DOC_REFUSED);
+            } else if directory {
+                docs.push(DOC_DIRECTORY);
+            } else if k.exception.is_some() {
+                docs.push(DOC_EXCEPTION);
+            } else if !extra.is_empty() {
+                docs.push(DOC_EXTRA);
+            }
+            if docs.is_empty() {
+                self.stderr_equal += 1;
+            }
+            for d in &docs {
+                *self.stderr_documented.entry(d).or_default() += 1;
+            }
+        }
+        // The exit status.
+        let findings = !k.report.is_empty() || extra.iter().any(|l| l.starts_with("Problems in :"));
+        // Ok(None): equal; Ok(Some(doc)): a documented pair; Err: any other pair.
+        let exit_doc = match (kafka.status, ours.code) {
+            (a, b) if a == b => Ok(None),
+            (Some(0), Some(1)) if findings && k.exception.is_none() => Ok(Some(DOC_FINDINGS_EXIT)),
+            (Some(1), Some(2)) if k.exception.is_some() && !refused && !directory => {
+                Ok(Some(DOC_ERROR_EXIT))
+            }
+            (Some(1), Some(2)) if k.usage || (refused && k.exception.is_some()) => {
+                Ok(Some(DOC_USAGE))
+            }
+            (Some(0), Some(2)) if refused => Ok(Some(DOC_REFUSED)),
+            (Some(0), Some(2)) if directory => Ok(Some(DOC_DIRECTORY)),
+            (a, b) => Err((a, b)),
+        };
+        match exit_doc {
+            Ok(None) => self.exit_equal += 1,
+            Ok(Some(d)) => *self.exit_documented.entry(d).or_default() += 1,
+            Err((a, b)) => failures.push(format!(
+                "{name}: the exit status differs from Kafka's\n  an undocumented difference: ours {b:?}, Kafka's {a:?}\n  kafka stderr: {}\n  ours stderr:  {}",
+                super::broker::tail(&kafka.stderr, 3).trim_end(),
+                super::broker::tail(&ours.stderr, 3).trim_end()
+            )),
+        }
+        if !stdout {
+            return;
+        }
+        // Standard output: files Kafka finished, once our escapes are undone.
+        let theirs = blocks(&kafka.stdout);
+        let plain = unescape(&ours.stdout);
+        let mine = blocks(&plain);
+        let done = if k.exception.is_some() {
+            theirs.len().saturating_sub(1)
+        } else {
+            theirs.len()
+        };
+        let equal = if k.exception.is_some() {
+            mine.len() >= done && theirs[..done] == mine[..done]
+        } else {
+            theirs == mine && kafka.stdout.lines().count() == plain.lines().count()
+        };
+        if equal {
+            if plain != ours.stdout {
+                *self.stdout_documented.entry(DOC_ESCAPED).or_default() += 1;
+            } else if k.exception.is_some() && theirs.len() != mine.len() {
+                *self.stdout_documented.entry(DOC_EXCEPTION).or_default() += 1;
+            } else {
+                self.stdout_equal += 1;
+            }
+        } else if directory || refused {
+            let d = if directory {
+                DOC_DIRECTORY
+            } else {
+                DOC_REFUSED
+            };
+            *self.stdout_documented.entry(d).or_default() += 1;
+        } else {
+            failures.push(format!(
+                "{name}: strict stdout differs from Kafka's:\n  kafka: {:?}\n  ours:  {:?}",
+                super::broker::tail(&kafka.stdout, 4),
+                super::broker::tail(&ours.stdout, 4)
+            ));
+        }
+    }
+
+    fn line(&self) -> String {
+        let list = |m: &std::collections::BTreeMap<&'static str, usize>| {
+            if m.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    m.iter()
+                        .map(|(d, n)| format!("{n} {d}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        };
+        let sum = |m: &std::collections::BTreeMap<&'static str, usize>| m.values().sum::<usize>();
+        format!(
+            "strict mode, {} runs of both binaries: stderr: {} inputs equal, {} documented differences{}; exit status: {} equal, {} documented differences{}; stdout of the error inputs: {} equal, {} documented differences{}; {} JVM noise lines not compared",
+            self.runs,
+            self.stderr_equal,
+            sum(&self.stderr_documented),
+            list(&self.stderr_documented),
+            self.exit_equal,
+            sum(&self.exit_documented),
+            list(&self.exit_documented),
+            self.stdout_equal,
+            sum(&self.stdout_documented),
+            list(&self.stdout_documented),
+            self.noise
+        )
+    }
+}
+
+/// The error inputs (in a scratch directory): both tools run on each, and their exit
+/// statuses, standard error and standard output are compared.
+fn error_inputs(scratch: &Path) -> Result<Vec<(String, Vec<String>, Expect)>, String> {
+    let dir = scratch.join("k6-errors");
+    let part = dir.join("errors-0");
+    std::fs::create_dir_all(&part).map_err(|e| format!("{part:?}: {e}"))?;
+    let empty_dir = dir.join("empty-dir");
+    std::fs::create_dir_all(&empty_dir).map_err(|e| format!("{empty_dir:?}: {e}"))?;
+    let write =
+        |p: &Path, bytes: &[u8]| std::fs::write(p, bytes).map_err(|e| format!("{p:?}: {e}"));
+    let empty_log = part.join("00000000000000000000.log");
+    write(&empty_log, b"")?;
+    write(&part.join("00000000000000000000.index"), b"")?;
+    write(&part.join("00000000000000000000.timeindex"), b"")?;
+    let not_offset = part.join("empty.log");
+    write(&not_offset, b"")?;
+    let unknown = part.join("notes.txt");
+    write(&unknown, b"not a segment\n")?;
+    let real = super::root().join("segment/tests/data/kafka-4.4.0/clean/codecs-0");
+    let real_log = logs_in(&real)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .ok_or("k6-dump: segment/tests/data/kafka-4.4.0/clean/codecs-0 has no .log")?;
+    let s = |p: &Path| p.display().to_string();
+    let files = |p: &[&Path]| {
+        vec![
+            "--files".to_string(),
+            p.iter().map(|p| s(p)).collect::<Vec<_>>().join(","),
+        ]
+    };
+    let with = |mut v: Vec<String>, extra: &[&str]| {
+        v.extend(extra.iter().map(|e| e.to_string()));
+        v
+    };
+    let missing = dir.join("missing/00000000000000000000.log");
+    Ok(vec![
+        ("a missing path".into(), files(&[&missing]), Expect::General),
+        (
+            "a missing path after a good file".into(),
+            files(&[&real_log, &missing]),
+            Expect::General,
+        ),
+        (
+            "a partition directory".into(),
+            files(&[&real]),
+            Expect::Directory,
+        ),
+        (
+            "an empty directory".into(),
+            files(&[&empty_dir]),
+            Expect::Directory,
+        ),
+        (
+            "a non-log file name".into(),
+            files(&[&unknown]),
+            Expect::General,
+        ),
+        (
+            "a .log whose name is no offset".into(),
+            files(&[&not_offset]),
+            Expect::General,
+        ),
+        (
+            "an empty .log".into(),
+            files(&[&empty_log]),
+            Expect::General,
+        ),
+        (
+            "an empty .log, --deep-iteration".into(),
+            with(files(&[&empty_log]), &["--deep-iteration"]),
+            Expect::General,
+        ),
+        (
+            "empty indexes".into(),
+            files(&[
+                &part.join("00000000000000000000.index"),
+                &part.join("00000000000000000000.timeindex"),
+            ]),
+            Expect::General,
+        ),
+        (
+            "empty indexes, --index-sanity-check".into(),
+            with(
+                files(&[
+                    &part.join("00000000000000000000.index"),
+                    &part.join("00000000000000000000.timeindex"),
+                ]),
+                &["--index-sanity-check"],
+            ),
+            Expect::General,
+        ),
+        ("no option at all".into(), vec![], Expect::General),
+        (
+            "an unknown option".into(),
+            with(files(&[&real_log]), &["--no-such-option"]),
+            Expect::Refused,
+        ),
+        (
+            "--max-bytes not a number".into(),
+            with(files(&[&real_log]), &["--max-bytes", "abc"]),
+            Expect::Refused,
+        ),
+        (
+            "--files without its value".into(),
+            vec!["--files".into()],
+            Expect::Refused,
+        ),
+        (
+            "two decoders".into(),
+            with(
+                files(&[&real_log]),
+                &["--offsets-decoder", "--transaction-log-decoder"],
+            ),
+            Expect::Refused,
+        ),
+        (
+            "--skip-record-metadata alone".into(),
+            with(files(&[&real_log]), &["--skip-record-metadata"]),
+            Expect::Refused,
+        ),
+        (
+            "--verify-index-only with --index-sanity-check".into(),
+            with(
+                files(&[&real_log]),
+                &["--verify-index-only", "--index-sanity-check"],
+            ),
+            Expect::Refused,
+        ),
+    ])
 }

@@ -78,7 +78,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k4-leader-no-epoch-file, k5-cluster-drop-record, k5-cluster-snapshot-seq,
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
-                       k6-dump-mismatch-order, k7-cleaner-straddle,
+                       k6-dump-mismatch-order, k6-dump-ignored-on-stdout,
+                       k6-dump-exit-zero, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
                        k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted
 ";
@@ -206,6 +207,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k6-dump",
         what: "our `Mismatches in` report lists an index's mismatches in the order found, not most recent first as Kafka's",
         expect: &["Kafka's report (stderr) differs from ours"],
+    },
+    Sabotage {
+        name: "k6-dump-ignored-on-stdout",
+        scenario: "k6-dump",
+        what: "our `Ignoring unknown file` lines go to standard output instead of standard error (strict mode)",
+        expect: &["kafka: Ignoring unknown file"],
+    },
+    Sabotage {
+        name: "k6-dump-exit-zero",
+        scenario: "k6-dump",
+        what: "our dump-log exits 0 when it cannot read a file (strict mode)",
+        expect: &["an undocumented difference: ours Some(0), Kafka's Some(1)"],
     },
     Sabotage {
         name: "k5-cluster-drop-record",
