@@ -125,6 +125,8 @@ pub struct CleanSabotage {
     pub keep_aborted: bool,
     /// A v2 tombstone goes on the pass that would give its batch a delete horizon.
     pub drop_tombstone_early: bool,
+    /// A rebuilt compressed batch gives its second-to-last record the last one's value.
+    pub recompressed_value: bool,
 }
 
 /// What one clean of a segment's window decides from (Kafka's `cleanInto` arguments).
@@ -299,6 +301,13 @@ pub fn filter_window(
                     b = b.delete_horizon(h);
                 }
                 let mut max_ts = NO_TIMESTAMP;
+                if rules.sabotage.recompressed_value
+                    && v2.compression().ok() != Some(crate::record::CompressionType::None)
+                {
+                    if let [.., a, b] = retained.as_mut_slice() {
+                        a.value.clone_from(&b.value);
+                    }
+                }
                 for r in &retained {
                     max_ts = max_ts.max(r.timestamp);
                     let headers: Vec<(&[u8], Option<&[u8]>)> = r

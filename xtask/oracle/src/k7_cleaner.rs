@@ -1,8 +1,9 @@
 //! K7 (`k7-cleaner`): the log cleaner's plan, ours (`segment::clean`) against Kafka 4.4's
 //! (`docs/kafka-behaviour.md#log-cleaner`). Seeded random compacted logs are written by
 //! Kafka's own `UnifiedLog` (the helper's `CleanerOracle`, in-process, a manual clock):
-//! uncompressed batches of keyed records with timestamps in and out of order (in half
-//! the logs also transactions, committed, aborted or left open), rolls by
+//! batches of keyed records with timestamps in and out of order (a third of the logs
+//! compressed, in every codec; in half the logs also transactions, committed, aborted or
+//! left open), rolls by
 //! `segment.bytes`, by a small `segment.index.bytes` and by hand, a high watermark below
 //! the log end and a log start offset moved by `DeleteRecords`. Kafka then answers
 //! `cleanableOffsets` (with a checkpoint that is missing, below the log start, inside the
@@ -49,6 +50,35 @@ struct Case {
     checkpoint: Option<i64>,
     map_bytes: u32,
     load_factor: f64,
+    /// The producers' codec (`None`: uncompressed). A compressed case indexes every batch
+    /// and never rolls by size, so that recompressed sizes change no file layout.
+    codec: Option<&'static str>,
+}
+
+/// The fetch size of a case's reads: 1000 bytes, or 1 MiB (a segment per fetch) when
+/// compressed, so that recompressed sizes do not change what a fetch holds.
+fn fetch_bytes(c: &Case) -> u64 {
+    if c.codec.is_some() {
+        1 << 20
+    } else {
+        1000
+    }
+}
+
+/// A read line without its batches' CRCs and sizes (`BASE-LAST` each): a recompressed
+/// batch has its own bytes on each side.
+fn without_crc_and_size(line: &str) -> String {
+    let Some((head, rest)) = line.split_once(" aborted ") else {
+        return line.to_string();
+    };
+    let Some((prefix, batches)) = head.rsplit_once(' ') else {
+        return line.to_string();
+    };
+    let batches: Vec<String> = batches
+        .split(',')
+        .map(|b| b.splitn(3, '-').take(2).collect::<Vec<_>>().join("-"))
+        .collect();
+    format!("{prefix} {} aborted {rest}", batches.join(","))
 }
 
 fn gen_case(rng: &mut StdRng, i: usize) -> Case {
@@ -141,12 +171,25 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
         3 => (rng.gen_range(48..2000), 0.9),
         _ => (24 * 1024, 0.9),
     };
+    let segment_bytes = [300, 700, 2000, 1 << 20][rng.gen_range(0..4)];
+    let index_bytes = [64, 120, 10 << 20][rng.gen_range(0..3)];
+    let index_interval = [0, 150, 4096][rng.gen_range(0..3)];
+    // A third of the logs compressed, in every codec alike.
+    let codec =
+        (rng.gen_range(0..3) == 0).then(|| ["gzip", "snappy", "lz4", "zstd"][rng.gen_range(0..4)]);
+    if let Some(codec) = codec {
+        ops.insert(0, format!("codec {codec}"));
+    }
     Case {
         id: format!("c{i}"),
         now,
-        segment_bytes: [300, 700, 2000, 1 << 20][rng.gen_range(0..4)],
-        index_bytes: [64, 120, 10 << 20][rng.gen_range(0..3)],
-        index_interval: [0, 150, 4096][rng.gen_range(0..3)],
+        segment_bytes: if codec.is_some() {
+            1 << 20
+        } else {
+            segment_bytes
+        },
+        index_bytes,
+        index_interval: if codec.is_some() { 0 } else { index_interval },
         compaction: CompactionConfig {
             min_cleanable_dirty_ratio: rng.gen_range(0.0..1.0),
             min_compaction_lag_ms: min_lag,
@@ -158,6 +201,7 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
         checkpoint,
         map_bytes,
         load_factor,
+        codec,
     }
 }
 
@@ -444,7 +488,7 @@ fn consumer_drops(aborted: &str, batches: &[FetchedBatch]) -> Option<Vec<i64>> {
 /// Every record of the cleaned log at every isolation level, in the helper's `read` line
 /// format: from the log start, fetches of 1000 bytes (at least one batch) until one
 /// returns nothing.
-fn reads(log: &Log, drop_aborted: bool) -> Result<Reads, String> {
+fn reads(log: &Log, drop_aborted: bool, fetch_bytes: u64) -> Result<Reads, String> {
     use segment::{BatchFormat as _, FetchIsolation, KafkaBatchFormat};
     let mut out = vec![format!("read lso {}", log.last_stable_offset())];
     let mut fetched = std::collections::HashMap::new();
@@ -456,7 +500,7 @@ fn reads(log: &Log, drop_aborted: bool) -> Result<Reads, String> {
         let mut offset = log.log_start_offset();
         for _ in 0..100_000 {
             let d = log
-                .read_with(offset, 1000, iso, true)
+                .read_with(offset, fetch_bytes, iso, true)
                 .map_err(|e| format!("our read {name} at {offset}: {e}"))?;
             let mut batches = Vec::new();
             let mut seen = Vec::new();
@@ -533,6 +577,10 @@ struct CleanTally {
     reads: usize,
     lso_differs: usize,
     aborted_lists_equivalent: usize,
+    /// Batches recompressed by each side, equal decoded (compressed cases).
+    recompressed: u64,
+    /// Cleaned compressed logs.
+    compressed_cleans: usize,
     aborted_list_example: String,
     tombstones: usize,
     horizons: usize,
@@ -596,6 +644,7 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
             let sabotage = CleanSabotage {
                 keep_aborted: ctx.sabotaged("k7-cleaner-keep-aborted"),
                 drop_tombstone_early: ctx.sabotaged("k7-cleaner-early-tombstone"),
+                recompressed_value: ctx.sabotaged("k7-cleaner-recompressed-value"),
             };
             match log.clean_sabotaged(&cleaner, &c.compaction, now, sabotage) {
                 // Kafka's clean fails too (its line says `failed`): e.g. the cleaned
@@ -623,7 +672,11 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
             .copied();
         rounds.push((line, cp));
     }
-    let reads = reads(&log, ctx.sabotaged("k7-cleaner-fetch-aborted"))?;
+    let reads = reads(
+        &log,
+        ctx.sabotaged("k7-cleaner-fetch-aborted"),
+        fetch_bytes(c),
+    )?;
     log.close().map_err(|e| e.to_string())?;
     Ok((rounds, failures, reads))
 }
@@ -661,7 +714,19 @@ fn segment_files(dir: &Path) -> Result<std::collections::BTreeSet<String>, Strin
 /// missing `.txnindex` counts as an empty one: both sides create them lazily). The
 /// active segment's `.index` and `.timeindex` are left out: a clean never touches them,
 /// and Kafka's reopened log leaves them preallocated at its close.
-fn compare_files(kafka: &Path, ours: &Path, tally: &mut CleanTally) -> Result<Vec<String>, String> {
+///
+/// In a compressed case (`compressed`), a `.log` that differs is compared batch by batch:
+/// each pair equal whole, or both compressed with every header field but the length and
+/// the CRC equal and every record decoded equal (each side's CRC valid for its own bytes):
+/// Kafka recompresses with its Java compressors, we with ours
+/// (`docs/kafka-behaviour.md#leader-recompression`). A `.index` that differs is compared
+/// by its entries' offsets and the ordinal of the batch each position points at.
+fn compare_files(
+    kafka: &Path,
+    ours: &Path,
+    tally: &mut CleanTally,
+    compressed: bool,
+) -> Result<Vec<String>, String> {
     let mut diffs = Vec::new();
     let names: std::collections::BTreeSet<String> = segment_files(kafka)?
         .union(&segment_files(ours)?)
@@ -695,6 +760,32 @@ fn compare_files(kafka: &Path, ours: &Path, tally: &mut CleanTally) -> Result<Ve
         };
         tally.files += 1;
         tally.bytes += k.len() as u64;
+        if k != o && compressed && n.ends_with(".log") {
+            match same_batches(&k, &o) {
+                Ok(recompressed) => {
+                    tally.recompressed += recompressed;
+                    continue;
+                }
+                Err(e) => {
+                    diffs.push(format!("file {n} differs: {e}"));
+                    continue;
+                }
+            }
+        }
+        if k != o && compressed && n.ends_with(".index") {
+            let logs = n.replace(".index", ".log");
+            let kl = std::fs::read(kafka.join(&logs)).unwrap_or_default();
+            let ol = std::fs::read(ours.join(&logs)).unwrap_or_default();
+            match (index_by_ordinal(&k, &kl), index_by_ordinal(&o, &ol)) {
+                (Ok(a), Ok(b)) if a == b => continue,
+                (a, b) => {
+                    diffs.push(format!(
+                        "file {n} differs by batch ordinal: Kafka's {a:?}, ours {b:?}"
+                    ));
+                    continue;
+                }
+            }
+        }
         if k != o {
             let at = k
                 .iter()
@@ -709,6 +800,85 @@ fn compare_files(kafka: &Path, ours: &Path, tally: &mut CleanTally) -> Result<Ve
         }
     }
     Ok(diffs)
+}
+
+/// `kafka` and `ours` hold the same batches, each equal whole or recompressed (see
+/// [`compare_files`]); the number of recompressed pairs, or the first difference.
+fn same_batches(kafka: &[u8], ours: &[u8]) -> Result<u64, String> {
+    use segment::record::batches_from;
+    let k: Vec<_> = batches_from(kafka, 0)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("Kafka's: {e}"))?;
+    let o: Vec<_> = batches_from(ours, 0)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("ours: {e}"))?;
+    if k.len() != o.len() {
+        return Err(format!("{} batches Kafka's, {} ours", k.len(), o.len()));
+    }
+    let mut recompressed = 0;
+    for (kb, ob) in k.iter().zip(&o) {
+        if kb.as_bytes() == ob.as_bytes() {
+            continue;
+        }
+        let at = kb.base_offset();
+        let (Some(kv), Some(ov)) = (kb.as_v2(), ob.as_v2()) else {
+            return Err(format!("the batch at offset {at} differs (not v2)"));
+        };
+        let header = |b: &segment::record::RecordBatch<'_>| {
+            (
+                b.base_offset(),
+                b.last_offset(),
+                b.partition_leader_epoch(),
+                b.attributes(),
+                b.base_timestamp(),
+                b.max_timestamp(),
+                b.producer_id(),
+                b.producer_epoch(),
+                b.base_sequence(),
+                b.records_count(),
+            )
+        };
+        if kv.compression().ok() == Some(segment::record::CompressionType::None)
+            || header(kv) != header(ov)
+            || !kb.is_valid()
+            || !ob.is_valid()
+        {
+            return Err(format!(
+                "the batch at offset {at} differs in more than its compressed bytes"
+            ));
+        }
+        let records = |b: &segment::record::FileBatch<'_>| -> Result<Vec<_>, String> {
+            b.records()
+                .map_err(|e| e.to_string())?
+                .map(|r| r.map(|r| r.into_owned()).map_err(|e| e.to_string()))
+                .collect()
+        };
+        if records(kb)? != records(ob)? {
+            return Err(format!("the batch at offset {at} holds other records"));
+        }
+        recompressed += 1;
+    }
+    Ok(recompressed)
+}
+
+/// An offset index's entries as (relative offset, ordinal of the batch its position
+/// points at in `log`).
+fn index_by_ordinal(index: &[u8], log: &[u8]) -> Result<Vec<(i32, usize)>, String> {
+    let positions: Vec<u64> = segment::record::batches_from(log, 0)
+        .map(|b| b.map(|b| b.position()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    index
+        .chunks_exact(8)
+        .map(|e| {
+            let rel = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
+            let pos = u64::from(u32::from_be_bytes([e[4], e[5], e[6], e[7]]));
+            positions
+                .iter()
+                .position(|&p| p == pos)
+                .map(|ord| (rel, ord))
+                .ok_or_else(|| format!("position {pos} starts no batch"))
+        })
+        .collect()
 }
 
 pub fn run(ctx: &Ctx) -> Result<String, String> {
@@ -867,7 +1037,20 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         {
             let kafka_clean = kafka_clean.replacen("clean2 ", "clean ", 1);
             tally.stats += 1;
-            if *ours_clean != kafka_clean {
+            // A recompressed batch has its own size on each side: the bytes written, and
+            // in round 2 the bytes read of round 1's output, are not compared in a
+            // compressed case (the counts of records are).
+            let stats_of = |l: &str| -> String {
+                if c.codec.is_none() {
+                    return l.to_string();
+                }
+                l.split(' ')
+                    .enumerate()
+                    .map(|(i, f)| if i == 3 || i == 5 { "*" } else { f })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            if stats_of(ours_clean) != stats_of(&kafka_clean) {
                 diffs.push(format!(
                     "{}: clean: ours `{ours_clean}`, Kafka's `{kafka_clean}` (round {}) {our_errors:?}",
                     c.id,
@@ -898,6 +1081,34 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             lines: our_reads,
             batches: our_batches,
         } = our_reads;
+        // A compressed case's batches are compared by their offsets here (their bytes are
+        // compared, decoded, with the files).
+        let (our_reads, kafka_reads, our_batches) = if c.codec.is_some() {
+            (
+                our_reads.iter().map(|l| without_crc_and_size(l)).collect(),
+                kafka_reads
+                    .iter()
+                    .map(|l| without_crc_and_size(l))
+                    .collect::<Vec<String>>(),
+                our_batches
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            without_crc_and_size(&format!("{k} aborted -"))
+                                .replace(" aborted -", ""),
+                            v,
+                        )
+                    })
+                    .collect(),
+            )
+        } else {
+            (
+                our_reads,
+                kafka_reads.iter().map(|l| (*l).to_string()).collect(),
+                our_batches,
+            )
+        };
+        let kafka_reads: Vec<&str> = kafka_reads.iter().map(String::as_str).collect();
         let lso_differs = our_reads.first().map(String::as_str) != kafka_reads.first().copied();
         tally.lso_differs += usize::from(lso_differs);
         let keep = |l: &&str| {
@@ -959,9 +1170,10 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             continue;
         }
         tally.aborted += usize::from(c.ops.iter().any(|op| op.contains(" ABORT ")));
+        tally.compressed_cleans += usize::from(c.codec.is_some());
         tally.tombstones += usize::from(c.ops.iter().any(|op| op.contains(" -k")));
         tally.horizons += usize::from(has_delete_horizon(kd));
-        match compare_files(kd, d, &mut tally) {
+        match compare_files(kd, d, &mut tally, c.codec.is_some()) {
             Ok(f) => diffs.extend(f.into_iter().map(|f| format!("{}: {f}", c.id))),
             Err(e) => diffs.push(format!("{}: {e}", c.id)),
         }
@@ -984,8 +1196,13 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     if tally.cleans == 0 {
         diffs.push(format!("no case was cleaned: {tally:?}"));
     }
+    if tally.compressed_cleans == 0 || tally.recompressed == 0 {
+        diffs.push(format!(
+            "no compressed log was cleaned with a recompressed batch: {tally:?}"
+        ));
+    }
     let clean_line = format!(
-        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; {} read_committed aborted lists differ with the same batches dropped by a consumer{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left; {} rounds failed on both sides, a cleaned time index full)",
+        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; {} read_committed aborted lists differ with the same batches dropped by a consumer{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left, {} compressed ({} batches recompressed by each side, equal decoded); {} rounds failed on both sides, a cleaned time index full)",
         tally.cleans,
         tally.files,
         tally.bytes,
@@ -1002,6 +1219,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         tally.aborted,
         tally.tombstones,
         tally.horizons,
+        tally.compressed_cleans,
+        tally.recompressed,
         tally.failed,
     );
     let line = format!(

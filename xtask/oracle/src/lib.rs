@@ -81,7 +81,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k6-dump-mismatch-order, k6-dump-ignored-on-stdout,
                        k6-dump-exit-zero, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
-                       k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted
+                       k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted,
+                       k7-cleaner-recompressed-value
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -267,6 +268,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k7-cleaner",
         what: "our cleaner drops a tombstone on the pass that should only give it a delete horizon",
         expect: &["clean: ours", "differs"],
+    },
+    Sabotage {
+        name: "k7-cleaner-recompressed-value",
+        scenario: "k7-cleaner",
+        what: "our cleaner gives a record of a batch it recompresses another record's value",
+        expect: &["holds other records"],
     },
     Sabotage {
         name: "k7-cleaner-fetch-aborted",

@@ -114,8 +114,16 @@ final class CleanerOracle {
         java.util.Map<Long, Integer> seqs = new java.util.HashMap<>();
         int mapBytes = 24 * 1024;
         double loadFactor = 0.9;
+        Compression codec = Compression.NONE;
         for (String[] op : c.ops()) {
             switch (op[0]) {
+                case "codec" -> codec = switch (op[1]) {
+                    case "gzip" -> Compression.gzip().build();
+                    case "snappy" -> Compression.snappy().build();
+                    case "lz4" -> Compression.lz4().build();
+                    case "zstd" -> Compression.zstd().build();
+                    default -> Compression.NONE;
+                };
                 case "batch" -> {
                     long ts = Long.parseLong(op[1]);
                     SimpleRecord[] rs = new SimpleRecord[op.length - 2];
@@ -126,7 +134,7 @@ final class CleanerOracle {
                         rs[i - 2] = new SimpleRecord(ts, key.getBytes(StandardCharsets.UTF_8),
                                 tomb ? null : "v".getBytes(StandardCharsets.UTF_8));
                     }
-                    log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, rs), 0);
+                    log.appendAsLeader(MemoryRecords.withRecords(codec, rs), 0);
                 }
                 case "txn" -> {
                     // A transactional batch of producer PID (epoch 0, its next sequence).
@@ -139,7 +147,7 @@ final class CleanerOracle {
                     }
                     int seq = seqs.getOrDefault(pid, 0);
                     seqs.put(pid, seq + rs.length);
-                    log.appendAsLeader(MemoryRecords.withTransactionalRecords(Compression.NONE, pid, (short) 0, seq, rs),
+                    log.appendAsLeader(MemoryRecords.withTransactionalRecords(codec, pid, (short) 0, seq, rs),
                             0, AppendOrigin.CLIENT, RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) -1);
                 }
                 case "marker" -> {
@@ -284,7 +292,7 @@ final class CleanerOracle {
             }
             scheduler.drain();
         }
-        reads(log, p, out);
+        reads(log, p, out, fetchBytes(c));
         scheduler.drain();
         log.flush(true);
         log.close();
@@ -297,12 +305,23 @@ final class CleanerOracle {
      * {@code ID read ISOLATION OFFSET BASE-LAST-CRC-SIZE,... aborted PID:FIRST,...} ({@code -}
      * for none, {@code none} for no aborted list), after {@code ID read lso OFFSET}.
      */
-    static void reads(UnifiedLog log, String p, BufferedWriter out) throws Exception {
+    /**
+     * The fetch size of a case's reads: 1000 bytes, or 1 MiB (a segment per fetch) when its
+     * batches are compressed, so that recompressed sizes do not change what a fetch holds.
+     */
+    static int fetchBytes(Case c) {
+        for (String[] op : c.ops()) {
+            if (op[0].equals("codec") && !op[1].equals("none")) return 1 << 20;
+        }
+        return 1000;
+    }
+
+    static void reads(UnifiedLog log, String p, BufferedWriter out, int fetchBytes) throws Exception {
         out.write(p + "read lso " + log.lastStableOffset() + "\n");
         for (org.apache.kafka.server.storage.log.FetchIsolation iso : org.apache.kafka.server.storage.log.FetchIsolation.values()) {
             long offset = log.logStartOffset();
             for (int n = 0; n < 100_000; n++) {
-                org.apache.kafka.storage.internals.log.FetchDataInfo d = log.read(offset, 1000, iso, true);
+                org.apache.kafka.storage.internals.log.FetchDataInfo d = log.read(offset, fetchBytes, iso, true);
                 StringBuilder line = new StringBuilder(p + "read " + iso + " " + offset + " ");
                 long next = -1;
                 int count = 0;
