@@ -31,7 +31,8 @@
 //!    restarts and the consumers read it: both isolation levels must return exactly the
 //!    model's latest committed record per key (second-phase tombstones kept, their horizon
 //!    still ahead; first-phase tombstones gone; no aborted record), and our `Log` on the
-//!    same files must answer what the consumers got.
+//!    same files must answer what the consumers got, and so must it on the broker's copy
+//!    once the broker has stopped (which must have recovered nothing of ours).
 //!
 //! What Kafka's cleaner does: docs/kafka-behaviour.md#cleaner-copy.
 //!
@@ -769,6 +770,7 @@ fn run_with(ctx: &Ctx, home: &Path, broker: &mut Broker) -> Result<String, Strin
         &data.join("log-start-offset-checkpoint"),
         &[(key, our_start)].into(),
     )?;
+    let log_from = broker.server_log().len();
     broker.start()?;
     let ours_read_path = home.join("ours-read.json");
     oracle(
@@ -823,6 +825,36 @@ fn run_with(ctx: &Ctx, home: &Path, broker: &mut Broker) -> Result<String, Strin
             ours_read.earliest, ours_read.latest
         ));
     }
+    // The broker took our files as they are: nothing recovered or rebuilt; and once it has
+    // stopped, our Log on its copy of the partition (the files it served, with what it
+    // wrote beside them) still answers what its consumers got.
+    broker.stop()?;
+    let restart = broker
+        .server_log()
+        .get(log_from..)
+        .unwrap_or("")
+        .to_string();
+    for l in restart.lines() {
+        if l.contains(OUR_TOPIC) && k2::RECOVERY_MARKERS.iter().any(|m| l.contains(m)) {
+            diffs.push(format!(
+                "{what}: broker log: {}",
+                l.chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    let served = read_ours(&copy_of(&target, &home.join("read-served"))?)?;
+    compare(
+        &format!("{what}: our Log's read_uncommitted of the broker's files after it served them"),
+        &served.uncommitted,
+        &ours_read.uncommitted,
+        &mut diffs,
+    );
+    compare(
+        &format!("{what}: our Log's read_committed of the broker's files after it served them"),
+        &served.committed,
+        &ours_read.committed,
+        &mut diffs,
+    );
     let written_tombstones = model.written.iter().filter(|r| r.value.is_none()).count();
     // Coverage: keys that end on a first-phase tombstone (gone after the second clean) and
     // on a second-phase one (kept: its horizon is ahead), or the model checks nothing of
@@ -845,7 +877,7 @@ fn run_with(ctx: &Ctx, home: &Path, broker: &mut Broker) -> Result<String, Strin
         ));
     }
     let line = format!(
-        "broker compacts: {} records acknowledged ({aborted_records} in aborted transactions), cleaner checkpoints {}, {cleaner_lines} cleans logged; read back offsets {}..{}: read_uncommitted {} records ({} keys, {kafka_tombstones} tombstones), read_committed {} ({} keys), our Log equal on both, {} aborted transactions listed by our fetches; {} keys ended on a first-phase tombstone, {horizon_dropped} of them dropped by the broker; we compact: wrote {} records ({} batches, {} aborted transactions, {written_tombstones} tombstones) in {our_segments} segments, {}; the broker serves {} records ({} keys, {} tombstones; {gone} tombstoned keys gone past their horizon, {kept} kept) at both isolation levels, our Log equal, {} aborted transactions listed; {} differences",
+        "broker compacts: {} records acknowledged ({aborted_records} in aborted transactions), cleaner checkpoints {}, {cleaner_lines} cleans logged; read back offsets {}..{}: read_uncommitted {} records ({} keys, {kafka_tombstones} tombstones), read_committed {} ({} keys), our Log equal on both, {} aborted transactions listed by our fetches; {} keys ended on a first-phase tombstone, {horizon_dropped} of them dropped by the broker; we compact: wrote {} records ({} batches, {} aborted transactions, {written_tombstones} tombstones) in {our_segments} segments, {}; the broker serves {} records ({} keys, {} tombstones; {gone} tombstoned keys gone past their horizon, {kept} kept) at both isolation levels, our Log equal on our files and on the broker's after it served them, {} aborted transactions listed; {} differences",
         acked.len(),
         waits.join(", "),
         kafka_read.earliest,
