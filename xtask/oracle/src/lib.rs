@@ -22,7 +22,9 @@
 //! * `k6-dump` — `DumpLogSegments` with its record decoders against `dump-log`'s, line for
 //!   line, on the decoder fixtures and the field data's internal topics;
 //! * `k7-cleaner` — the log cleaner's plan (cleanable offsets, dirty ratio, offset map,
-//!   segment groups) of Kafka's `LogCleanerManager` and `Cleaner` against `segment::clean`.
+//!   segment groups) of Kafka's `LogCleanerManager` and `Cleaner` against `segment::clean`;
+//! * `k7-broker-compaction` — a broker's cleaner compacts a topic and our `Log` reads it;
+//!   our `Log::clean` compacts a partition and the broker serves it.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
@@ -36,6 +38,7 @@ mod k4;
 mod k4_leader;
 mod k5;
 mod k6;
+mod k7_broker;
 mod k7_cleaner;
 mod ours;
 mod recovery_time;
@@ -53,7 +56,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                          [--recovery-mib N] [--keep] [--sabotage NAME|all]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
-                     k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner)
+                     k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner,
+                     k7-broker-compaction)
   --scale N          workload size factor (default 3)
   --recovery-mib N   MiB per partition k1-recovery-time writes and times the recovery of
                      (default 256; 16 under --sabotage)
@@ -82,7 +86,9 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k6-dump-exit-zero, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
                        k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted,
-                       k7-cleaner-recompressed-value
+                       k7-cleaner-recompressed-value,
+                       k7-broker-compaction-drop-key,
+                       k7-broker-compaction-keep-aborted
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -281,6 +287,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         what: "our read_committed fetches after a clean lose the first aborted transaction of their list",
         expect: &["read: ours"],
     },
+    Sabotage {
+        name: "k7-broker-compaction-drop-key",
+        scenario: "k7-broker-compaction",
+        what: "our reads of the broker's cleaned partition lose every record of one key",
+        expect: &["our Log on the broker's cleaned partition"],
+    },
+    Sabotage {
+        name: "k7-broker-compaction-keep-aborted",
+        scenario: "k7-broker-compaction",
+        what: "our clean keeps the records of aborted transactions, which the broker then serves",
+        expect: &["read_uncommitted consumer against the model"],
+    },
 ];
 
 /// Shared state of a run.
@@ -443,6 +461,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k5-cluster", k5::run),
     ("k6-dump", k6::run),
     ("k7-cleaner", k7_cleaner::run),
+    ("k7-broker-compaction", k7_broker::run),
 ];
 
 /// `cargo xtask kafka [options]`.

@@ -15,6 +15,7 @@ package oracle;
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
  *   bulk-produce BOOTSTRAP SEG MIB T:C.. MIB MiB per topic, fast (k1-recovery-time)
  *   cluster-*  ...                    the k5-cluster topic, reassignment and failover (Cluster)
+ *   compact-*  ...                    k7-broker-compaction's topics, producer and readers (Compaction)
  * </pre>
  */
 public final class Oracle {
@@ -38,6 +39,9 @@ public final class Oracle {
             case "cluster-reassign" -> Cluster.reassign(rest);
             case "cluster-await-leader" -> Cluster.awaitLeader(rest);
             case "cluster-snapshots" -> Cluster.snapshots(rest);
+            case "compact-create" -> Compaction.create(rest);
+            case "compact-produce" -> Compaction.produce(rest);
+            case "compact-read" -> Compaction.read(rest);
             case "k3" -> IndexOracle.run(rest);
             case "k4-epochs" -> EpochOracle.run(rest);
             case "k4-leader" -> LeaderOracle.run(rest);
