@@ -206,6 +206,13 @@ impl Log<KafkaBatchFormat> {
     /// One clean, driven by `driver`: how the first dirty offset is read, how the new one
     /// is written (both called under the log's lock), whether to stop early, and the
     /// oracle's sabotage. [`Log::clean`] and the [`Cleaner`](crate::Cleaner) share it.
+    ///
+    /// As Kafka's cleaner, it holds the log's lock only to plan, to swap each cleaned group
+    /// in and to write the checkpoint: the offset map and the copies are made without it,
+    /// from segments below the active one that appends and rolls do not touch, so appends
+    /// go on (`docs/kafka-behaviour.md#cleaner-concurrency`). A group whose segments a
+    /// truncation, retention or `delete_records` changed meanwhile is not swapped in: the
+    /// clean stops with [`CleanError::Aborted`] and leaves the checkpoint as it was.
     pub(crate) fn clean_with(
         &self,
         cleaner: &CleanerConfig,
@@ -223,7 +230,8 @@ impl Log<KafkaBatchFormat> {
             sabotage,
             throttle,
         } = driver;
-        let _g = self.lock.lock();
+        let _clean = self.clean_lock.lock();
+        let g = self.lock.lock();
         self.check_online()?;
         if stop() {
             return Err(CleanError::Aborted);
@@ -242,6 +250,21 @@ impl Log<KafkaBatchFormat> {
             }
             return Ok(stats);
         }
+        // From here the segments cleaned lie below the first uncleanable offset, which is
+        // at or below the active segment's base: appends and rolls do not touch them. What
+        // the map is built from and the groups copied are these segments as planned; each
+        // swap first checks that they are still the log's, whole and unchanged.
+        let mut planned: Vec<(Arc<LogSegment>, u64)> = self
+            .segments
+            .values()
+            .into_iter()
+            .filter(|s| s.base_offset() < ltc.first_uncleanable_offset)
+            .map(|s| {
+                let size = s.size();
+                (s, size)
+            })
+            .collect();
+        drop(g);
         // Kafka's legacy delete horizon: the last clean segment's mtime minus
         // delete.retention.ms (0 without one).
         let legacy_delete_horizon = match summary
@@ -258,7 +281,8 @@ impl Log<KafkaBatchFormat> {
             ltc.first_dirty_offset,
             ltc.first_uncleanable_offset,
             cleaner.max_message_size.max(0) as u32,
-        )?;
+        )
+        .map_err(|e| self.changed_under(e, &planned))?;
         throttle(built.bytes_read);
         stats.map_batches_read = built.batches_read;
         stats.map_bytes_read = built.bytes_read;
@@ -272,6 +296,7 @@ impl Log<KafkaBatchFormat> {
             ltc.first_uncleanable_offset,
         );
         if crate::fs::mutated!(CleanCheckpointBeforeSwap) {
+            let _g = self.lock.lock();
             checkpoint(end_offset)?;
         }
         let mut txns = CleanedTxnMetadata::new();
@@ -283,7 +308,12 @@ impl Log<KafkaBatchFormat> {
                 .get(g)
                 .unwrap_or(&[])
                 .iter()
-                .filter_map(|s| self.segments.get(s.base_offset))
+                .filter_map(|s| {
+                    planned
+                        .iter()
+                        .find(|(p, _)| p.base_offset() == s.base_offset)
+                        .map(|(p, _)| p.clone())
+                })
                 .collect();
             if group.is_empty() {
                 continue;
@@ -298,11 +328,44 @@ impl Log<KafkaBatchFormat> {
                 stop,
                 throttle,
             };
-            self.clean_segments(&group, &rules, &mut stats, &mut txns)?;
+            self.clean_segments(&group, &rules, &mut stats, &mut txns, &mut planned)?;
         }
         stats.buffer_utilization = map.utilization();
+        let _g = self.lock.lock();
+        self.check_online()?;
         checkpoint(end_offset)?;
         Ok(stats)
+    }
+
+    /// Whether every segment the clean planned from (the map's and the groups' sources,
+    /// and the groups already swapped in) is still the log's as planned: the same segment
+    /// in the map, not deleted, not cut or grown. A truncation of the map's section would
+    /// otherwise make the clean drop records for newer ones that are gone.
+    fn unchanged(&self, planned: &[(Arc<LogSegment>, u64)]) -> bool {
+        planned.iter().all(|(s, size)| {
+            !s.is_deleted()
+                && s.size() == *size
+                && self
+                    .segments
+                    .get(s.base_offset())
+                    .is_some_and(|cur| Arc::ptr_eq(&cur, s))
+        })
+    }
+
+    /// A read of the map's or a group's segments that failed because a truncation,
+    /// retention or `delete_records` changed them meanwhile is that change, not a corrupt
+    /// log: [`CleanError::Aborted`] (checked under the log's lock). Other errors stay.
+    fn changed_under(&self, e: CleanError, planned: &[(Arc<LogSegment>, u64)]) -> CleanError {
+        if matches!(e, CleanError::Aborted) {
+            return e;
+        }
+        let _g = self.lock.lock();
+        if self.unchanged(planned) {
+            e
+        } else {
+            tracing::info!(error = %e, "the log changed under the clean: aborted");
+            CleanError::Aborted
+        }
     }
 
     /// Kafka's `lastRecordsOfActiveProducers`.
@@ -331,6 +394,7 @@ impl Log<KafkaBatchFormat> {
         rules: &GroupRules<'_>,
         stats: &mut CleanerStats,
         txns: &mut CleanedTxnMetadata,
+        planned: &mut Vec<(Arc<LogSegment>, u64)>,
     ) -> Result<(), CleanError> {
         let Some(first) = group.first() else {
             return Ok(());
@@ -373,9 +437,22 @@ impl Log<KafkaBatchFormat> {
         if let Err(e) = copied {
             cleaned.close_handlers();
             let _ = cleaned.delete_if_exists();
-            return Err(e);
+            return Err(self.changed_under(e, planned));
         }
-        self.replace_segments(cleaned, group)?;
+        let _g = self.lock.lock();
+        if !self.unchanged(planned) || self.check_online().is_err() {
+            cleaned.close_handlers();
+            let _ = cleaned.delete_if_exists();
+            tracing::info!(
+                segment = base,
+                "the log changed under the clean (truncation, retention or deletion): the cleaned group is dropped"
+            );
+            return Err(CleanError::Aborted);
+        }
+        let cleaned = self.replace_segments(cleaned, group)?;
+        planned.retain(|(p, _)| !group.iter().any(|g| Arc::ptr_eq(g, p)));
+        let size = cleaned.size();
+        planned.push((cleaned, size));
         stats.segments_cleaned += group.len() as u64;
         stats.segments_written += 1;
         Ok(())
@@ -503,7 +580,7 @@ impl Log<KafkaBatchFormat> {
         &self,
         cleaned: LogSegment,
         old: &[Arc<LogSegment>],
-    ) -> Result<(), CleanError> {
+    ) -> Result<Arc<LogSegment>, CleanError> {
         let base = cleaned.base_offset();
         if let Err(e) = cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX) {
             cleaned.close_handlers();
@@ -545,6 +622,151 @@ impl Log<KafkaBatchFormat> {
             "swapped in a cleaned segment"
         );
         self.delete_snapshots_of(&removed)?;
-        Ok(())
+        Ok(cleaned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::BatchBuilder;
+    use crate::LogConfig;
+
+    /// A compacted log at `dir/p-0`: 40 records of 4 keys over 4 rolled segments, then an
+    /// active one.
+    fn compacted_log(dir: &std::path::Path) -> Log {
+        let config = LogConfig {
+            compact: true,
+            ..LogConfig::default()
+        };
+        let log = Log::open(dir.join("p-0"), config).unwrap();
+        for i in 0..40 {
+            if i > 0 && i % 10 == 0 {
+                log.roll(None).unwrap();
+            }
+            let key = format!("k{}", i % 4);
+            let b = BatchBuilder::new(log.log_end_offset())
+                .record(0, Some(key.as_bytes()), Some(format!("{i}").as_bytes()))
+                .build()
+                .unwrap();
+            log.append(&b).unwrap();
+        }
+        log.roll(None).unwrap();
+        log
+    }
+
+    fn no_checkpoint() -> Result<Option<i64>, CleanError> {
+        Ok(None)
+    }
+
+    /// Kafka's cleaner copies without the log's lock: an append from inside the clean (its
+    /// throttle hook, called while copying) goes through instead of waiting for it
+    /// (`docs/kafka-behaviour.md#cleaner-concurrency`).
+    #[test]
+    fn appends_go_on_while_a_clean_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = compacted_log(dir.path());
+        let appended = std::cell::Cell::new(0u32);
+        let throttle = |_: u64| {
+            if appended.get() == 0 && log.lock.try_lock().is_some() {
+                let b = BatchBuilder::new(log.log_end_offset())
+                    .record(0, Some(b"k9"), Some(b"during"))
+                    .build()
+                    .unwrap();
+                log.append(&b).unwrap();
+                appended.set(appended.get() + 1);
+            }
+        };
+        let mut checkpointed = no_checkpoint;
+        let mut written = None;
+        let mut checkpoint = |o: i64| {
+            written = Some(o);
+            Ok(())
+        };
+        let stats = log
+            .clean_with(
+                &CleanerConfig::default(),
+                &CompactionConfig::default(),
+                0,
+                CleanDriver {
+                    checkpointed: &mut checkpointed,
+                    checkpoint: &mut checkpoint,
+                    stop: &|| false,
+                    sabotage: CleanSabotage::default(),
+                    throttle: &throttle,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            appended.get(),
+            1,
+            "the log's lock was free while the clean ran"
+        );
+        assert_eq!(written, Some(40));
+        assert_eq!(stats.messages_written, 4, "the latest record of each key");
+        assert_eq!(log.log_end_offset(), 41);
+        let r = log.read(40, 1 << 20).unwrap();
+        assert!(
+            !r.records.is_empty(),
+            "the append made during the clean is served"
+        );
+    }
+
+    /// A truncation while a group is copied: the group is not swapped in, the clean stops
+    /// with `Aborted` and writes no checkpoint, and nothing the truncation kept is lost.
+    #[test]
+    fn a_truncation_during_a_clean_drops_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = compacted_log(dir.path());
+        let truncated = std::cell::Cell::new(false);
+        let throttle = |_: u64| {
+            if !truncated.get() && log.lock.try_lock().is_some() {
+                log.truncate_to(25).unwrap();
+                truncated.set(true);
+            }
+        };
+        let mut checkpointed = no_checkpoint;
+        let mut written = None;
+        let mut checkpoint = |o: i64| {
+            written = Some(o);
+            Ok(())
+        };
+        let r = log.clean_with(
+            &CleanerConfig::default(),
+            &CompactionConfig::default(),
+            0,
+            CleanDriver {
+                checkpointed: &mut checkpointed,
+                checkpoint: &mut checkpoint,
+                stop: &|| false,
+                sabotage: CleanSabotage::default(),
+                throttle: &throttle,
+            },
+        );
+        assert!(truncated.get());
+        assert!(matches!(r, Err(CleanError::Aborted)), "{r:?}");
+        assert_eq!(written, None, "no checkpoint after an aborted clean");
+        assert_eq!(log.log_end_offset(), 25);
+        let mut offsets = Vec::new();
+        let mut o = 0;
+        while o < log.log_end_offset() {
+            let r = log.read(o, 1 << 20).unwrap();
+            for b in crate::record::batches_from(&r.records, 0) {
+                let b = b.unwrap();
+                offsets.push(b.base_offset());
+                o = b.next_offset();
+            }
+        }
+        assert_eq!(
+            offsets,
+            (0..25).collect::<Vec<_>>(),
+            "every record below 25 kept"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("p-0"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".cleaned"))
+            .collect();
+        assert!(leftovers.is_empty(), "the cleaned files are removed");
     }
 }

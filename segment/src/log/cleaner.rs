@@ -125,9 +125,10 @@ struct Shared {
 /// being cleaned. The log goes offline only where [`Log::clean`] takes it offline (a
 /// failed fsync or structural change).
 ///
-/// A clean holds its log's lock, so appends, [`Log::truncate_to`],
-/// [`Log::delete_records`] and retention of that log wait for it (nothing is lost, and
-/// the cleaner never waits on the embedder). Truncate through
+/// A clean holds its log's lock only to plan, swap a group in and write the checkpoint,
+/// so appends go on meanwhile; a [`Log::truncate_to`], [`Log::delete_records`] or
+/// retention that changes the segments it copies makes it drop that group and stop
+/// (`docs/kafka-behaviour.md#cleaner-concurrency`; nothing is lost). Truncate through
 /// [`truncate_to`](Self::truncate_to) (Kafka's `LogManager.truncateTo`: abort and pause,
 /// truncate, lower the checkpoint, resume), or call [`abort_and_pause`](Self::abort_and_pause)
 /// and [`resume`](Self::resume) around your own change. To close a log,

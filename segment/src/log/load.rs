@@ -136,6 +136,7 @@ impl<F: BatchFormat> Log<F> {
             bounds: super::bounds::Bounds::new(checkpoints.log_start_offset),
             recovery_point: AtomicI64::new(checkpoints.recovery_point),
             lock: Mutex::new(()),
+            clean_lock: Mutex::new(()),
             stats: LogStats::default(),
             epoch_cache: Mutex::new(LeaderEpochCache::new()),
             producer_state: Mutex::new(ProducerStateManager::new()),

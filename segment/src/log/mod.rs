@@ -367,6 +367,10 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     bounds: bounds::Bounds,
     recovery_point: AtomicI64,
     lock: Mutex<()>,
+    /// Held for a whole clean (one clean of a log at a time); the log's `lock` only while
+    /// it plans, swaps a group in and writes its checkpoint, so appends go on meanwhile.
+    #[cfg_attr(not(feature = "cleaner"), allow(dead_code))]
+    clean_lock: Mutex<()>,
     stats: LogStats,
     epoch_cache: Mutex<LeaderEpochCache>,
     producer_state: Mutex<ProducerStateManager>,

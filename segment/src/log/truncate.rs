@@ -24,8 +24,9 @@ impl<F: BatchFormat> Log<F> {
     /// answers from the log before or after the truncation, never from a mix, and
     /// [`bounds`](Self::bounds) never shows a bound of its middle.
     ///
-    /// A running clean (`Log::clean`, or a `segment::Cleaner` thread) holds the log's
-    /// lock: the truncation waits for it. For a log registered with a `Cleaner`, truncate
+    /// A running clean (`Log::clean`, or a `segment::Cleaner` thread) whose segments this
+    /// changes drops its group and stops before its next swap
+    /// (`docs/kafka-behaviour.md#cleaner-concurrency`). For a log registered with a `Cleaner`, truncate
     /// through `Cleaner::truncate_to`, which aborts and pauses the clean first and lowers
     /// the `cleaner-offset-checkpoint` after (`docs/kafka-behaviour.md#cleaner-states`).
     ///
