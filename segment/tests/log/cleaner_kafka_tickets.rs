@@ -433,38 +433,45 @@ fn kafka_9826_first_dirty_offset_inside_the_active_segment_is_not_cleaned_foreve
 }
 
 /// KAFKA-8764: a first dirty offset in a gap of the offsets (records removed by an
-/// earlier clean): the map's build passes over the records below it, the clean still
-/// moves the first dirty offset on, and a second clean has nothing left to do.
+/// earlier clean) with no record after it in its segment: the map's build still moves
+/// the first dirty offset on to the segment's end, and a second clean has nothing left
+/// to do (the clean does not start from the same offset again and again).
 #[test]
 fn kafka_8764_first_dirty_offset_in_a_gap_still_progresses() {
     let dir = tempfile::tempdir().unwrap();
     let log = Log::open(dir.path().join("t-0"), config(1 << 20)).unwrap();
-    // Offsets 0, 10, 20 (a compacted follower's copy).
-    for (o, v) in [(0, "a"), (10, "b"), (20, "c")] {
+    // Offsets 0 and 10 (a compacted replica's copy), then nothing up to 30.
+    for (o, k) in [(0, "a"), (10, "b")] {
         log.append(
             &BatchBuilder::new(o)
-                .record(NOW, Some(b"k"), Some(v.as_bytes()))
+                .record(NOW, Some(k.as_bytes()), Some(b"v"))
                 .build()
                 .unwrap(),
         )
         .unwrap();
     }
-    log.roll(None).unwrap();
-    put(&log, &[("k", Some("d"))]); // active
+    log.roll(Some(30)).unwrap();
+    log.append(
+        &BatchBuilder::new(30)
+            .record(NOW, Some(b"c"), Some(b"v"))
+            .build()
+            .unwrap(),
+    )
+    .unwrap(); // 30, active
     let tp = TopicPartition::new("t", 0);
     let mut cp = CleanerCheckpoints::new();
-    cp.insert(tp.clone(), 5);
+    cp.insert(tp.clone(), 15);
     write_cleaner_checkpoint(&RealFs, dir.path(), &cp).unwrap();
     let stats = clean(&log, &CleanerConfig::default(), NOW);
-    assert_eq!(stats.first_dirty_offset, 5);
+    assert_eq!(stats.first_dirty_offset, 15);
     assert_eq!(
-        stats.end_offset, 21,
+        stats.end_offset, 30,
         "the clean ends at the active segment: {stats:?}"
     );
-    assert_eq!(tp_checkpoint(dir.path(), &tp), Some(21));
+    assert_eq!(tp_checkpoint(dir.path(), &tp), Some(30));
     let again = clean(&log, &CleanerConfig::default(), NOW);
-    assert_eq!((again.first_dirty_offset, again.end_offset), (21, 21));
-    assert_eq!(latest(&log)[&b"k"[..]], Some(b"d".to_vec()));
+    assert_eq!((again.first_dirty_offset, again.end_offset), (30, 30));
+    assert_eq!(latest(&log).len(), 3);
 }
 
 /// KAFKA-7215 / KAFKA-8725: a partition whose clean fails is marked uncleanable with the
