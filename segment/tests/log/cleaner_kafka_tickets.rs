@@ -224,6 +224,10 @@ fn kafka_13727_abort_marker_kept_while_its_data_remains() {
 /// clean: the marker must know the data was seen in an earlier group (the transaction
 /// metadata is carried across groups), or a COMMIT marker is removed while its data
 /// remains (a hanging transaction).
+///
+/// Not yet seen to fail: with the metadata made per group (`CleanedTxnMetadata::new()`
+/// moved into the group loop of `Log::clean`) this test still passes; why is open
+/// (issue 40).
 #[test]
 fn kafka_8351_marker_kept_while_its_transaction_spans_groups() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,16 +244,22 @@ fn kafka_8351_marker_kept_while_its_transaction_spans_groups() {
     marker(&log, 7, ControlRecordType::Commit);
     log.roll(None).unwrap();
     put_leader(&log, &[("c", Some("v"))]); // active
+                                           // Producer 7 goes on: that marker is no longer its last batch (which a clean keeps
+                                           // whatever else it knows).
+    txn_data(&log, 7, 1, "z2");
+    marker(&log, 7, ControlRecordType::Commit);
     log.update_high_watermark(log.log_end_offset()).unwrap();
 
     let check = |log: &Log, when: &str| {
         let bs = batches(log);
         for (i, b) in bs.iter().enumerate() {
             if b.transactional && !b.control && !b.records.is_empty() {
+                // The producer's next batch ends its transaction.
                 assert!(
                     bs[i + 1..]
                         .iter()
-                        .any(|m| m.control && m.producer_id == b.producer_id),
+                        .find(|m| m.producer_id == b.producer_id)
+                        .is_some_and(|m| m.control),
                     "{when}: the data at {} has lost its marker: {bs:?}",
                     b.base
                 );
