@@ -224,10 +224,6 @@ fn kafka_13727_abort_marker_kept_while_its_data_remains() {
 /// clean: the marker must know the data was seen in an earlier group (the transaction
 /// metadata is carried across groups), or a COMMIT marker is removed while its data
 /// remains (a hanging transaction).
-///
-/// Not yet seen to fail: with the metadata made per group (`CleanedTxnMetadata::new()`
-/// moved into the group loop of `Log::clean`) this test still passes; why is open
-/// (issue 40).
 #[test]
 fn kafka_8351_marker_kept_while_its_transaction_spans_groups() {
     let dir = tempfile::tempdir().unwrap();
