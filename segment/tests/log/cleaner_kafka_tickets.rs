@@ -723,3 +723,73 @@ fn kafka_6266_out_of_range_checkpoint_reset_and_written_back() {
         );
     }
 }
+
+/// Appends five segments of an idempotent producer's batches and rolls: the log a clean
+/// of KAFKA-12520's test rewrites.
+fn fill_for_swap(log: &Log) {
+    let mut seq = 0;
+    for _ in 0..5 {
+        for k in ["a", "b", "c", "d"] {
+            let b = BatchBuilder::new(log.log_end_offset())
+                .producer(3, 0, seq)
+                .record(NOW, Some(k.as_bytes()), Some(b"v"))
+                .build()
+                .unwrap();
+            log.append(&b).unwrap();
+            seq += 1;
+        }
+        log.roll(None).unwrap();
+    }
+}
+
+/// KAFKA-12520: an open that completes an interrupted clean's swap does not recover the
+/// swapped-in segments (Kafka's loader recovered each one, rebuilding the producer state
+/// from the log start every time, which took hours on large logs): it recovers what a
+/// crash without a swap recovers, and the producer state comes out the same.
+#[test]
+fn kafka_12520_completing_a_swap_recovers_no_more_segments() {
+    use segment::fs::{Fault, FaultyFs, FsOp, EIO};
+    // Baseline: the same log, the clean completed, then a crash (no clean shutdown).
+    let ok = tempfile::tempdir().unwrap();
+    let log = Log::open(ok.path().join("t-0"), config(1 << 20)).unwrap();
+    fill_for_swap(&log);
+    clean(&log, &CleanerConfig::default(), NOW);
+    let expect = latest(&log);
+    drop(log);
+    let log = Log::open(ok.path().join("t-0"), config(1 << 20)).unwrap();
+    let baseline = log.stats().scanned_segments();
+    assert!(log.stats().swap_replacement().is_none());
+    let baseline_end = log.log_end_offset();
+    let last_seq = |log: &Log| log.producer_state().active_producers()[&3].last_seq();
+    assert_eq!(last_seq(&log), 19);
+    drop(log);
+
+    // The clean fails at the `.swap` -> `.log` rename: the next open completes it.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(FaultyFs::new());
+    fs.inject(Fault::new(FsOp::Rename, EIO).on_path(".log.swap").times(1));
+    let log = Log::options()
+        .fs(fs.clone())
+        .open(dir.path().join("t-0"), config(1 << 20))
+        .unwrap();
+    fill_for_swap(&log);
+    log.clean(&CleanerConfig::default(), &CompactionConfig::default(), NOW)
+        .unwrap_err();
+    assert!(log.is_offline());
+    drop(log);
+    let log = Log::open(dir.path().join("t-0"), config(1 << 20)).unwrap();
+    let swap = log
+        .stats()
+        .swap_replacement()
+        .expect("the swap was completed");
+    assert!(!swap.swap_base_offsets.is_empty());
+    assert_eq!(
+        log.stats().scanned_segments(),
+        baseline,
+        "the swapped-in segments {:?} are not recovered",
+        swap.swap_base_offsets
+    );
+    assert_eq!(log.log_end_offset(), baseline_end);
+    assert_eq!(last_seq(&log), 19);
+    assert_eq!(latest(&log), expect);
+}
