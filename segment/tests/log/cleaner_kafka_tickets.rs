@@ -727,12 +727,17 @@ fn kafka_6266_out_of_range_checkpoint_reset_and_written_back() {
 /// Appends five segments of an idempotent producer's batches and rolls: the log a clean
 /// of KAFKA-12520's test rewrites.
 fn fill_for_swap(log: &Log) {
+    // Now: the producer must not have expired (producer.id.expiration.ms) at the open.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     let mut seq = 0;
     for _ in 0..5 {
         for k in ["a", "b", "c", "d"] {
             let b = BatchBuilder::new(log.log_end_offset())
                 .producer(3, 0, seq)
-                .record(NOW, Some(k.as_bytes()), Some(b"v"))
+                .record(now, Some(k.as_bytes()), Some(b"v"))
                 .build()
                 .unwrap();
             log.append(&b).unwrap();
