@@ -10,6 +10,8 @@ mod append_path_txn_index;
 #[cfg(feature = "cleaner")]
 mod cleaner_copy;
 #[cfg(feature = "cleaner")]
+mod cleaner_kafka_tickets;
+#[cfg(feature = "cleaner")]
 mod cleaner_manager;
 #[cfg(feature = "cleaner")]
 mod cleaner_plan;
