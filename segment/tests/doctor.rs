@@ -1094,3 +1094,86 @@ fn a_completed_swap_without_its_index_is_predicted_recovered() {
     );
     log.close().unwrap();
 }
+
+/// A compacted partition: the doctor reports its `cleaner-offset-checkpoint` entry against
+/// the log as the cleaner plans it (`docs/kafka-behaviour.md#cleaner-cleanable-offsets`):
+/// nothing dirty right after a clean, the new segments' bytes dirty after more appends (the
+/// same bytes and ratio as the live log's own plan), and a checkpoint past the log end
+/// reset to the log start.
+#[cfg(feature = "cleaner")]
+#[test]
+fn a_compacted_partition_reports_its_cleaner_checkpoint_and_dirty_ratio() {
+    use segment::clean::{
+        write_cleaner_checkpoint, CleanerConfig, CompactionConfig, LogSummary, LogToClean,
+        TopicPartition,
+    };
+    use segment::record::BatchBuilder;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("compacted-0");
+    let config = segment::LogConfig {
+        compact: true,
+        ..segment::LogConfig::default()
+    };
+    let fill = |log: &segment::Log, segments: usize| {
+        for s in 0..segments {
+            for i in 0..20 {
+                let key = format!("k{}", i % 5);
+                let b = BatchBuilder::new(log.log_end_offset())
+                    .record(
+                        1_700_000_000_000,
+                        Some(key.as_bytes()),
+                        Some(format!("{s}:{i}").as_bytes()),
+                    )
+                    .build()
+                    .unwrap();
+                log.append(&b).unwrap();
+            }
+            log.roll(None).unwrap();
+        }
+    };
+    let log = segment::Log::open(&dir, config.clone()).unwrap();
+    fill(&log, 3);
+    let stats = log
+        .clean(
+            &CleanerConfig::default(),
+            &CompactionConfig::default(),
+            1_700_000_000_000,
+        )
+        .unwrap();
+    log.close().unwrap();
+    let (v, _) = doctor(&dir);
+    let c = &v["partitions"][0]["cleaner"];
+    assert_eq!(c["checkpoint"], stats.end_offset, "{v}");
+    assert_eq!(c["first_dirty_offset"], stats.end_offset);
+    assert_eq!(c["cleanable_bytes"], 0);
+    assert_eq!(c["due_at_default_ratio"], false);
+    assert!(kinds(&v["partitions"][0]).contains(&"cleaner_state".to_string()));
+
+    // More appends: the new segments are dirty, as the live log's plan says.
+    let log = segment::Log::open(&dir, config.clone()).unwrap();
+    fill(&log, 4);
+    let (_, ltc) = LogToClean::plan(
+        &LogSummary::of(&log).unwrap(),
+        Some(stats.end_offset),
+        1_700_000_000_000,
+        &CompactionConfig::default(),
+    );
+    log.close().unwrap();
+    let (v, _) = doctor(&dir);
+    let c = &v["partitions"][0]["cleaner"];
+    assert_eq!(c["cleanable_bytes"], ltc.cleanable_bytes, "{v}");
+    assert_eq!(c["clean_bytes"], ltc.clean_bytes);
+    assert!((c["dirty_ratio"].as_f64().unwrap() - ltc.cleanable_ratio).abs() < 1e-12);
+    assert_eq!(c["due_at_default_ratio"], ltc.is_cleanable(0.5));
+    assert_eq!(c["checkpoint_reset"], false);
+
+    // A checkpoint past the log end: reset to the log start.
+    let mut cps = std::collections::BTreeMap::new();
+    cps.insert(TopicPartition::new("compacted", 0), 1_000_000);
+    write_cleaner_checkpoint(&segment::fs::RealFs, root.path(), &cps).unwrap();
+    let (v, _) = doctor(&dir);
+    let c = &v["partitions"][0]["cleaner"];
+    assert_eq!(c["checkpoint"], 1_000_000, "{v}");
+    assert_eq!(c["checkpoint_reset"], true);
+    assert_eq!(c["first_dirty_offset"], 0);
+}

@@ -17,6 +17,8 @@ pub const RECOVERY_POINT_OFFSET_CHECKPOINT: &str = "recovery-point-offset-checkp
 pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
 /// Kafka's high-watermark checkpoint at a log-dir root.
 pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+/// The log cleaner's first dirty offsets at a log-dir root (the same format).
+pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
 
 /// Largest root checkpoint read, in bytes (a line per partition: 64 MiB is far more than
 /// any broker holds).

@@ -43,8 +43,8 @@ pub use calibrate::{calibrate, measure_recovery, MeasuredRecovery};
 pub use render::render_text;
 
 use checkpoints::{
-    RootCheckpoint, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
+    RootCheckpoint, CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
 };
 
 /// How serious a [`Finding`] is; the exit code is that of the most serious one.
@@ -129,6 +129,9 @@ pub enum FindingKind {
     /// A directory of a Kafka log dir whose name is not `<topic>-<partition>` (nor one of
     /// the `-delete`, `-future`, `-stray` forms).
     NotAPartitionName,
+    /// The partition's `cleaner-offset-checkpoint` entry against its log: the first dirty
+    /// offset, the dirty ratio and whether a clean is due (a compacted partition).
+    CleanerState,
     /// A file could not be read or a segment could not be opened.
     Unreadable,
     /// An entry with a segment or snapshot suffix that is not a regular file (a FIFO, a
@@ -230,8 +233,40 @@ pub struct PartitionReport {
     pub data_loss: DataLoss,
     /// `rescan_bytes` at the report's throughput, plus its per-segment overhead.
     pub predicted_seconds: f64,
+    /// The log cleaner's view of the partition, when the log directory's
+    /// `cleaner-offset-checkpoint` has an entry for it (a compacted partition).
+    pub cleaner: Option<CleanerReport>,
     /// Everything found, most serious first.
     pub findings: Vec<Finding>,
+}
+
+/// The log cleaner's view of one partition, from its `cleaner-offset-checkpoint` entry and
+/// its segments' sizes, as `LogCleanerManager.cleanableOffsets` and `LogToClean` compute
+/// it (`docs/kafka-behaviour.md#cleaner-cleanable-offsets`). Offline, the last stable offset is taken
+/// as the checkpointed high watermark (else the log end) and `min.compaction.lag.ms` as
+/// Kafka's default 0, so the first uncleanable offset may be higher than the broker's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CleanerReport {
+    /// The checkpointed first dirty offset.
+    pub checkpoint: i64,
+    /// The first dirty offset the next clean starts from: the checkpoint, or the log start
+    /// offset when the checkpoint lies below it or above the log end (KAFKA-6266,
+    /// KAFKA-8724; the broker writes the reset back).
+    pub first_dirty_offset: i64,
+    /// The checkpoint was out of the log's range and is reset.
+    pub checkpoint_reset: bool,
+    /// The first offset the next clean leaves alone (the active segment's base offset, or
+    /// the last stable offset if lower).
+    pub first_uncleanable_offset: i64,
+    /// Bytes of the clean section (Kafka's `cleanBytes`).
+    pub clean_bytes: u64,
+    /// Bytes of the dirty section the next clean may read (Kafka's `cleanableBytes`).
+    pub cleanable_bytes: u64,
+    /// `cleanable_bytes / (clean_bytes + cleanable_bytes)`; `None` for an empty log.
+    pub dirty_ratio: Option<f64>,
+    /// Whether the log cleaner would choose the partition with Kafka's default
+    /// `min.cleanable.dirty.ratio` (0.5): its dirty ratio is above it.
+    pub due_at_default_ratio: bool,
 }
 
 impl PartitionReport {
@@ -449,6 +484,8 @@ pub(crate) struct Context {
     pub(crate) malformed: bool,
     /// Findings about the checkpoints of this partition.
     pub(crate) findings: Vec<Finding>,
+    /// The partition's entry in the log directory's `cleaner-offset-checkpoint`.
+    pub(crate) cleaner_checkpoint: Option<i64>,
 }
 
 /// The root of a Kafka log directory as read once.
@@ -457,6 +494,7 @@ struct Root {
     recovery: RootCheckpoint,
     log_start: RootCheckpoint,
     replication: RootCheckpoint,
+    cleaner: RootCheckpoint,
 }
 
 impl Root {
@@ -467,6 +505,7 @@ impl Root {
             recovery: RootCheckpoint::read(dir, RECOVERY_POINT_OFFSET_CHECKPOINT),
             log_start: RootCheckpoint::read(dir, LOG_START_OFFSET_CHECKPOINT),
             replication: RootCheckpoint::read(dir, REPLICATION_OFFSET_CHECKPOINT),
+            cleaner: RootCheckpoint::read(dir, CLEANER_OFFSET_CHECKPOINT),
         }
     }
 
@@ -487,6 +526,16 @@ impl Root {
                     ),
                 });
             }
+        }
+        if let RootCheckpoint::Malformed(why) = &self.cleaner {
+            out.push(Finding {
+                severity: Severity::Warning,
+                kind: FindingKind::MalformedCheckpoint,
+                file: Some(CLEANER_OFFSET_CHECKPOINT.to_string()),
+                detail: format!(
+                    "{why}: the log cleaner cannot read it, so every compacted partition counts as dirty from its log start"
+                ),
+            });
         }
         out
     }
@@ -550,6 +599,7 @@ impl Root {
             high_watermark: get(&self.replication),
             malformed,
             findings,
+            cleaner_checkpoint: get(&self.cleaner),
         }
     }
 }
@@ -600,6 +650,11 @@ fn library_context(dir: &Path) -> Option<Context> {
         high_watermark: None,
         malformed,
         findings,
+        // `Log::clean` keeps it in the parent (the log directory), as Kafka does.
+        cleaner_checkpoint: dir.parent().and_then(|root| {
+            let tp = checkpoints::topic_partition(crate::names::file_name(dir))?;
+            RootCheckpoint::read(root, CLEANER_OFFSET_CHECKPOINT).get(&tp.0, tp.1)
+        }),
     })
 }
 

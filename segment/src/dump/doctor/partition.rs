@@ -807,6 +807,10 @@ pub(super) fn examine_partition(
         DataLoss::None
     };
     let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
+    let cleaner = ctx
+        .cleaner_checkpoint
+        .and_then(|cp| cleaner_report(cp, &segs, &ctx, log_end_offset?, &mut findings));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     drop(segs);
     PartitionReport {
         name: name.to_string(),
@@ -827,8 +831,95 @@ pub(super) fn examine_partition(
         recovered_log_end_offset,
         data_loss,
         predicted_seconds,
+        cleaner,
         findings,
     }
+}
+
+/// The log cleaner's view of a partition whose `cleaner-offset-checkpoint` entry is `cp`
+/// (`docs/kafka-behaviour.md#cleaner-cleanable-offsets`), and a finding that says it.
+#[cfg(feature = "cleaner")]
+fn cleaner_report(
+    cp: i64,
+    segs: &[Seg],
+    ctx: &Context,
+    log_end: i64,
+    findings: &mut Vec<Finding>,
+) -> Option<super::CleanerReport> {
+    use crate::clean::{CompactionConfig, LogSummary, LogToClean, SegmentSummary};
+    let log_start = ctx
+        .log_start_offset
+        .unwrap_or_else(|| segs.first().map_or(0, |s| s.base));
+    let summary = LogSummary {
+        log_start_offset: log_start,
+        log_end_offset: log_end,
+        // Offline: the checkpointed high watermark bounds it, else the log end.
+        last_stable_offset: ctx.high_watermark.unwrap_or(log_end).min(log_end),
+        segments: segs
+            .iter()
+            .map(|s| SegmentSummary {
+                base_offset: s.base,
+                size: s.size,
+                largest_timestamp: 0,
+                first_batch_timestamp: i64::MAX,
+                last_modified: 0,
+                offset_index_bytes: 0,
+                time_index_bytes: 0,
+            })
+            .collect(),
+    };
+    let compaction = CompactionConfig::default();
+    let (offsets, ltc) = LogToClean::plan(&summary, Some(cp), 0, &compaction);
+    let ratio = (ltc.total_bytes > 0).then_some(ltc.cleanable_ratio);
+    let due = ltc.is_cleanable(compaction.min_cleanable_dirty_ratio);
+    let reset = offsets.first_dirty_offset != cp;
+    findings.push(Finding {
+        severity: Severity::Info,
+        kind: FindingKind::CleanerState,
+        file: None,
+        detail: format!(
+            "cleaner-offset-checkpoint {cp}{}: dirty from offset {} to {} ({} of {} bytes, dirty ratio {}); {}",
+            if reset {
+                format!(
+                    " lies outside the log ({log_start}..{log_end}): the cleaner resets it to the log start and writes that back"
+                )
+            } else {
+                String::new()
+            },
+            offsets.first_dirty_offset,
+            offsets.first_uncleanable_dirty_offset,
+            ltc.cleanable_bytes,
+            ltc.total_bytes,
+            ratio.map_or_else(|| "none, empty".to_string(), |r| format!("{r:.3}")),
+            if due {
+                "with Kafka's default min.cleanable.dirty.ratio 0.5 the next clean is due"
+            } else {
+                "not due at Kafka's default min.cleanable.dirty.ratio 0.5"
+            }
+        ),
+    });
+    Some(super::CleanerReport {
+        checkpoint: cp,
+        first_dirty_offset: offsets.first_dirty_offset,
+        checkpoint_reset: reset,
+        first_uncleanable_offset: offsets.first_uncleanable_dirty_offset,
+        clean_bytes: ltc.clean_bytes,
+        cleanable_bytes: ltc.cleanable_bytes,
+        dirty_ratio: ratio,
+        due_at_default_ratio: due,
+    })
+}
+
+/// Without the `cleaner` feature there is no cleaner view.
+#[cfg(not(feature = "cleaner"))]
+fn cleaner_report(
+    _cp: i64,
+    _segs: &[Seg],
+    _ctx: &Context,
+    _log_end: i64,
+    _findings: &mut Vec<Finding>,
+) -> Option<super::CleanerReport> {
+    None
 }
 
 fn check_snapshots(dir: &Path, leo: i64, findings: &mut Vec<Finding>) {
