@@ -151,6 +151,12 @@ pub struct LogConfig {
     /// `cleanup.policy` contains `compact`: a leader append then refuses records without
     /// a key (default false: `delete`).
     pub compact: bool,
+    /// `max.compaction.lag.ms`: for a compacted log, the time-based roll happens after at
+    /// most this many milliseconds, so that the active segment's records become
+    /// cleanable in time ([`max_segment_ms`](Self::max_segment_ms); default `i64::MAX`,
+    /// as Kafka; at least 1). The cleaner's own use of it is
+    /// `segment::clean::CompactionConfig::max_compaction_lag_ms`.
+    pub max_compaction_lag_ms: i64,
 }
 
 /// Kafka's default `max.message.bytes`: 1 MiB plus the 12 bytes of a log entry header.
@@ -180,6 +186,7 @@ impl Default for LogConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             compression_type: TopicCompression::Producer,
             compact: false,
+            max_compaction_lag_ms: i64::MAX,
         }
     }
 }
@@ -238,6 +245,13 @@ impl LogConfig {
                 "must be in [0, 2147483647]",
             ));
         }
+        if self.max_compaction_lag_ms < 1 {
+            return Err(bad(
+                "max.compaction.lag.ms",
+                self.max_compaction_lag_ms,
+                "must be at least 1",
+            ));
+        }
         if self.segment_ms < 1 {
             return Err(bad("segment.ms", self.segment_ms, "must be at least 1"));
         }
@@ -291,6 +305,18 @@ impl LogConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Kafka's `LogConfig.maxSegmentMs`: the time after which a non-empty active segment
+    /// rolls, `segment.ms`, or for a compacted log the lower of it and
+    /// `max.compaction.lag.ms`, so that no record waits longer than that lag to become
+    /// cleanable (`docs/kafka-behaviour.md#cleaner-max-lag-roll`).
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.compact && self.max_compaction_lag_ms > 0 {
+            self.max_compaction_lag_ms.min(self.segment_ms)
+        } else {
+            self.segment_ms
+        }
     }
 
     /// Kafka's `randomSegmentJitter()`: 0 if `segment_jitter_ms` is 0, otherwise a random

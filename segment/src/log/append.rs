@@ -149,7 +149,7 @@ impl<F: BatchFormat> Log<F> {
             active.resize_indexes(self.config.max_index_size)?;
         }
         let params = RollParams {
-            max_segment_ms: self.config.segment_ms,
+            max_segment_ms: self.config.max_segment_ms(),
             max_segment_bytes: self.config.segment_bytes,
             max_timestamp_in_messages: max_ts,
             max_offset_in_messages: last,

@@ -92,6 +92,13 @@ fn invalid_configs() -> Vec<(&'static str, LogConfig)> {
             },
         ),
         (
+            "max.compaction.lag.ms",
+            LogConfig {
+                max_compaction_lag_ms: 0,
+                ..d()
+            },
+        ),
+        (
             "retention.ms",
             LogConfig {
                 retention_ms: -2,
@@ -324,4 +331,40 @@ fn listing(dir: &std::path::Path) -> Vec<(String, u64)> {
         .collect();
     v.sort();
     v
+}
+
+/// Kafka's `LogConfig.maxSegmentMs` (`docs/kafka-behaviour.md#cleaner-max-lag-roll`): a
+/// compacted log rolls by time after the lower of `segment.ms` and
+/// `max.compaction.lag.ms`; a log that is not compacted after `segment.ms` only.
+#[test]
+fn a_compacted_log_rolls_by_its_max_compaction_lag() {
+    use segment::record::BatchBuilder;
+    let t0 = 1_700_000_000_000i64;
+    let segments_after = |compact: bool| {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            compact,
+            max_compaction_lag_ms: 1_000,
+            ..LogConfig::default()
+        };
+        assert_eq!(
+            config.max_segment_ms(),
+            if compact { 1_000 } else { config.segment_ms }
+        );
+        let log = Log::open(tmp.path().join("t-0"), config).unwrap();
+        for ts in [t0, t0 + 500, t0 + 1_500] {
+            let b = BatchBuilder::new(log.log_end_offset())
+                .record(ts, Some(b"k"), Some(b"v"))
+                .build()
+                .unwrap();
+            log.append(&b).unwrap();
+        }
+        log.segments().values().len()
+    };
+    assert_eq!(
+        segments_after(true),
+        2,
+        "rolled at the batch 1.5 s after the first"
+    );
+    assert_eq!(segments_after(false), 1);
 }
