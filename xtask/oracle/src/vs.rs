@@ -11,6 +11,19 @@
 //! runs once, the order rotated from round to round. A row's ratio is the median over the
 //! rounds of ours/Kafka within each round (both measured seconds apart), with quartiles.
 //!
+//! The segment rows also run the machine's **ceilings** (`ceil-*` commands of our
+//! server, so pinned to the same core, on the same bytes, interleaved with the row they
+//! bound and listed first, so a first run is compared with the ceiling's own first run):
+//! `write(2)` of every batch into a fresh file and over allocated pages, on tmpfs and on
+//! the target directory's filesystem; `pread` of every batch from the page cache, with and
+//! without its CRC-32C checked; `memcpy` into fresh and reused memory; one 12-byte header
+//! `pread` per fetch; and CRC-32C with `crc32c` (in use) against `crc-fast` and `crc` in
+//! pieces of [`CRC_SIZES`]. Each prints as `ceiling NAME = X GB/s (Y µs per batch)`, and
+//! the append, recovery and `translate_offset` rows get `ours/ceiling` (median over the
+//! rounds of the ratio within each round) against the first ceiling of their group. The
+//! ceilings' answers are checked too: the written files equal the batches, every stored
+//! CRC matches, every crate's CRCs hash alike, the fetch headers answer as Kafka does.
+//!
 //! Answers are checked on every run: each lookup run's hash of its answers must equal
 //! Kafka's, and each append run must reproduce the source index byte for byte (ours and
 //! Kafka's) with the same entry count. A mismatch prints the table, names the mismatch
@@ -37,7 +50,10 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--
   --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
                    appends (per-call append and our appender(), a full 10 MiB index),
                    segments (LogSegment append of 16 KiB batches, recover, translateOffset,
-                   open + sanityCheck of 500 segments),
+                   open + sanityCheck of 500 segments; with the machine's ceilings on the
+                   same bytes: write(2) fresh and over allocated pages on tmpfs and the
+                   target dir's filesystem, pread, pread + CRC-32C, memcpy, and CRC-32C
+                   with crc32c, crc-fast and crc in 100 B, 1 KiB, 16 KiB and 1 MiB pieces),
                    dump (dump-log against DumpLogSegments, a process per dump: a segment of
                    producer batches with --deep-iteration --print-data-log,
                    __consumer_offsets with --offsets-decoder, __cluster_metadata with
@@ -52,7 +68,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--
                    answer the slot before the right one), append-position (our appends
                    write one position one too high), segment-drop-batch (our segment
                    append leaves out the last batch), translate-early (our
-                   translate_offset answers the batch before), dump-lost-line (our
+                   translate_offset answers the batch before), ceiling-write-drop (our
+                   write(2) ceilings leave out the last batch), dump-lost-line (our
                    dump-log's output loses its 1000th record line); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
@@ -79,6 +96,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "translate-early",
         "segments",
         "our translate_offset looks up the offset 16 below the target (the batch before)",
+    ),
+    (
+        "ceiling-write-drop",
+        "segments",
+        "our write(2) ceilings leave out the last batch",
     ),
     (
         "dump-lost-line",
@@ -302,6 +324,49 @@ struct Competitor {
     cmd: String,
     /// For appends: the files the run writes (compared with the references).
     outputs: Vec<PathBuf>,
+    /// A physical ceiling (ours, pinned like our side, on the same bytes), not a
+    /// competitor of Kafka's: see [`Ceiling`].
+    ceiling: Option<Ceiling>,
+}
+
+/// What makes a competitor a ceiling: a row `ceiling NAME = X GB/s`, and the first
+/// ceiling of a group is the bound of its rows (`ours/ceiling`).
+struct Ceiling {
+    /// The answer every run must give; `None`: the reference's (Kafka's, or in a group
+    /// without Kafka, the first competitor's).
+    expect: Option<String>,
+    /// Bytes moved per operation (for GB/s).
+    bytes_per_op: f64,
+}
+
+/// One ceiling row: `ceiling NAME = X GB/s (Y µs per batch)`.
+pub struct CeilingRow {
+    pub name: String,
+    pub bytes_per_op: f64,
+    /// Median over the timed rounds, ns per operation.
+    pub ns: f64,
+    /// The first run, ns per operation (measured in the group's listed order).
+    pub first_ns: f64,
+}
+
+/// GB/s (10^9 bytes per second) of `bytes` moved in `ns` nanoseconds.
+pub fn gbps(bytes: f64, ns: f64) -> f64 {
+    bytes / ns
+}
+
+impl CeilingRow {
+    /// `ceiling NAME = X GB/s (Y µs per batch; first run Z µs, W GB/s)`.
+    pub fn line(&self) -> String {
+        format!(
+            "ceiling {} = {:.2} GB/s ({:.3} µs per batch of {} B; first run {:.3} µs, {:.2} GB/s)",
+            self.name,
+            gbps(self.bytes_per_op, self.ns),
+            self.ns / 1e3,
+            self.bytes_per_op.round(),
+            self.first_ns / 1e3,
+            gbps(self.bytes_per_op, self.first_ns)
+        )
+    }
 }
 
 /// The measured results of one competitor.
@@ -322,6 +387,36 @@ pub struct Row {
     pub q3: f64,
     pub ours_first_ns: f64,
     pub kafka_first_ns: f64,
+    /// Ours against the group's bound ceiling, when it has one.
+    pub ceiling: Option<RowCeiling>,
+}
+
+/// `ours/ceiling` of a row: the ratio within each round, median and quartiles, and the
+/// first runs' ratio (each side's first run, in the same order).
+pub struct RowCeiling {
+    pub name: String,
+    pub median: f64,
+    pub q1: f64,
+    pub q3: f64,
+    pub first: f64,
+}
+
+impl Row {
+    /// `OP (ours): ours/kafka = R, ours/ceiling = C` (the ceiling's name and the first
+    /// runs' ratio after it).
+    pub fn ratio_line(&self) -> String {
+        let mut l = format!(
+            "{} ({}): ours/kafka = {:.2} [{:.2}, {:.2}]",
+            self.operation, self.ours, self.median, self.q1, self.q3
+        );
+        if let Some(c) = &self.ceiling {
+            l.push_str(&format!(
+                ", ours/ceiling = {:.2} [{:.2}, {:.2}] (ceiling: {}; first runs {:.2})",
+                c.median, c.q1, c.q3, c.name, c.first
+            ));
+        }
+        l
+    }
 }
 
 pub(crate) fn quantile(v: &[f64], q: f64) -> f64 {
@@ -413,6 +508,7 @@ struct Bench<'a> {
     opts: &'a Options,
     findings: Vec<String>,
     rows: Vec<Row>,
+    ceilings: Vec<CeilingRow>,
 }
 
 impl Bench<'_> {
@@ -438,7 +534,10 @@ impl Bench<'_> {
     ) -> Result<(), String> {
         let mut refs: Vec<Option<PathBuf>> = refs.to_vec();
         let n = cs.len();
-        let kafka = n - 1;
+        // The reference answer: Kafka's, or in a group of ceilings only, the first's.
+        let kafka = cs.iter().position(|c| c.kafka);
+        let reference = kafka.unwrap_or(0);
+        let bound = cs.iter().position(|c| c.ceiling.is_some());
         let mut m: Vec<Measured> = (0..n).map(|_| Measured::default()).collect();
         let mut expected: Option<String> = None;
         let runs = 1 + self.opts.warmups + self.opts.rounds;
@@ -467,7 +566,7 @@ impl Bench<'_> {
             // reference for the others).
             for (i, r) in refs.iter_mut().enumerate() {
                 if r.is_none() {
-                    let out = &cs[kafka].outputs[i];
+                    let out = &cs[kafka.ok_or("a reference output without Kafka")?].outputs[i];
                     let dir = keep.ok_or("a reference without a directory to keep it")?;
                     std::fs::create_dir_all(dir).map_err(|e| format!("{dir:?}: {e}"))?;
                     let to = dir.join(out.file_name().ok_or("no file name")?);
@@ -488,7 +587,7 @@ impl Bench<'_> {
                 }
             }
             let exp = expected
-                .get_or_insert_with(|| answers[kafka].clone())
+                .get_or_insert_with(|| answers[reference].clone())
                 .clone();
             for (c, a) in answers.iter().enumerate() {
                 let who = if cs[c].kafka {
@@ -496,19 +595,55 @@ impl Bench<'_> {
                 } else {
                     &cs[c].label
                 };
-                if let Some(f) = check_answer(operation, who, &exp, a) {
+                let own = cs[c].ceiling.as_ref().and_then(|x| x.expect.as_ref());
+                let f = match own {
+                    // A ceiling's own answer (the bytes it moved, the CRCs it matched).
+                    Some(own) => (a != own).then(|| {
+                        format!("MISMATCH {operation}: {who} answered {a}, expected {own}")
+                    }),
+                    None => check_answer(operation, who, &exp, a),
+                };
+                if let Some(f) = f {
                     self.findings.push(format!("{f} (run {run})"));
                 }
             }
         }
-        let k = &m[kafka];
-        for (c, comp) in cs.iter().enumerate().take(kafka) {
-            let ratios: Vec<f64> = m[c]
-                .rounds_ns
+        let within = |a: &Measured, b: &Measured| -> Vec<f64> {
+            a.rounds_ns
                 .iter()
-                .zip(&k.rounds_ns)
+                .zip(&b.rounds_ns)
                 .map(|(o, k)| o / k)
-                .collect();
+                .collect()
+        };
+        for (c, comp) in cs.iter().enumerate() {
+            if let Some(x) = &comp.ceiling {
+                self.ceilings.push(CeilingRow {
+                    name: comp.label.clone(),
+                    bytes_per_op: x.bytes_per_op,
+                    ns: quantile(&m[c].rounds_ns, 0.5),
+                    first_ns: m[c].first_ns,
+                });
+            }
+        }
+        let Some(kafka) = kafka else {
+            return Ok(());
+        };
+        let k = &m[kafka];
+        for (c, comp) in cs.iter().enumerate() {
+            if comp.kafka || comp.ceiling.is_some() {
+                continue;
+            }
+            let ratios = within(&m[c], k);
+            let ceiling = bound.map(|b| {
+                let r = within(&m[c], &m[b]);
+                RowCeiling {
+                    name: cs[b].label.clone(),
+                    median: quantile(&r, 0.5),
+                    q1: quantile(&r, 0.25),
+                    q3: quantile(&r, 0.75),
+                    first: m[c].first_ns / m[b].first_ns,
+                }
+            });
             self.rows.push(Row {
                 operation: operation.to_string(),
                 ours: comp.label.clone(),
@@ -519,6 +654,7 @@ impl Bench<'_> {
                 q3: quantile(&ratios, 0.75),
                 ours_first_ns: m[c].first_ns,
                 kafka_first_ns: k.first_ns,
+                ceiling,
             });
         }
         Ok(())
@@ -591,12 +727,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         pinned = format!("both pinned to core {core} (taskset)");
     }
     let mut rows = Vec::new();
+    let mut ceilings = Vec::new();
     let mut findings = Vec::new();
     let mut result = Ok(());
     if opts.lookups || opts.appends || opts.segments {
         result =
-            measure_in_servers(&opts, &jvm, &ours_bin, &dir, &prefix, &pinned).map(|(r, f)| {
+            measure_in_servers(&opts, &jvm, &ours_bin, &dir, &prefix, &pinned).map(|(r, c, f)| {
                 rows = r;
+                ceilings = c;
                 findings = f;
             });
     }
@@ -621,6 +759,21 @@ pub fn run(args: &[String]) -> Result<(), String> {
     result?;
     if !rows.is_empty() {
         print_table(&rows, &opts, &pinned);
+    }
+    if !ceilings.is_empty() {
+        println!(
+            "vs-kafka ceilings: on our side's core, the same bytes, interleaved with the rows \
+             they bound (median over the rounds; first run in the group's listed order, \
+             the ceilings first)\n"
+        );
+        for c in &ceilings {
+            println!("{}", c.line());
+        }
+        println!();
+        for r in rows.iter().filter(|r| r.ceiling.is_some()) {
+            println!("{}", r.ratio_line());
+        }
+        println!();
     }
     if !dump_rows.is_empty() {
         println!(
@@ -653,6 +806,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
+/// What the servers measured: the rows, the ceilings, the findings.
+type Measurements = (Vec<Row>, Vec<CeilingRow>, Vec<String>);
+
 /// The index and segment rows: both line-protocol servers, the inputs from one seed.
 fn measure_in_servers(
     opts: &Options,
@@ -661,7 +817,7 @@ fn measure_in_servers(
     dir: &Path,
     prefix: &[String],
     pinned: &str,
-) -> Result<(Vec<Row>, Vec<String>), String> {
+) -> Result<Measurements, String> {
     let mut ours_cmd = match prefix.split_first() {
         Some((p, rest)) => {
             let mut c = Command::new(p);
@@ -717,16 +873,18 @@ fn measure_in_servers(
         opts,
         findings: Vec::new(),
         rows: Vec::new(),
+        ceilings: Vec::new(),
     };
     let result = measure(&mut bench, dir);
-    let (rows, findings) = (
+    let (rows, ceilings, findings) = (
         std::mem::take(&mut bench.rows),
+        std::mem::take(&mut bench.ceilings),
         std::mem::take(&mut bench.findings),
     );
     drop(bench);
     ours.quit();
     kafka.quit();
-    result.map(|()| (rows, findings))
+    result.map(|()| (rows, ceilings, findings))
 }
 
 /// Each sabotage in turn (a quick run of its group): each must fail with a mismatch.
@@ -810,6 +968,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         kafka: false,
                         cmd: format!("lookup {kind}-{s} {tid} {sab_lookup}"),
                         outputs: Vec::new(),
+                        ceiling: None,
                     })
                     .collect();
                 cs.push(Competitor {
@@ -817,6 +976,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                     kafka: true,
                     cmd: format!("lookup {kind} {tid}"),
                     outputs: Vec::new(),
+                    ceiling: None,
                 });
                 let name = format!(
                     "{kind} lookup, {}",
@@ -852,6 +1012,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         out.display()
                     ),
                     outputs: vec![out],
+                    ceiling: None,
                 });
             }
             let out = dir.join(format!("kafka.{kind}"));
@@ -864,6 +1025,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                     out.display()
                 ),
                 outputs: vec![out],
+                ceiling: None,
             });
             b.group(
                 &format!("{kind} index append, {entries} entries"),
@@ -884,6 +1046,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
 fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     let sab_drop = u8::from(b.opts.sabotage == Some("segment-drop-batch"));
     let sab_early = u8::from(b.opts.sabotage == Some("translate-early"));
+    let sab_ceiling = u8::from(b.opts.sabotage == Some("ceiling-write-drop"));
     let w = b.ours.call(&format!(
         "gen-log {} {} {} {}",
         b.opts.seed,
@@ -905,7 +1068,43 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     };
     let reference = dir.join("segment-reference");
     let (ours_dir, kafka_dir) = (dir.join("segment-ours"), dir.join("segment-kafka"));
-    let cs = vec![
+    let src_len = std::fs::metadata(&src)
+        .map_err(|e| format!("{src:?}: {e}"))?
+        .len() as f64;
+    let per_batch = src_len / batches.max(1) as f64;
+    let ceiling = |expect: Option<String>| {
+        Some(Ceiling {
+            expect,
+            bytes_per_op: per_batch,
+        })
+    };
+    // The write(2) ceilings: tmpfs (where both sides append) and the disk's filesystem
+    // (the target directory's), into a fresh file and over allocated pages. The first is
+    // the bound of the append rows.
+    let disk = super::target_dir().join("vs-kafka-ceilings");
+    std::fs::create_dir_all(&disk).map_err(|e| format!("{disk:?}: {e}"))?;
+    let (tmpfs_name, disk_name) = (fs_type(dir), fs_type(&disk));
+    let mut cs = Vec::new();
+    for (d, fs) in [(dir, &tmpfs_name), (disk.as_path(), &disk_name)] {
+        for (mode, what) in [
+            ("fresh", "into a fresh file"),
+            ("over", "over allocated pages"),
+        ] {
+            let out = d.join(format!("ceiling-{mode}.log"));
+            cs.push(Competitor {
+                label: format!("write(2) {what}, {fs}"),
+                kafka: false,
+                cmd: format!(
+                    "ceil-write {} {} {mode} {sab_ceiling}",
+                    src.display(),
+                    out.display()
+                ),
+                outputs: vec![out],
+                ceiling: ceiling(Some(format!("{}", src_len as u64))),
+            });
+        }
+    }
+    cs.extend([
         Competitor {
             label: "LogSegment::append".into(),
             kafka: false,
@@ -915,14 +1114,16 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 ours_dir.display()
             ),
             outputs: files(&ours_dir),
+            ceiling: None,
         },
         Competitor {
             label: "Kafka".into(),
             kafka: true,
             cmd: format!("seg-append {} {}", src.display(), kafka_dir.display()),
             outputs: files(&kafka_dir),
+            ceiling: None,
         },
-    ];
+    ]);
     // The .log must be the batches, byte for byte; the indexes must be Kafka's.
     b.group(
         &format!("segment append, {batches} batches of 16 KiB ({mib} MiB), per batch"),
@@ -934,21 +1135,60 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     for d in [&ours_dir, &kafka_dir] {
         let _ = std::fs::remove_dir_all(d);
     }
+    let _ = std::fs::remove_dir_all(&disk);
+    for c in &cs {
+        if c.ceiling.is_some() {
+            let _ = std::fs::remove_file(&c.outputs[0]);
+        }
+    }
     // The reference segment: the batches and Kafka's indexes.
     let log = vs_kafka_ours::segment_file(&reference, "log");
     std::fs::copy(&src, &log).map_err(|e| format!("{log:?}: {e}"))?;
+    // The read ceilings of recovery (the bound: pread + CRC-32C of every batch), on the
+    // batches' bytes in the page cache; memcpy of the same batches from memory.
+    let n_batches = batches.to_string();
     let cs = vec![
+        Competitor {
+            label: format!("pread + CRC-32C (crc32c) of each batch, {tmpfs_name}"),
+            kafka: false,
+            cmd: format!("ceil-pread {} crc", src.display()),
+            outputs: Vec::new(),
+            ceiling: ceiling(Some(n_batches)),
+        },
+        Competitor {
+            label: format!("pread of each batch, {tmpfs_name}"),
+            kafka: false,
+            cmd: format!("ceil-pread {} plain", src.display()),
+            outputs: Vec::new(),
+            ceiling: ceiling(Some(format!("{}", src_len as u64))),
+        },
+        Competitor {
+            label: "memcpy into reused memory".into(),
+            kafka: false,
+            cmd: format!("ceil-memcpy {} reused", src.display()),
+            outputs: Vec::new(),
+            ceiling: ceiling(Some("equal".into())),
+        },
+        Competitor {
+            label: "memcpy into fresh memory".into(),
+            kafka: false,
+            cmd: format!("ceil-memcpy {} fresh", src.display()),
+            outputs: Vec::new(),
+            ceiling: ceiling(Some("equal".into())),
+        },
         Competitor {
             label: "LogSegment::recover".into(),
             kafka: false,
             cmd: format!("seg-recover {} {}", src.display(), ours_dir.display()),
             outputs: files(&ours_dir),
+            ceiling: None,
         },
         Competitor {
             label: "Kafka".into(),
             kafka: true,
             cmd: format!("seg-recover {} {}", src.display(), kafka_dir.display()),
             outputs: files(&kafka_dir),
+            ceiling: None,
         },
     ];
     // Recovery must rebuild the indexes the appends wrote, and truncate nothing.
@@ -969,18 +1209,32 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         s.call(&format!("seg-open seg {}", reference.display()))?;
         s.call(&format!("targets fetch {}", tfile.display()))?;
     }
+    let ref_log = vs_kafka_ours::segment_file(&reference, "log");
     let cs = vec![
+        Competitor {
+            label: "pread of each fetched batch's 12-byte header".into(),
+            kafka: false,
+            cmd: format!("ceil-fetch {} {} fetch", src.display(), ref_log.display()),
+            outputs: Vec::new(),
+            // Its answer is Kafka's: the same batches, read from their headers.
+            ceiling: Some(Ceiling {
+                expect: None,
+                bytes_per_op: 12.0,
+            }),
+        },
         Competitor {
             label: "LogSegment::translate_offset".into(),
             kafka: false,
             cmd: format!("seg-translate seg fetch {sab_early}"),
             outputs: Vec::new(),
+            ceiling: None,
         },
         Competitor {
             label: "Kafka".into(),
             kafka: true,
             cmd: "seg-translate seg fetch".into(),
             outputs: Vec::new(),
+            ceiling: None,
         },
     ];
     b.group(
@@ -990,6 +1244,7 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         &[],
         None,
     )?;
+    measure_crc(b, &src)?;
     // Open N segments (ours wrote them; both open the same files).
     let (n, per) = (b.opts.open_segments, 4usize);
     let many = dir.join("many-segments");
@@ -1002,12 +1257,14 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
             kafka: false,
             cmd: format!("seg-open-all {} {n} {step}", many.display()),
             outputs: Vec::new(),
+            ceiling: None,
         },
         Competitor {
             label: "Kafka".into(),
             kafka: true,
             cmd: format!("seg-open-all {} {n} {step}", many.display()),
             outputs: Vec::new(),
+            ceiling: None,
         },
     ];
     b.group(
@@ -1018,6 +1275,56 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         None,
     )?;
     Ok(())
+}
+
+/// The CRC sizes measured: a small record batch, 1 KiB, the bench's 16 KiB batches, and
+/// 1 MiB (Kafka's default `max.message.bytes`).
+pub const CRC_SIZES: &[usize] = &[100, 1024, 16 * 1024, 1 << 20];
+
+/// CRC-32C of the batches' bytes in pieces of each of [`CRC_SIZES`], with each crate of
+/// `vs_kafka_ours::CRC_CRATES` (the first, `crc32c`, is the one in use and the reference
+/// of the others' answers: a hash of every piece's CRC).
+fn measure_crc(b: &mut Bench<'_>, src: &Path) -> Result<(), String> {
+    // At most 256 MiB a run: the 100-byte pieces are the slowest.
+    let total = b.opts.log_bytes.min(256 << 20);
+    for &size in CRC_SIZES {
+        let total = total / size * size;
+        let cs: Vec<Competitor> = vs_kafka_ours::CRC_CRATES
+            .iter()
+            .map(|c| Competitor {
+                label: format!("CRC-32C ({c}), {size} B pieces"),
+                kafka: false,
+                cmd: format!("ceil-crc {c} {} {size} {total}", src.display()),
+                outputs: Vec::new(),
+                ceiling: Some(Ceiling {
+                    expect: None,
+                    bytes_per_op: size as f64,
+                }),
+            })
+            .collect();
+        b.group(
+            &format!("CRC-32C of {total} bytes in {size} B pieces"),
+            &cs,
+            total / size,
+            &[],
+            None,
+        )?;
+    }
+    Ok(())
+}
+
+/// The type of the filesystem holding `path` (`stat -f -c %T`: tmpfs, ext2/ext3 for
+/// ext4, ...), or `disk` if `stat` cannot say.
+fn fs_type(path: &Path) -> String {
+    Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(path)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "disk".into())
 }
 
 /// The named strategies of our side (the `default` row measures the default open path).
@@ -1122,5 +1429,50 @@ mod tests {
         for (_, group, _) in SABOTAGES {
             assert!(parse(&["--only".into(), group.to_string()]).is_ok());
         }
+    }
+
+    #[test]
+    fn ceilings_and_ratios_print_as_rows() {
+        assert!((gbps(16_000.0, 4_000.0) - 4.0).abs() < 1e-12);
+        let c = CeilingRow {
+            name: "write(2) into a fresh file, tmpfs".into(),
+            bytes_per_op: 16205.0,
+            ns: 4200.0,
+            first_ns: 9800.0,
+        };
+        assert_eq!(
+            c.line(),
+            "ceiling write(2) into a fresh file, tmpfs = 3.86 GB/s (4.200 µs per batch of \
+             16205 B; first run 9.800 µs, 1.65 GB/s)"
+        );
+        let mut r = Row {
+            operation: "segment append".into(),
+            ours: "LogSegment::append".into(),
+            ours_ns: 6000.0,
+            kafka_ns: 5900.0,
+            median: 1.017,
+            q1: 0.94,
+            q3: 1.02,
+            ours_first_ns: 46796.0,
+            kafka_first_ns: 13024.0,
+            ceiling: None,
+        };
+        assert_eq!(
+            r.ratio_line(),
+            "segment append (LogSegment::append): ours/kafka = 1.02 [0.94, 1.02]"
+        );
+        r.ceiling = Some(RowCeiling {
+            name: "write(2) into a fresh file, tmpfs".into(),
+            median: 1.43,
+            q1: 1.4,
+            q3: 1.5,
+            first: 4.775,
+        });
+        assert_eq!(
+            r.ratio_line(),
+            "segment append (LogSegment::append): ours/kafka = 1.02 [0.94, 1.02], \
+             ours/ceiling = 1.43 [1.40, 1.50] (ceiling: write(2) into a fresh file, tmpfs; \
+             first runs 4.78)"
+        );
     }
 }

@@ -42,6 +42,17 @@
 //!                          producers send them ([`generate_dump_log`]) -> ok BATCHES RECORDS
 //! gen-doctor SEED DIR N    write a log directory DIR of N small partitions, closed
 //!                          cleanly, for the doctor rows ([`generate_log_dir`]) -> ok N
+//! ceil-write SRC OUT MODE SABOTAGE   the write(2) ceiling: every batch of SRC written
+//!                          with one write(2) to OUT (MODE fresh: a new file; over: over
+//!                          OUT's allocated pages) -> ok NANOS BYTES
+//! ceil-pread LOG MODE      every batch of LOG read with one pread into a reused buffer
+//!                          (MODE crc: and its CRC-32C checked) -> ok NANOS BYTES|MATCHED
+//! ceil-memcpy SRC MODE     every batch of SRC (in memory) copied into fresh (MODE fresh)
+//!                          or reused memory -> ok NANOS equal
+//! ceil-crc CRATE SRC SIZE TOTAL   CRC-32C of SRC's first TOTAL bytes in SIZE-byte pieces
+//!                          with CRATE (crc32c, crc-fast, crc) -> ok NANOS HASH
+//! ceil-fetch SRC LOG TID   one pread of the 12-byte header of each target's batch in LOG
+//!                          (found untimed from SRC) -> ok NANOS HASH1:HASH2 (as seg-translate)
 //! quit
 //! ```
 //!
@@ -689,18 +700,198 @@ pub fn open_segments(dir: &Path, n: usize, step: i64) -> Result<(u128, u64), Str
     Ok((ns, h))
 }
 
+/// The batch ranges of `src` (read whole), for the ceilings: every ceiling moves the same
+/// bytes in the same pieces as the segment operation it bounds.
+fn batch_ranges(src: &Path) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>), String> {
+    let log = std::fs::read(src).map_err(e("read source"))?;
+    let ranges = split_batches(&log)?.into_iter().map(|(r, _)| r).collect();
+    Ok((log, ranges))
+}
+
+/// The `write(2)` ceiling of a segment append: every batch of `src` written with one
+/// `write(2)` to `out`, timed. `over` false: `out` is removed and created anew (fresh
+/// pages, as a new segment's `.log`); true: `out` is first given `src`'s bytes (untimed,
+/// so its pages are allocated) and the batches are written over them from offset 0.
+/// Returns the nanoseconds and the bytes written; the caller compares `out` with `src`.
+/// `sabotage` leaves out the last batch (and, over allocated pages, leaves the file one
+/// batch shorter).
+pub fn ceiling_write(
+    src: &Path,
+    out: &Path,
+    over: bool,
+    sabotage: bool,
+) -> Result<(u128, usize), String> {
+    let (log, mut ranges) = batch_ranges(src)?;
+    if sabotage {
+        ranges.pop();
+    }
+    if over {
+        let len = std::fs::metadata(out).map(|m| m.len()).ok();
+        if len != Some(log.len() as u64) {
+            std::fs::write(out, &log).map_err(e("preallocate"))?;
+        }
+    } else if out.exists() {
+        std::fs::remove_file(out).map_err(e("remove"))?;
+    }
+    let start = Instant::now();
+    let mut f = if over {
+        std::fs::OpenOptions::new().write(true).open(out)
+    } else {
+        std::fs::File::create_new(out)
+    }
+    .map_err(e("open"))?;
+    for r in &ranges {
+        f.write_all(&log[r.clone()]).map_err(e("write"))?;
+    }
+    if sabotage && over {
+        f.set_len(ranges.last().map_or(0, |r| r.end as u64))
+            .map_err(e("truncate"))?;
+    }
+    drop(f);
+    let ns = start.elapsed().as_nanos();
+    Ok((ns, ranges.last().map_or(0, |r| r.end)))
+}
+
+/// The read ceilings of recovery: every batch of `log` (in the page cache) read with one
+/// `pread` into one reused buffer, timed; with `crc`, each batch's CRC-32C (`crc32c`, as
+/// `RecordBatch::compute_checksum`) is computed over its CRC range and compared with the
+/// stored one. Returns the nanoseconds and, with `crc`, the batches whose CRC matched,
+/// without, the bytes read.
+pub fn ceiling_pread(log: &Path, crc: bool) -> Result<(u128, usize), String> {
+    use std::os::unix::fs::FileExt;
+    let (_, ranges) = batch_ranges(log)?;
+    let f = std::fs::File::open(log).map_err(e("open"))?;
+    let mut buf = vec![0u8; ranges.iter().map(|r| r.len()).max().unwrap_or(0)];
+    let crc_at = segment::record::CRC_OFFSET;
+    let (mut matched, mut bytes) = (0usize, 0usize);
+    let start = Instant::now();
+    for r in &ranges {
+        let b = &mut buf[..r.len()];
+        f.read_exact_at(b, r.start as u64).map_err(e("pread"))?;
+        bytes += b.len();
+        if crc {
+            let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
+            matched += usize::from(crc32c::crc32c(&b[crc_at + 4..]) == stored);
+        }
+    }
+    let ns = start.elapsed().as_nanos();
+    Ok((ns, if crc { matched } else { bytes }))
+}
+
+/// The `memcpy` ceiling: every batch of `src` (held in memory) appended to `dst`, timed.
+/// `fresh`: `dst` is allocated for the run (first touch of its pages; freed after);
+/// otherwise the kept `dst` is cleared and refilled (its pages already touched). Returns
+/// the nanoseconds and whether the copy equals the source (`equal` or `differ`).
+pub fn ceiling_memcpy(
+    log: &[u8],
+    ranges: &[std::ops::Range<usize>],
+    reused: Option<&mut Vec<u8>>,
+) -> (u128, &'static str) {
+    let mut fresh = Vec::new();
+    let start = Instant::now();
+    let dst = match reused {
+        Some(d) => {
+            d.clear();
+            d
+        }
+        None => {
+            fresh.reserve_exact(log.len());
+            &mut fresh
+        }
+    };
+    for r in ranges {
+        dst.extend_from_slice(&log[r.clone()]);
+    }
+    let ns = start.elapsed().as_nanos();
+    (
+        ns,
+        if dst[..] == log[..] {
+            "equal"
+        } else {
+            "differ"
+        },
+    )
+}
+
+/// The CRC-32C implementations `ceil-crc` measures: the crate in use and the alternatives.
+pub const CRC_CRATES: &[&str] = &["crc32c", "crc-fast", "crc"];
+
+/// CRC-32C of `data` in pieces of `size` bytes with the crate `name` ([`CRC_CRATES`]),
+/// timed. Returns the nanoseconds and [`fold`] over every piece's CRC, equal for every
+/// crate when each computes CRC-32C.
+pub fn ceiling_crc(name: &str, data: &[u8], size: usize) -> Result<(u128, u64), String> {
+    const CASTAGNOLI: crc::Crc<u32, crc::Table<16>> =
+        crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISCSI);
+    let f: fn(&[u8]) -> u32 = match name {
+        "crc32c" => crc32c::crc32c,
+        "crc-fast" => crc_fast::crc32_iscsi,
+        "crc" => |b| CASTAGNOLI.checksum(b),
+        other => return Err(format!("no CRC crate {other} (there are: {CRC_CRATES:?})")),
+    };
+    let mut h = FOLD_START;
+    let start = Instant::now();
+    for piece in data.chunks_exact(size.max(1)) {
+        h = fold(h, i64::from(f(piece)), 0);
+    }
+    Ok((start.elapsed().as_nanos(), h))
+}
+
+/// The fetch ceiling: for every target, one `pread` of the 12-byte header (base offset,
+/// length) of the batch that holds it, the read a fetch cannot avoid; the batch is found
+/// before the timer (from `src`'s batches). Returns the nanoseconds and the answer of
+/// [`segment_translate`] (`HASH1:HASH2`), computed from the headers read.
+pub fn ceiling_fetch_header(
+    src: &Path,
+    log: &Path,
+    targets: &[i64],
+) -> Result<(u128, String), String> {
+    use std::os::unix::fs::FileExt;
+    let bytes = std::fs::read(src).map_err(e("read source"))?;
+    let batches = split_batches(&bytes)?;
+    let at: Vec<Option<u64>> = targets
+        .iter()
+        .map(|&t| {
+            let i = batches.partition_point(|(_, last)| *last < t);
+            batches.get(i).map(|(r, _)| r.start as u64)
+        })
+        .collect();
+    drop(bytes);
+    let f = std::fs::File::open(log).map_err(e("open"))?;
+    let (mut h, mut h2) = (FOLD_START, FOLD_START);
+    let mut head = [0u8; 12];
+    let start = Instant::now();
+    for pos in &at {
+        match pos {
+            Some(p) => {
+                f.read_exact_at(&mut head, *p).map_err(e("pread"))?;
+                let base = i64::from_be_bytes(head[..8].try_into().expect("8 bytes"));
+                let len = i32::from_be_bytes(head[8..].try_into().expect("4 bytes"));
+                h = fold(h, *p as i64, 12 + i64::from(len));
+                h2 = fold(h2, base, 0);
+            }
+            None => h = fold(h, -1, -1),
+        }
+    }
+    let ns = start.elapsed().as_nanos();
+    Ok((ns, format!("{h}:{h2}")))
+}
+
 /// The server loop: reads commands from `input` until `quit` or end of file.
 pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
     let mut indexes: HashMap<String, Index> = HashMap::new();
     let mut targets: HashMap<String, Vec<i64>> = HashMap::new();
     let mut segments: HashMap<String, LogSegment> = HashMap::new();
+    let mut ceil = CeilState::default();
     for line in input.lines() {
         let line = line?;
         let w: Vec<&str> = line.split_whitespace().collect();
         if w.first() == Some(&"quit") {
             break;
         }
-        let reply = command(&w, &mut indexes, &mut targets, &mut segments);
+        let reply = match arg(&w, 0) {
+            Ok(c) if c.starts_with("ceil-") => ceil.command(&w, &targets),
+            _ => command(&w, &mut indexes, &mut targets, &mut segments),
+        };
         match reply {
             Ok(r) => writeln!(out, "ok {r}")?,
             Err(m) => writeln!(out, "err {}", m.replace('\n', " "))?,
@@ -708,6 +899,74 @@ pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+/// The ceilings' state: a source held in memory, and the memory the `reused` copies go to.
+#[derive(Default)]
+struct CeilState {
+    /// The source in memory: its path, bytes and batch ranges.
+    src: Option<(String, Vec<u8>, Vec<std::ops::Range<usize>>)>,
+    reused: Vec<u8>,
+}
+
+impl CeilState {
+    /// Loads `path` (untimed) unless it is the source already held.
+    fn load(&mut self, path: &str) -> Result<(&[u8], &[std::ops::Range<usize>]), String> {
+        if self.src.as_ref().is_none_or(|(p, _, _)| p != path) {
+            let (log, ranges) = batch_ranges(Path::new(path))?;
+            self.src = Some((path.to_string(), log, ranges));
+        }
+        let (_, log, ranges) = self.src.as_ref().expect("loaded");
+        Ok((log, ranges))
+    }
+
+    fn command(
+        &mut self,
+        w: &[&str],
+        targets: &HashMap<String, Vec<i64>>,
+    ) -> Result<String, String> {
+        match arg(w, 0)? {
+            "ceil-write" => {
+                let over = match arg(w, 3)? {
+                    "fresh" => false,
+                    "over" => true,
+                    m => return Err(format!("ceil-write: no mode {m}")),
+                };
+                let (ns, n) = ceiling_write(
+                    Path::new(arg(w, 1)?),
+                    Path::new(arg(w, 2)?),
+                    over,
+                    arg(w, 4)? == "1",
+                )?;
+                Ok(format!("{ns} {n}"))
+            }
+            "ceil-pread" => {
+                let (ns, n) = ceiling_pread(Path::new(arg(w, 1)?), arg(w, 2)? == "crc")?;
+                Ok(format!("{ns} {n}"))
+            }
+            "ceil-memcpy" => {
+                let fresh = arg(w, 2)? == "fresh";
+                self.load(arg(w, 1)?)?;
+                let (_, log, ranges) = self.src.as_ref().expect("loaded");
+                let (ns, a) = ceiling_memcpy(log, ranges, (!fresh).then_some(&mut self.reused));
+                Ok(format!("{ns} {a}"))
+            }
+            "ceil-crc" => {
+                let total: usize = num(w, 4)?;
+                let (log, _) = self.load(arg(w, 2)?)?;
+                let data = &log[..total.min(log.len())];
+                let (ns, h) = ceiling_crc(arg(w, 1)?, data, num(w, 3)?)?;
+                Ok(format!("{ns} {h}"))
+            }
+            "ceil-fetch" => {
+                let t = targets.get(arg(w, 3)?).ok_or("no such targets")?;
+                let (ns, h) =
+                    ceiling_fetch_header(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), t)?;
+                Ok(format!("{ns} {h}"))
+            }
+            c => Err(format!("unknown command {c}")),
+        }
+    }
 }
 
 fn arg<'a>(w: &[&'a str], i: usize) -> Result<&'a str, String> {
@@ -943,5 +1202,70 @@ mod tests {
         assert_eq!(got, format!("{h}:{h2}"));
         let (_, bad) = segment_translate(&seg, &targets, true).unwrap();
         assert_ne!(bad, got);
+    }
+
+    #[test]
+    fn the_ceilings_move_the_same_bytes_and_check_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (n, _) = generate_log(5, dir.path(), 1 << 20, 300).unwrap();
+        let src = dir.path().join("batches.log");
+        let source = std::fs::read(&src).unwrap();
+        let out = dir.path().join("out.log");
+        for over in [false, true, true] {
+            let (_, bytes) = ceiling_write(&src, &out, over, false).unwrap();
+            assert_eq!(bytes, source.len());
+            assert!(std::fs::read(&out).unwrap() == source, "over {over}");
+        }
+        for over in [false, true] {
+            ceiling_write(&src, &out, over, true).unwrap();
+            assert!(
+                std::fs::read(&out).unwrap() != source,
+                "sabotage, over {over}"
+            );
+        }
+        assert_eq!(ceiling_pread(&src, true).unwrap().1, n);
+        assert_eq!(ceiling_pread(&src, false).unwrap().1, source.len());
+        let mut damaged = source.clone();
+        damaged[100] ^= 1;
+        std::fs::write(&out, &damaged).unwrap();
+        assert_eq!(ceiling_pread(&out, true).unwrap().1, n - 1);
+        let (log, ranges) = batch_ranges(&src).unwrap();
+        let mut reused = Vec::new();
+        assert_eq!(ceiling_memcpy(&log, &ranges, None).1, "equal");
+        for _ in 0..2 {
+            assert_eq!(ceiling_memcpy(&log, &ranges, Some(&mut reused)).1, "equal");
+        }
+        assert_eq!(
+            ceiling_memcpy(&log, &ranges[1..], Some(&mut reused)).1,
+            "differ"
+        );
+        // The same hash from every crate, a different one from other bytes.
+        for size in [100, 1024, 16 * 1024] {
+            let hashes: Vec<u64> = CRC_CRATES
+                .iter()
+                .map(|c| ceiling_crc(c, &source, size).unwrap().1)
+                .collect();
+            assert!(hashes.iter().all(|h| *h == hashes[0]), "{size}: {hashes:?}");
+            assert_ne!(
+                ceiling_crc("crc-fast", &damaged, size).unwrap().1,
+                hashes[0]
+            );
+        }
+        let check = b"123456789";
+        for c in CRC_CRATES {
+            let h = ceiling_crc(c, check, check.len()).unwrap().1;
+            assert_eq!(h, fold(FOLD_START, 0xE306_9283, 0), "{c}");
+        }
+        assert!(ceiling_crc("crc32fast", &source, 100).is_err());
+        // The fetch ceiling answers as translate_offset does.
+        let a = dir.path().join("a");
+        segment_append(&src, &a, false).unwrap();
+        let targets = read_targets(&dir.path().join("fetch.targets")).unwrap();
+        let config = LogConfig::default();
+        let seg: LogSegment = LogSegment::open(&a, 0, &config, SegmentOptions::existing()).unwrap();
+        let (_, want) = segment_translate(&seg, &targets, false).unwrap();
+        let log_file = segment_file(&a, "log");
+        let (_, got) = ceiling_fetch_header(&src, &log_file, &targets).unwrap();
+        assert_eq!(got, want);
     }
 }
