@@ -305,7 +305,50 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::InvalidArgument`] for a timestamp below −6 (no such sentinel);
     /// index, format and I/O errors.
     pub fn fetch_offset_by_timestamp(&self, timestamp: i64) -> Result<Option<ListedOffset>> {
+        let remote = self.config.remote_storage_enable;
         match timestamp {
+            EARLIEST_LOCAL_TIMESTAMP if remote => {
+                let local = self.local_log_start_offset();
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: local,
+                    leader_epoch: self.epoch_cache.lock().epoch_for_offset(local),
+                }))
+            }
+            LATEST_TIERED_TIMESTAMP if remote => {
+                let highest = self.highest_offset_in_remote_storage();
+                let epoch = match self.epoch_cache.lock().epoch_for_offset(highest) {
+                    Some(e) => Some(e),
+                    None if highest == -1 => Some(-1),
+                    None => None,
+                };
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: highest,
+                    leader_epoch: epoch,
+                }))
+            }
+            EARLIEST_PENDING_UPLOAD_TIMESTAMP if remote => {
+                let highest = self.highest_offset_in_remote_storage();
+                if highest == -1 {
+                    // Nothing uploaded: the log start when the whole log is local,
+                    // else no answer (something was uploaded before a restart).
+                    if self.local_log_start_offset() == self.log_start_offset() {
+                        return self.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP);
+                    }
+                    return Ok(Some(ListedOffset {
+                        timestamp: -1,
+                        offset: -1,
+                        leader_epoch: Some(-1),
+                    }));
+                }
+                let offset = (highest + 1).max(self.log_start_offset());
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset,
+                    leader_epoch: self.epoch_cache.lock().epoch_for_offset(offset),
+                }))
+            }
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
                 let start = self.log_start_offset();
                 let epoch = self

@@ -1,0 +1,212 @@
+//! Issue 42, branch `tier`: the log's part of the tier seam (KIP-405): the local log
+//! start offset (`docs/kafka-behaviour.md#local-log-start-offset`), the deletion of
+//! uploaded local segments (`docs/kafka-behaviour.md#delete-local-through`), reads below
+//! the local log start (`docs/kafka-behaviour.md#offset-moved-to-tiered-storage`) and
+//! ListOffsets −4, −5, −6 with remote storage (`docs/kafka-behaviour.md#list-offsets-tiered`),
+//! each as Kafka 4.4's `UnifiedLog` answers.
+use crate::common::*;
+use segment::record::BatchBuilder;
+use segment::{KafkaError, ListedOffset, Log, LogConfig, SegmentError};
+
+fn b(base: i64, epoch: i32, n: usize) -> Vec<u8> {
+    let mut bb = BatchBuilder::new(base).partition_leader_epoch(epoch);
+    for i in 0..n {
+        bb = bb.record(1_000 + base + i as i64, None, Some(b"v"));
+    }
+    bb.build().unwrap()
+}
+
+fn tiered() -> LogConfig {
+    LogConfig {
+        remote_storage_enable: true,
+        ..LogConfig::default()
+    }
+}
+
+/// Segments [0, 3), [3, 6), [6, 9) and the active [9, 10): epochs 1, 1, 2, 3.
+fn four_segments(dir: &std::path::Path, config: LogConfig) -> Log {
+    let log = open_log(dir, config, mock().1);
+    log.append(&b(0, 1, 3)).unwrap();
+    log.roll(None).unwrap();
+    log.append(&b(3, 1, 3)).unwrap();
+    log.roll(None).unwrap();
+    log.append(&b(6, 2, 3)).unwrap();
+    log.roll(None).unwrap();
+    log.append(&b(9, 3, 1)).unwrap();
+    log
+}
+
+fn listed(offset: i64, leader_epoch: Option<i32>) -> Option<ListedOffset> {
+    Some(ListedOffset {
+        timestamp: -1,
+        offset,
+        leader_epoch,
+    })
+}
+
+#[test]
+fn local_log_start_moves_with_local_deletion_and_the_log_start_does_not() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    assert_eq!(
+        (log.log_start_offset(), log.local_log_start_offset()),
+        (0, 0)
+    );
+    assert_eq!(log.delete_local_through(5, 5).unwrap(), 2);
+    assert_eq!(
+        (log.log_start_offset(), log.local_log_start_offset()),
+        (0, 6)
+    );
+    assert_eq!(log.highest_offset_in_remote_storage(), 5);
+    // A raised log start carries the local start with it when it passes it.
+    log.increment_log_start_offset(7).unwrap();
+    assert_eq!(
+        (log.log_start_offset(), log.local_log_start_offset()),
+        (7, 7)
+    );
+}
+
+#[test]
+fn the_local_log_start_survives_a_reopen_derived_from_the_first_segment() {
+    let dir = tmpdir();
+    {
+        let log = four_segments(dir.path(), tiered());
+        log.delete_local_through(5, 5).unwrap();
+        log.close().unwrap();
+    }
+    let log = open_log(dir.path(), tiered(), mock().1);
+    assert_eq!(
+        (log.log_start_offset(), log.local_log_start_offset()),
+        (0, 6)
+    );
+    // Without remote storage the loader starts the log at its first segment (Kafka's
+    // `LogLoader`), which is why `delete_local_through` needs it.
+    log.close().unwrap();
+    let log = open_log(dir.path(), LogConfig::default(), mock().1);
+    assert_eq!(
+        (log.log_start_offset(), log.local_log_start_offset()),
+        (6, 6)
+    );
+    assert!(matches!(
+        log.delete_local_through(8, 8),
+        Err(SegmentError::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+fn only_segments_wholly_at_or_below_the_uploaded_offset_go() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    // The first segment ends at 2: nothing up to 1 deletes it, by either bound.
+    assert_eq!(log.delete_local_through(1, 100).unwrap(), 0);
+    assert_eq!(log.delete_local_through(100, 1).unwrap(), 0);
+    assert_eq!(log.local_log_start_offset(), 0);
+    // 4 covers the first segment only; the second ends at 5.
+    assert_eq!(log.delete_local_through(4, 4).unwrap(), 1);
+    assert_eq!(log.local_log_start_offset(), 3);
+    assert_eq!(log.segments().values().len(), 3);
+    // Everything uploaded: the active segment stays.
+    assert_eq!(log.delete_local_through(100, 100).unwrap(), 2);
+    assert_eq!(log.local_log_start_offset(), 9);
+    assert_eq!(log.segments().values().len(), 1);
+    assert_eq!(log.log_start_offset(), 0);
+}
+
+#[test]
+fn a_read_below_the_local_start_moved_to_tiered_storage() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    log.delete_local_through(5, 5).unwrap();
+    for o in [0, 3, 5] {
+        let e = log.read(o, 1 << 20).unwrap_err();
+        match &e {
+            SegmentError::OffsetMovedToTieredStorage {
+                offset,
+                log_start_offset,
+                local_log_start_offset,
+                ..
+            } => assert_eq!(
+                (*offset, *log_start_offset, *local_log_start_offset),
+                (o, 0, 6)
+            ),
+            other => panic!("read({o}): {other:?}"),
+        }
+        assert_eq!(e.kafka_error(), KafkaError::OffsetMovedToTieredStorage);
+        assert_eq!(e.kafka_error().code(), 109);
+        assert_eq!(e.kafka_error().name(), "OFFSET_MOVED_TO_TIERED_STORAGE");
+        assert!(matches!(
+            log.read_with(o, 1 << 20, segment::FetchIsolation::HighWatermark, true),
+            Err(SegmentError::OffsetMovedToTieredStorage { .. })
+        ));
+    }
+    assert!(!log.read(6, 1 << 20).unwrap().records.is_empty());
+    log.increment_log_start_offset(4).unwrap();
+    assert!(matches!(
+        log.read(3, 1 << 20),
+        Err(SegmentError::OffsetOutOfRange { .. })
+    ));
+}
+
+#[test]
+fn list_offsets_minus_4_5_6_with_remote_storage() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    let f = |t| log.fetch_offset_by_timestamp(t).unwrap();
+    // Nothing uploaded, the whole log local: −6 answers as −2, −5 has no offset.
+    assert_eq!(
+        f(ListedOffset::EARLIEST_LOCAL_TIMESTAMP),
+        listed(0, Some(1))
+    );
+    assert_eq!(
+        f(ListedOffset::LATEST_TIERED_TIMESTAMP),
+        listed(-1, Some(-1))
+    );
+    assert_eq!(
+        f(ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP),
+        f(ListedOffset::EARLIEST_TIMESTAMP)
+    );
+    log.update_highest_offset_in_remote_storage(4);
+    assert_eq!(f(ListedOffset::LATEST_TIERED_TIMESTAMP), listed(4, Some(1)));
+    assert_eq!(
+        f(ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP),
+        listed(5, Some(1))
+    );
+    log.delete_local_through(100, 7).unwrap();
+    assert_eq!(
+        f(ListedOffset::EARLIEST_LOCAL_TIMESTAMP),
+        listed(6, Some(2))
+    );
+    assert_eq!(f(ListedOffset::EARLIEST_TIMESTAMP), listed(0, Some(1)));
+    assert_eq!(f(ListedOffset::LATEST_TIERED_TIMESTAMP), listed(7, Some(2)));
+    assert_eq!(
+        f(ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP),
+        listed(8, Some(2))
+    );
+    // The log start above what was uploaded: −6 is the log start.
+    log.increment_log_start_offset(9).unwrap();
+    assert_eq!(
+        f(ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP),
+        listed(9, Some(3))
+    );
+}
+
+#[test]
+fn after_a_reopen_with_local_deletion_minus_6_has_no_answer_until_told() {
+    let dir = tmpdir();
+    {
+        let log = four_segments(dir.path(), tiered());
+        log.delete_local_through(5, 5).unwrap();
+        log.close().unwrap();
+    }
+    let log = open_log(dir.path(), tiered(), mock().1);
+    let f = |t| log.fetch_offset_by_timestamp(t).unwrap();
+    assert_eq!(log.highest_offset_in_remote_storage(), -1);
+    assert_eq!(
+        f(ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP),
+        listed(-1, Some(-1))
+    );
+    assert_eq!(
+        f(ListedOffset::EARLIEST_LOCAL_TIMESTAMP),
+        listed(6, Some(2))
+    );
+}
