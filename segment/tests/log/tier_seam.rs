@@ -210,3 +210,70 @@ fn after_a_reopen_with_local_deletion_minus_6_has_no_answer_until_told() {
         listed(6, Some(2))
     );
 }
+
+#[test]
+fn a_region_held_across_local_deletion_stays_readable() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    let region = log
+        .read_region(3, 1 << 20, segment::FetchIsolation::LogEnd, true)
+        .unwrap()
+        .region;
+    let before = region.to_vec().unwrap();
+    assert_eq!(log.delete_local_through(5, 5).unwrap(), 2);
+    assert!(dir.path().join("00000000000000000003.log.deleted").exists());
+    assert_eq!(region.to_vec().unwrap(), before);
+}
+
+#[test]
+fn readers_under_local_deletion_get_data_or_moved_never_empty() {
+    let dir = tmpdir();
+    let log = std::sync::Arc::new(open_log(dir.path(), tiered(), mock().1));
+    let mut next = 0;
+    for _ in 0..40 {
+        log.append(&b(next, 1, 2)).unwrap();
+        next += 2;
+        log.roll(None).unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let reader = {
+        let (log, stop, started) = (log.clone(), stop.clone(), started.clone());
+        std::thread::spawn(move || {
+            started.wait();
+            let mut moved = 0;
+            loop {
+                let last = stop.load(std::sync::atomic::Ordering::Acquire);
+                for o in (0..next).step_by(3) {
+                    match log.read(o, 1 << 20) {
+                        Ok(f) => {
+                            // The batch that holds `o` (two records from an even base),
+                            // never an empty fetch or a later batch.
+                            assert!(f.records.len() >= 8, "empty fetch at {o}");
+                            let base = i64::from_be_bytes(f.records[..8].try_into().unwrap());
+                            assert_eq!(base, o - o % 2, "read({o})");
+                        }
+                        Err(SegmentError::OffsetMovedToTieredStorage { offset, .. }) => {
+                            assert_eq!(offset, o);
+                            moved += 1;
+                        }
+                        Err(e) => panic!("read({o}): {e:?}"),
+                    }
+                }
+                if last {
+                    break;
+                }
+            }
+            moved
+        })
+    };
+    started.wait();
+    for through in (1..next).step_by(2) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        log.delete_local_through(through, through).unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    assert!(reader.join().unwrap() > 0);
+    assert_eq!(log.local_log_start_offset(), next);
+    assert_eq!(log.log_start_offset(), 0);
+}
