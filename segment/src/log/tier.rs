@@ -9,6 +9,10 @@ use super::{Log, RECOVERY_POINT_FILE};
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
+use crate::fs::OpenMode;
+use crate::names::{offset_index_file, time_index_file, transaction_index_file};
+use crate::producer::snapshot::{encode_leader_epoch_checkpoint, producer_snapshot_file};
+use crate::tier::SegmentUpload;
 
 /// The tier state of a [`Log`]: the local log start offset and the highest offset in
 /// remote storage. Neither is checkpointed: the local log start is derived at open from
@@ -149,6 +153,79 @@ impl<F: BatchFormat> Log<F> {
         }
         self.delete_snapshots_of(&deletable)?;
         Ok(deletable.len())
+    }
+
+    /// Kafka's `RemoteLogManager.candidateLogSegments` with what `copyLogSegment` uploads:
+    /// from the segment holding `max(highest offset in remote storage + 1, log start
+    /// offset)` on, each sealed segment whose next segment's base offset is at or below
+    /// the [last stable offset](Self::last_stable_offset) (which is at or below the high
+    /// watermark), in offset order, stopping at the first that is not. The active segment
+    /// is never one. Each comes with open handles of its files, the producer snapshot at
+    /// the next base and its leader epochs ([`SegmentUpload`],
+    /// `docs/kafka-behaviour.md#tierable-segments`). Kafka 4.4's `remote.copy.lag.ms` /
+    /// `remote.copy.lag.bytes` delays are not applied.
+    ///
+    /// # Errors
+    /// [`SegmentError::Offline`] if the log is offline; I/O opening the files.
+    pub fn tierable_segments(&self) -> Result<Vec<SegmentUpload>> {
+        // Under the lock: no retention, truncation or local deletion renames a file
+        // between the choice and the opens.
+        let _g = self.lock.lock();
+        self.check_online()?;
+        let bound = self.last_stable_offset().min(self.high_watermark());
+        let from = (self.highest_offset_in_remote_storage() + 1).max(self.log_start_offset());
+        let segs = self.segments.values();
+        let cache = self.epoch_cache.lock().clone();
+        let mut out = Vec::new();
+        for pair in segs.windows(2) {
+            let (s, next) = (&pair[0], pair[1].base_offset());
+            if next <= from {
+                continue; // wholly below what is left to upload
+            }
+            if next > bound {
+                break;
+            }
+            let base = s.base_offset();
+            let open = |p: &std::path::Path| {
+                self.fs
+                    .open_file(p, OpenMode::Read)
+                    .map_err(|e| SegmentError::io("open", p, e))
+            };
+            let txn_path = transaction_index_file(&self.dir, base, "");
+            let txn_index = if s.txn_index().is_empty()? {
+                None
+            } else {
+                Some(open(&txn_path)?)
+            };
+            let snap = producer_snapshot_file(&self.dir, next);
+            let producer_snapshot = match self.fs.open_file(&snap, OpenMode::Read) {
+                Ok(f) => Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(SegmentError::io("open", &snap, e)),
+            };
+            let mut seg_epochs = cache.clone();
+            seg_epochs.truncate_from_start(base);
+            seg_epochs.truncate_from_end(next);
+            let mut prefix = cache.clone();
+            prefix.truncate_from_end(next);
+            let size = s.size();
+            out.push(SegmentUpload {
+                base_offset: base,
+                end_offset: next - 1,
+                max_timestamp: s.largest_timestamp()?,
+                size,
+                last_modified_ms: s.last_modified()?,
+                log: s.log().slice(0, size)?,
+                offset_index: open(&offset_index_file(&self.dir, base, ""))?,
+                time_index: open(&time_index_file(&self.dir, base, ""))?,
+                txn_index,
+                producer_snapshot,
+                segment_leader_epochs: seg_epochs.entries().to_vec(),
+                leader_epoch_checkpoint: encode_leader_epoch_checkpoint(prefix.entries())
+                    .into_bytes(),
+            });
+        }
+        Ok(out)
     }
 
     /// The answer for a read of `offset` at or above the log start offset `log_start`

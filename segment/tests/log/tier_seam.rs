@@ -277,3 +277,146 @@ fn readers_under_local_deletion_get_data_or_moved_never_empty() {
     assert_eq!(log.local_log_start_offset(), next);
     assert_eq!(log.log_start_offset(), 0);
 }
+
+fn read_all(f: &std::fs::File) -> Vec<u8> {
+    use std::io::{Read, Seek};
+    let mut f = f.try_clone().unwrap();
+    f.rewind().unwrap();
+    let mut v = Vec::new();
+    f.read_to_end(&mut v).unwrap();
+    v
+}
+
+#[test]
+fn tierable_segments_are_the_sealed_ones_below_the_bound_with_their_files() {
+    let dir = tmpdir();
+    let log = four_segments(dir.path(), tiered());
+    let ups = log.tierable_segments().unwrap();
+    let spans: Vec<_> = ups.iter().map(|u| (u.base_offset, u.end_offset)).collect();
+    assert_eq!(spans, vec![(0, 2), (3, 5), (6, 8)]);
+    for u in &ups {
+        let name = format!("{:020}", u.base_offset);
+        let on_disk = |ext: &str| std::fs::read(dir.path().join(format!("{name}.{ext}"))).unwrap();
+        assert_eq!(u.log.to_vec().unwrap(), on_disk("log"));
+        assert_eq!(u.size, on_disk("log").len() as u64);
+        assert_eq!(read_all(&u.offset_index), on_disk("index"));
+        assert_eq!(read_all(&u.time_index), on_disk("timeindex"));
+        assert!(u.txn_index.is_none());
+        let snap = format!("{:020}.snapshot", u.end_offset + 1);
+        assert_eq!(
+            read_all(
+                u.producer_snapshot
+                    .as_ref()
+                    .expect("snapshot at the next base")
+            ),
+            std::fs::read(dir.path().join(snap)).unwrap()
+        );
+        assert_eq!(u.max_timestamp, 1_000 + u.end_offset);
+    }
+    assert_eq!(ups[0].segment_leader_epochs, vec![(1, 0)]);
+    // An epoch that began below the segment is moved to its base.
+    assert_eq!(ups[1].segment_leader_epochs, vec![(1, 3)]);
+    assert_eq!(ups[2].segment_leader_epochs, vec![(2, 6)]);
+    assert_eq!(ups[0].leader_epoch_checkpoint, b"0\n1\n1 0\n".to_vec());
+    assert_eq!(ups[2].leader_epoch_checkpoint, b"0\n2\n1 0\n2 6\n".to_vec());
+    // What is uploaded is not offered again.
+    log.update_highest_offset_in_remote_storage(5);
+    let bases: Vec<_> = log
+        .tierable_segments()
+        .unwrap()
+        .iter()
+        .map(|u| u.base_offset)
+        .collect();
+    assert_eq!(bases, vec![6]);
+}
+
+#[test]
+fn the_high_watermark_bounds_the_tierable_segments() {
+    let dir = tmpdir();
+    {
+        let log = four_segments(dir.path(), tiered());
+        log.close().unwrap();
+    }
+    let log = Log::options()
+        .clock(mock().1)
+        .manual_high_watermark(6)
+        .open(dir.path(), tiered())
+        .unwrap();
+    let bases: Vec<_> = log
+        .tierable_segments()
+        .unwrap()
+        .iter()
+        .map(|u| u.base_offset)
+        .collect();
+    // The segment [6, 9) ends above the high watermark 6: its next base 9 is not ≤ 6.
+    assert_eq!(bases, vec![0, 3]);
+}
+
+#[test]
+fn an_upload_handle_outlives_the_deletion_of_its_segment() {
+    let dir = tmpdir();
+    let config = LogConfig {
+        file_delete_delay_ms: 0,
+        ..tiered()
+    };
+    let log = four_segments(dir.path(), config);
+    let ups = log.tierable_segments().unwrap();
+    let before: Vec<_> = ups
+        .iter()
+        .map(|u| {
+            (
+                u.log.to_vec().unwrap(),
+                read_all(&u.offset_index),
+                read_all(&u.time_index),
+            )
+        })
+        .collect();
+    assert_eq!(log.delete_local_through(8, 8).unwrap(), 3);
+    log.delete_expired_segment_files().unwrap();
+    // The files are gone from the directory, under either name.
+    for name in [
+        "00000000000000000000.log",
+        "00000000000000000000.log.deleted",
+    ] {
+        assert!(!dir.path().join(name).exists(), "{name}");
+    }
+    let after: Vec<_> = ups
+        .iter()
+        .map(|u| {
+            (
+                u.log.to_vec().unwrap(),
+                read_all(&u.offset_index),
+                read_all(&u.time_index),
+            )
+        })
+        .collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn an_open_transaction_holds_back_the_segments_after_it() {
+    let dir = tmpdir();
+    let log = open_log(dir.path(), tiered(), mock().1);
+    log.append(&b(0, 1, 3)).unwrap();
+    log.roll(None).unwrap();
+    // An open transaction at 3: the last stable offset stays at 3.
+    let t = BatchBuilder::new(3)
+        .producer(7, 0, 0)
+        .transactional(true)
+        .record(1_003, None, Some(b"t"))
+        .build()
+        .unwrap();
+    log.append(&t).unwrap();
+    log.roll(None).unwrap();
+    log.append(&b(4, 1, 2)).unwrap();
+    log.roll(None).unwrap();
+    log.append(&b(6, 1, 1)).unwrap();
+    assert_eq!(log.last_stable_offset(), 3);
+    let bases: Vec<_> = log
+        .tierable_segments()
+        .unwrap()
+        .iter()
+        .map(|u| u.base_offset)
+        .collect();
+    assert_eq!(bases, vec![0]);
+}
