@@ -157,6 +157,13 @@ pub struct LogConfig {
     /// as Kafka; at least 1). The cleaner's own use of it is
     /// `segment::clean::CompactionConfig::max_compaction_lag_ms`.
     pub max_compaction_lag_ms: i64,
+    /// `remote.storage.enable`: the topic tiers its sealed segments to remote storage
+    /// (KIP-405; default false). With it the log start offset is the checkpointed one
+    /// even when the first local segment starts above it, the local log start offset
+    /// may be above the log start, and ListOffsets −4, −5 and −6 answer from the tier
+    /// state (`docs/kafka-behaviour.md#local-log-start-offset`,
+    /// `docs/kafka-behaviour.md#list-offsets-tiered`).
+    pub remote_storage_enable: bool,
 }
 
 /// Kafka's default `max.message.bytes`: 1 MiB plus the 12 bytes of a log entry header.
@@ -187,6 +194,7 @@ impl Default for LogConfig {
             compression_type: TopicCompression::Producer,
             compact: false,
             max_compaction_lag_ms: i64::MAX,
+            remote_storage_enable: false,
         }
     }
 }

@@ -103,6 +103,26 @@ pub enum SegmentError {
         /// The log end offset.
         log_end_offset: i64,
     },
+    /// An offset at or above the log start offset but below the local log start offset
+    /// ([`Log::local_log_start_offset`](crate::Log::local_log_start_offset)): its data was
+    /// deleted locally after its upload, and only the remote tier serves it (Kafka's
+    /// `OffsetMovedToTieredStorageException`, `OFFSET_MOVED_TO_TIERED_STORAGE`, 109;
+    /// `docs/kafka-behaviour.md#offset-moved-to-tiered-storage`). A caller fetches
+    /// `offset` from the remote tier, or serves `[log_start_offset,
+    /// local_log_start_offset)` from there.
+    #[error(
+        "offset {offset} of {path} moved to tiered storage: the local log starts at {local_log_start_offset} (log start {log_start_offset})"
+    )]
+    OffsetMovedToTieredStorage {
+        /// The log directory.
+        path: PathBuf,
+        /// The requested offset.
+        offset: i64,
+        /// The log start offset (the first offset of the remote tier, or of the log).
+        log_start_offset: i64,
+        /// The local log start offset: the first offset still on local disk.
+        local_log_start_offset: i64,
+    },
     /// The bytes handed to [`Log::append`](crate::Log::append) are not valid batches of
     /// the log's format (Kafka answers a producer with `CorruptRecordException` /
     /// `InvalidRecordException`). The damage is in the caller's input, nothing on disk:
@@ -339,11 +359,14 @@ pub enum KafkaError {
     OffsetNotAvailable,
     /// `INVALID_RECORD` (87).
     InvalidRecord,
+    /// `OFFSET_MOVED_TO_TIERED_STORAGE` (109): the offset is in the log but only in the
+    /// remote tier (`docs/kafka-behaviour.md#offset-moved-to-tiered-storage`).
+    OffsetMovedToTieredStorage,
 }
 
 impl KafkaError {
     /// Every variant, in code order.
-    pub const ALL: [KafkaError; 20] = [
+    pub const ALL: [KafkaError; 21] = [
         KafkaError::UnknownServerError,
         KafkaError::OffsetOutOfRange,
         KafkaError::CorruptMessage,
@@ -364,6 +387,7 @@ impl KafkaError {
         KafkaError::UnsupportedCompressionType,
         KafkaError::OffsetNotAvailable,
         KafkaError::InvalidRecord,
+        KafkaError::OffsetMovedToTieredStorage,
     ];
 
     /// The name in Kafka's `Errors` enum, e.g. `"OUT_OF_ORDER_SEQUENCE_NUMBER"`.
@@ -389,6 +413,7 @@ impl KafkaError {
             KafkaError::UnsupportedCompressionType => "UNSUPPORTED_COMPRESSION_TYPE",
             KafkaError::OffsetNotAvailable => "OFFSET_NOT_AVAILABLE",
             KafkaError::InvalidRecord => "INVALID_RECORD",
+            KafkaError::OffsetMovedToTieredStorage => "OFFSET_MOVED_TO_TIERED_STORAGE",
         }
     }
 
@@ -415,6 +440,7 @@ impl KafkaError {
             KafkaError::UnsupportedCompressionType => 76,
             KafkaError::OffsetNotAvailable => 78,
             KafkaError::InvalidRecord => 87,
+            KafkaError::OffsetMovedToTieredStorage => 109,
         }
     }
 }
@@ -483,6 +509,9 @@ impl SegmentError {
             }
             SegmentError::Corrupt { .. } => KafkaError::CorruptMessage,
             SegmentError::OffsetOutOfRange { .. } => KafkaError::OffsetOutOfRange,
+            SegmentError::OffsetMovedToTieredStorage { .. } => {
+                KafkaError::OffsetMovedToTieredStorage
+            }
             SegmentError::InvalidConfig { .. } => KafkaError::InvalidConfig,
             SegmentError::OffsetOverflow { .. }
             | SegmentError::NonMonotonicOffset { .. }

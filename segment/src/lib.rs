@@ -193,6 +193,7 @@ pub mod region;
 pub mod scan;
 pub mod segment;
 pub mod segment_map;
+pub mod tier;
 pub mod time;
 pub(crate) mod validate;
 
@@ -215,6 +216,7 @@ pub use region::FileRegion;
 pub use scan::{LogOffsetPosition, ScanStop, TimestampAndOffset};
 pub use segment::{FetchDataInfo, LogOffsetMetadata, LogSegment, RegionFetch, SegmentOptions};
 pub use segment_map::{self as segments, LogSegments};
+pub use tier::SegmentUpload;
 pub use time::{Clock, MockTime, SystemTime, Time};
 
 /// The README's example, compiled and run as a doctest.

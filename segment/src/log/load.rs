@@ -147,6 +147,7 @@ impl<F: BatchFormat> Log<F> {
             dir_lock,
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
             hw: Default::default(),
+            tier: super::tier::TierState::new(checkpoints.log_start_offset),
         };
         log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
@@ -464,7 +465,19 @@ impl<F: BatchFormat> Log<F> {
         {
             let p = self.publish();
             p.set_log_end(leo);
-            p.set_log_start(ls_checkpoint.max(first).min(leo.max(first)));
+            // Kafka's `LogLoader`: with remote storage the checkpointed log start stays
+            // below the first local segment (the remote tier holds the offsets between);
+            // without it the log starts at the first segment at least.
+            let ls = if self.config.remote_storage_enable {
+                ls_checkpoint.min(leo.max(first))
+            } else {
+                ls_checkpoint.max(first).min(leo.max(first))
+            };
+            p.set_log_start(ls);
+            // Kafka's `UnifiedLog` constructor: the local log start is derived, the larger
+            // of the log start and the first local segment's base
+            // (`docs/kafka-behaviour.md#local-log-start-offset`).
+            self.tier.reset_local_log_start(ls.max(first));
         }
         // Everything below the log end offset is now on disk (recovered segments were
         // flushed, the rest was below the checkpoint or cleanly shut down), so the

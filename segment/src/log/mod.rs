@@ -75,6 +75,8 @@
 //! * `clean.rs` — [`Log::clean`]: a round of the log cleaner, copy and swap
 //!   ([`crate::clean`]);
 //! * `retention.rs` — [`Log::delete_old_segments`], the log start offset, deleted files;
+//! * `tier.rs` — the tier seam: [`Log::local_log_start_offset`],
+//!   [`Log::delete_local_through`], the highest offset in remote storage;
 //! * `flush.rs` — [`Log::flush`], [`Log::close`] and the offline rule;
 //! * `pstate.rs` — the producer state and leader-epoch cache on each of these paths;
 //! * `replay.rs` — [`rebuild_producer_state`]: the producer state replayed from the
@@ -112,6 +114,7 @@ mod read;
 mod replay;
 mod retention;
 mod swap;
+mod tier;
 mod truncate;
 mod watermark;
 
@@ -391,6 +394,8 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     /// Whether the high watermark is the caller's, and whether it is a bare offset (its
     /// value is in `bounds`).
     hw: watermark::HighWatermark,
+    /// The local log start offset and the highest offset in remote storage (KIP-405).
+    tier: tier::TierState,
 }
 
 impl<F: BatchFormat> Log<F> {

@@ -165,7 +165,7 @@ impl<F: BatchFormat> Log<F> {
                 log_end_offset: leo,
             });
         }
-        Ok(())
+        self.check_local(offset, start)
     }
 
     /// The segments' part of a read pass: the floor segment of `offset`, then the higher

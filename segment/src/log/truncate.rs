@@ -182,6 +182,7 @@ impl<F: BatchFormat> Log<F> {
                 let p = self.publish();
                 p.set_log_end(new_offset);
                 p.set_log_start(log_start);
+                self.tier.reset_local_log_start(log_start);
                 // Kafka's `truncateFullyAndStartAt`: `updateHighWatermark(logEndOffset)`.
                 self.high_watermark_after_restart();
             }

@@ -77,13 +77,15 @@ impl ListedOffset {
     /// Kafka's `ListOffsetsRequest.MAX_TIMESTAMP`: the record with the largest timestamp.
     pub const MAX_TIMESTAMP: i64 = -3;
     /// Kafka's `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`: the first offset on local
-    /// storage (the log start offset, without remote storage).
+    /// storage: the log start offset without remote storage, the
+    /// [local log start offset](Log::local_log_start_offset) with it.
     pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
     /// Kafka's `ListOffsetsRequest.LATEST_TIERED_TIMESTAMP`: the last offset on remote
-    /// storage (none here).
+    /// storage ([`Log::highest_offset_in_remote_storage`]; −1 without remote storage).
     pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
     /// Kafka 4.4's `EARLIEST_PENDING_UPLOAD_TIMESTAMP`: the first offset not yet uploaded to
-    /// remote storage (none here).
+    /// remote storage (KIP-1023; −1 without remote storage,
+    /// `docs/kafka-behaviour.md#list-offsets-tiered`).
     pub const EARLIEST_PENDING_UPLOAD_TIMESTAMP: i64 = -6;
 }
 
@@ -298,6 +300,14 @@ impl<F: BatchFormat> Log<F> {
     /// the batch's `partitionLeaderEpoch`, as Kafka's local search answers
     /// (`FileRecords.searchForTimestamp`), not the cache's.
     ///
+    /// With [`remote_storage_enable`](crate::LogConfig::remote_storage_enable), −4, −5 and
+    /// −6 answer from the tier state as Kafka 4.4 does: −4 the [local log
+    /// start](Self::local_log_start_offset), −5 the [highest offset in remote
+    /// storage](Self::highest_offset_in_remote_storage), −6 the first offset not uploaded
+    /// (`docs/kafka-behaviour.md#list-offsets-tiered`), each with the leader-epoch cache's
+    /// epoch for that offset. A real timestamp is still searched in the local segments
+    /// only (Kafka searches the remote tier first).
+    ///
     /// Runs under the generation protocol of [`read`](Self::read): concurrent retention
     /// or truncation makes it look again, never fail.
     ///
@@ -305,7 +315,50 @@ impl<F: BatchFormat> Log<F> {
     /// [`SegmentError::InvalidArgument`] for a timestamp below −6 (no such sentinel);
     /// index, format and I/O errors.
     pub fn fetch_offset_by_timestamp(&self, timestamp: i64) -> Result<Option<ListedOffset>> {
+        let remote = self.config.remote_storage_enable;
         match timestamp {
+            EARLIEST_LOCAL_TIMESTAMP if remote => {
+                let local = self.local_log_start_offset();
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: local,
+                    leader_epoch: self.epoch_cache.lock().epoch_for_offset(local),
+                }))
+            }
+            LATEST_TIERED_TIMESTAMP if remote => {
+                let highest = self.highest_offset_in_remote_storage();
+                let epoch = match self.epoch_cache.lock().epoch_for_offset(highest) {
+                    Some(e) => Some(e),
+                    None if highest == -1 => Some(-1),
+                    None => None,
+                };
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset: highest,
+                    leader_epoch: epoch,
+                }))
+            }
+            EARLIEST_PENDING_UPLOAD_TIMESTAMP if remote => {
+                let highest = self.highest_offset_in_remote_storage();
+                if highest == -1 {
+                    // Nothing uploaded: the log start when the whole log is local,
+                    // else no answer (something was uploaded before a restart).
+                    if self.local_log_start_offset() == self.log_start_offset() {
+                        return self.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP);
+                    }
+                    return Ok(Some(ListedOffset {
+                        timestamp: -1,
+                        offset: -1,
+                        leader_epoch: Some(-1),
+                    }));
+                }
+                let offset = (highest + 1).max(self.log_start_offset());
+                Ok(Some(ListedOffset {
+                    timestamp: -1,
+                    offset,
+                    leader_epoch: self.epoch_cache.lock().epoch_for_offset(offset),
+                }))
+            }
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
                 let start = self.log_start_offset();
                 let epoch = self

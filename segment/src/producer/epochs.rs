@@ -87,6 +87,24 @@ impl LeaderEpochCache {
         &self.entries
     }
 
+    /// Kafka's `LeaderEpochFileCache.epochForOffset`: the epoch of the entry starting at
+    /// `offset`, else of the last entry starting below it; `None` when every entry starts
+    /// above it, or the cache is empty (what ListOffsets −4, −5 and −6 answer with,
+    /// `docs/kafka-behaviour.md#list-offsets-tiered`).
+    pub fn epoch_for_offset(&self, offset: i64) -> Option<i32> {
+        let mut previous = None;
+        for &(epoch, start) in &self.entries {
+            if start == offset {
+                return Some(epoch);
+            }
+            if start > offset {
+                return previous;
+            }
+            previous = Some(epoch);
+        }
+        previous
+    }
+
     /// Removes entries whose start offset is ≥ `offset` (Kafka's
     /// `truncateFromEndAsyncFlush`, what [`Log::truncate_to`](crate::Log::truncate_to)
     /// calls with the new log end). A negative `offset` removes nothing (Kafka's

@@ -24,6 +24,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["validate", "loader_plan"],
     &["leader"],
     &["clean"],
+    &["tier"],
     &["log"],
     &["dump"],
 ];
