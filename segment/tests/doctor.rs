@@ -1041,13 +1041,12 @@ fn an_offset_overflow_split_is_found_and_kafkas_differs() {
     assert_eq!(m["bytes_truncated"], 0, "{m}");
 }
 
-/// A crash between a swap's renames (`cargo xtask crash`'s cleaning workloads): the
-/// `.log.swap` is already the `.log`, its index still `.index.swap`. The loader renames
-/// every remaining swap file into place, so nothing is rebuilt; the doctor reads the
-/// index the loader will hold and predicts no recovery (it once predicted one for a
-/// missing index).
+/// A crash between a swap's renames (`cargo xtask crash`'s cleaning workloads): an index
+/// `.swap` beside the live `.log`, no `.log.swap`. The loader renames it into place and
+/// rebuilds the segment's indexes (the renamed index may be a cleaned segment's whose
+/// `.log` rename the crash lost); the doctor predicts that rebuild.
 #[test]
-fn an_index_swap_left_by_a_crash_is_read_as_the_index() {
+fn an_index_swap_left_by_a_crash_is_renamed_and_rebuilt() {
     let (_tmp, dir) = orders_copy();
     std::fs::rename(
         dir.join("00000000000000000000.index"),
@@ -1056,14 +1055,14 @@ fn an_index_swap_left_by_a_crash_is_read_as_the_index() {
     .unwrap();
     let (v, _) = doctor(&dir);
     let p = partition(&v, "orders-0");
-    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    assert_eq!(p["recovered_segments"], serde_json::json!([0]), "{p}");
     let log = segment::Log::open(&dir, segment::LogConfig::default()).unwrap();
     let stats = log.stats();
     assert_eq!(
         stats
             .segments_recovered
             .load(std::sync::atomic::Ordering::Relaxed),
-        0
+        1
     );
     log.close().unwrap();
 }

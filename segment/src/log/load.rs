@@ -149,9 +149,10 @@ impl<F: BatchFormat> Log<F> {
             hw: Default::default(),
             tier: super::tier::TierState::new(checkpoints.log_start_offset),
         };
-        log.remove_temp_files_and_swap()?;
+        let orphan_index_swaps = log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
         let mut flagged = log.load_segments()?;
+        flagged.extend(orphan_index_swaps);
         // Segments split so far. A segment that would be split a second time made no
         // progress: its overflow is an error, never a loop. There is no count limit, so a
         // directory of any number of overflowed legacy segments opens.

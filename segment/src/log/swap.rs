@@ -26,7 +26,13 @@ impl<F: BatchFormat> Log<F> {
     /// would miss).
     ///
     /// [`LogStats::swap_replacement`]: super::LogStats::swap_replacement
-    pub(super) fn remove_temp_files_and_swap(&self) -> Result<()> {
+    ///
+    /// Returns the base offsets of index `.swap` files renamed without a `.log.swap` of
+    /// their base: a crash may have kept the index's `.cleaned` → `.swap` rename and lost
+    /// the `.log`'s, so the renamed index may belong to a cleaned `.log` that never
+    /// arrived; the caller rebuilds those segments' indexes (stricter than Kafka, which
+    /// trusts them: `docs/kafka-behaviour.md#swap-refusal`).
+    pub(super) fn remove_temp_files_and_swap(&self) -> Result<Vec<i64>> {
         let mut swaps = Vec::new();
         let mut cleaned = Vec::new();
         let mut deleted = Vec::new();
@@ -100,8 +106,17 @@ impl<F: BatchFormat> Log<F> {
             self.remove_if_exists(p)?;
         }
         if swaps.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let log_swap_bases: Vec<i64> = log_swaps.iter().map(|(b, _)| *b).collect();
+        let mut orphan_index_swaps: Vec<i64> = swaps
+            .iter()
+            .filter(|p| !names::file_name(p).ends_with(".log.swap"))
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .filter(|b| !log_swap_bases.contains(b))
+            .collect();
+        orphan_index_swaps.sort_unstable();
+        orphan_index_swaps.dedup();
         // Index `.swap` files without a `.log.swap` (a crash between renaming a piece's
         // `.log` and its indexes to their final names) are still renamed below, as Kafka
         // renames every swap file.
@@ -135,7 +150,7 @@ impl<F: BatchFormat> Log<F> {
             tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, already_deleted = ?report.deleted_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
             *self.stats.swap.lock() = Some(report);
         }
-        Ok(())
+        Ok(orphan_index_swaps)
     }
 
     /// Kafka's `splitOverflowedSegment` + `replaceSegments`: copies the batches of `seg`

@@ -231,6 +231,28 @@ fn check_segment(
             "missing: Kafka 4.4 creates it empty (the segment's timestamps are then unknown to offsetsForTimes and retention); this library's loader rebuilds it from the .log".into(),
         ));
     }
+    // An index `.swap` beside a live `.log` (no `.log.swap` of this base): the loader
+    // renames it into place and rebuilds the segment's indexes, since a crash may have
+    // kept that rename and lost the cleaned `.log`'s.
+    if suffix.is_empty()
+        && index_swaps
+        && s.check_failed.is_none()
+        && [
+            names::FileKind::OffsetIndex,
+            names::FileKind::TimeIndex,
+            names::FileKind::TxnIndex,
+        ]
+        .iter()
+        .any(|k| names::segment_file(dir, base, *k, SWAP_FILE_SUFFIX).exists())
+    {
+        s.check_failed = Some("an index .swap without its .log.swap".into());
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::IndexDisagrees,
+            Some(&file),
+            "an index .swap without its .log.swap (a crash between a clean's renames): the loader renames it into place and rebuilds the segment's indexes from its .log (Kafka 4.4 trusts the renamed index, which may be the cleaned segment's)".into(),
+        ));
+    }
     let index_missing = s.check_failed.is_some();
     if let Some((slots, zero)) = zero_slots(&oi, 8) {
         if zero > 0 && slots >= 2 {
