@@ -369,10 +369,10 @@ mod tests {
 
     #[test]
     fn an_unplaced_module_is_named() {
-        let p = problems(&graph(&[("tier", "log")]));
+        let p = problems(&graph(&[("remote", "log")]));
         assert!(
             p.iter()
-                .any(|l| l.starts_with("module `tier` has no layer")),
+                .any(|l| l.starts_with("module `remote` has no layer")),
             "{p:?}"
         );
     }
