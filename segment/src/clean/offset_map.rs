@@ -134,6 +134,8 @@ pub struct OffsetMap {
     table: Vec<Slot>,
     entries: u32,
     latest_offset: i64,
+    /// The most bytes the table held at once (both tables while it grows).
+    peak_bytes: usize,
 }
 
 impl std::fmt::Debug for OffsetMap {
@@ -155,6 +157,7 @@ impl OffsetMap {
             table: Vec::new(),
             entries: 0,
             latest_offset: -1,
+            peak_bytes: 0,
         }
     }
 
@@ -193,6 +196,13 @@ impl OffsetMap {
     /// [`memory_bytes`](OffsetMapCapacity::memory_bytes), usually far less.
     pub fn memory_bytes(&self) -> usize {
         self.table.capacity() * std::mem::size_of::<Slot>()
+    }
+
+    /// The most bytes the table held at once since the map was made: while it doubles,
+    /// the old table and the new one are both allocated, so this can exceed
+    /// [`memory_bytes`](Self::memory_bytes) (by the old table's size).
+    pub fn peak_memory_bytes(&self) -> usize {
+        self.peak_bytes.max(self.memory_bytes())
     }
 
     /// Kafka's `clear()`: no key, latest offset −1. The table is kept for the next
@@ -258,6 +268,10 @@ impl OffsetMap {
                 new_len
             ],
         );
+        let slot_bytes = std::mem::size_of::<Slot>();
+        self.peak_bytes = self
+            .peak_bytes
+            .max((old.capacity() + self.table.capacity()) * slot_bytes);
         for s in old.into_iter().filter(|s| s.offset != EMPTY) {
             if let Some(slot) = self.find(&s.digest).and_then(|i| self.table.get_mut(i)) {
                 *slot = s;
