@@ -8,7 +8,7 @@ use index_txn::AbortedTxn;
 
 use crate::record::{batches_from, ControlRecordType};
 
-use super::{CleanError, CleanerSource, Fill, MapFill, OffsetMap};
+use super::{key_digest, CleanError, CleanerSource, Fill, MapFill, OffsetMap};
 
 /// What [`build_offset_map`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +91,11 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
         log.cleaner_aborted_txns(start, end)?
     };
     let mut tracker = AbortTracker::new(aborted);
-    let mut fill = MapFill::new(map, start);
+    let mut fill = MapFill::with_range(map, start, end);
+    // A data batch's keyed records from `start`: (offset, MD5), digested before their
+    // puts so that the table reads of a batch overlap.
+    let mut keyed: Vec<(i64, [u8; 16])> = Vec::new();
+    let mut digests: Vec<[u8; 16]> = Vec::new();
     let (mut batches_read, mut bytes_read) = (0u64, 0u64);
     'segments: for (i, seg) in dirty.iter().enumerate() {
         let next_start = dirty.get(i + 1).map_or(end, |s| s.base_offset());
@@ -131,10 +135,21 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
                 } else if !(batch.is_transactional()
                     && tracker.ongoing.contains(&batch.producer_id()))
                 {
-                    let records = batch.records().map_err(|e| bad(position, e))?;
-                    for r in records {
+                    keyed.clear();
+                    digests.clear();
+                    for r in batch.records().map_err(|e| bad(position, e))? {
                         let r = r.map_err(|e| bad(position, e))?;
-                        if fill.record(r.offset, r.key())? == Fill::Full {
+                        // A record without a key, or before the start, leaves the map as
+                        // it is (`MapFill::record`).
+                        if let Some(k) = r.key().filter(|_| r.offset >= start) {
+                            let d = key_digest(k);
+                            keyed.push((r.offset, d));
+                            digests.push(d);
+                        }
+                    }
+                    fill.touch(&digests);
+                    for (offset, d) in &keyed {
+                        if fill.record_digest(*offset, Some(d))? == Fill::Full {
                             bytes_read += consumed;
                             break 'segments;
                         }
@@ -162,6 +177,7 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
         }
         fill.end_segment(next_start);
     }
+    fill.seal();
     Ok(MapBuild {
         end_offset: fill.end_offset(),
         full: fill.is_full(),

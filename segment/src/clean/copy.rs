@@ -426,7 +426,7 @@ fn should_retain_record(
         result.invalid_messages += 1;
         return false;
     };
-    let latest = rules.map.get(key).is_none_or(|o| r.offset >= o);
+    let latest = rules.map.is_latest(key, r.offset);
     let retain_deletes = match batch.as_v2() {
         Some(v2) => match v2.delete_horizon_ms() {
             None => !rules.sabotage.drop_tombstone_early,

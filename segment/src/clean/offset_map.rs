@@ -11,9 +11,14 @@
 //! [`MapFill`] applies Kafka's stop rule batch by batch.
 //!
 //! Memory is where it differs: Kafka allocates and zeroes `memory` bytes up front for
-//! every clean; this table starts small and doubles as keys arrive, never beyond
-//! `slots` entries of 24 bytes, so it never holds more than Kafka's buffer and a clean
-//! of a few keys costs a few kilobytes ([`OffsetMap::memory_bytes`]).
+//! every clean; a build here ([`build_offset_map`](super::build_offset_map)) allocates
+//! the table once, at the size the keys of its offset range can need (at most one key
+//! an offset, at most `max_entries`), never beyond `slots` entries of 24 bytes, so it
+//! never holds more than Kafka's buffer (nor the old and a new table at once), and a
+//! clean of a few offsets costs a few kilobytes ([`OffsetMap::memory_bytes`]). Out of
+//! the same budget it keeps two bits an offset of the range: which offsets the build put,
+//! and which of those are still their key's latest, so that the copy decides a record
+//! of the dirty section without its key's MD5 or a probe ([`OffsetMap::is_latest`]).
 
 use md5::{Digest, Md5};
 
@@ -125,10 +130,11 @@ const EMPTY: i64 = i64::MIN;
 /// only if their MD5s are equal, as in Kafka (a collision merges them on both sides,
 /// never here alone), and [`MapFill`] applies Kafka's stop rule.
 ///
-/// Memory is where it differs: Kafka allocates and zeroes `memory` bytes up front; this
-/// table starts empty and doubles as keys arrive (past 3/4 full), never beyond `slots`
-/// entries of 24 bytes, so it never holds more than Kafka's buffer and a clean of a few
-/// keys costs a few kilobytes ([`memory_bytes`](Self::memory_bytes)).
+/// Memory is where it differs: Kafka allocates and zeroes `memory` bytes up front; a
+/// build of an offset range sizes the table once for the keys the range can hold (see
+/// the module docs), and a map filled by [`put`](Self::put) alone starts empty and
+/// doubles as keys arrive (past 3/4 full); never beyond `slots` entries of 24 bytes, so
+/// it never holds more than Kafka's buffer ([`memory_bytes`](Self::memory_bytes)).
 pub struct OffsetMap {
     capacity: OffsetMapCapacity,
     table: Vec<Slot>,
@@ -136,6 +142,40 @@ pub struct OffsetMap {
     latest_offset: i64,
     /// The most bytes the table held at once (both tables while it grows).
     peak_bytes: usize,
+    /// The most slots the table may grow to (`slots`, less what [`Dense`] takes).
+    max_len: usize,
+    /// The build's record of which offsets it put and which are their key's latest.
+    dense: Option<Dense>,
+}
+
+/// What a build through [`MapFill`] knows without a lookup: over the offsets
+/// `lo..lo + bits` of its range, which ones it put (a keyed record mapped), and, once
+/// sealed, which of those are still their key's latest offset in the map. The copy asks
+/// [`OffsetMap::is_latest`] for each record of the dirty section; for an offset the build
+/// put, the answer is one bit instead of an MD5 and a probe of the table (the same answer:
+/// the map holds, for the key's MD5, the latest offset put, so a put offset is the latest
+/// exactly when the table's entry for its MD5 is that offset).
+#[derive(Debug)]
+struct Dense {
+    lo: i64,
+    bits: u64,
+    put: Vec<u64>,
+    latest: Vec<u64>,
+    sealed: bool,
+}
+
+impl Dense {
+    fn bytes(&self) -> usize {
+        (self.put.capacity() + self.latest.capacity()) * 8
+    }
+
+    fn index(&self, offset: i64) -> Option<(usize, u64)> {
+        let i = offset.checked_sub(self.lo)?;
+        if i < 0 || i as u64 >= self.bits {
+            return None;
+        }
+        Some(((i as u64 / 64) as usize, 1u64 << (i as u64 % 64)))
+    }
 }
 
 impl std::fmt::Debug for OffsetMap {
@@ -158,6 +198,8 @@ impl OffsetMap {
             entries: 0,
             latest_offset: -1,
             peak_bytes: 0,
+            max_len: capacity.slots as usize,
+            dense: None,
         }
     }
 
@@ -192,10 +234,11 @@ impl OffsetMap {
         f64::from(self.entries) / f64::from(self.capacity.slots.max(1))
     }
 
-    /// The bytes this map's table holds now: at most Kafka's
-    /// [`memory_bytes`](OffsetMapCapacity::memory_bytes), usually far less.
+    /// The bytes this map holds now (its table and a build's bitmaps): at most Kafka's
+    /// [`memory_bytes`](OffsetMapCapacity::memory_bytes), usually less.
     pub fn memory_bytes(&self) -> usize {
         self.table.capacity() * std::mem::size_of::<Slot>()
+            + self.dense.as_ref().map_or(0, Dense::bytes)
     }
 
     /// The most bytes the table held at once since the map was made: while it doubles,
@@ -213,6 +256,134 @@ impl OffsetMap {
         }
         self.entries = 0;
         self.latest_offset = -1;
+        self.dense = None;
+        self.max_len = self.capacity.slots as usize;
+    }
+
+    /// Prepares a build of the offsets `start..end` (at most `end − start` keys): the
+    /// table is allocated once at the size those keys need (3/4 full at most, never more
+    /// than `slots`), so it never grows during the build (no rehash, and never the old
+    /// and the new table at once), and [`Dense`] bitmaps of the range are kept when they
+    /// fit in the memory Kafka would give the map besides the table. Called by
+    /// [`MapFill`] after [`clear`](Self::clear).
+    fn prepare(&mut self, start: i64, end: i64) {
+        let slots = self.capacity.slots as usize;
+        let span = u64::try_from(end.saturating_sub(start)).unwrap_or(0);
+        let keys = span
+            .min(u64::from(self.capacity.max_entries))
+            .min(slots as u64) as usize;
+        // Two bits an offset; at most 2 bytes a slot of Kafka's buffer (8 bits a slot).
+        let words = span.div_ceil(64);
+        let dense_bytes = (words as usize).saturating_mul(16);
+        let with_dense = span > 0
+            && span <= 8 * slots as u64
+            && (self.capacity.memory_bytes as usize).saturating_sub(dense_bytes)
+                / std::mem::size_of::<Slot>()
+                > keys;
+        let budget = if with_dense {
+            (self.capacity.memory_bytes as usize - dense_bytes) / std::mem::size_of::<Slot>()
+        } else {
+            slots
+        };
+        self.max_len = budget.min(slots);
+        let want = (keys.saturating_mul(4) / 3 + 1)
+            .next_power_of_two()
+            .max(INITIAL_SLOTS)
+            .min(self.max_len);
+        if self.table.len() != want {
+            self.table = Vec::new();
+            self.table = vec![
+                Slot {
+                    digest: [0; 16],
+                    offset: EMPTY,
+                };
+                want
+            ];
+        }
+        self.dense = with_dense.then(|| Dense {
+            lo: start,
+            bits: span,
+            put: vec![0; words as usize],
+            latest: vec![0; words as usize],
+            sealed: false,
+        });
+        self.peak_bytes = self.peak_bytes.max(self.memory_bytes());
+    }
+
+    /// Ends a build: marks, among the offsets it put, those that are their key's latest.
+    pub(crate) fn seal(&mut self) {
+        let Some(d) = self.dense.as_mut() else {
+            return;
+        };
+        for s in &self.table {
+            if s.offset == EMPTY {
+                continue;
+            }
+            if let Some((w, bit)) = d.index(s.offset) {
+                if let (Some(p), Some(l)) = (d.put.get(w), d.latest.get_mut(w)) {
+                    if p & bit != 0 {
+                        *l |= bit;
+                    }
+                }
+            }
+        }
+        d.sealed = true;
+    }
+
+    /// Kafka's cleaner test of a record at `offset` with `key`
+    /// (`offset >= map.get(key)`, true for a key the map does not hold): whether the record
+    /// is its key's latest in the map. The same answer as
+    /// `get(key).is_none_or(|o| offset >= o)`, without the MD5 and the lookup for an
+    /// offset the last build put.
+    pub fn is_latest(&self, key: &[u8], offset: i64) -> bool {
+        if let Some(d) = self.dense.as_ref().filter(|d| d.sealed) {
+            if let Some((w, bit)) = d.index(offset) {
+                if d.put.get(w).is_some_and(|p| p & bit != 0) {
+                    return d.latest.get(w).is_some_and(|l| l & bit != 0);
+                }
+            }
+        }
+        self.get(key).is_none_or(|o| offset >= o)
+    }
+
+    /// Reads the home slot of each digest, so that the puts that follow find their slots
+    /// in the cache: the reads are independent, so the processor overlaps their misses.
+    fn touch_homes(&self, digests: &[[u8; 16]]) {
+        let len = self.table.len();
+        if len == 0 {
+            return;
+        }
+        let mut acc = 0i64;
+        for d in digests {
+            if let Some(s) = self.table.get(Self::home(d, len)) {
+                acc ^= s.offset;
+            }
+        }
+        std::hint::black_box(acc);
+    }
+
+    /// A put by the build ([`MapFill`]): also marks the offset as put.
+    fn put_mapped(&mut self, digest: &[u8; 16], offset: i64) -> Result<(), CleanError> {
+        let dense = self.dense.take();
+        let r = self.insert(digest, offset);
+        self.dense = dense;
+        if r.is_ok() {
+            if let Some(d) = self.dense.as_mut() {
+                match d.index(offset) {
+                    Some((w, bit)) => {
+                        if let Some(p) = d.put.get_mut(w) {
+                            *p |= bit;
+                        }
+                    }
+                    // Outside the range: no longer a complete record of the build.
+                    None => {
+                        self.dense = None;
+                        self.max_len = self.capacity.slots as usize;
+                    }
+                }
+            }
+        }
+        r
     }
 
     fn home(digest: &[u8; 16], len: usize) -> usize {
@@ -247,7 +418,7 @@ impl OffsetMap {
 
     /// Makes room for one more key: doubles the table (up to `slots`) past 3/4 full.
     fn reserve_one(&mut self) {
-        let slots = self.capacity.slots as usize;
+        let slots = self.max_len;
         let len = self.table.len();
         let needed = self.entries as usize + 1;
         if len >= slots || (len > 0 && needed * 4 <= len * 3) {
@@ -294,6 +465,13 @@ impl OffsetMap {
     /// # Errors
     /// As [`put`](Self::put).
     pub fn put_digest(&mut self, digest: &[u8; 16], offset: i64) -> Result<(), CleanError> {
+        // A put from outside a build: the build's bitmaps no longer say what the map holds.
+        self.dense = None;
+        self.max_len = self.capacity.slots as usize;
+        self.insert(digest, offset)
+    }
+
+    fn insert(&mut self, digest: &[u8; 16], offset: i64) -> Result<(), CleanError> {
         if self.entries >= self.capacity.slots {
             return Err(CleanError::OffsetMapFull {
                 entries: self.entries,
@@ -371,6 +549,55 @@ impl<'m> MapFill<'m> {
         }
     }
 
+    /// [`new`](Self::new) for a build of the offsets `start..end`: the map's table is
+    /// allocated once for the keys that range can hold, and the map records what the
+    /// build put, for [`OffsetMap::is_latest`] once [`seal`](Self::seal)ed.
+    pub(crate) fn with_range(map: &'m mut OffsetMap, start: i64, end: i64) -> Self {
+        map.clear();
+        map.prepare(start, end);
+        MapFill {
+            map,
+            start,
+            full: false,
+        }
+    }
+
+    /// The end of the build: the map learns which of the offsets it put are their key's
+    /// latest.
+    pub(crate) fn seal(&mut self) {
+        self.map.seal();
+    }
+
+    /// Reads the home slots of `digests` ahead of their puts ([`OffsetMap::touch_homes`]).
+    pub(crate) fn touch(&self, digests: &[[u8; 16]]) {
+        self.map.touch_homes(digests);
+    }
+
+    /// [`record`](Self::record) with the key's [`key_digest`] computed (`None`: no key).
+    ///
+    /// # Errors
+    /// As [`record`](Self::record).
+    pub(crate) fn record_digest(
+        &mut self,
+        offset: i64,
+        digest: Option<&[u8; 16]>,
+    ) -> Result<Fill, CleanError> {
+        if self.full {
+            return Ok(Fill::Full);
+        }
+        if let Some(d) = digest {
+            if offset >= self.start {
+                if self.map.size() < self.map.capacity.max_entries {
+                    self.map.put_mapped(d, offset)?;
+                } else {
+                    self.full = true;
+                    return Ok(Fill::Full);
+                }
+            }
+        }
+        Ok(Fill::Room)
+    }
+
     /// A record of a data batch that is not aborted. A keyed record at or after the
     /// start is put, unless the map already holds `max_entries` keys: then the build is
     /// [`Fill::Full`] (checked before the lookup: a known key stops it too). A record
@@ -385,7 +612,7 @@ impl<'m> MapFill<'m> {
         if let Some(key) = key {
             if offset >= self.start {
                 if self.map.size() < self.map.capacity.max_entries {
-                    self.map.put(key, offset)?;
+                    self.map.put_mapped(&key_digest(key), offset)?;
                 } else {
                     self.full = true;
                     return Ok(Fill::Full);
@@ -419,5 +646,61 @@ impl<'m> MapFill<'m> {
     /// The first offset the clean leaves dirty: the map's latest offset + 1.
     pub fn end_offset(&self) -> i64 {
         self.map.latest_offset() + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build through `with_range` answers `is_latest` as the lookup does, for every
+    /// offset it put, for offsets outside its range and for keys it never saw; a put from
+    /// outside the build drops the bitmaps, and the answers still follow the map.
+    #[test]
+    fn is_latest_answers_as_the_lookup() {
+        let cap = OffsetMapCapacity::new(24 * 1000, 0.9).unwrap();
+        let mut map = OffsetMap::new(cap);
+        let key = |o: i64| format!("k{}", (o * 7919) % 53).into_bytes();
+        let mut fill = MapFill::with_range(&mut map, 10, 400);
+        for o in 10..400 {
+            let d = key_digest(&key(o));
+            assert_eq!(fill.record_digest(o, Some(&d)).unwrap(), Fill::Room);
+            fill.end_batch(o);
+        }
+        fill.seal();
+        assert!(map.dense.as_ref().is_some_and(|d| d.sealed));
+        assert!(map.memory_bytes() <= 24 * 1000);
+        let check = |map: &OffsetMap| {
+            for o in 0..450 {
+                let k = key(o);
+                let want = map.get(&k).is_none_or(|l| o >= l);
+                assert_eq!(map.is_latest(&k, o), want, "offset {o}");
+            }
+            assert!(map.is_latest(b"never", 5));
+        };
+        check(&map);
+        assert_eq!(map.size(), 53);
+        map.put(&key(20), 1000).unwrap();
+        assert!(map.dense.is_none());
+        check(&map);
+        assert!(!map.is_latest(&key(20), 399));
+    }
+
+    /// A range the memory cannot also record keeps the lookups, and a table sized once
+    /// never grows during the build.
+    #[test]
+    fn a_wide_range_keeps_the_lookups_and_the_table_does_not_grow() {
+        let cap = OffsetMapCapacity::new(24 * 100, 0.9).unwrap();
+        let mut map = OffsetMap::new(cap);
+        let mut fill = MapFill::with_range(&mut map, 0, 1 << 40);
+        for o in 0..90 {
+            let d = key_digest(&o.to_string().into_bytes());
+            fill.record_digest(o * 1000, Some(&d)).unwrap();
+        }
+        fill.seal();
+        assert!(map.dense.is_none());
+        assert_eq!(map.peak_memory_bytes(), map.memory_bytes());
+        assert_eq!(map.size(), 90);
+        assert!(map.is_latest(b"5", 5000) && !map.is_latest(b"5", 4999));
     }
 }
