@@ -233,7 +233,9 @@ pub fn filter_window(
             continue;
         }
         let magic = batch.magic();
-        let mut retained = Vec::new();
+        // The header's count, bounded: a corrupt header must not reserve gigabytes.
+        let mut retained =
+            Vec::with_capacity(batch.records_count().unwrap_or(0).clamp(0, 1024) as usize);
         let mut all_kept = true;
         let mut contains_tombstones = false;
         let mut max_offset = -1i64;

@@ -110,6 +110,128 @@ pub fn key_digest(key: &[u8]) -> [u8; 16] {
     Md5::digest(key).into()
 }
 
+/// MD5's per-step constants (RFC 1321: `⌊|sin(i + 1)| × 2³²⌋`).
+const MD5_K: [u32; 64] = [
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+];
+
+/// MD5's rotations, by round and step within the round's group of four.
+const MD5_S: [[u32; 4]; 4] = [
+    [7, 12, 17, 22],
+    [5, 9, 14, 20],
+    [4, 11, 16, 23],
+    [6, 10, 15, 21],
+];
+
+/// Lanes of [`md5_lanes`].
+const LANES: usize = 4;
+
+/// The longest key MD5 pads into one 64-byte block.
+const ONE_BLOCK_KEY: usize = 55;
+
+/// The MD5 of `LANES` keys of at most [`ONE_BLOCK_KEY`] bytes at once: the same
+/// arithmetic as [`key_digest`], lane by lane, so the processor runs the four
+/// independent chains side by side (one MD5 is a chain of 64 dependent steps).
+fn md5_lanes(keys: [&[u8]; LANES]) -> [[u8; 16]; LANES] {
+    // The padded block of each lane, as words: m[word][lane].
+    let mut m = [[0u32; LANES]; 16];
+    for (lane, key) in keys.iter().enumerate() {
+        let mut block = [0u8; 64];
+        let n = key.len().min(ONE_BLOCK_KEY);
+        block[..n].copy_from_slice(&key[..n]);
+        block[n] = 0x80;
+        block[56..].copy_from_slice(&((n as u64) * 8).to_le_bytes());
+        for (w, chunk) in block.chunks_exact(4).enumerate() {
+            m[w][lane] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        }
+    }
+    let init = [0x6745_2301u32, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
+    let (mut a, mut b, mut c, mut d) = (
+        [init[0]; LANES],
+        [init[1]; LANES],
+        [init[2]; LANES],
+        [init[3]; LANES],
+    );
+    // One loop a round, so that each step's function is fixed and the four lanes of a
+    // step are one vector operation.
+    macro_rules! round {
+        ($round:expr, $g:expr, $f:expr) => {
+            for i in 16 * $round..16 * $round + 16 {
+                let g: usize = $g(i);
+                let s = MD5_S[$round][i % 4];
+                let k = MD5_K[i];
+                let mg = m[g];
+                let mut t = [0u32; LANES];
+                for l in 0..LANES {
+                    t[l] = $f(b[l], c[l], d[l])
+                        .wrapping_add(a[l])
+                        .wrapping_add(k)
+                        .wrapping_add(mg[l]);
+                }
+                a = d;
+                d = c;
+                c = b;
+                for l in 0..LANES {
+                    b[l] = b[l].wrapping_add(t[l].rotate_left(s));
+                }
+            }
+        };
+    }
+    round!(0, |i| i, |b: u32, c: u32, d: u32| (b & c) | (!b & d));
+    round!(1, |i| (5 * i + 1) % 16, |b: u32, c: u32, d: u32| (d & b)
+        | (!d & c));
+    round!(2, |i| (3 * i + 5) % 16, |b: u32, c: u32, d: u32| b ^ c ^ d);
+    round!(3, |i| (7 * i) % 16, |b: u32, c: u32, d: u32| c ^ (b | !d));
+    let mut out = [[0u8; 16]; LANES];
+    for (l, o) in out.iter_mut().enumerate() {
+        for (j, v) in [a[l], b[l], c[l], d[l]].iter().enumerate() {
+            let v = v.wrapping_add(init[j]);
+            o[4 * j..4 * j + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The [`key_digest`] of each key, appended to `out` in order: keys of at most 55 bytes
+/// four at a time ([`md5_lanes`]), others one by one.
+pub(crate) fn key_digests_into(keys: &[&[u8]], out: &mut Vec<[u8; 16]>) {
+    let start = out.len();
+    out.resize(start + keys.len(), [0; 16]);
+    let mut short: [(usize, &[u8]); LANES] = [(0, &[]); LANES];
+    let mut n = 0;
+    for (i, k) in keys.iter().enumerate() {
+        if k.len() > ONE_BLOCK_KEY {
+            if let Some(o) = out.get_mut(start + i) {
+                *o = key_digest(k);
+            }
+            continue;
+        }
+        short[n] = (i, k);
+        n += 1;
+        if n == LANES {
+            let d = md5_lanes(short.map(|(_, k)| k));
+            for (l, (j, _)) in short.iter().enumerate() {
+                if let Some(o) = out.get_mut(start + j) {
+                    *o = d[l];
+                }
+            }
+            n = 0;
+        }
+    }
+    for &(j, k) in &short[..n] {
+        if let Some(o) = out.get_mut(start + j) {
+            *o = key_digest(k);
+        }
+    }
+}
+
 /// A slot: a key's MD5 and its latest offset; [`EMPTY`] marks a free slot.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -684,6 +806,32 @@ mod tests {
         assert!(map.dense.is_none());
         check(&map);
         assert!(!map.is_latest(&key(20), 399));
+    }
+
+    /// The four-lane MD5 is MD5: every key length up to past one block, against the
+    /// `md-5` crate, in every lane position.
+    #[test]
+    fn lane_digests_are_md5() {
+        let keys: Vec<Vec<u8>> = (0..130u32)
+            .map(|n| (0..n).map(|i| (i * 31 + n) as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for skip in 0..4 {
+            let mut out = vec![[9u8; 16]];
+            key_digests_into(&refs[skip..], &mut out);
+            assert_eq!(out.len(), 1 + refs.len() - skip);
+            assert_eq!(out[0], [9u8; 16]);
+            for (k, d) in refs[skip..].iter().zip(&out[1..]) {
+                assert_eq!(*d, key_digest(k), "key of {} bytes", k.len());
+            }
+        }
+        assert_eq!(
+            key_digest(b""),
+            [
+                0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04, 0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8,
+                0x42, 0x7e
+            ]
+        );
     }
 
     /// A range the memory cannot also record keeps the lookups, and a table sized once
