@@ -2,13 +2,15 @@
 //! segment by segment, fed to [`MapFill`] with the transaction bookkeeping of Kafka's
 //! `CleanedTransactionMetadata` (`docs/kafka-behaviour.md#cleaner-offset-map`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use index_txn::AbortedTxn;
 
 use crate::record::{batches_from, ControlRecordType};
 
-use super::{CleanError, CleanerSource, Fill, MapFill, OffsetMap};
+use super::offset_map::key_digests_into;
+use super::{key_digest, CleanError, CleanerSource, Fill, MapFill, OffsetMap};
 
 /// What [`build_offset_map`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +93,12 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
         log.cleaner_aborted_txns(start, end)?
     };
     let mut tracker = AbortTracker::new(aborted);
-    let mut fill = MapFill::new(map, start);
+    let mut fill = MapFill::with_range(map, start, end);
+    // A data batch's keyed records from `start`: their offsets, keys and MD5s, digested
+    // before their puts (four at a time) so that the table reads of a batch overlap.
+    let mut keyed: Vec<i64> = Vec::new();
+    let mut digests: Vec<[u8; 16]> = Vec::new();
+    let (mut owned, mut owned_at): (Vec<Vec<u8>>, Vec<usize>) = (Vec::new(), Vec::new());
     let (mut batches_read, mut bytes_read) = (0u64, 0u64);
     'segments: for (i, seg) in dirty.iter().enumerate() {
         let next_start = dirty.get(i + 1).map_or(end, |s| s.base_offset());
@@ -113,6 +120,7 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
         while position < size {
             let len = window.min(size - position);
             let chunk = file.read(position, len)?;
+            let mut keys: Vec<&[u8]> = Vec::with_capacity(64);
             let mut consumed = 0u64;
             for batch in batches_from(&chunk, 0) {
                 let batch = batch.map_err(|e| bad(position, e))?;
@@ -131,10 +139,36 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
                 } else if !(batch.is_transactional()
                     && tracker.ongoing.contains(&batch.producer_id()))
                 {
-                    let records = batch.records().map_err(|e| bad(position, e))?;
-                    for r in records {
+                    keyed.clear();
+                    keys.clear();
+                    digests.clear();
+                    for r in batch.records().map_err(|e| bad(position, e))? {
                         let r = r.map_err(|e| bad(position, e))?;
-                        if fill.record(r.offset, r.key())? == Fill::Full {
+                        // A record without a key, or before the start, leaves the map as
+                        // it is (`MapFill::record`).
+                        if r.offset >= start {
+                            if let Some(Cow::Borrowed(k)) = r.key {
+                                keyed.push(r.offset);
+                                keys.push(k);
+                            } else if let Some(k) = r.key() {
+                                // An owned key (not from an uncompressed batch): digested
+                                // here, in order.
+                                keyed.push(r.offset);
+                                owned.push(k.to_vec());
+                                keys.push(&[]);
+                                owned_at.push(keys.len() - 1);
+                            }
+                        }
+                    }
+                    key_digests_into(&keys, &mut digests);
+                    for (i, k) in owned_at.drain(..).zip(owned.drain(..)) {
+                        if let Some(d) = digests.get_mut(i) {
+                            *d = key_digest(&k);
+                        }
+                    }
+                    fill.touch(&digests);
+                    for (offset, d) in keyed.iter().zip(&digests) {
+                        if fill.record_digest(*offset, Some(d))? == Fill::Full {
                             bytes_read += consumed;
                             break 'segments;
                         }
@@ -162,6 +196,7 @@ pub fn build_offset_map<L: CleanerSource + ?Sized>(
         }
         fill.end_segment(next_start);
     }
+    fill.seal();
     Ok(MapBuild {
         end_offset: fill.end_offset(),
         full: fill.is_full(),

@@ -235,7 +235,9 @@ pub fn filter_window(
             continue;
         }
         let magic = batch.magic();
-        let mut retained = Vec::new();
+        // The header's count, bounded: a corrupt header must not reserve gigabytes.
+        let mut retained =
+            Vec::with_capacity(batch.records_count().unwrap_or(0).clamp(0, 1024) as usize);
         let mut all_kept = true;
         let mut contains_tombstones = false;
         let mut max_offset = -1i64;
@@ -435,7 +437,7 @@ fn should_retain_record(
         result.invalid_messages += 1;
         return false;
     };
-    let latest = rules.map.get(key).is_none_or(|o| r.offset >= o);
+    let latest = rules.map.is_latest(key, r.offset);
     let retain_deletes = match batch.as_v2() {
         Some(v2) => match v2.delete_horizon_ms() {
             None => !rules.sabotage.drop_tombstone_early,

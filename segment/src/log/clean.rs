@@ -48,6 +48,13 @@ pub struct CleanerStats {
     pub segments_cleaned: u64,
     /// Cleaned segments written (one per group).
     pub segments_written: u64,
+    /// Bytes the offset map's table held at the end of the clean
+    /// ([`OffsetMap::memory_bytes`]; Kafka's map holds `log.cleaner.dedupe.buffer.size`
+    /// divided among the threads, whatever the key count).
+    pub offset_map_bytes: u64,
+    /// The most bytes the offset map's tables held at once during the clean
+    /// ([`OffsetMap::peak_memory_bytes`]: the old and the new table while it grows).
+    pub offset_map_peak_bytes: u64,
 }
 
 /// How one clean is driven (crate-internal): [`Log::clean`] reads and writes the
@@ -331,6 +338,8 @@ impl Log<KafkaBatchFormat> {
             self.clean_segments(&group, &rules, &mut stats, &mut txns, &mut planned)?;
         }
         stats.buffer_utilization = map.utilization();
+        stats.offset_map_bytes = map.memory_bytes() as u64;
+        stats.offset_map_peak_bytes = map.peak_memory_bytes() as u64;
         let _g = self.lock.lock();
         self.check_online()?;
         checkpoint(end_offset)?;

@@ -13,7 +13,7 @@ use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 use super::batch::{Attributes, RawBatchHeader};
 use super::compression::{compress, CompressionType};
 use super::control::{ControlRecordType, EndTransactionMarker};
-use super::varint::{put_varint, put_varlong, varint_len};
+use super::varint::{put_varint, put_varlong, varint_len, varlong_len};
 use super::{
     RecordError, CRC_OFFSET, LOG_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD,
@@ -277,7 +277,14 @@ impl BatchBuilder {
         let base_timestamp = self.delete_horizon.unwrap_or(first.timestamp);
         let mut max_timestamp = NO_TIMESTAMP;
         let mut prev: Option<i64> = None;
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(
+            self.records
+                .iter()
+                .map(|r| {
+                    16 + r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len)
+                })
+                .sum(),
+        );
         let mut last_delta = 0i32;
         for (i, r) in self.records.iter().enumerate() {
             if let Some(p) = prev {
@@ -441,22 +448,41 @@ fn encode_record(
     base_timestamp: i64,
     index: usize,
 ) -> Result<(), RecordError> {
-    let mut body = Vec::new();
-    body.push(0u8); // attributes, unused
-    put_varlong(&mut body, r.timestamp.wrapping_sub(base_timestamp));
-    put_varint(&mut body, offset_delta);
-    put_nullable(&mut body, r.key.as_deref(), "key", index)?;
-    put_nullable(&mut body, r.value.as_deref(), "value", index)?;
-    put_varint(&mut body, len_i32(r.headers.len(), "header count", index)?);
+    // The record's length first (it precedes the record), so that the record is written
+    // straight into `out`.
+    let nullable_len = |b: Option<&[u8]>, what: &str| -> Result<usize, RecordError> {
+        match b {
+            None => Ok(1),
+            Some(b) => Ok(varint_len(len_i32(b.len(), what, index)?) + b.len()),
+        }
+    };
+    let timestamp_delta = r.timestamp.wrapping_sub(base_timestamp);
+    let header_count = len_i32(r.headers.len(), "header count", index)?;
+    let mut len = 1
+        + varlong_len(timestamp_delta)
+        + varint_len(offset_delta)
+        + nullable_len(r.key.as_deref(), "key")?
+        + nullable_len(r.value.as_deref(), "value")?
+        + varint_len(header_count);
     for (k, v) in &r.headers {
-        put_varint(&mut body, len_i32(k.len(), "header key", index)?);
-        body.extend_from_slice(k);
-        put_nullable(&mut body, v.as_deref(), "header value", index)?;
+        len += varint_len(len_i32(k.len(), "header key", index)?)
+            + k.len()
+            + nullable_len(v.as_deref(), "header value")?;
     }
-    let len = len_i32(body.len(), "record", index)?;
-    out.reserve(varint_len(len) + body.len());
+    let len = len_i32(len, "record", index)?;
+    out.reserve(varint_len(len) + len as usize);
     put_varint(out, len);
-    out.extend_from_slice(&body);
+    out.push(0u8); // attributes, unused
+    put_varlong(out, timestamp_delta);
+    put_varint(out, offset_delta);
+    put_nullable(out, r.key.as_deref(), "key", index)?;
+    put_nullable(out, r.value.as_deref(), "value", index)?;
+    put_varint(out, header_count);
+    for (k, v) in &r.headers {
+        put_varint(out, len_i32(k.len(), "header key", index)?);
+        out.extend_from_slice(k);
+        put_nullable(out, v.as_deref(), "header value", index)?;
+    }
     Ok(())
 }
 

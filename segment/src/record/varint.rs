@@ -149,6 +149,13 @@ pub(crate) fn varint_len(v: i32) -> usize {
     bits.max(1).div_ceil(7)
 }
 
+/// Number of bytes [`put_varlong`] writes for `v`.
+pub(crate) fn varlong_len(v: i64) -> usize {
+    let raw = ((v << 1) ^ (v >> 63)) as u64;
+    let bits = 64 - raw.leading_zeros() as usize;
+    bits.max(1).div_ceil(7)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,7 @@ mod k7_cleaner;
 mod ours;
 mod recovery_time;
 pub mod vs;
+mod vs_clean;
 mod vs_dump;
 
 use std::path::{Path, PathBuf};

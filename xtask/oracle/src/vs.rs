@@ -37,7 +37,7 @@ use std::time::Instant;
 use super::broker::{self, Proc};
 
 const USAGE: &str = "\
-usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--rounds N] [--seed N]
+usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clean] [--rounds N] [--seed N]
                             [--no-pin] [--keep] [--sabotage NAME]
 
   Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (in a JVM) and ours (index-offset,
@@ -59,8 +59,14 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--
                    __consumer_offsets with --offsets-decoder, __cluster_metadata with
                    --cluster-metadata-decoder; time net of start-up and peak RSS; and
                    dump-log doctor, default and --deep, on a log directory of many small
-                   partitions)
-  --rounds N       timed rounds (default 5, --quick 3; dump: default 3, --quick 2)
+                   partitions),
+                   clean (Log::clean against Cleaner.doClean, in-process, on copies of
+                   two compacted logs: 1 GiB of 5 M records with 30% updates, and 1 GiB
+                   of 100-byte records over 1 M keys; --quick: 64 MiB each; the cleaned
+                   files compared byte for byte; peak RSS, offset-map bytes, and the
+                   physical limit: read + CRC-32C + write of the same bytes)
+  --rounds N       timed rounds (default 5, --quick 3; dump: default 3, --quick 2;
+                   clean: 3 after one warm-up)
   --seed N         the seed of the inputs (default 1)
   --no-pin         do not pin both sides to one core with taskset
   --keep           keep the scratch directory (tmpfs) for inspection
@@ -70,7 +76,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump] [--
                    append leaves out the last batch), translate-early (our
                    translate_offset answers the batch before), ceiling-write-drop (our
                    write(2) ceilings leave out the last batch), dump-lost-line (our
-                   dump-log's output loses its 1000th record line); `all` runs each
+                   dump-log's output loses its 1000th record line), clean-flip-byte
+                   (one byte of our cleaned segment flipped); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
@@ -107,6 +114,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "dump",
         "our dump-log's standard output loses its 1000th record line in the check run",
     ),
+    (
+        "clean-flip-byte",
+        "clean",
+        "one byte of our cleaned segment's .log is flipped after the clean",
+    ),
 ];
 
 /// Kafka's default `segment.index.bytes`.
@@ -120,6 +132,9 @@ struct Options {
     appends: bool,
     segments: bool,
     dump: bool,
+    clean: bool,
+    /// The clean rows' sizes (`rounds` is set from `rounds` when given).
+    clean_opts: super::vs_clean::CleanOpts,
     /// The dump rows' sizes (`rounds` is set from `rounds` when given).
     dump_opts: super::vs_dump::DumpOpts,
     /// Bytes of batches a segment append writes.
@@ -143,6 +158,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         appends: true,
         segments: true,
         dump: true,
+        clean: true,
+        clean_opts: super::vs_clean::CleanOpts {
+            bytes: 1 << 30,
+            rounds: 3,
+            warmups: 1,
+            seed: 1,
+            map_bytes: super::vs_clean::DEDUPE_BUFFER_BYTES,
+            flip_byte: false,
+        },
         dump_opts: super::vs_dump::DumpOpts {
             data_bytes: 1 << 30,
             internal_bytes: 128 << 20,
@@ -176,6 +200,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.dump_opts.partitions = 500;
                 o.dump_opts.rounds = 2;
                 o.dump_opts.startup_runs = 2;
+                o.clean_opts.bytes = 64 << 20;
             }
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
@@ -183,15 +208,17 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.appends = false;
                 o.segments = false;
                 o.dump = false;
+                o.clean = false;
                 for g in v.split(',') {
                     match g {
                         "lookups" => o.lookups = true,
                         "appends" => o.appends = true,
                         "segments" => o.segments = true,
                         "dump" => o.dump = true,
+                        "clean" => o.clean = true,
                         other => {
                             return Err(format!(
-                                "--only: no group `{other}` (there are: lookups, appends, segments, dump)"
+                                "--only: no group `{other}` (there are: lookups, appends, segments, dump, clean)"
                             ))
                         }
                     }
@@ -241,24 +268,27 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     if let Some(r) = rounds {
         o.rounds = r;
         o.dump_opts.rounds = r;
+        o.clean_opts.rounds = r;
     }
+    o.clean_opts.seed = o.seed;
+    o.clean_opts.flip_byte = o.sabotage == Some("clean-flip-byte");
     o.dump_opts.seed = o.seed;
     o.dump_opts.lose_line = o.sabotage == Some("dump-lost-line");
     Ok(Some(o))
 }
 
 /// One side's server: a child speaking the line protocol.
-struct Server {
-    name: &'static str,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+pub(crate) struct Server {
+    pub(crate) name: &'static str,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: BufReader<ChildStdout>,
     /// The JVM (its group is killed on drop) or our process (killed on drop).
-    _jvm: Option<Proc>,
-    ours: Option<Child>,
+    pub(crate) _jvm: Option<Proc>,
+    pub(crate) ours: Option<Child>,
 }
 
 impl Server {
-    fn pipes(
+    pub(crate) fn pipes(
         name: &'static str,
         child: &mut Child,
     ) -> Result<(ChildStdin, BufReader<ChildStdout>), String> {
@@ -268,7 +298,7 @@ impl Server {
     }
 
     /// Sends one command; returns the words of an `ok` reply.
-    fn call(&mut self, cmd: &str) -> Result<Vec<String>, String> {
+    pub(crate) fn call(&mut self, cmd: &str) -> Result<Vec<String>, String> {
         writeln!(self.stdin, "{cmd}")
             .and_then(|()| self.stdin.flush())
             .map_err(|e| format!("{}: cannot send `{cmd}`: {e}", self.name))?;
@@ -297,7 +327,7 @@ impl Server {
         Ok((ns, w.get(1).cloned().unwrap_or_default()))
     }
 
-    fn quit(mut self) {
+    pub(crate) fn quit(mut self) {
         let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());
         if let Some(mut p) = self._jvm.take() {
             let _ = p.wait(std::time::Duration::from_secs(10));
@@ -738,6 +768,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 findings = f;
             });
     }
+    let mut clean_rows = Vec::new();
+    if opts.clean && result.is_ok() {
+        result = super::vs_clean::run(
+            &jvm,
+            &ours_bin,
+            &dir,
+            &prefix,
+            &opts.clean_opts,
+            &mut findings,
+        )
+        .map(|r| clean_rows = r);
+    }
     let mut dump_rows = Vec::new();
     if opts.dump && result.is_ok() {
         let dump_log = super::target_dir().join("release/dump-log");
@@ -786,6 +828,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         println!();
     }
+    if !clean_rows.is_empty() {
+        println!(
+            "\nvs-kafka clean: ours (Log::clean) / Kafka 4.4.0 (Cleaner.doClean), in-process time of one clean of \
+             the whole dirty section (median of {} interleaved rounds after {} warm-up; < 1: we are faster), \
+             the same {} MiB dedupe buffer; peak RSS of each process; {pinned}\n",
+            opts.clean_opts.rounds,
+            opts.clean_opts.warmups,
+            opts.clean_opts.map_bytes >> 20
+        );
+        for r in &clean_rows {
+            println!("{r}");
+        }
+        println!();
+    }
     for f in findings.iter().take(20) {
         println!("{f}");
     }
@@ -793,7 +849,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("... and {} more", findings.len() - 20);
     }
     if findings.is_empty() {
-        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte; dump: standard output line by line, then its byte count on every run)");
+        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte; dump: standard output line by line, then its byte count on every run; clean: every cleaned segment file, byte for byte, and the clean's counts)");
         Ok(())
     } else {
         println!("answers: {} mismatch(es)", findings.len());

@@ -53,11 +53,23 @@
 //!                          with CRATE (crc32c, crc-fast, crc) -> ok NANOS HASH
 //! ceil-fetch SRC LOG TID   one pread of the 12-byte header of each target's batch in LOG
 //!                          (found untimed from SRC) -> ok NANOS HASH1:HASH2 (as seg-translate)
+//! gen-clean SEED DIR KIND BYTES   write a compacted partition directory DIR (KIND
+//!                          updates|small, a dirty first segment of about BYTES and one
+//!                          batch in the active segment; [`clean::generate_clean_input`])
+//!                          -> ok RECORDS DISTINCT_KEYS LOG_END_OFFSET DIRTY_BYTES
+//! clean DIR LEO NOW MAP_BYTES SABOTAGE   one `Log::clean` of DIR (high watermark LEO,
+//!                          time NOW, a dedupe buffer of MAP_BYTES), timed
+//!                          ([`clean::clean_once`]) -> ok NANOS END_OFFSET MESSAGES_READ
+//!                          BYTES_READ MESSAGES_WRITTEN BYTES_WRITTEN MAP_BYTES MAP_PEAK_BYTES
+//! ceil-clean DIR OUT RETAINED  the physical limit of that clean ([`clean::ceiling`])
+//!                          -> ok NANOS BYTES_READ BATCHES
 //! quit
 //! ```
 //!
 //! `HASH` is [`fold`] over every answer's two fields, the same arithmetic as the Java
 //! side's (64-bit wrapping), so equal hashes mean equal answers to every lookup.
+
+pub mod clean;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -1079,6 +1091,43 @@ fn command(
         "seg-open-all" => {
             let (ns, h) = open_segments(Path::new(arg(w, 1)?), num(w, 2)?, num(w, 3)?)?;
             Ok(format!("{ns} {h}"))
+        }
+        "gen-clean" => {
+            let i = clean::generate_clean_input(
+                num(w, 1)?,
+                Path::new(arg(w, 2)?),
+                arg(w, 3)?,
+                num(w, 4)?,
+            )?;
+            Ok(format!(
+                "{} {} {} {}",
+                i.records, i.distinct_keys, i.log_end_offset, i.dirty_bytes
+            ))
+        }
+        "clean" => {
+            let r = clean::clean_once(
+                Path::new(arg(w, 1)?),
+                num(w, 2)?,
+                num(w, 3)?,
+                num(w, 4)?,
+                arg(w, 5)? == "1",
+            )?;
+            Ok(format!(
+                "{} {} {} {} {} {} {} {}",
+                r.nanos,
+                r.end_offset,
+                r.messages_read,
+                r.bytes_read,
+                r.messages_written,
+                r.bytes_written,
+                r.map_bytes,
+                r.map_peak_bytes
+            ))
+        }
+        "ceil-clean" => {
+            let (ns, read, batches) =
+                clean::ceiling(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), num(w, 3)?)?;
+            Ok(format!("{ns} {read} {batches}"))
         }
         c => Err(format!("unknown command {c}")),
     }
