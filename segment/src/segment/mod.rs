@@ -105,6 +105,13 @@ impl SegmentOptions {
 
     /// The suffixes of the offset, time and transaction index files, in place of
     /// [`suffix`](Self::suffix)'s for them.
+    #[cfg_attr(
+        not(feature = "dump"),
+        expect(
+            dead_code,
+            reason = "only the doctor (feature `dump`) names index files apart"
+        )
+    )]
     pub(crate) fn index_suffixes(mut self, offset: &str, time: &str, txn: &str) -> Self {
         self.index_suffixes = Some([offset.into(), time.into(), txn.into()]);
         self

@@ -976,6 +976,11 @@ impl CeilState {
                     ceiling_fetch_header(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), t)?;
                 Ok(format!("{ns} {h}"))
             }
+            "ceil-clean" => {
+                let (ns, read, batches) =
+                    clean::ceiling(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), num(w, 3)?)?;
+                Ok(format!("{ns} {read} {batches}"))
+            }
             c => Err(format!("unknown command {c}")),
         }
     }
@@ -1123,11 +1128,6 @@ fn command(
                 r.map_bytes,
                 r.map_peak_bytes
             ))
-        }
-        "ceil-clean" => {
-            let (ns, read, batches) =
-                clean::ceiling(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), num(w, 3)?)?;
-            Ok(format!("{ns} {read} {batches}"))
         }
         c => Err(format!("unknown command {c}")),
     }
