@@ -47,7 +47,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
   --quick          64 Ki lookups a run, a 64 MiB segment, 3 rounds, 1 warm-up (seconds);
                    default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups; dump:
                    64 MiB and 16 MiB inputs, 500 partitions (default 1 GiB, 128 MiB, 5,000)
-  --only G,..      lookups (offset and time index, hot tail and uniform, every strategy),
+  --only G,..      lookups (offset and time index, hot tail, uniform, lagging and mixed, every
+                   strategy),
                    appends (per-call append and our appender(), a full 10 MiB index),
                    segments (LogSegment append of 16 KiB batches, recover, translateOffset,
                    open + sanityCheck of 500 segments; with the machine's ceilings on the
@@ -1010,7 +1011,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 "open {kind} {kind} {} 0 {INDEX_BYTES} kafka",
                 path.display()
             ))?;
-            for workload in ["hot", "uniform"] {
+            for workload in vs_kafka_ours::WORKLOADS {
                 let tfile = dir.join(format!("{kind}-{workload}.targets"));
                 let tid = format!("{kind}-{workload}");
                 b.ours.call(&format!("targets {tid} {}", tfile.display()))?;
@@ -1036,10 +1037,11 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 });
                 let name = format!(
                     "{kind} lookup, {}",
-                    if workload == "hot" {
-                        "hot tail"
-                    } else {
-                        "uniform"
+                    match workload {
+                        "hot" => "hot tail",
+                        "lagging" => "lagging",
+                        "mixed" => "mixed",
+                        _ => "uniform",
                     }
                 );
                 b.group(&name, &cs, b.opts.targets, &[], None)?;

@@ -8,8 +8,9 @@
 //! ```text
 //! gen SEED DIR TARGETS BYTES   write DIR/offset.index (a full offset index of BYTES,
 //!                          10 MiB in a run), DIR/time.timeindex (a full time index, trimmed) and
-//!                          DIR/{offset,time}-{hot,uniform}.targets (TARGETS big-endian
-//!                          i64 each) -> ok OFFSET_ENTRIES TIME_ENTRIES
+//!                          DIR/{offset,time}-{hot,uniform,lagging,mixed}.targets
+//!                          (TARGETS big-endian i64 each; [`WORKLOADS`])
+//!                          -> ok OFFSET_ENTRIES TIME_ENTRIES
 //! open ID KIND PATH BASE MAX STRATEGY   open an index (KIND offset|time) the way a
 //!                          segment does (writable, MAX bytes), with a named strategy or
 //!                          `default` (no strategy set: whatever the default is)
@@ -90,6 +91,14 @@ pub const T0: i64 = 1_700_000_000_000;
 
 /// Bytes at the tail of an index that the hot-tail targets fall in (Kafka's warm section).
 pub const HOT_BYTES: usize = 8192;
+
+/// How far behind the tail, in index bytes, the lagging targets fall: from twice the warm
+/// section to 64 times it (16 KiB to 512 KiB of index: 2,048 to 65,536 offset entries,
+/// that is 8 to 256 MiB of log behind at one entry per 4 KiB).
+pub const LAG_BYTES: (usize, usize) = (2 * HOT_BYTES, 64 * HOT_BYTES);
+
+/// The lookup workloads of the lookup rows, each a targets file `{offset,time}-NAME.targets`.
+pub const WORKLOADS: [&str; 4] = ["hot", "uniform", "lagging", "mixed"];
 
 /// The FNV-1a offset basis: the start of every hash.
 pub const FOLD_START: u64 = 0xcbf2_9ce4_8422_2325;
@@ -209,8 +218,29 @@ pub fn generate(
         let uniform: Vec<i64> = (0..targets)
             .map(|_| rng.range(keys[0] - 64, last + 64))
             .collect();
-        write_targets(&dir.join(format!("{kind}-hot.targets")), &hot)?;
-        write_targets(&dir.join(format!("{kind}-uniform.targets")), &uniform)?;
+        // A lagging consumer: between LAG_BYTES.0 and LAG_BYTES.1 of index behind the
+        // tail (past Kafka's warm section, so Kafka's lookups search the cold part).
+        let (near, far) = (LAG_BYTES.0 / size, LAG_BYTES.1 / size);
+        let lag_from = keys[n - 1 - far.min(n - 1)];
+        let lag_to = keys[n - 1 - near.min(n - 1)];
+        let lagging: Vec<i64> = (0..targets).map(|_| rng.range(lag_from, lag_to)).collect();
+        // Mixed: each lookup drawn from the three above, 80 % hot tail, 10 % lagging and
+        // 10 % uniform (the bench harness's `Workload::Mixed`).
+        let mixed: Vec<i64> = (0..targets)
+            .map(|i| match rng.range(0, 10) {
+                0 => lagging[i],
+                1 => uniform[i],
+                _ => hot[i],
+            })
+            .collect();
+        for (name, t) in [
+            ("hot", &hot),
+            ("uniform", &uniform),
+            ("lagging", &lagging),
+            ("mixed", &mixed),
+        ] {
+            write_targets(&dir.join(format!("{kind}-{name}.targets")), t)?;
+        }
     }
     Ok((offsets.len(), stamps.len()))
 }
@@ -1186,7 +1216,7 @@ mod tests {
                         .collect(),
                 };
             let empty = if kind == "offset" { (0, 0) } else { (-1, 0) };
-            for workload in ["hot", "uniform"] {
+            for workload in WORKLOADS {
                 let targets =
                     read_targets(&dir.path().join(format!("{kind}-{workload}.targets"))).unwrap();
                 assert_eq!(targets.len(), 4000);
