@@ -88,6 +88,18 @@ fn quiet() -> CleanerConfig {
     }
 }
 
+/// Registers `log` as `tp`, compacted with the default compaction settings.
+fn register(cleaner: &Cleaner, tp: &TopicPartition, log: &Arc<Log>) {
+    cleaner
+        .register(
+            tp.clone(),
+            log.clone(),
+            CompactionConfig::default(),
+            CleanupPolicy::Compact,
+        )
+        .unwrap();
+}
+
 fn checkpoint(dir: &Path, tp: &TopicPartition) -> Option<i64> {
     read_cleaner_checkpoint(&RealFs, dir)
         .unwrap()
@@ -105,22 +117,8 @@ fn the_filthiest_log_is_cleaned_first_and_the_checkpoint_is_shared() {
     fill(&b, 60);
     let cleaner = Cleaner::new(quiet()).unwrap();
     let (ta, tb) = (TopicPartition::new("a", 0), TopicPartition::new("b", 0));
-    cleaner
-        .register(
-            ta.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
-    cleaner
-        .register(
-            tb.clone(),
-            b.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &ta, &a);
+    register(&cleaner, &tb, &b);
     // Both cleaned once, then `a` made dirty by a little and `b` by a lot: both above
     // 0.5, `b` filthier though registered second.
     a.clean(&quiet_one(), &CompactionConfig::default(), NOW)
@@ -161,14 +159,7 @@ fn a_paused_partition_is_not_cleaned_until_resumed() {
     fill(&a, 30);
     let cleaner = Cleaner::new(quiet()).unwrap();
     let ta = TopicPartition::new("a", 0);
-    cleaner
-        .register(
-            ta.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &ta, &a);
     cleaner.abort_and_pause(&ta).unwrap();
     cleaner.abort_and_pause(&ta).unwrap();
     assert_eq!(cleaner.state(&ta), Some(LogCleaningState::Paused(2)));
@@ -190,14 +181,7 @@ fn truncation_through_the_cleaner_lowers_the_checkpoint() {
     fill(&a, 30);
     let cleaner = Cleaner::new(quiet()).unwrap();
     let ta = TopicPartition::new("a", 0);
-    cleaner
-        .register(
-            ta.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &ta, &a);
     assert!(cleaner.run_once());
     let end = a.log_end_offset();
     assert_eq!(checkpoint(dir.path(), &ta), Some(end));
@@ -289,22 +273,8 @@ fn a_failing_clean_marks_its_partition_uncleanable_and_the_others_go_on() {
         TopicPartition::new("bad", 0),
         TopicPartition::new("good", 0),
     );
-    cleaner
-        .register(
-            tbad.clone(),
-            bad.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
-    cleaner
-        .register(
-            tgood.clone(),
-            good.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &tbad, &bad);
+    register(&cleaner, &tgood, &good);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while cleaner.uncleanable().is_empty() || cleaner.last_stats(&tgood).is_none() {
         assert!(
@@ -622,14 +592,7 @@ fn the_io_throttle_slows_a_clean_to_its_rate() {
     // clean done sooner (a fast machine) would never be slowed. Let the first period pass.
     std::thread::sleep(std::time::Duration::from_millis(400));
     let tp = TopicPartition::new("a", 0);
-    cleaner
-        .register(
-            tp.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &tp, &a);
     assert!(cleaner.run_once());
     let took = start.elapsed();
     let stats = cleaner.last_stats(&tp).unwrap();
@@ -674,14 +637,7 @@ fn abort_and_pause_stops_a_running_clean_without_its_checkpoint() {
     // build's 3 MB make the clean sleep about 1.5 s before it copies anything.
     std::thread::sleep(std::time::Duration::from_millis(400));
     let tp = TopicPartition::new("a", 0);
-    cleaner
-        .register(
-            tp.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &tp, &a);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while cleaner.state(&tp) != Some(LogCleaningState::InProgress) {
         assert!(std::time::Instant::now() < deadline, "never started");
@@ -744,14 +700,7 @@ fn wake_and_shutdown_end_the_backoff() {
     })
     .unwrap();
     let tp = TopicPartition::new("a", 0);
-    cleaner
-        .register(
-            tp.clone(),
-            a.clone(),
-            CompactionConfig::default(),
-            CleanupPolicy::Compact,
-        )
-        .unwrap();
+    register(&cleaner, &tp, &a);
     // Both threads find nothing dirty and go to sleep for ten minutes.
     std::thread::sleep(std::time::Duration::from_millis(200));
     fill(&a, 30);
