@@ -67,7 +67,7 @@ use crate::error::{IndexError, Result};
 use crate::readers;
 use crate::search::{search_in, Bound, NoProbe, Probe, SearchField, SearchStrategy};
 use crate::sync::{
-    yield_now, Arc, AtomicUsize, CachePadded, Lock, Ordering, Shared, OBSERVE, PUBLISH,
+    yield_now, Arc, AtomicUsize, CachePadded, Ordering, Shared, WriterLock, OBSERVE, PUBLISH,
 };
 use crate::sys::{Mapping, Published};
 
@@ -242,7 +242,7 @@ pub struct IndexFile<E: IndexEntry> {
     entries: CachePadded<AtomicUsize>,
     max_entries: AtomicUsize,
     /// Taken by every append: on its own cache lines, away from the mapping's lock.
-    writer: CachePadded<Lock<Writer>>,
+    writer: CachePadded<WriterLock<Writer>>,
     _entry: PhantomData<fn() -> E>,
 }
 
@@ -458,7 +458,7 @@ impl<E: IndexEntry> IndexFile<E> {
             published: Published::new(Some(&mapped)),
             entries: CachePadded(AtomicUsize::new(entries)),
             max_entries: AtomicUsize::new(length / E::SIZE),
-            writer: CachePadded(Lock::new(Writer {
+            writer: CachePadded(WriterLock::new(Writer {
                 max_index_size,
                 closed: false,
                 retired: Vec::new(),
@@ -869,7 +869,7 @@ impl<E: IndexEntry> IndexFile<E> {
 pub struct IndexWriter<'a, E: IndexEntry> {
     index: &'a IndexFile<E>,
     #[cfg(not(loom))]
-    guard: parking_lot::MutexGuard<'a, Writer>,
+    guard: crate::sys::StoreGuard<'a, Writer>,
     #[cfg(loom)]
     guard: loom::sync::MutexGuard<'a, Writer>,
 }

@@ -69,6 +69,14 @@ impl<T> Lock<T> {
     }
 }
 
+/// The index writer's lock: [`crate::sys::StoreLock`] (released with a plain store), or
+/// loom's mutex under loom (the loom models check the protocol around the lock, the
+/// lock's own tests its exclusion).
+#[cfg(not(loom))]
+pub(crate) type WriterLock<T> = crate::sys::StoreLock<T>;
+#[cfg(loom)]
+pub(crate) type WriterLock<T> = Lock<T>;
+
 /// A reader-writer lock (parking_lot's, or loom's under loom). Readers hold it only long
 /// enough to clone an `Arc`.
 #[derive(Debug, Default)]

@@ -340,27 +340,57 @@ fn first_diff<T: std::fmt::Debug + PartialEq>(got: &[T], want: &[T]) -> String {
     }
 }
 
-/// What a `read_committed` consumer gets from our `Log`: `Log::read_with` at
-/// [`FetchIsolation::TxnCommitted`] from the log start, fetch after fetch (1 MiB each),
-/// each fetch's data records minus those of the aborted transactions it returned (Kafka's
-/// consumer rule: an aborted transaction's records are dropped from its first offset until
-/// its ABORT marker; control batches are never returned). With `ignore_aborted` (the
-/// sabotage `k5-cluster-fetch-aborted`) the aborted transactions of each fetch are dropped.
+/// What a `read_committed` consumer gets from our `Log`: [`consume`] at
+/// [`FetchIsolation::TxnCommitted`] from the log start to the last stable offset, the
+/// data records' offsets. With `ignore_aborted` (the sabotage `k5-cluster-fetch-aborted`)
+/// the aborted transactions of each fetch are dropped.
 fn fetch_committed(log: &Log, ignore_aborted: bool) -> Result<Vec<i64>, String> {
     let mut out = Vec::new();
+    consume(
+        log,
+        FetchIsolation::TxnCommitted,
+        log.last_stable_offset(),
+        &mut |aborted| {
+            if ignore_aborted {
+                aborted.clear();
+            }
+        },
+        &mut |r| out.push(r.offset),
+    )?;
+    Ok(out)
+}
+
+/// A consumer of our `Log`: `Log::read_with` at `isolation` from the log start up to
+/// `end`, fetch after fetch (1 MiB each, min-one-message), every batch validated, each
+/// fetch's data records below `end` given to `visit` in order, minus those of the aborted
+/// transactions it returned (Kafka's consumer rule: a transactional batch of a producer
+/// whose aborted transaction began at or before its last offset is dropped until that
+/// producer's ABORT marker; control batches are never returned). `aborted` sees (and may
+/// change) each fetch's aborted-transaction list first.
+///
+/// # Errors
+/// A read error, a read_committed fetch without an aborted-transaction list, a corrupt
+/// batch, or a fetch that returned no whole batch at or above its offset.
+pub(crate) fn consume(
+    log: &Log,
+    isolation: FetchIsolation,
+    end: i64,
+    aborted: &mut dyn FnMut(&mut Vec<index_txn::AbortedTxn>),
+    visit: &mut dyn FnMut(&segment::record::Record<'_>),
+) -> Result<(), String> {
     let mut offset = log.log_start_offset();
-    let end = log.last_stable_offset();
     while offset < end {
         let f = log
-            .read_with(offset, 1 << 20, FetchIsolation::TxnCommitted, true)
-            .map_err(|e| format!("read_with TxnCommitted at {offset}: {e}"))?;
-        let mut aborted = f.aborted_transactions.clone().ok_or_else(|| {
-            format!("read_with TxnCommitted at {offset}: no aborted-transaction list")
-        })?;
-        if ignore_aborted {
-            aborted.clear();
+            .read_with(offset, 1 << 20, isolation, true)
+            .map_err(|e| format!("read_with {isolation:?} at {offset}: {e}"))?;
+        if isolation == FetchIsolation::TxnCommitted && f.aborted_transactions.is_none() {
+            return Err(format!(
+                "read_with TxnCommitted at {offset}: no aborted-transaction list"
+            ));
         }
-        aborted.sort_by_key(|a| a.first_offset);
+        let mut list = f.aborted_transactions.clone().unwrap_or_default();
+        aborted(&mut list);
+        list.sort_by_key(|a| a.first_offset);
         let mut next = 0usize;
         let mut open: BTreeSet<i64> = BTreeSet::new();
         let before = offset;
@@ -369,12 +399,14 @@ fn fetch_committed(log: &Log, ignore_aborted: bool) -> Result<Vec<i64>, String> 
             let Ok(b) = RecordBatch::at(&f.records[pos..], pos as u64) else {
                 break; // cut by the size limit: fetch again from its offset
             };
+            b.ensure_valid()
+                .map_err(|e| format!("batch at {}: {e}", b.base_offset()))?;
             pos += b.size_in_bytes();
             if b.last_offset() < offset {
                 continue;
             }
-            while next < aborted.len() && aborted[next].first_offset <= b.last_offset() {
-                open.insert(aborted[next].producer_id);
+            while next < list.len() && list[next].first_offset <= b.last_offset() {
+                open.insert(list[next].producer_id);
                 next += 1;
             }
             offset = b.next_offset();
@@ -394,19 +426,19 @@ fn fetch_committed(log: &Log, ignore_aborted: bool) -> Result<Vec<i64>, String> 
             }
             for r in b.records().map_err(|e| e.to_string())? {
                 let r = r.map_err(|e| e.to_string())?;
-                if r.offset >= before {
-                    out.push(r.offset);
+                if r.offset >= before && r.offset < end {
+                    visit(&r);
                 }
             }
         }
         if offset == before {
             return Err(format!(
-                "read_with TxnCommitted at {offset}: {} bytes, no whole batch at or above it",
+                "read_with {isolation:?} at {offset}: {} bytes, no whole batch at or above it",
                 f.records.len()
             ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Each snapshot file as Kafka's `ProducerStateManager.readSnapshot` reads it: its

@@ -46,12 +46,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use segment::clean::{CleanSabotage, CleanerConfig, CompactionConfig};
-use segment::record::{BatchBuilder, CompressionType, ControlRecordType, RecordBatch};
+use segment::record::{BatchBuilder, CompressionType, ControlRecordType};
 use segment::{AppendOrigin, FetchIsolation, Log, LogConfig};
 use serde::Deserialize;
 
 use super::broker::Broker;
-use super::{k2, ours, Ctx};
+use super::{k2, k5, ours, Ctx};
 
 const KAFKA_TOPIC: &str = "k7b-kafka";
 const OUR_TOPIC: &str = "k7b-ours";
@@ -182,66 +182,13 @@ fn our_reads(log: &Log) -> Result<OurView, String> {
         (FetchIsolation::TxnCommitted, log.last_stable_offset()),
     ] {
         let mut out = Vec::new();
-        let mut offset = log.log_start_offset();
-        while offset < end {
-            let f = log
-                .read_with(offset, 1 << 20, isolation, true)
-                .map_err(|e| format!("read_with {isolation:?} at {offset}: {e}"))?;
-            let mut aborted = f.aborted_transactions.clone().unwrap_or_default();
-            if isolation == FetchIsolation::TxnCommitted && f.aborted_transactions.is_none() {
-                return Err(format!(
-                    "read_with TxnCommitted at {offset}: no aborted-transaction list"
-                ));
-            }
-            aborted.sort_by_key(|a| a.first_offset);
-            listed.extend(aborted.iter().map(|a| (a.producer_id, a.first_offset)));
-            let mut next = 0usize;
-            let mut open: BTreeSet<i64> = BTreeSet::new();
-            let before = offset;
-            let mut pos = 0usize;
-            while pos < f.records.len() {
-                let Ok(b) = RecordBatch::at(&f.records[pos..], pos as u64) else {
-                    break; // cut by the size limit: fetch again from its offset
-                };
-                b.ensure_valid()
-                    .map_err(|e| format!("batch at {}: {e}", b.base_offset()))?;
-                pos += b.size_in_bytes();
-                if b.last_offset() < offset {
-                    continue;
-                }
-                while next < aborted.len() && aborted[next].first_offset <= b.last_offset() {
-                    open.insert(aborted[next].producer_id);
-                    next += 1;
-                }
-                offset = b.next_offset();
-                if b.is_control_batch() {
-                    for r in b.records().map_err(|e| e.to_string())? {
-                        let r = r.map_err(|e| e.to_string())?;
-                        if ControlRecordType::parse_key(r.key(), 0).ok()
-                            == Some(ControlRecordType::Abort)
-                        {
-                            open.remove(&b.producer_id());
-                        }
-                    }
-                    continue;
-                }
-                if b.is_transactional() && open.contains(&b.producer_id()) {
-                    continue;
-                }
-                for r in b.records().map_err(|e| e.to_string())? {
-                    let r = r.map_err(|e| e.to_string())?;
-                    if r.offset >= before && r.offset < end {
-                        out.push((r.offset, r.timestamp, r.key().map(hex), r.value().map(hex)));
-                    }
-                }
-            }
-            if offset == before {
-                return Err(format!(
-                    "read_with {isolation:?} at {offset}: {} bytes, no whole batch at or above it",
-                    f.records.len()
-                ));
-            }
-        }
+        k5::consume(
+            log,
+            isolation,
+            end,
+            &mut |aborted| listed.extend(aborted.iter().map(|a| (a.producer_id, a.first_offset))),
+            &mut |r| out.push((r.offset, r.timestamp, r.key().map(hex), r.value().map(hex))),
+        )?;
         views.push(out);
     }
     let committed = views.pop().unwrap_or_default();
