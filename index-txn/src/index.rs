@@ -116,7 +116,17 @@ impl TransactionIndex {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(TxnIndexError::io(&path, e)),
         }
-        Ok(Self {
+        Ok(Self::not_created(path, start_offset))
+    }
+
+    /// [`open`](Self::open) of a `path` that the caller has just found absent (a segment
+    /// open checks each of its files' types first): the same index, without the open
+    /// that would fail with "not found". The file is created by the first
+    /// [`append`](Self::append); if it appeared meanwhile, reads see it as
+    /// [`open`](Self::open)'s index would.
+    pub fn not_created(path: impl Into<PathBuf>, start_offset: i64) -> Self {
+        let path = path.into();
+        Self {
             start_offset,
             state: Mutex::new(State {
                 path,
@@ -125,7 +135,7 @@ impl TransactionIndex {
                 last_offset: LastOffset::Unknown,
                 epoch: 0,
             }),
-        })
+        }
     }
 
     /// The base offset of the segment this index belongs to (absolute offset).

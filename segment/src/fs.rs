@@ -741,18 +741,21 @@ pub fn remove_if_exists_with(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
 /// [`SegmentError::Io`] if it cannot be stat'ed.
 pub(crate) fn check_regular_file(path: &Path) -> Result<bool> {
     use crate::pio::FileTypeExt;
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return match std::fs::symlink_metadata(path) {
-                Ok(_) => Err(SegmentError::NotARegularFile {
+    // The link itself first: one `stat` for the usual answers (absent, a regular file);
+    // a symlink is then followed.
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SegmentError::NotARegularFile {
                     path: path.to_path_buf(),
                     file_type: "dangling symlink",
-                }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(SegmentError::io("stat", path, e)),
-            };
-        }
+                })
+            }
+            Err(e) => return Err(SegmentError::io("stat", path, e)),
+        },
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(SegmentError::io("stat", path, e)),
     };
     let ft = meta.file_type();

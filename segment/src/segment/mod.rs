@@ -206,6 +206,7 @@ impl<F: BatchFormat> LogSegment<F> {
             None => [suffix; 3],
         };
         config.validate()?;
+        let mut txn_exists = true;
         for kind in FileKind::ALL {
             let suffix = match kind {
                 FileKind::Log => suffix,
@@ -213,7 +214,15 @@ impl<F: BatchFormat> LogSegment<F> {
                 FileKind::TimeIndex => ti_suffix,
                 FileKind::TxnIndex => txn_suffix,
             };
-            crate::fs::check_regular_file(&names::segment_file(dir, base_offset, kind, suffix))?;
+            let exists = crate::fs::check_regular_file(&names::segment_file(
+                dir,
+                base_offset,
+                kind,
+                suffix,
+            ))?;
+            if kind == FileKind::TxnIndex {
+                txn_exists = exists;
+            }
         }
         let log =
             LogFile::open_with_fs(names::log_file(dir, base_offset, suffix), mode, fs.clone())?;
@@ -231,7 +240,13 @@ impl<F: BatchFormat> LogSegment<F> {
         );
         let txn_path = names::transaction_index_file(dir, base_offset, txn_suffix);
         crate::fs::before(&*fs, FsOp::Open, &txn_path)?;
-        let txn_index = TransactionIndex::open(&txn_path, base_offset)?;
+        // Most segments have no `.txnindex`: the check above found it absent, so opening
+        // it would only fail with "not found".
+        let txn_index = if txn_exists {
+            TransactionIndex::open(&txn_path, base_offset)?
+        } else {
+            TransactionIndex::not_created(txn_path.clone(), base_offset)
+        };
         fs.after(FsOp::Open, &txn_path, None);
         let now = clock.milliseconds();
         Ok(LogSegment {
