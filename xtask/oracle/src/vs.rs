@@ -1302,6 +1302,43 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         &[],
         None,
     )?;
+    // Fetches of 1 MiB (a consumer's default `max.partition.fetch.bytes`) at the first
+    // targets, delivered by copy and by sendfile(2) into a pipe and a loopback socket.
+    let count = (b.opts.fetches / 64).max(64);
+    for (mode, what) in [
+        ("copy", "by copy"),
+        ("pipe", "by sendfile to a pipe"),
+        ("socket", "by sendfile to a loopback socket"),
+    ] {
+        let cmd = format!("seg-fetch seg fetch {FETCH_BYTES} {mode} {count}");
+        let cs = vec![
+            Competitor {
+                label: if mode == "copy" {
+                    "LogSegment::read_min_one_message".into()
+                } else {
+                    "LogSegment::read_region + sendfile_to".into()
+                },
+                kafka: false,
+                cmd: cmd.clone(),
+                outputs: Vec::new(),
+                ceiling: None,
+            },
+            Competitor {
+                label: "Kafka".into(),
+                kafka: true,
+                cmd,
+                outputs: Vec::new(),
+                ceiling: None,
+            },
+        ];
+        b.group(
+            &format!("segment fetch of up to 1 MiB {what}, {count} fetches, per fetch"),
+            &cs,
+            count,
+            &[],
+            None,
+        )?;
+    }
     measure_crc(b, &src)?;
     // Open N segments (ours wrote them; both open the same files).
     let (n, per) = (b.opts.open_segments, 4usize);
@@ -1386,6 +1423,9 @@ fn fs_type(path: &Path) -> String {
 }
 
 /// The named strategies of our side (the `default` row measures the default open path).
+/// The size limit of the fetch rows: a consumer's default `max.partition.fetch.bytes`.
+const FETCH_BYTES: u64 = 1 << 20;
+
 fn vs_kafka_ours_names() -> Vec<&'static str> {
     vs_kafka_ours::named_strategies()
         .into_iter()

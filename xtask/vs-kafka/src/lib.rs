@@ -33,6 +33,11 @@
 //!                          -> ok NANOS TRUNCATED_BYTES
 //! seg-open SID DIR         open the segment in DIR -> ok SIZE
 //! seg-translate SID TID SABOTAGE   `translate_offset` of every target -> ok NANOS HASH
+//! seg-fetch SID TID MAX MODE N   a fetch of up to MAX bytes at each of the first N
+//!                          targets, delivered by MODE (copy: `read_min_one_message` into
+//!                          a `Vec`; pipe, socket: `read_region` then `sendfile(2)` into a
+//!                          drained pipe or loopback socket; [`fetch::fetch`])
+//!                          -> ok NANOS BYTES HASH
 //! gen-segments DIR N B     write N segments of B batches (16 KiB each) into DIR, base
 //!                          offsets 0, 16·B, 32·B, … (made inactive and closed) -> ok N
 //! seg-open-all DIR N STEP   open the segments of base offsets 0, STEP, … (N of them)
@@ -71,6 +76,7 @@
 //! side's (64-bit wrapping), so equal hashes mean equal answers to every lookup.
 
 pub mod clean;
+pub mod fetch;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -1110,6 +1116,13 @@ fn command(
             let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
             let (ns, h) = segment_translate(seg, t, arg(w, 3)? == "1")?;
             Ok(format!("{ns} {h}"))
+        }
+        "seg-fetch" => {
+            let seg = segments.get(arg(w, 1)?).ok_or("no such segment")?;
+            let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
+            let how = fetch::Delivery::parse(arg(w, 4)?)?;
+            let (ns, bytes, h) = fetch::fetch(seg, t, num(w, 3)?, how, num(w, 5)?)?;
+            Ok(format!("{ns} {bytes} {h}"))
         }
         "gen-dump" => {
             let (b, r) = generate_dump_log(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?)?;

@@ -112,6 +112,9 @@ public final class VsBench {
                 return openSegments(new File(w[1]), Integer.parseInt(w[2]), Long.parseLong(w[3]));
             case "seg-translate":
                 return segmentTranslate(SEGMENTS.get(w[1]), TARGETS.get(w[2]));
+            case "seg-fetch":
+                return segmentFetch(SEGMENTS.get(w[1]), TARGETS.get(w[2]), Integer.parseInt(w[3]), w[4],
+                        Integer.parseInt(w[5]));
             default:
                 throw new IllegalArgumentException("unknown command " + w[0]);
         }
@@ -270,6 +273,129 @@ public final class VsBench {
         long h2 = FOLD_START;
         for (int i = 0; i < found; i++) h2 = fold(h2, offsets[i], 0);
         return ns + " " + Long.toUnsignedString(h) + ":" + Long.toUnsignedString(h2);
+    }
+
+    /**
+     * A fetch of up to {@code maxBytes} at each of the first {@code count} targets:
+     * {@code LogSegment.read(t, maxBytes, size, minOneMessage = true)}, then the records
+     * delivered by {@code mode}: {@code copy} ({@code FileRecords.readInto} a reused heap
+     * buffer), {@code pipe} or {@code socket} ({@code FileRecords.writeTo} a channel whose
+     * {@code transferFrom} is {@code FileChannel.transferTo}, as Kafka's plaintext transport
+     * layer's, into a drained pipe or loopback socket). Timed as the Rust side; answers
+     * {@code NANOS BYTES HASH} with the same hash.
+     */
+    static String segmentFetch(LogSegment g, long[] targets, int maxBytes, String mode, int count)
+            throws Exception {
+        int n = Math.min(count, targets.length);
+        long size = g.size();
+        long h = FOLD_START;
+        long bytes = 0;
+        if (mode.equals("copy")) {
+            ByteBuffer buf = ByteBuffer.allocate(2 * maxBytes + (1 << 20));
+            long start = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                FileRecords r = (FileRecords) g.read(targets[i], maxBytes, java.util.Optional.of(size), true).records;
+                int len = r.sizeInBytes();
+                if (buf.capacity() < len) buf = ByteBuffer.allocate(len);
+                buf.clear();
+                buf.limit(len);
+                r.readInto(buf, 0);
+                h = fold(h, len, len >= 8 ? buf.getLong(0) : -1);
+                bytes += len;
+            }
+            long ns = System.nanoTime() - start;
+            return ns + " " + bytes + " " + Long.toUnsignedString(h);
+        }
+        java.nio.channels.GatheringByteChannel sink;
+        java.nio.channels.ReadableByteChannel source;
+        java.nio.channels.ServerSocketChannel server = null;
+        if (mode.equals("pipe")) {
+            java.nio.channels.Pipe p = java.nio.channels.Pipe.open();
+            sink = p.sink();
+            source = p.source();
+        } else if (mode.equals("socket")) {
+            server = java.nio.channels.ServerSocketChannel.open();
+            server.bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+            java.nio.channels.SocketChannel client = java.nio.channels.SocketChannel.open(server.getLocalAddress());
+            java.nio.channels.SocketChannel accepted = server.accept();
+            accepted.socket().setTcpNoDelay(true);
+            sink = accepted;
+            source = client;
+        } else {
+            throw new IllegalArgumentException("no delivery " + mode);
+        }
+        final java.nio.channels.ReadableByteChannel from = source;
+        final long[] drained = {0};
+        final Exception[] failed = {null};
+        Thread drain = new Thread(() -> {
+            ByteBuffer b = ByteBuffer.allocate(1 << 16);
+            try {
+                while (true) {
+                    b.clear();
+                    int k = from.read(b);
+                    if (k < 0) break;
+                    drained[0] += k;
+                }
+            } catch (Exception e) {
+                failed[0] = e;
+            }
+        });
+        drain.start();
+        Channel out = new Channel(sink);
+        long start = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            FileRecords r = (FileRecords) g.read(targets[i], maxBytes, java.util.Optional.of(size), true).records;
+            int len = r.sizeInBytes();
+            int sent = 0;
+            while (sent < len) sent += r.writeTo(out, sent, len - sent);
+            h = fold(h, len, 0);
+            bytes += len;
+        }
+        long ns = System.nanoTime() - start;
+        sink.close();
+        drain.join();
+        source.close();
+        if (server != null) server.close();
+        if (failed[0] != null) throw failed[0];
+        if (drained[0] != bytes) throw new IllegalStateException("sent " + bytes + " bytes, the drain read " + drained[0]);
+        return ns + " " + bytes + " " + Long.toUnsignedString(h);
+    }
+
+    /** A {@code TransferableChannel} over a channel, as Kafka's {@code PlaintextTransportLayer}. */
+    static final class Channel implements org.apache.kafka.common.network.TransferableChannel {
+        final java.nio.channels.GatheringByteChannel ch;
+
+        Channel(java.nio.channels.GatheringByteChannel ch) {
+            this.ch = ch;
+        }
+
+        public boolean hasPendingWrites() {
+            return false;
+        }
+
+        public long transferFrom(FileChannel fileChannel, long position, long count) throws java.io.IOException {
+            return fileChannel.transferTo(position, count, ch);
+        }
+
+        public int write(ByteBuffer src) throws java.io.IOException {
+            return ch.write(src);
+        }
+
+        public long write(ByteBuffer[] srcs, int offset, int length) throws java.io.IOException {
+            return ch.write(srcs, offset, length);
+        }
+
+        public long write(ByteBuffer[] srcs) throws java.io.IOException {
+            return ch.write(srcs);
+        }
+
+        public boolean isOpen() {
+            return ch.isOpen();
+        }
+
+        public void close() throws java.io.IOException {
+            ch.close();
+        }
     }
 
     /**
