@@ -50,6 +50,9 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
   --only G,..      lookups (offset and time index, hot tail, uniform, lagging and mixed, every
                    strategy),
                    appends (per-call append and our appender(), a full 10 MiB index),
+                   leader (Log::append_as_leader against UnifiedLog.appendAsLeader: plain,
+                   idempotent and transactional batches from 1 and 4 producers, and
+                   idempotent ones recompressed to lz4),
                    segments (LogSegment append of 16 KiB batches, recover, translateOffset,
                    open + sanityCheck of 500 segments; with the machine's ceilings on the
                    same bytes: write(2) fresh and over allocated pages on tmpfs and the
@@ -76,7 +79,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    write one position one too high), segment-drop-batch (our segment
                    append leaves out the last batch), translate-early (our
                    translate_offset answers the batch before), ceiling-write-drop (our
-                   write(2) ceilings leave out the last batch), dump-lost-line (our
+                   write(2) ceilings leave out the last batch), leader-skip-batch (our
+                   leader rows leave out their last batch), dump-lost-line (our
                    dump-log's output loses its 1000th record line), clean-flip-byte
                    (one byte of our cleaned segment flipped); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
@@ -111,6 +115,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "our write(2) ceilings leave out the last batch",
     ),
     (
+        "leader-skip-batch",
+        "leader",
+        "our leader rows leave out the last batch of their input",
+    ),
+    (
         "dump-lost-line",
         "dump",
         "our dump-log's standard output loses its 1000th record line in the check run",
@@ -132,6 +141,10 @@ struct Options {
     lookups: bool,
     appends: bool,
     segments: bool,
+    /// The leader rows (`append_as_leader` against `UnifiedLog.appendAsLeader`).
+    leader: bool,
+    /// Producer batches a leader row appends.
+    leader_batches: usize,
     dump: bool,
     clean: bool,
     /// The clean rows' sizes (`rounds` is set from `rounds` when given).
@@ -158,6 +171,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         lookups: true,
         appends: true,
         segments: true,
+        leader: true,
+        leader_batches: 50_000,
         dump: true,
         clean: true,
         clean_opts: super::vs_clean::CleanOpts {
@@ -196,6 +211,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.log_bytes = 64 << 20;
                 o.fetches = 1 << 13;
                 o.open_segments = 100;
+                o.leader_batches = 5_000;
                 o.dump_opts.data_bytes = 64 << 20;
                 o.dump_opts.internal_bytes = 16 << 20;
                 o.dump_opts.partitions = 500;
@@ -208,6 +224,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.lookups = false;
                 o.appends = false;
                 o.segments = false;
+                o.leader = false;
                 o.dump = false;
                 o.clean = false;
                 for g in v.split(',') {
@@ -215,11 +232,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                         "lookups" => o.lookups = true,
                         "appends" => o.appends = true,
                         "segments" => o.segments = true,
+                        "leader" => o.leader = true,
                         "dump" => o.dump = true,
                         "clean" => o.clean = true,
                         other => {
                             return Err(format!(
-                                "--only: no group `{other}` (there are: lookups, appends, segments, dump, clean)"
+                                "--only: no group `{other}` (there are: lookups, appends, segments, leader, dump, clean)"
                             ))
                         }
                     }
@@ -761,7 +779,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut ceilings = Vec::new();
     let mut findings = Vec::new();
     let mut result = Ok(());
-    if opts.lookups || opts.appends || opts.segments {
+    if opts.lookups || opts.appends || opts.segments || opts.leader {
         result =
             measure_in_servers(&opts, &jvm, &ours_bin, &dir, &prefix, &pinned).map(|(r, c, f)| {
                 rows = r;
@@ -1096,6 +1114,88 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     }
     if b.opts.segments {
         measure_segments(b, dir)?;
+    }
+    if b.opts.leader {
+        measure_leader(b, dir)?;
+    }
+    Ok(())
+}
+
+/// A producer's batches appended by the leader to a new log: `Log::append_as_leader`
+/// against `UnifiedLog.appendAsLeader`, plain, idempotent and transactional batches from 1
+/// and 4 producers in turn, and idempotent ones recompressed to the topic's lz4. The
+/// offsets of every append are compared (hashed), and the `.log` byte for byte where the
+/// leader keeps the producer's (uncompressed) batches; lz4 output is the codec library's,
+/// so there only the offsets. The indexes are not: Kafka's close leaves the active ones
+/// at their preallocated size (`docs/kafka-behaviour.md#leader-close-index`).
+fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
+    let n = b.opts.leader_batches;
+    let sab = u8::from(b.opts.sabotage == Some("leader-skip-batch"));
+    let rows = [
+        ("plain", 1, "none"),
+        ("plain", 4, "none"),
+        ("idempotent", 1, "none"),
+        ("idempotent", 4, "none"),
+        ("transactional", 1, "none"),
+        ("transactional", 4, "none"),
+        ("idempotent", 1, "lz4"),
+        ("idempotent", 4, "lz4"),
+    ];
+    for (kind, producers, codec) in rows {
+        let input = dir.join(format!("leader-{kind}-{producers}.batches"));
+        if !input.exists() {
+            b.ours.call(&format!(
+                "gen-leader {} {} {kind} {producers} {n}",
+                b.opts.seed,
+                input.display()
+            ))?;
+        }
+        // UnifiedLog takes its topic partition from the directory's name.
+        let ours_dir = dir.join("leader-ours").join("vs-kafka-0");
+        let kafka_dir = dir.join("leader-kafka").join("vs-kafka-0");
+        let files = |d: &Path| -> Vec<PathBuf> {
+            if codec == "none" {
+                vec![vs_kafka_ours::segment_file(d, "log")]
+            } else {
+                Vec::new()
+            }
+        };
+        let cs = vec![
+            Competitor {
+                label: "Log::append_as_leader".into(),
+                kafka: false,
+                cmd: format!(
+                    "leader {} {} {codec} {sab}",
+                    input.display(),
+                    ours_dir.display()
+                ),
+                outputs: files(&ours_dir),
+                ceiling: None,
+            },
+            Competitor {
+                label: "Kafka".into(),
+                kafka: true,
+                cmd: format!("leader {} {} {codec}", input.display(), kafka_dir.display()),
+                outputs: files(&kafka_dir),
+                ceiling: None,
+            },
+        ];
+        let refs: Vec<Option<PathBuf>> = files(&kafka_dir).iter().map(|_| None).collect();
+        let keep = dir.join("leader-reference");
+        b.group(
+            &format!(
+                "leader append, {n} {kind} batches of 16 records from {producers} producer{}{}, per batch",
+                if producers == 1 { "" } else { "s" },
+                if codec == "lz4" { ", recompressed to lz4" } else { "" }
+            ),
+            &cs,
+            n,
+            &refs,
+            Some(&keep),
+        )?;
+        for d in [&ours_dir, &kafka_dir, &keep] {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
     Ok(())
 }

@@ -33,6 +33,13 @@
 //!                          -> ok NANOS TRUNCATED_BYTES
 //! seg-open SID DIR         open the segment in DIR -> ok SIZE
 //! seg-translate SID TID SABOTAGE   `translate_offset` of every target -> ok NANOS HASH
+//! gen-leader SEED PATH KIND P N   write N producer batches of KIND (plain, idempotent,
+//!                          transactional) from P producers to PATH ([`leader::generate`])
+//!                          -> ok ENTRIES BYTES
+//! leader PATH DIR CODEC SABOTAGE   every entry of PATH (but the last with SABOTAGE 1)
+//!                          appended as leader to a new log in DIR (topic compression
+//!                          CODEC: none, lz4), timed, then closed ([`leader::append_all`])
+//!                          -> ok NANOS LOG_END_OFFSET HASH
 //! seg-fetch SID TID MAX MODE N   a fetch of up to MAX bytes at each of the first N
 //!                          targets, delivered by MODE (copy: `read_min_one_message` into
 //!                          a `Vec`; pipe, socket: `read_region` then `sendfile(2)` into a
@@ -77,6 +84,7 @@
 
 pub mod clean;
 pub mod fetch;
+pub mod leader;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -1116,6 +1124,24 @@ fn command(
             let t = targets.get(arg(w, 2)?).ok_or("no such targets")?;
             let (ns, h) = segment_translate(seg, t, arg(w, 3)? == "1")?;
             Ok(format!("{ns} {h}"))
+        }
+        "gen-leader" => {
+            let (n, bytes) = leader::generate(
+                num(w, 1)?,
+                Path::new(arg(w, 2)?),
+                arg(w, 3)?,
+                num(w, 4)?,
+                num(w, 5)?,
+            )?;
+            Ok(format!("{n} {bytes}"))
+        }
+        "leader" => {
+            let mut entries = leader::read_entries(Path::new(arg(w, 1)?))?;
+            if arg(w, 4)? == "1" {
+                entries.pop(); // the sabotage `leader-skip-batch`
+            }
+            let (ns, leo, h) = leader::append_all(&entries, Path::new(arg(w, 2)?), arg(w, 3)?)?;
+            Ok(format!("{ns} {leo} {h}"))
         }
         "seg-fetch" => {
             let seg = segments.get(arg(w, 1)?).ok_or("no such segment")?;

@@ -112,6 +112,8 @@ public final class VsBench {
                 return openSegments(new File(w[1]), Integer.parseInt(w[2]), Long.parseLong(w[3]));
             case "seg-translate":
                 return segmentTranslate(SEGMENTS.get(w[1]), TARGETS.get(w[2]));
+            case "leader":
+                return leaderAppend(new File(w[1]), new File(w[2]), w[3]);
             case "seg-fetch":
                 return segmentFetch(SEGMENTS.get(w[1]), TARGETS.get(w[2]), Integer.parseInt(w[3]), w[4],
                         Integer.parseInt(w[5]));
@@ -359,6 +361,59 @@ public final class VsBench {
         if (failed[0] != null) throw failed[0];
         if (drained[0] != bytes) throw new IllegalStateException("sent " + bytes + " bytes, the drain read " + drained[0]);
         return ns + " " + bytes + " " + Long.toUnsignedString(h);
+    }
+
+    /**
+     * Every entry of {@code input} (origin byte, big-endian length, a producer's v2 batch)
+     * appended with {@code UnifiedLog.appendAsLeader} (leader epoch 0; a client's batches
+     * with transaction version -1, the coordinator's markers with 0, as {@code
+     * LeaderOracle}; the request-local buffers of a broker's request handler) to a new log
+     * in {@code dir} (emptied first; the topic-partition directory name) whose
+     * {@code compression.type} is {@code producer} ({@code none}) or {@code lz4}, timed; the
+     * batches are copied into their own buffers before the clock starts, as a request's
+     * arrive. Then the log is closed. Answers {@code NANOS LOG_END_OFFSET HASH} with the
+     * Rust side's hash of each append's first and last offsets.
+     */
+    static String leaderAppend(File input, File dir, String codec) throws Exception {
+        ByteBuffer in = ByteBuffer.wrap(Files.readAllBytes(input.toPath()));
+        java.util.List<MemoryRecords> batches = new java.util.ArrayList<>();
+        java.util.List<org.apache.kafka.storage.internals.log.AppendOrigin> origins = new java.util.ArrayList<>();
+        while (in.hasRemaining()) {
+            byte origin = in.get();
+            byte[] b = new byte[in.getInt()];
+            in.get(b);
+            batches.add(MemoryRecords.readableRecords(ByteBuffer.wrap(b)));
+            origins.add(origin == 1 ? org.apache.kafka.storage.internals.log.AppendOrigin.COORDINATOR
+                    : org.apache.kafka.storage.internals.log.AppendOrigin.CLIENT);
+        }
+        if (dir.exists()) {
+            try (var paths = Files.walk(dir.toPath())) {
+                paths.sorted(Comparator.reverseOrder()).forEach(q -> q.toFile().delete());
+            }
+        }
+        java.util.Properties props = new java.util.Properties();
+        props.put("compression.type", codec.equals("none") ? "producer" : codec);
+        LeaderOracle.QueueScheduler scheduler = new LeaderOracle.QueueScheduler();
+        org.apache.kafka.storage.internals.log.UnifiedLog log = org.apache.kafka.storage.internals.log.UnifiedLog.create(
+                dir, new LogConfig(props), 0L, 0L, scheduler, new org.apache.kafka.storage.log.metrics.BrokerTopicStats(),
+                Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
+                new org.apache.kafka.storage.internals.log.LogDirFailureChannel(1), true, java.util.Optional.empty());
+        scheduler.drain();
+        org.apache.kafka.server.common.RequestLocal local = org.apache.kafka.server.common.RequestLocal.withThreadConfinedCaching();
+        long h = FOLD_START;
+        long start = System.nanoTime();
+        for (int i = 0; i < batches.size(); i++) {
+            org.apache.kafka.storage.internals.log.AppendOrigin origin = origins.get(i);
+            short tv = origin == org.apache.kafka.storage.internals.log.AppendOrigin.COORDINATOR ? (short) 0 : (short) -1;
+            org.apache.kafka.storage.internals.log.LogAppendInfo info = log.appendAsLeader(batches.get(i), 0, origin,
+                    local, org.apache.kafka.storage.internals.log.VerificationGuard.SENTINEL, tv);
+            h = fold(h, info.firstOffset(), info.lastOffset());
+        }
+        long ns = System.nanoTime() - start;
+        long leo = log.logEndOffset();
+        log.close();
+        scheduler.drain();
+        return ns + " " + leo + " " + Long.toUnsignedString(h);
     }
 
     /** A {@code TransferableChannel} over a channel, as Kafka's {@code PlaintextTransportLayer}. */
