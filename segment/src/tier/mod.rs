@@ -4,6 +4,11 @@
 
 use std::fs::File;
 
+mod remote;
+pub use remote::{
+    read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
+};
+
 use crate::region::FileRegion;
 
 /// One sealed segment that may be uploaded, with everything Kafka's
