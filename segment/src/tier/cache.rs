@@ -2,10 +2,11 @@
 //! `RemoteIndexCache` (`docs/kafka-behaviour.md#remote-index-cache`).
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use index_offset::OffsetPosition;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::Result;
@@ -29,19 +30,61 @@ struct Flight {
 }
 
 #[derive(Debug)]
-struct Inner<K> {
-    map: HashMap<K, Slot>,
-    flights: HashMap<K, Arc<Flight>>,
+struct Inner<K, S> {
+    map: HashMap<K, Slot, S>,
+    flights: HashMap<K, Arc<Flight>, S>,
     weight: usize,
 }
 
-/// Counters of a [`RemoteIndexCache`], for tests and metrics.
+/// The default hasher of a [`RemoteIndexCache`]'s map: a multiplicative hash of the key's
+/// words (Fx-style), a few cycles for a segment id. Remote segment ids come from the
+/// broker's remote log metadata, not from clients, so the map needs no protection
+/// against chosen collisions; pass another `BuildHasher` (`RandomState`) if it does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SegmentIdHasher(u64);
+
+impl SegmentIdHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for SegmentIdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let mut w = [0u8; 8];
+        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(w));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.add(i as u64);
+        self.add((i >> 64) as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Counters of a [`RemoteIndexCache`], for tests and metrics. Hits are not counted, so
+/// that a hit writes no shared counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CacheStats {
-    /// Lookups answered from the cache.
-    pub hits: u64,
-    /// Lookups that ran (or waited for) a load.
+    /// Calls of [`RemoteIndexCache::get_or_load`] that missed and ran (or waited for) a
+    /// load.
     pub misses: u64,
     /// Loads run (at most one at a time per key).
     pub loads: u64,
@@ -60,14 +103,18 @@ pub struct CacheStats {
 /// hands out an entry after its eviction or removal (the races Kafka fixed in
 /// KAFKA-15481, 15511, 15169, 17184 and 19971 are each a test of
 /// `segment/tests/log/remote_index_cache.rs`). Only one load runs at a time per key;
-/// a failed load caches nothing. Hits take a shared lock and mark recency with an atomic;
-/// insertions, evictions and removals take the exclusive lock.
+/// a failed load caches nothing.
+///
+/// A hit takes the shared lock and stamps the entry with the cache's clock, which moves
+/// at each insertion: recency is kept at the granularity of insertions (the order that
+/// eviction needs), and a hit of an entry already stamped writes nothing shared beyond
+/// the lock word. Insertions, evictions and removals take the exclusive lock; eviction
+/// scans for the oldest stamp (ties: any of them).
 #[derive(Debug)]
-pub struct RemoteIndexCache<K: Eq + Hash + Clone> {
-    inner: RwLock<Inner<K>>,
+pub struct RemoteIndexCache<K: Eq + Hash + Clone, S = BuildHasherDefault<SegmentIdHasher>> {
+    inner: RwLock<Inner<K, S>>,
     capacity_bytes: usize,
     clock: AtomicU64,
-    hits: AtomicU64,
     misses: AtomicU64,
     loads: AtomicU64,
     evictions: AtomicU64,
@@ -75,17 +122,24 @@ pub struct RemoteIndexCache<K: Eq + Hash + Clone> {
 
 impl<K: Eq + Hash + Clone> RemoteIndexCache<K> {
     /// An empty cache holding at most `capacity_bytes` of index bytes (Kafka's default
-    /// is 1 GiB). An entry larger than the capacity is loaded and returned, not cached.
+    /// is 1 GiB), with the [`SegmentIdHasher`]. An entry larger than the capacity is
+    /// loaded and returned, not cached.
     pub fn new(capacity_bytes: usize) -> Self {
+        Self::with_hasher(capacity_bytes)
+    }
+}
+
+impl<K: Eq + Hash + Clone, S: BuildHasher + Default> RemoteIndexCache<K, S> {
+    /// [`RemoteIndexCache::new`] with the map's hasher `S`.
+    pub fn with_hasher(capacity_bytes: usize) -> Self {
         RemoteIndexCache {
             inner: RwLock::new(Inner {
-                map: HashMap::new(),
-                flights: HashMap::new(),
+                map: HashMap::default(),
+                flights: HashMap::default(),
                 weight: 0,
             }),
             capacity_bytes,
             clock: AtomicU64::new(0),
-            hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             loads: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
@@ -100,12 +154,27 @@ impl<K: Eq + Hash + Clone> RemoteIndexCache<K> {
     /// The cached entry of `key`, marked as just used; `None` on a miss.
     #[inline]
     pub fn get(&self, key: &K) -> Option<Arc<RemoteIndexes>> {
+        self.with(key, Arc::clone)
+    }
+
+    /// `f` of the cached entry of `key`, marked as just used, without cloning the `Arc`
+    /// (under the shared lock: `f` should be short, a lookup); `None` on a miss.
+    #[inline]
+    pub fn with<R>(&self, key: &K, f: impl FnOnce(&Arc<RemoteIndexes>) -> R) -> Option<R> {
         let inner = self.inner.read();
         let slot = inner.map.get(key)?;
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        slot.last_used.fetch_max(now, Ordering::Relaxed);
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(Arc::clone(&slot.indexes))
+        let now = self.clock.load(Ordering::Relaxed);
+        if slot.last_used.load(Ordering::Relaxed) < now {
+            slot.last_used.fetch_max(now, Ordering::Relaxed);
+        }
+        Some(f(&slot.indexes))
+    }
+
+    /// Kafka's `RemoteIndexCache.lookupOffset` on a hit: the cached offset index's
+    /// [`lookup`](index_offset::OffsetIndexView::lookup) of `offset`; `None` on a miss.
+    #[inline]
+    pub fn lookup_offset(&self, key: &K, offset: i64) -> Option<OffsetPosition> {
+        self.with(key, |e| e.offset_index.lookup(offset))
     }
 
     /// The entry of `key`: cached, or loaded with `load` (Kafka's `getIndexEntry`, which
@@ -170,7 +239,7 @@ impl<K: Eq + Hash + Clone> RemoteIndexCache<K> {
                 self.evictions.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let now = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
         inner.weight += weight;
         if let Some(old) = inner.map.insert(
             key.clone(),
@@ -233,7 +302,6 @@ impl<K: Eq + Hash + Clone> RemoteIndexCache<K> {
     /// The counters so far.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             loads: self.loads.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
@@ -243,7 +311,7 @@ impl<K: Eq + Hash + Clone> RemoteIndexCache<K> {
 
 /// Drops `key`'s flight from the map when it is `flight` and only the map and the caller
 /// hold it (no other loader waits on it); called under the exclusive lock.
-fn retire<K: Eq + Hash>(inner: &mut Inner<K>, key: &K, flight: &Arc<Flight>) {
+fn retire<K: Eq + Hash, S: BuildHasher>(inner: &mut Inner<K, S>, key: &K, flight: &Arc<Flight>) {
     if inner
         .flights
         .get(key)

@@ -6,7 +6,7 @@ use std::fs::File;
 
 mod cache;
 mod remote;
-pub use cache::{CacheStats, RemoteIndexCache};
+pub use cache::{CacheStats, RemoteIndexCache, SegmentIdHasher};
 pub use remote::{
     read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
 };
