@@ -49,6 +49,27 @@ impl RemoteIndexes {
         })
     }
 
+    /// The indexes of the segment starting at `base_offset` from downloaded files, each
+    /// opened read-only and read once (nothing is mapped or kept open).
+    ///
+    /// # Errors
+    /// [`SegmentError::Index`] / [`SegmentError::TxnIndex`]: `Io` for a file that cannot
+    /// be read, `CorruptIndex` as [`RemoteIndexes::from_bytes`].
+    pub fn open(
+        base_offset: i64,
+        offset_index: &Path,
+        time_index: &Path,
+        txn_index: Option<&Path>,
+    ) -> Result<Self> {
+        Ok(RemoteIndexes {
+            offset_index: OffsetIndexView::open(offset_index, base_offset)?,
+            time_index: TimeIndexView::open(time_index, base_offset)?,
+            txn_index: txn_index
+                .map(|p| TransactionIndexView::open(p, base_offset))
+                .transpose()?,
+        })
+    }
+
     /// The bytes held by the three indexes: the entry's weight in a cache.
     pub fn size_in_bytes(&self) -> usize {
         self.offset_index.size_in_bytes()
