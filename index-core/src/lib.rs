@@ -18,6 +18,8 @@
 //! * [`search`]: the textbook binary search and Kafka's warm/cold search, pure functions of
 //!   a slice and a target, instrumented through a [`Probe`] that compiles away when unused
 //!   ([`NoProbe`]) or records pages touched ([`PageProbe`]).
+//! * [`view`]: [`IndexBytes`], a read-only index over bytes in memory (a remote
+//!   segment's index), searched with the same kernels.
 //! * [`sys`]: the only `unsafe` code of the workspace (mapping, `mincore`, `madvise`, `sendfile`,
 //!   `pread` into a buffer's spare capacity).
 //!
@@ -66,6 +68,7 @@ mod sync;
 #[allow(unsafe_code)] // the workspace's only `unsafe` (ARCHITECTURE.md, Invariants)
 pub mod sys;
 mod typed;
+pub mod view;
 
 pub use codec::IndexEntry;
 pub use error::{IndexError, Result};
@@ -75,3 +78,4 @@ pub use search::{
     DEFAULT_WARM_SECTION_BYTES,
 };
 pub use typed::TypedIndex;
+pub use view::IndexBytes;

@@ -25,6 +25,8 @@
 //! ```
 #![warn(missing_docs)]
 
+mod view;
+
 use std::path::Path;
 
 use bytemuck::{Pod, Zeroable};
@@ -33,6 +35,8 @@ pub use index_core::{
     Bound, IndexError, IndexFile, NoProbe, OpenMode, PageProbe, Probe, Result, SearchField,
     SearchStrategy, Snapshot,
 };
+
+pub use view::OffsetIndexView;
 
 /// Size of an offset-index entry in bytes.
 pub const ENTRY_SIZE: usize = 8;

@@ -23,6 +23,8 @@
 //! ```
 #![warn(missing_docs)]
 
+mod view;
+
 use std::path::Path;
 
 use bytemuck::{Pod, Zeroable};
@@ -31,6 +33,8 @@ pub use index_core::{
     Bound, IndexError, IndexFile, NoProbe, OpenMode, PageProbe, Probe, Result, SearchField,
     SearchStrategy, Snapshot,
 };
+
+pub use view::TimeIndexView;
 
 /// Size of a time-index entry in bytes.
 pub const ENTRY_SIZE: usize = 12;

@@ -84,11 +84,13 @@
 mod entry;
 mod error;
 mod index;
+mod view;
 use index_core::pio;
 
 pub use entry::{AbortedTxn, RawAbortedTxn};
 pub use error::{Result, TxnIndexError};
 pub use index::{TransactionIndex, TxnIndexSearchResult};
+pub use view::{TransactionIndexView, IN_MEMORY_TXN_PATH};
 
 /// File-name suffix of a transaction index (`<20-digit base offset>.txnindex`).
 pub const TXN_INDEX_FILE_SUFFIX: &str = ".txnindex";

@@ -14,4 +14,5 @@ mod reopen_and_resize;
 mod sanity_check;
 mod truncate;
 mod use_after_unmap;
+mod view;
 mod zero_filled_tail;

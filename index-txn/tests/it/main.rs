@@ -12,3 +12,4 @@ mod sanity;
 mod serialization;
 mod truncate_reset_close;
 mod version_quirk;
+mod view;

@@ -4,6 +4,13 @@
 
 use std::fs::File;
 
+mod cache;
+mod remote;
+pub use cache::{CacheStats, RemoteIndexCache, SegmentIdHasher};
+pub use remote::{
+    read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
+};
+
 use crate::region::FileRegion;
 
 /// One sealed segment that may be uploaded, with everything Kafka's

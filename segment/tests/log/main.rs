@@ -54,6 +54,8 @@ mod producer_snapshot;
 mod read_path_errors;
 mod real_kafka_data;
 mod recovery_stats;
+mod remote_index_cache;
+mod remote_read;
 mod retention_boundaries;
 mod retention_checkpoints;
 mod retention_under_readers;
