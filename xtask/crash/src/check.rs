@@ -420,9 +420,14 @@ pub fn check(
             ));
         }
     }
-    // The doctor's prediction, before anything is recovered.
+    // The doctor's prediction, before anything is recovered; `--deep`'s is compared
+    // only for the workloads checked batch by batch (below), so only they pay for it.
     let predicted = doctor_predicts(dir, false);
-    let predicted_deep = doctor_predicts(dir, true);
+    let predicted_deep = if o.compact {
+        None
+    } else {
+        doctor_predicts(dir, true)
+    };
     let rec = Arc::new(Recorder::new(dir, state.keys().cloned()));
     let fs: Arc<dyn segment::fs::FileSystem> = if second_crash > 0 {
         rec.clone()

@@ -23,7 +23,7 @@
 //!
 //! This crate (`xtask/crash`, its `crash` and `lin` binaries) is its own workspace, the
 //! only build of `segment` with the `crash-mutants` feature: `cargo xtask crash ARGS` runs
-//! `cargo run --manifest-path xtask/crash/Cargo.toml --bin crash -- ARGS`.
+//! `cargo run --release --manifest-path xtask/crash/Cargo.toml --bin crash -- ARGS`.
 
 mod check;
 mod model;
