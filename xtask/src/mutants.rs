@@ -25,10 +25,11 @@ fn cargo_crate(sub: &str) -> Command {
 
 /// `cargo run --release` of the crate's binary `bin` (`crash` or `lin`) with `args`.
 ///
-/// Release: the crash enumerator explores about four times as many states a second as
-/// unoptimised, which more than pays for the optimised build in `cargo xtask ci`; the
-/// crate's profile keeps overflow checks and debug assertions in the crates under test
-/// (`xtask/crash/Cargo.toml`). One build serves both binaries.
+/// Release: the crash enumerator explores two and a half to four times as many states a
+/// second as unoptimised (`docs/testing.md#crash-speed`), which more than pays for the
+/// optimised build in `cargo xtask ci`; the crate's profile keeps overflow checks and
+/// debug assertions in the crates under test (`xtask/crash/Cargo.toml`). One build serves
+/// both binaries.
 fn command(bin: &str, args: &[String]) -> Command {
     let mut c = cargo_crate("run");
     c.arg("--target-dir").arg(target_dir());

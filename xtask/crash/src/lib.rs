@@ -204,7 +204,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             };
             if m == mutants::Mutant::SwapAscending {
                 // Only a split renames several `.swap` files, and only an ordered model
-                // keeps their order (docs/testing.md#crash-cleaning): the real build
+                // keeps their order (docs/testing.md#crash-split): the real build
                 // must pass where the mutant is run.
                 mo.split = true;
                 mo.model = Model::Ordered;
