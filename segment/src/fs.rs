@@ -87,6 +87,10 @@ pub mod mutant {
         /// `Log::clean` writes its `cleaner-offset-checkpoint` before it swaps the cleaned
         /// segments in.
         CleanCheckpointBeforeSwap,
+        /// The loader's split of an overflowed legacy segment renames its pieces
+        /// `.cleaned` → `.swap` lowest base first, not highest first as Kafka's
+        /// `replaceSegments` does (`docs/kafka-behaviour.md#cleaner-swap`).
+        SwapAscending,
         /// `update_high_watermark` does not clamp a high watermark above the log end.
         LinHwUnclamped,
         /// A bounded read's bound (high watermark, last stable offset) is one offset
@@ -106,13 +110,14 @@ pub mod mutant {
 
     impl Mutant {
         /// Every mutant of `cargo xtask crash`.
-        pub const ALL: [Mutant; 6] = [
+        pub const ALL: [Mutant; 7] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
             Mutant::FlushBeforeTrim,
             Mutant::CleanSwapNoDirFsync,
             Mutant::CleanCheckpointBeforeSwap,
+            Mutant::SwapAscending,
         ];
 
         /// Every mutant of `cargo xtask lin`.
@@ -134,6 +139,7 @@ pub mod mutant {
                 Mutant::FlushBeforeTrim => "flush-before-trim",
                 Mutant::CleanSwapNoDirFsync => "clean-swap-no-dir-fsync",
                 Mutant::CleanCheckpointBeforeSwap => "clean-checkpoint-before-swap",
+                Mutant::SwapAscending => "swap-ascending",
                 Mutant::LinHwUnclamped => "lin-hw-unclamped",
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",

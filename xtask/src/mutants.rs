@@ -4,8 +4,9 @@
 //!
 //! That crate is its own workspace (the root `Cargo.toml` excludes it): as a member, its
 //! `features = ["crash-mutants"]` would be unified into every `cargo test --workspace`
-//! build of `segment`. It runs with `cargo run --manifest-path xtask/crash/Cargo.toml` in
-//! the root target directory, and its `Cargo.lock` holds the root lockfile's versions.
+//! build of `segment`. It runs with `cargo run --release --manifest-path
+//! xtask/crash/Cargo.toml` in the root target directory, and its `Cargo.lock` holds the
+//! root lockfile's versions.
 //! `cargo xtask lint` checks both (`xtask_lint::isolation`) and formats and lints the
 //! crate ([`lint`]), which `--workspace` does not reach.
 
@@ -22,11 +23,18 @@ fn cargo_crate(sub: &str) -> Command {
     c
 }
 
-/// `cargo run` of the crate's binary `bin` (`crash` or `lin`) with `args`.
+/// `cargo run --release` of the crate's binary `bin` (`crash` or `lin`) with `args`.
+///
+/// Release: the crash enumerator explores two and a half to four times as many states a
+/// second as unoptimised (`docs/testing.md#crash-speed`), which more than pays for the
+/// optimised build in `cargo xtask ci`; the crate's profile keeps overflow checks and
+/// debug assertions in the crates under test (`xtask/crash/Cargo.toml`). One build serves
+/// both binaries.
 fn command(bin: &str, args: &[String]) -> Command {
     let mut c = cargo_crate("run");
     c.arg("--target-dir").arg(target_dir());
-    c.args(["--quiet", "--bin", bin, "--"]).args(args);
+    c.args(["--release", "--quiet", "--bin", bin, "--"])
+        .args(args);
     c
 }
 

@@ -231,7 +231,11 @@ impl<F: BatchFormat> Log<F> {
             return Err(e);
         }
         // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
-        for p in pieces.iter().rev() {
+        let mut order: Vec<&LogSegment<F>> = pieces.iter().rev().collect();
+        if crate::fs::mutated!(SwapAscending) {
+            order.reverse();
+        }
+        for p in order {
             p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
         }
         crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;

@@ -85,31 +85,37 @@ pub struct Recovered {
     pub batches: Vec<(i64, i64, Vec<u8>)>,
 }
 
-/// Writes `state` into the empty directory `dir`.
+/// Makes `dir` hold exactly `state`: the files of `dir` (and the parent's files the
+/// recorder follows) that `state` does not name are removed, and every file of `state` is
+/// written, truncating a file of that name left by the previous state (cheaper on tmpfs
+/// than an unlink and a creation; the content and the names are the same).
 ///
 /// # Errors
 /// I/O errors.
 pub fn materialize(dir: &Path, state: &State) -> std::io::Result<()> {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if !name.to_str().is_some_and(|n| state.contains_key(n)) {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+    }
+    if let Some(parent) = dir.parent() {
+        for n in PARENT_FOLLOWED {
+            if !state.contains_key(&format!("{}{n}", super::trace::PARENT)) {
+                let _ = std::fs::remove_file(parent.join(n));
+            }
+        }
+    }
     for (name, bytes) in state {
         std::fs::write(dir.join(name), bytes)?;
     }
     Ok(())
 }
 
-/// Empties `dir` (keeps the directory), and removes the parent's files the recorder
-/// follows (the cleaner's checkpoint).
-pub fn clear(dir: &Path) {
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-    if let Some(parent) = dir.parent() {
-        for n in ["cleaner-offset-checkpoint", "cleaner-offset-checkpoint.tmp"] {
-            let _ = std::fs::remove_file(parent.join(n));
-        }
-    }
-}
+/// The parent directory's files that [`materialize`] removes when a state lacks them.
+const PARENT_FOLLOWED: [&str; 2] = ["cleaner-offset-checkpoint", "cleaner-offset-checkpoint.tmp"];
 
 fn open(
     dir: &Path,
@@ -404,7 +410,6 @@ pub fn check(
     let mut out = Outcome::default();
     let v = &mut out.violations;
     let config = o.config.clone().unwrap_or_default();
-    clear(dir);
     if let Err(e) = materialize(dir, state) {
         v.push(format!("cannot materialise the state: {e}"));
         return out;
@@ -420,9 +425,21 @@ pub fn check(
             ));
         }
     }
-    // The doctor's prediction, before anything is recovered.
-    let predicted = doctor_predicts(dir, false);
-    let predicted_deep = doctor_predicts(dir, true);
+    // The doctor's prediction, before anything is recovered; `--deep`'s is compared
+    // only for the workloads checked batch by batch (below), so only they pay for it.
+    // A split workload's states are not compared: the doctor counts the overflowed
+    // segment as the one recovered, the loader its pieces (`segment/tests/doctor.rs`
+    // covers the split's prediction).
+    let predicted = if o.split {
+        None
+    } else {
+        doctor_predicts(dir, false)
+    };
+    let predicted_deep = if o.compact || o.split {
+        None
+    } else {
+        doctor_predicts(dir, true)
+    };
     let rec = Arc::new(Recorder::new(dir, state.keys().cloned()));
     let fs: Arc<dyn segment::fs::FileSystem> = if second_crash > 0 {
         rec.clone()
@@ -700,7 +717,6 @@ pub fn check(
             let keep = rng.gen::<f64>();
             let s2 = sh.crash(model, keep, rng);
             out.second += 1;
-            clear(dir);
             if let Err(e) = materialize(dir, &s2) {
                 out.violations.push(format!("cannot materialise: {e}"));
                 break;

@@ -1,5 +1,5 @@
 //! The `crash` binary: `cargo xtask crash ARGS` runs it (see the library's docs) with
-//! `cargo run --manifest-path xtask/crash/Cargo.toml --bin crash -- ARGS`.
+//! `cargo run --release --manifest-path xtask/crash/Cargo.toml --bin crash -- ARGS`.
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

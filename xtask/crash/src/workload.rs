@@ -75,6 +75,8 @@ pub struct Oracle {
     pub duplicates: u64,
     /// A compacted-topic workload ([`run_compact`]): checked by key, not by batch bytes.
     pub compact: bool,
+    /// A split workload ([`run_split`]): its states are not compared with the doctor.
+    pub split: bool,
     /// `Log::clean` calls that returned `Ok`, and those that replaced segments.
     pub cleans: u64,
     /// See `cleans`.
@@ -725,6 +727,113 @@ pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
         };
         if let Err(e) = res {
             oracle.failed_calls.push(format!("{what}: {e}"));
+        }
+    }
+    let start = rec.len();
+    match log.close() {
+        Ok(()) => oracle.flushes.push(Span {
+            start,
+            end: rec.len(),
+        }),
+        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
+    }
+    oracle.ops = rec.ops();
+    oracle
+}
+
+/// The distance between the pieces of [`run_split`]'s legacy segment: more than a
+/// relative offset (`i32`) can hold.
+const SPLIT_GAP: i64 = 3_000_000_000;
+
+/// Runs split workload `seed` in `dir` (which must be empty): a legacy (magic 1) segment
+/// whose offsets overflow a relative offset, as an old broker left it, durable before
+/// the log is opened; the open's recovery splits it into `.cleaned` pieces renamed
+/// `.swap` and then into place (Kafka's `splitOverflowedSegment`), all recorded; then a
+/// few appends, a flush and a clean close.
+pub fn run_split(dir: &Path, seed: u64, steps: usize) -> Oracle {
+    use segment::record::LegacyMessage;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let config = LogConfig {
+        preallocate: false,
+        ..config(&mut rng)
+    };
+    let rec = Arc::new(Recorder::new(dir, []));
+    let mut oracle = Oracle {
+        config: Some(config.clone()),
+        split: true,
+        ..Oracle::default()
+    };
+    let mut bytes = Vec::new();
+    for piece in 0..rng.gen_range(2..=4i64) {
+        for j in 0..rng.gen_range(1..=3i64) {
+            let o = piece * SPLIT_GAP + j;
+            let len = rng.gen_range(1..=200);
+            let v: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            let m = LegacyMessage::v1(o, 1_000_000 + o % 1000, &v)
+                .to_vec()
+                .expect("valid message");
+            bytes.extend_from_slice(&m);
+            oracle.batches.push(Batch {
+                base: o,
+                last: o,
+                bytes: m,
+                txn_pid: None,
+                marker: None,
+                origin: None,
+                start: 0,
+                end: 0,
+            });
+        }
+    }
+    let fs: &dyn segment::fs::FileSystem = &*rec;
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| fs.write_file(&dir.join("00000000000000000000.log"), &bytes))
+        .and_then(|()| fs.sync_dir(dir));
+    if let Err(e) = written {
+        oracle.failed_calls.push(format!("legacy segment: {e}"));
+    }
+    // Durable before the open: acknowledged.
+    oracle.flushes.push(Span {
+        start: 0,
+        end: rec.len(),
+    });
+    let time = MockTime::new(1_000_000);
+    let clock: Clock = Arc::new(time.clone());
+    let log = match open(dir, &config, clock.clone(), rec.clone()) {
+        Ok(l) => l,
+        Err(e) => {
+            oracle.failed_calls.push(format!("open: {e}"));
+            oracle.ops = rec.ops();
+            return oracle;
+        }
+    };
+    for _ in 0..steps.min(8) {
+        time.sleep(rng.gen_range(1..50));
+        let start = rec.len();
+        let leo = log.log_end_offset();
+        if rng.gen_bool(0.3) {
+            match log.flush() {
+                Ok(()) => oracle.flushes.push(Span {
+                    start,
+                    end: rec.len(),
+                }),
+                Err(e) => oracle.failed_calls.push(format!("flush: {e}")),
+            }
+            continue;
+        }
+        let b = data_batch(&mut rng, leo, -1, 0, false, clock.milliseconds());
+        match log.append(&b) {
+            Ok(info) => oracle.batches.push(Batch {
+                base: info.first_offset,
+                last: info.last_offset,
+                bytes: b,
+                txn_pid: None,
+                marker: None,
+                origin: None,
+                start,
+                end: rec.len(),
+            }),
+            Err(e) => oracle.failed_calls.push(format!("append: {e}")),
         }
     }
     let start = rec.len();

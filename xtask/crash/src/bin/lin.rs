@@ -10,7 +10,7 @@
 //!
 //! The `lin` binary of `xtask/crash`, outside the root workspace so that no other build
 //! of `segment` gets the `crash-mutants` feature; `cargo xtask lin ARGS` runs it with
-//! `cargo run --manifest-path xtask/crash/Cargo.toml --bin lin -- ARGS`.
+//! `cargo run --release --manifest-path xtask/crash/Cargo.toml --bin lin -- ARGS`.
 
 use std::time::Duration;
 
