@@ -108,6 +108,7 @@ mod cleaner;
 mod flush;
 mod leader;
 mod load;
+mod local_retention;
 mod options;
 mod pstate;
 mod read;

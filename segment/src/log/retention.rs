@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::local_retention::TieredRule;
 use super::{Log, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
@@ -59,7 +60,15 @@ impl<F: BatchFormat> Log<F> {
     }
 
     /// Kafka's retention (`deleteOldSegments`), applied only when called (the log never runs
-    /// it by itself): deletes, in order, the longest prefix of
+    /// it by itself). With [`LogConfig::remote_storage_enable`] the rules are Kafka's
+    /// tiered ones instead (`docs/kafka-behaviour.md#local-retention`): segments wholly
+    /// below the local log start, then by `local.retention.bytes`, then by
+    /// `local.retention.ms` (−2 = the full value), each only once uploaded (its last offset
+    /// at or below [`highest_offset_in_remote_storage`](Self::highest_offset_in_remote_storage))
+    /// or wholly below the log start offset; a non-empty active segment that breaches a rule
+    /// is rolled (it goes once uploaded); only the
+    /// [local log start offset](Self::local_log_start_offset) moves. Without remote storage it
+    /// deletes, in order, the longest prefix of
     /// segments that (a) are older than `retention.ms` (by
     /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
     /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
@@ -85,10 +94,18 @@ impl<F: BatchFormat> Log<F> {
     /// I/O and index errors.
     ///
     /// [`LogConfig::file_delete_delay_ms`]: crate::config::LogConfig::file_delete_delay_ms
+    /// [`LogConfig::remote_storage_enable`]: crate::config::LogConfig::remote_storage_enable
     pub fn delete_old_segments(&self) -> Result<usize> {
         let _g = self.lock.lock();
         self.check_online()?;
         self.deleter.delete_expired()?;
+        if self.config.remote_storage_enable {
+            // Kafka's order: log start, then size, then time
+            // (`docs/kafka-behaviour.md#local-retention`).
+            return Ok(self.delete_tiered_locked(TieredRule::LogStart)?
+                + self.delete_tiered_locked(TieredRule::Size)?
+                + self.delete_tiered_locked(TieredRule::Time)?);
+        }
         let mut n = 0;
         if self.config.retention_ms >= 0 {
             let now = self.clock.milliseconds();
@@ -126,6 +143,9 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.check_online()?;
         self.deleter.delete_expired()?;
+        if self.config.remote_storage_enable {
+            return self.delete_tiered_locked(TieredRule::LogStart);
+        }
         let start = self.log_start_offset();
         let leo = self.log_end_offset();
         self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))
