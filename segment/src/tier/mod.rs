@@ -4,6 +4,12 @@
 
 use std::fs::File;
 
+pub mod metadata;
+pub use metadata::{
+    RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
+    RemoteLogSegmentState, TopicIdPartition, Uuid,
+};
+
 use crate::region::FileRegion;
 
 /// One sealed segment that may be uploaded, with everything Kafka's

@@ -8,9 +8,9 @@ use crate::common::*;
 use segment::record::BatchBuilder;
 use segment::{LogConfig, SegmentError};
 
-/// A batch of `n` records from offset `base`, stamped `ts`.
+/// A batch of `n` records from offset `base`, stamped `ts`, leader epoch `base / 2`.
 fn batch(base: i64, n: usize, ts: i64) -> Vec<u8> {
-    let mut bb = BatchBuilder::new(base);
+    let mut bb = BatchBuilder::new(base).partition_leader_epoch(base as i32 / 2);
     for _ in 0..n {
         bb = bb.record(ts, None, Some(b"value"));
     }
@@ -177,4 +177,39 @@ fn local_retention_values_are_checked_as_kafka_does() {
         local_retention_ms: 5_000,
         ..LogConfig::default()
     }));
+}
+
+#[test]
+fn remote_segment_metadata_from_an_upload_carries_its_offsets_epochs_and_size() {
+    use segment::tier::{
+        RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentState, TopicIdPartition, Uuid,
+    };
+    let dir = tmpdir();
+    let (_t, clock) = mock();
+    let log = build(dir.path(), tiered(-1, -1), clock, 1_000_000);
+    let ups = log.tierable_segments().unwrap();
+    assert_eq!(ups.len(), 3);
+    let id = RemoteLogSegmentId {
+        topic_id_partition: TopicIdPartition {
+            topic_id: Uuid::from_bytes([1; 16]),
+            topic: "t".into(),
+            partition: 0,
+        },
+        id: Uuid::from_bytes([2; 16]),
+    };
+    let m = RemoteLogSegmentMetadata::from_upload(id, &ups[1], 5, 42).unwrap();
+    assert_eq!((m.start_offset(), m.end_offset()), (2, 3));
+    assert_eq!(m.max_timestamp_ms(), 1_000_000);
+    assert_eq!(i64::from(m.segment_size_in_bytes()), ups[1].size as i64);
+    assert_eq!((m.broker_id(), m.event_timestamp_ms()), (5, 42));
+    assert_eq!(m.state(), RemoteLogSegmentState::CopySegmentStarted);
+    assert!(m.is_txn_idx_empty());
+    // Segment [2, 4) is epoch 1's from offset 2.
+    let epochs: Vec<(i32, i64)> = m
+        .segment_leader_epochs()
+        .iter()
+        .map(|(e, o)| (*e, *o))
+        .collect();
+    assert_eq!(epochs, vec![(1, 2)]);
+    assert_eq!(epochs, ups[1].segment_leader_epochs);
 }

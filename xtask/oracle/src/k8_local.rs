@@ -22,9 +22,14 @@
 //! offset, the local log start offset, the log end offset, the high watermark and the
 //! highest offset in remote storage; the first field that differs is reported.
 //!
-//! Sabotage `k8-local-retention-past-uploaded`: before each of its retention passes our log
-//! is told one more sealed segment is uploaded than Kafka is, so that it deletes one
-//! segment past the uploaded offset.
+//! The helper also prints Kafka's `RemoteLogSegmentState.isValidTransition` for every
+//! source (none or a state) and target, compared with ours with the state ids
+//! (`docs/kafka-behaviour.md#remote-segment-metadata`).
+//!
+//! Sabotages: `k8-local-retention-past-uploaded`: before each of its retention passes our
+//! log is told one more sealed segment is uploaded than Kafka is, so that it deletes one
+//! segment past the uploaded offset; `k8-local-retention-transition`: ours lets
+//! `COPY_SEGMENT_FINISHED` go back to `COPY_SEGMENT_STARTED`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -35,6 +40,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use segment::record::BatchBuilder;
+use segment::tier::RemoteLogSegmentState;
 use segment::{AppendOrigin, Log, LogConfig, MockTime, Time};
 
 use super::Ctx;
@@ -377,6 +383,55 @@ fn first_difference(ours: &str, kafka: &str) -> String {
     format!("answer: ours `{oa}`, Kafka's `{ka}`")
 }
 
+/// Whether the transition sabotage is on.
+fn sabotage_transition(ctx: &Ctx) -> bool {
+    ctx.sabotaged("k8-local-retention-transition")
+}
+
+/// Compares Kafka's `transitions` line with [`RemoteLogSegmentState::is_valid_transition`]
+/// (sabotaged: ours also lets `CopySegmentFinished` go back to `CopySegmentStarted`);
+/// returns the number compared.
+fn check_transitions(text: &str, sabotage: bool, diffs: &mut Vec<String>) -> usize {
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("transitions ")) else {
+        diffs.push("Kafka printed no transitions line".into());
+        return 0;
+    };
+    let mut n = 0;
+    for item in line.split(' ') {
+        let parsed = item.split_once('>').and_then(|(src, rest)| {
+            let (target, valid) = rest.split_once('=')?;
+            let src = match src {
+                "-" => None,
+                s => Some(RemoteLogSegmentState::for_id(s.parse().ok()?)?),
+            };
+            let target = RemoteLogSegmentState::for_id(target.parse().ok()?)?;
+            Some((src, target, valid == "true"))
+        });
+        let Some((src, target, kafka)) = parsed else {
+            diffs.push(format!("transitions: cannot read Kafka's `{item}`"));
+            continue;
+        };
+        let mut ours = RemoteLogSegmentState::is_valid_transition(src, target);
+        if sabotage
+            && src == Some(RemoteLogSegmentState::CopySegmentFinished)
+            && target == RemoteLogSegmentState::CopySegmentStarted
+        {
+            ours = true;
+        }
+        n += 1;
+        if ours != kafka {
+            diffs.push(format!(
+                "transition {} -> {target}: ours {ours}, Kafka's {kafka}",
+                src.map_or("none".to_string(), |s| s.to_string())
+            ));
+        }
+    }
+    if n != 20 {
+        diffs.push(format!("transitions: {n} compared, not 20"));
+    }
+    n
+}
+
 pub fn run(ctx: &Ctx) -> Result<String, String> {
     let dir = ctx.scratch.join("k8");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -428,6 +483,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     }
     let mut diffs = Vec::new();
     let mut compared = 0usize;
+    // Kafka's `RemoteLogSegmentState.isValidTransition` and ids against ours.
+    let transitions = check_transitions(&text, sabotage_transition(ctx), &mut diffs);
     for (id, o) in &ours {
         let o = match o {
             Ok(o) => o,
@@ -488,7 +545,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         diffs.push(format!("the cases have no {}: {cov:?}", missing.join(", ")));
     }
     let line = format!(
-        "seed {seed}: {n_cases} cases, {ops} ops ({} retention passes, {} deleting {} segments, {} rolls by retention, {} passes leaving sealed segments above the uploaded offset, {} uploads reported, {} remote log start updates, {} delete-records, {} errors), {compared} states compared, {} mismatches",
+        "seed {seed}: {transitions} state transitions, {n_cases} cases, {ops} ops ({} retention passes, {} deleting {} segments, {} rolls by retention, {} passes leaving sealed segments above the uploaded offset, {} uploads reported, {} remote log start updates, {} delete-records, {} errors), {compared} states compared, {} mismatches",
         cov.retains,
         cov.retains_deleting,
         cov.deleted,

@@ -93,7 +93,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k7-cleaner-recompressed-value,
                        k7-broker-compaction-drop-key,
                        k7-broker-compaction-keep-aborted,
-                       k8-local-retention-past-uploaded
+                       k8-local-retention-past-uploaded, k8-local-retention-transition
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -309,6 +309,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k8-local-retention",
         what: "our retention passes are told one more sealed segment is uploaded than Kafka's, so ours deletes one segment past the uploaded offset",
         expect: &["segments: ours", "local log start offset: ours"],
+    },
+    Sabotage {
+        name: "k8-local-retention-transition",
+        scenario: "k8-local-retention",
+        what: "our remote segment state machine lets COPY_SEGMENT_FINISHED go back to COPY_SEGMENT_STARTED",
+        expect: &["transition COPY_SEGMENT_FINISHED -> COPY_SEGMENT_STARTED"],
     },
 ];
 

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.server.common.RequestLocal;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
@@ -51,7 +52,8 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * Output: per operation K, {@code ID K ANSWER | STATE}, where ANSWER is {@code ok},
  * {@code deleted N} (retain) or {@code error ERRORS_NAME}, and STATE is
  * {@code segs B,B,.. ls LOG_START lls LOCAL_LOG_START leo LEO hw HW remote HIGHEST files
- * BASE.log,..} (files: the {@code .log} files in the directory).
+ * BASE.log,..} (files: the {@code .log} files in the directory). The first line is
+ * {@link #transitions}.
  */
 final class TierOracle {
     private TierOracle() {}
@@ -74,8 +76,29 @@ final class TierOracle {
             }
         }
         try (BufferedWriter out = new BufferedWriter(new FileWriter(a[1]), 1 << 20)) {
+            transitions(out);
             for (Case c : cases) runCase(c, out);
         }
+    }
+
+    /**
+     * {@code transitions SRC>TARGET=true|false ...}: Kafka's
+     * {@code RemoteLogSegmentState.isValidTransition} for every source (none as {@code -},
+     * else the state's id) and target id.
+     */
+    static void transitions(BufferedWriter out) throws Exception {
+        StringBuilder s = new StringBuilder("transitions");
+        List<RemoteLogSegmentState> sources = new ArrayList<>();
+        sources.add(null);
+        sources.addAll(Arrays.asList(RemoteLogSegmentState.values()));
+        for (RemoteLogSegmentState src : sources) {
+            for (RemoteLogSegmentState target : RemoteLogSegmentState.values()) {
+                s.append(' ').append(src == null ? "-" : String.valueOf(src.id())).append('>')
+                        .append(target.id()).append('=')
+                        .append(RemoteLogSegmentState.isValidTransition(src, target));
+            }
+        }
+        out.write(s + "\n");
     }
 
     static String state(UnifiedLog log, File dir) {
