@@ -15,6 +15,7 @@ use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::segment::LogSegment;
+use crate::tier::DeletionReason;
 
 /// Which of Kafka's three deletion conditions a pass applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +159,7 @@ impl<F: BatchFormat> Log<F> {
                     ?rule,
                     "deleting local segment by local retention"
                 );
-                self.delete_segment_files(s)?;
+                self.delete_segment_files(s, DeletionReason::Retention)?;
             }
         }
         if self.recovery_point() < first_kept {

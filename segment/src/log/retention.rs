@@ -11,6 +11,7 @@ use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::names::DELETED_FILE_SUFFIX;
 use crate::segment::LogSegment;
+use crate::tier::{DeletionReason, TierEvent};
 
 impl<F: BatchFormat> Log<F> {
     /// Raises the log start offset to `offset` (Kafka's `deleteRecords` /
@@ -195,7 +196,7 @@ impl<F: BatchFormat> Log<F> {
             let _change = self.segments.begin_change();
             for s in &deletable {
                 tracing::info!(segment = s.base_offset(), "deleting segment by retention");
-                self.delete_segment_files(s)?;
+                self.delete_segment_files(s, DeletionReason::Retention)?;
             }
         }
         if self.recovery_point() < self.log_start_offset() {
@@ -220,11 +221,21 @@ impl<F: BatchFormat> Log<F> {
     /// (`docs/kafka-behaviour.md#concurrent-reads`).
     ///
     /// [change]: crate::segment_map::LogSegments
-    pub(super) fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+    /// Tells the [`TierListener`](crate::tier::TierListener), if any, that the segment
+    /// left the log for `reason` (`docs/kafka-behaviour.md#tier-events`).
+    pub(super) fn delete_segment_files(
+        &self,
+        seg: &Arc<LogSegment<F>>,
+        reason: DeletionReason,
+    ) -> Result<()> {
         let _change = self.segments.begin_change();
         self.segments.remove(seg.base_offset());
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        self.tier_event(TierEvent::SegmentDeleted {
+            base_offset: seg.base_offset(),
+            reason,
+        });
         self.deleter.schedule(seg.clone())
     }
 

@@ -4,7 +4,9 @@
 
 use std::fs::File;
 
+pub mod events;
 pub mod metadata;
+pub use events::{DeletionReason, TierEvent, TierListener};
 pub use metadata::{
     RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     RemoteLogSegmentState, TopicIdPartition, Uuid,

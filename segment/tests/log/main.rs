@@ -57,6 +57,7 @@ mod recovery_stats;
 mod retention_boundaries;
 mod retention_checkpoints;
 mod retention_under_readers;
+mod tier_events;
 mod tier_retention;
 mod tier_seam;
 mod timestamp_free_segments;
