@@ -162,9 +162,13 @@ fn an_uploader_following_the_events_under_concurrent_rolls_misses_nothing() {
                 sealed += 1;
                 // The segment is on disk and sealed: the scan agrees it is tierable.
                 let ups = log.tierable_segments().unwrap();
-                assert!(ups
+                let up = ups
                     .iter()
-                    .any(|u| u.base_offset == base_offset && u.end_offset == end_offset));
+                    .find(|u| u.base_offset == base_offset)
+                    .expect("a sealed segment is tierable");
+                assert_eq!(up.end_offset, end_offset);
+                // Each roll wrote the producer snapshot at the next base (Kafka's roll).
+                assert!(up.producer_snapshot.is_some(), "no snapshot at {next_base}");
                 log.delete_local_through(end_offset, end_offset).unwrap();
                 uploaded_through = end_offset;
             }

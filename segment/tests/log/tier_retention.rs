@@ -83,6 +83,11 @@ fn minus_two_uses_retention_ms_and_a_breaching_active_segment_is_rolled() {
     log.update_highest_offset_in_remote_storage(5);
     assert_eq!(log.delete_old_segments().unwrap(), 3);
     assert_eq!(log.segments().base_offsets(), vec![6, 8]);
+    // The retention's roll wrote the producer snapshot at the new base, as Kafka's roll
+    // does, so the rolled segment's upload carries it.
+    let ups = log.tierable_segments().unwrap();
+    assert_eq!(ups.len(), 1);
+    assert!(ups[0].producer_snapshot.is_some());
     log.update_highest_offset_in_remote_storage(7);
     assert_eq!(log.delete_old_segments().unwrap(), 1);
     assert_eq!(log.segments().base_offsets(), vec![8]);
