@@ -69,11 +69,11 @@ impl<F: BatchFormat> Log<F> {
     /// or wholly below the log start offset; a non-empty active segment that breaches a rule
     /// is rolled (it goes once uploaded); only the
     /// [local log start offset](Self::local_log_start_offset) moves. Without remote storage it
-    /// deletes, in order, the longest prefix of
-    /// segments that (a) are older than `retention.ms` (by
-    /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
-    /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
-    /// (the next segment's base, or the log end for the last one, is at or below it).
+    /// deletes, in Kafka 4.4's order, the longest prefix of segments that (a) lie wholly
+    /// below the log start offset (the next segment's base, or the log end for the last
+    /// one, is at or below it; Kafka keeps the last one), then (b) make the log exceed
+    /// `retention.bytes`, then (c) are older than `retention.ms` (by
+    /// [`LogSegment::largest_timestamp`], which falls back to the file mtime).
     /// The prefix rule stops at the first segment that does not qualify (field case B8),
     /// and at the first segment whose upper bound (the next segment's base offset, or the
     /// log end) is above the [high watermark](Self::high_watermark) (Kafka's
@@ -107,12 +107,15 @@ impl<F: BatchFormat> Log<F> {
                 + self.delete_tiered_locked(TieredRule::Size)?
                 + self.delete_tiered_locked(TieredRule::Time)?);
         }
-        let mut n = 0;
-        if self.config.retention_ms >= 0 {
-            let now = self.clock.milliseconds();
-            let ms = self.config.retention_ms;
-            n += self.delete_prefix(|s, _| Ok(now - s.largest_timestamp()? > ms))?;
-        }
+        // Kafka 4.4's order: log start, then size, then time (each pass a prefix, so the
+        // order matters: a young segment that stops the time pass may go by the others).
+        let start = self.log_start_offset();
+        let leo = self.log_end_offset();
+        // A segment lies wholly below the log start when the next one starts at or below
+        // it; for the last segment the log end is that bound (`delete_records` at the log
+        // end empties the log, which then restarts at its end; Kafka 4.4 keeps the last
+        // segment, `docs/kafka-behaviour.md#local-retention`).
+        let mut n = self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))?;
         if self.config.retention_bytes >= 0 {
             let mut diff = self.size() as i64 - self.config.retention_bytes;
             n += self.delete_prefix(|s, _| {
@@ -124,16 +127,15 @@ impl<F: BatchFormat> Log<F> {
                 }
             })?;
         }
-        let start = self.log_start_offset();
-        let leo = self.log_end_offset();
-        // A segment lies wholly below the log start when the next one starts at or below
-        // it; for the last segment the log end is that bound (`delete_records` at the log
-        // end empties the log, which then restarts at its end).
-        n += self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))?;
+        if self.config.retention_ms >= 0 {
+            let now = self.clock.milliseconds();
+            let ms = self.config.retention_ms;
+            n += self.delete_prefix(|s, _| Ok(now - s.largest_timestamp()? > ms))?;
+        }
         Ok(n)
     }
 
-    /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (c) of
+    /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (a) of
     /// [`delete_old_segments`](Self::delete_old_segments), the segments wholly below the log
     /// start offset, as a log whose `cleanup.policy` is `compact` alone gets from the
     /// cleaner thread (`segment::Cleaner`). Returns the number deleted.
