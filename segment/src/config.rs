@@ -164,7 +164,25 @@ pub struct LogConfig {
     /// state (`docs/kafka-behaviour.md#local-log-start-offset`,
     /// `docs/kafka-behaviour.md#list-offsets-tiered`).
     pub remote_storage_enable: bool,
+    /// `local.retention.ms`: with [`remote_storage_enable`](Self::remote_storage_enable),
+    /// how many milliseconds a segment stays on local disk by its largest timestamp before
+    /// [`Log::delete_old_segments`](crate::Log::delete_old_segments) may delete it (once
+    /// uploaded); −2 (default, [`LOCAL_RETENTION_USE_RETENTION`]) = use
+    /// [`retention_ms`](Self::retention_ms), −1 = unlimited. Without remote storage it is
+    /// ignored, as Kafka's `UnifiedLog.localRetentionMs` does
+    /// (`docs/kafka-behaviour.md#local-retention`).
+    pub local_retention_ms: i64,
+    /// `local.retention.bytes`: with [`remote_storage_enable`](Self::remote_storage_enable),
+    /// the local size in bytes above which the oldest uploaded segments are deleted from
+    /// local disk; −2 (default) = use [`retention_bytes`](Self::retention_bytes), −1 =
+    /// unlimited. Ignored without remote storage
+    /// (`docs/kafka-behaviour.md#local-retention`).
+    pub local_retention_bytes: i64,
 }
+
+/// Kafka's default of `local.retention.ms` and `local.retention.bytes`: −2, "use
+/// `retention.ms` / `retention.bytes`" (`docs/kafka-behaviour.md#local-retention`).
+pub const LOCAL_RETENTION_USE_RETENTION: i64 = -2;
 
 /// Kafka's default `max.message.bytes`: 1 MiB plus the 12 bytes of a log entry header.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u32 = 1_048_588;
@@ -195,6 +213,8 @@ impl Default for LogConfig {
             compact: false,
             max_compaction_lag_ms: i64::MAX,
             remote_storage_enable: false,
+            local_retention_ms: LOCAL_RETENTION_USE_RETENTION,
+            local_retention_bytes: LOCAL_RETENTION_USE_RETENTION,
         }
     }
 }
@@ -218,6 +238,12 @@ impl LogConfig {
     /// | `message.timestamp.before.max.ms` | ≥ 0 |
     /// | `message.timestamp.after.max.ms` | ≥ 0 |
     /// | `max.message.bytes` | 0 ..= `i32::MAX` |
+    /// | `local.retention.ms`, `local.retention.bytes` | ≥ −2 (−2 = use `retention.*`, −1 = unlimited) |
+    ///
+    /// With `remote.storage.enable`, as Kafka's `validateRemoteStorageRetentionTime` /
+    /// `…Size`: when `retention.ms` is not −1 (`retention.bytes` is at least 0) and
+    /// `local.retention.ms` (`local.retention.bytes`) is not −2, the local value must be
+    /// neither −1 nor above the full one (`docs/kafka-behaviour.md#local-retention`).
     ///
     /// [`Log::open`](crate::Log::open) calls it before touching the directory.
     ///
@@ -312,7 +338,65 @@ impl LogConfig {
                 "must be in [0, 2147483647]",
             ));
         }
+        for (name, local, full, full_set) in [
+            (
+                "local.retention.ms",
+                self.local_retention_ms,
+                self.retention_ms,
+                self.retention_ms != -1,
+            ),
+            (
+                "local.retention.bytes",
+                self.local_retention_bytes,
+                self.retention_bytes,
+                self.retention_bytes > -1,
+            ),
+        ] {
+            if local < LOCAL_RETENTION_USE_RETENTION {
+                return Err(bad(
+                    name,
+                    local,
+                    "must be at least -2 (-2 = use retention.*, -1 = unlimited)",
+                ));
+            }
+            if self.remote_storage_enable && full_set && local != LOCAL_RETENTION_USE_RETENTION {
+                if local == -1 {
+                    return Err(bad(
+                        name,
+                        local,
+                        "must not be -1 while the full retention is bounded",
+                    ));
+                }
+                if local > full {
+                    return Err(bad(name, local, "must not be above the full retention"));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// Kafka's `UnifiedLog.localRetentionMs`: with remote storage, `local.retention.ms`
+    /// (−2 resolved to `retention.ms`); without it, `retention.ms`. In milliseconds, −1 =
+    /// unlimited (`docs/kafka-behaviour.md#local-retention`).
+    pub fn effective_local_retention_ms(&self) -> i64 {
+        if self.remote_storage_enable && self.local_retention_ms != LOCAL_RETENTION_USE_RETENTION {
+            self.local_retention_ms
+        } else {
+            self.retention_ms
+        }
+    }
+
+    /// Kafka's `UnifiedLog.localRetentionSize`: with remote storage,
+    /// `local.retention.bytes` (−2 resolved to `retention.bytes`); without it,
+    /// `retention.bytes`. In bytes, negative = unlimited
+    /// (`docs/kafka-behaviour.md#local-retention`).
+    pub fn effective_local_retention_bytes(&self) -> i64 {
+        if self.remote_storage_enable && self.local_retention_bytes != LOCAL_RETENTION_USE_RETENTION
+        {
+            self.local_retention_bytes
+        } else {
+            self.retention_bytes
+        }
     }
 
     /// Kafka's `LogConfig.maxSegmentMs`: the time after which a non-empty active segment

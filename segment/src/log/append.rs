@@ -258,6 +258,10 @@ impl<F: BatchFormat> Log<F> {
         self.segments.add(seg.clone());
         self.active_ready.store(true, Ordering::Release);
         self.stats.rolls.fetch_add(1, Ordering::Relaxed);
+        self.tier_event(crate::tier::TierEvent::SegmentSealed {
+            base_offset: active.base_offset(),
+            end_offset: new_base - 1,
+        });
         self.snapshot_on_roll(new_base)?;
         tracing::info!(dir = %self.dir.display(), new_base, "rolled new log segment");
         Ok(seg)

@@ -65,6 +65,7 @@ use crate::names;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::segment::LogSegment;
 use crate::segment_map::LogSegments;
+use crate::tier::DeletionReason;
 use crate::time::Clock;
 
 impl Log<KafkaBatchFormat> {
@@ -148,6 +149,7 @@ impl<F: BatchFormat> Log<F> {
             deleter: SegmentDeleter::new(config.file_delete_delay_ms, clock.clone()),
             hw: Default::default(),
             tier: super::tier::TierState::new(checkpoints.log_start_offset),
+            tier_listener: std::sync::OnceLock::new(),
         };
         let orphan_index_swaps = log.remove_temp_files_and_swap()?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
@@ -370,7 +372,7 @@ impl<F: BatchFormat> Log<F> {
                             segment = l.base_offset(),
                             "deleting segment after a truncated one"
                         );
-                        self.delete_segment_files(&l)?;
+                        self.delete_segment_files(&l, DeletionReason::Truncation)?;
                     }
                     crate::fs::fsync_dir_with(&*self.fs, &self.dir)
                 };
@@ -409,7 +411,7 @@ impl<F: BatchFormat> Log<F> {
                             segment = later.base_offset(),
                             "deleting segment after a truncated one"
                         );
-                        self.delete_segment_files(&later)?;
+                        self.delete_segment_files(&later, DeletionReason::Truncation)?;
                     }
                     break;
                 }
@@ -418,7 +420,7 @@ impl<F: BatchFormat> Log<F> {
         if let Some(last) = self.segments.last_segment() {
             if last.read_next_offset()? < ls_checkpoint {
                 for s in self.segments.values() {
-                    self.delete_segment_files(&s)?;
+                    self.delete_segment_files(&s, DeletionReason::Truncation)?;
                 }
             }
         }
@@ -516,7 +518,7 @@ impl<F: BatchFormat> Log<F> {
                 self.stats
                     .empty_overlapping_segments_removed
                     .fetch_add(1, Ordering::Relaxed);
-                self.delete_segment_files(&next)?;
+                self.delete_segment_files(&next, DeletionReason::Truncation)?;
                 continue;
             }
             let n = seg.truncate_to(next.base_offset())?;

@@ -108,6 +108,7 @@ mod cleaner;
 mod flush;
 mod leader;
 mod load;
+mod local_retention;
 mod options;
 mod pstate;
 mod read;
@@ -396,9 +397,20 @@ pub struct Log<F: BatchFormat = KafkaBatchFormat> {
     hw: watermark::HighWatermark,
     /// The local log start offset and the highest offset in remote storage (KIP-405).
     tier: tier::TierState,
+    /// The caller's [`TierListener`](crate::tier::TierListener), set once by
+    /// [`LogOptions::tier_listener`] after the open.
+    tier_listener: std::sync::OnceLock<std::sync::Arc<dyn crate::tier::TierListener>>,
 }
 
 impl<F: BatchFormat> Log<F> {
+    /// Tells the caller's [`TierListener`](crate::tier::TierListener), if any, of `event`
+    /// (under the log's lock; `docs/kafka-behaviour.md#tier-events`).
+    pub(super) fn tier_event(&self, event: crate::tier::TierEvent) {
+        if let Some(l) = self.tier_listener.get() {
+            l.on_event(event);
+        }
+    }
+
     fn open_segment(&self, base: i64, exists: bool, suffix: &str) -> Result<LogSegment<F>> {
         let options = if exists {
             SegmentOptions::existing()

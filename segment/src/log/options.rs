@@ -2,12 +2,14 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::Log;
 use crate::config::LogConfig;
 use crate::error::Result;
 use crate::format::{BatchFormat, KafkaBatchFormat};
 use crate::fs::FsRef;
+use crate::tier::TierListener;
 use crate::time::Clock;
 
 /// How to open a [`Log`] beyond its directory and [`LogConfig`] (redb's `Builder` shape):
@@ -42,6 +44,7 @@ pub struct LogOptions<F: BatchFormat = KafkaBatchFormat> {
     clock: Clock,
     fs: FsRef,
     manual_high_watermark: Option<i64>,
+    tier_listener: Option<Arc<dyn TierListener>>,
     _format: PhantomData<fn() -> F>,
 }
 
@@ -53,6 +56,7 @@ impl<F: BatchFormat> Clone for LogOptions<F> {
             clock: self.clock.clone(),
             fs: self.fs.clone(),
             manual_high_watermark: self.manual_high_watermark,
+            tier_listener: self.tier_listener.clone(),
             _format: PhantomData,
         }
     }
@@ -64,6 +68,7 @@ impl<F: BatchFormat> std::fmt::Debug for LogOptions<F> {
             .field("clock", &self.clock)
             .field("fs", &self.fs)
             .field("manual_high_watermark", &self.manual_high_watermark)
+            .field("tier_listener", &self.tier_listener)
             .field("format", &std::any::type_name::<F>())
             .finish()
     }
@@ -83,6 +88,7 @@ impl<F: BatchFormat> LogOptions<F> {
             clock: crate::time::system_clock(),
             fs: crate::fs::real(),
             manual_high_watermark: None,
+            tier_listener: None,
             _format: PhantomData,
         }
     }
@@ -115,12 +121,23 @@ impl<F: BatchFormat> LogOptions<F> {
         self
     }
 
+    /// A listener told of every segment the log seals (by a roll) and deletes, and of
+    /// truncations, so that an uploader need not scan the log
+    /// (`docs/kafka-behaviour.md#tier-events`). It is called under the log's lock and
+    /// must neither block nor call back into the log; it hears nothing of the segments
+    /// the open finds or removes.
+    pub fn tier_listener(mut self, listener: Arc<dyn TierListener>) -> Self {
+        self.tier_listener = Some(listener);
+        self
+    }
+
     /// The same options for another batch format `G`.
     pub fn format<G: BatchFormat>(self) -> LogOptions<G> {
         LogOptions {
             clock: self.clock,
             fs: self.fs,
             manual_high_watermark: self.manual_high_watermark,
+            tier_listener: self.tier_listener,
             _format: PhantomData,
         }
     }
@@ -134,6 +151,10 @@ impl<F: BatchFormat> LogOptions<F> {
         let log = Log::open_with(dir.into(), config, self.clock, self.fs)?;
         if let Some(hw) = self.manual_high_watermark {
             log.enable_manual_high_watermark(hw);
+        }
+        if let Some(l) = self.tier_listener {
+            // A fresh log: the cell is empty.
+            let _ = log.tier_listener.set(l);
         }
         Ok(log)
     }

@@ -4,12 +4,14 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::local_retention::TieredRule;
 use super::{Log, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::names::DELETED_FILE_SUFFIX;
 use crate::segment::LogSegment;
+use crate::tier::{DeletionReason, TierEvent};
 
 impl<F: BatchFormat> Log<F> {
     /// Raises the log start offset to `offset` (Kafka's `deleteRecords` /
@@ -59,11 +61,19 @@ impl<F: BatchFormat> Log<F> {
     }
 
     /// Kafka's retention (`deleteOldSegments`), applied only when called (the log never runs
-    /// it by itself): deletes, in order, the longest prefix of
-    /// segments that (a) are older than `retention.ms` (by
-    /// [`LogSegment::largest_timestamp`], which falls back to the file mtime), then (b) make
-    /// the log exceed `retention.bytes`, then (c) lie wholly below the log start offset
-    /// (the next segment's base, or the log end for the last one, is at or below it).
+    /// it by itself). With [`LogConfig::remote_storage_enable`] the rules are Kafka's
+    /// tiered ones instead (`docs/kafka-behaviour.md#local-retention`): segments wholly
+    /// below the local log start, then by `local.retention.bytes`, then by
+    /// `local.retention.ms` (−2 = the full value), each only once uploaded (its last offset
+    /// at or below [`highest_offset_in_remote_storage`](Self::highest_offset_in_remote_storage))
+    /// or wholly below the log start offset; a non-empty active segment that breaches a rule
+    /// is rolled (it goes once uploaded); only the
+    /// [local log start offset](Self::local_log_start_offset) moves. Without remote storage it
+    /// deletes, in Kafka 4.4's order, the longest prefix of segments that (a) lie wholly
+    /// below the log start offset (the next segment's base, or the log end for the last
+    /// one, is at or below it; Kafka keeps the last one), then (b) make the log exceed
+    /// `retention.bytes`, then (c) are older than `retention.ms` (by
+    /// [`LogSegment::largest_timestamp`], which falls back to the file mtime).
     /// The prefix rule stops at the first segment that does not qualify (field case B8),
     /// and at the first segment whose upper bound (the next segment's base offset, or the
     /// log end) is above the [high watermark](Self::high_watermark) (Kafka's
@@ -85,16 +95,27 @@ impl<F: BatchFormat> Log<F> {
     /// I/O and index errors.
     ///
     /// [`LogConfig::file_delete_delay_ms`]: crate::config::LogConfig::file_delete_delay_ms
+    /// [`LogConfig::remote_storage_enable`]: crate::config::LogConfig::remote_storage_enable
     pub fn delete_old_segments(&self) -> Result<usize> {
         let _g = self.lock.lock();
         self.check_online()?;
         self.deleter.delete_expired()?;
-        let mut n = 0;
-        if self.config.retention_ms >= 0 {
-            let now = self.clock.milliseconds();
-            let ms = self.config.retention_ms;
-            n += self.delete_prefix(|s, _| Ok(now - s.largest_timestamp()? > ms))?;
+        if self.config.remote_storage_enable {
+            // Kafka's order: log start, then size, then time
+            // (`docs/kafka-behaviour.md#local-retention`).
+            return Ok(self.delete_tiered_locked(TieredRule::LogStart)?
+                + self.delete_tiered_locked(TieredRule::Size)?
+                + self.delete_tiered_locked(TieredRule::Time)?);
         }
+        // Kafka 4.4's order: log start, then size, then time (each pass a prefix, so the
+        // order matters: a young segment that stops the time pass may go by the others).
+        let start = self.log_start_offset();
+        let leo = self.log_end_offset();
+        // A segment lies wholly below the log start when the next one starts at or below
+        // it; for the last segment the log end is that bound (`delete_records` at the log
+        // end empties the log, which then restarts at its end; Kafka 4.4 keeps the last
+        // segment, `docs/kafka-behaviour.md#local-retention`).
+        let mut n = self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))?;
         if self.config.retention_bytes >= 0 {
             let mut diff = self.size() as i64 - self.config.retention_bytes;
             n += self.delete_prefix(|s, _| {
@@ -106,16 +127,15 @@ impl<F: BatchFormat> Log<F> {
                 }
             })?;
         }
-        let start = self.log_start_offset();
-        let leo = self.log_end_offset();
-        // A segment lies wholly below the log start when the next one starts at or below
-        // it; for the last segment the log end is that bound (`delete_records` at the log
-        // end empties the log, which then restarts at its end).
-        n += self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))?;
+        if self.config.retention_ms >= 0 {
+            let now = self.clock.milliseconds();
+            let ms = self.config.retention_ms;
+            n += self.delete_prefix(|s, _| Ok(now - s.largest_timestamp()? > ms))?;
+        }
         Ok(n)
     }
 
-    /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (c) of
+    /// Kafka's `deleteLogStartOffsetBreachedSegments`: only step (a) of
     /// [`delete_old_segments`](Self::delete_old_segments), the segments wholly below the log
     /// start offset, as a log whose `cleanup.policy` is `compact` alone gets from the
     /// cleaner thread (`segment::Cleaner`). Returns the number deleted.
@@ -126,6 +146,9 @@ impl<F: BatchFormat> Log<F> {
         let _g = self.lock.lock();
         self.check_online()?;
         self.deleter.delete_expired()?;
+        if self.config.remote_storage_enable {
+            return self.delete_tiered_locked(TieredRule::LogStart);
+        }
         let start = self.log_start_offset();
         let leo = self.log_end_offset();
         self.delete_prefix(|_, next| Ok(next.unwrap_or(leo) <= start))
@@ -175,7 +198,7 @@ impl<F: BatchFormat> Log<F> {
             let _change = self.segments.begin_change();
             for s in &deletable {
                 tracing::info!(segment = s.base_offset(), "deleting segment by retention");
-                self.delete_segment_files(s)?;
+                self.delete_segment_files(s, DeletionReason::Retention)?;
             }
         }
         if self.recovery_point() < self.log_start_offset() {
@@ -200,11 +223,21 @@ impl<F: BatchFormat> Log<F> {
     /// (`docs/kafka-behaviour.md#concurrent-reads`).
     ///
     /// [change]: crate::segment_map::LogSegments
-    pub(super) fn delete_segment_files(&self, seg: &Arc<LogSegment<F>>) -> Result<()> {
+    /// Tells the [`TierListener`](crate::tier::TierListener), if any, that the segment
+    /// left the log for `reason` (`docs/kafka-behaviour.md#tier-events`).
+    pub(super) fn delete_segment_files(
+        &self,
+        seg: &Arc<LogSegment<F>>,
+        reason: DeletionReason,
+    ) -> Result<()> {
         let _change = self.segments.begin_change();
         self.segments.remove(seg.base_offset());
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        self.tier_event(TierEvent::SegmentDeleted {
+            base_offset: seg.base_offset(),
+            reason,
+        });
         self.deleter.schedule(seg.clone())
     }
 

@@ -12,7 +12,7 @@ use crate::format::BatchFormat;
 use crate::fs::OpenMode;
 use crate::names::{offset_index_file, time_index_file, transaction_index_file};
 use crate::producer::snapshot::{encode_leader_epoch_checkpoint, producer_snapshot_file};
-use crate::tier::SegmentUpload;
+use crate::tier::{DeletionReason, SegmentUpload};
 
 /// The tier state of a [`Log`]: the local log start offset and the highest offset in
 /// remote storage. Neither is checkpointed: the local log start is derived at open from
@@ -143,7 +143,7 @@ impl<F: BatchFormat> Log<F> {
             let _change = self.segments.begin_change();
             for s in &deletable {
                 tracing::info!(segment = s.base_offset(), "deleting uploaded local segment");
-                self.delete_segment_files(s)?;
+                self.delete_segment_files(s, DeletionReason::LocalDeletion)?;
             }
         }
         if self.recovery_point() < first_kept {

@@ -9,6 +9,7 @@ use super::{Log, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
+use crate::tier::{DeletionReason, TierEvent};
 
 impl<F: BatchFormat> Log<F> {
     /// Removes every offset ≥ `offset` (Kafka's `truncateTo`, field case B18): segments with a base
@@ -104,6 +105,7 @@ impl<F: BatchFormat> Log<F> {
             drop(self.publish());
         }
         self.state_after_truncate_to(leo)?;
+        self.tier_event(TierEvent::Truncated { offset: leo });
         Ok(true)
     }
 
@@ -124,7 +126,7 @@ impl<F: BatchFormat> Log<F> {
         // snapshots above it still count (docs/kafka-behaviour.md#crash-persistence-model).
         for s in self.segments.values().into_iter().rev() {
             if s.base_offset() > offset {
-                self.delete_segment_files(&s)?;
+                self.delete_segment_files(&s, DeletionReason::Truncation)?;
             }
         }
         let active = self.segments.active_segment()?;
@@ -188,7 +190,7 @@ impl<F: BatchFormat> Log<F> {
             }
             let replaced = (|| {
                 for s in &self.segments.values() {
-                    self.delete_segment_files(s)?;
+                    self.delete_segment_files(s, DeletionReason::Truncation)?;
                 }
                 let seg = Arc::new(self.open_segment(new_offset, false, "")?);
                 self.segments.add(seg);
@@ -201,6 +203,8 @@ impl<F: BatchFormat> Log<F> {
         self.recovery_point.store(new_offset, Ordering::Release);
         self.checkpoint(LOG_START_OFFSET_FILE, log_start)?;
         self.checkpoint(RECOVERY_POINT_FILE, new_offset)?;
-        self.state_after_truncate_fully()
+        self.state_after_truncate_fully()?;
+        self.tier_event(TierEvent::Truncated { offset: new_offset });
+        Ok(())
     }
 }

@@ -5,8 +5,15 @@
 use std::fs::File;
 
 mod cache;
+pub mod events;
+pub mod metadata;
 mod remote;
 pub use cache::{CacheStats, RemoteIndexCache, SegmentIdHasher};
+pub use events::{DeletionReason, TierEvent, TierListener};
+pub use metadata::{
+    RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
+    RemoteLogSegmentState, TopicIdPartition, Uuid,
+};
 pub use remote::{
     read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
 };

@@ -59,6 +59,8 @@ mod remote_read;
 mod retention_boundaries;
 mod retention_checkpoints;
 mod retention_under_readers;
+mod tier_events;
+mod tier_retention;
 mod tier_seam;
 mod timestamp_free_segments;
 mod truncate_below_log_start;

@@ -24,7 +24,9 @@
 //! * `k7-cleaner` — the log cleaner's plan (cleanable offsets, dirty ratio, offset map,
 //!   segment groups) of Kafka's `LogCleanerManager` and `Cleaner` against `segment::clean`;
 //! * `k7-broker-compaction` — a broker's cleaner compacts a topic and our `Log` reads it;
-//!   our `Log::clean` compacts a partition and the broker serves it.
+//!   our `Log::clean` compacts a partition and the broker serves it;
+//! * `k8-local-retention` — Kafka's `UnifiedLog` retention with remote storage enabled
+//!   (local retention, uploaded offsets, the log start from the remote tier) against ours.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
@@ -40,6 +42,7 @@ mod k5;
 mod k6;
 mod k7_broker;
 mod k7_cleaner;
+mod k8_local;
 mod ours;
 mod recovery_time;
 pub mod vs;
@@ -58,12 +61,12 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
                      k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner,
-                     k7-broker-compaction)
+                     k7-broker-compaction, k8-local-retention)
   --scale N          workload size factor (default 3)
   --recovery-mib N   MiB per partition k1-recovery-time writes and times the recovery of
                      (default 256; 16 under --sabotage)
   --seed N           the seed of the randomised scenarios (k3, k4-epochs, k4-leader,
-                     k1-crash); default: a new one per run, printed, so that a failure
+                     k1-crash, k8-local-retention); default: a new one per run, printed, so that a failure
                      can be replayed
   --write-fixtures   copy the K1 broker's partitions (clean shutdown and crash) to
                      segment/tests/data/kafka-4.4.0/; k6-dump rewrites the decoder
@@ -89,7 +92,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted,
                        k7-cleaner-recompressed-value,
                        k7-broker-compaction-drop-key,
-                       k7-broker-compaction-keep-aborted
+                       k7-broker-compaction-keep-aborted,
+                       k8-local-retention-past-uploaded, k8-local-retention-transition
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -300,6 +304,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         what: "our clean keeps the records of aborted transactions, which the broker then serves",
         expect: &["read_uncommitted consumer against the model"],
     },
+    Sabotage {
+        name: "k8-local-retention-past-uploaded",
+        scenario: "k8-local-retention",
+        what: "our retention passes are told one more sealed segment is uploaded than Kafka's, so ours deletes one segment past the uploaded offset",
+        expect: &["segments: ours", "local log start offset: ours"],
+    },
+    Sabotage {
+        name: "k8-local-retention-transition",
+        scenario: "k8-local-retention",
+        what: "our remote segment state machine lets COPY_SEGMENT_FINISHED go back to COPY_SEGMENT_STARTED",
+        expect: &["transition COPY_SEGMENT_FINISHED -> COPY_SEGMENT_STARTED"],
+    },
 ];
 
 /// Shared state of a run.
@@ -463,6 +479,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k6-dump", k6::run),
     ("k7-cleaner", k7_cleaner::run),
     ("k7-broker-compaction", k7_broker::run),
+    ("k8-local-retention", k8_local::run),
 ];
 
 /// `cargo xtask kafka [options]`.

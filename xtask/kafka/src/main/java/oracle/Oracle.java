@@ -11,6 +11,7 @@ package oracle;
  *   k3         IN.txt OUT.txt         answer index queries with OffsetIndex/TimeIndex/TransactionIndex
  *   k4-epochs  IN.txt OUT.txt         run leader-epoch histories on LeaderEpochFileCache
  *   k4-leader  IN.txt OUT.txt         run leader appends, reads and ListOffsets on UnifiedLog
+ *   k8-local-retention IN.txt OUT.txt local retention of UnifiedLog with remote storage
  *   append     BOOTSTRAP TOPIC N      produce N records, print the offset of each
  *   txn-open   BOOTSTRAP TOPIC N      leave a transaction open (for kill -9)
  *   bulk-produce BOOTSTRAP SEG MIB T:C.. MIB MiB per topic, fast (k1-recovery-time)
@@ -45,6 +46,7 @@ public final class Oracle {
             case "k3" -> IndexOracle.run(rest);
             case "k4-epochs" -> EpochOracle.run(rest);
             case "k4-leader" -> LeaderOracle.run(rest);
+            case "k8-local-retention" -> TierOracle.run(rest);
             default -> {
                 System.err.println("unknown subcommand " + args[0]);
                 System.exit(2);
