@@ -645,6 +645,7 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
                 keep_aborted: ctx.sabotaged("k7-cleaner-keep-aborted"),
                 drop_tombstone_early: ctx.sabotaged("k7-cleaner-early-tombstone"),
                 recompressed_value: ctx.sabotaged("k7-cleaner-recompressed-value"),
+                ..CleanSabotage::default()
             };
             match log.clean_sabotaged(&cleaner, &c.compaction, now, sabotage) {
                 // Kafka's clean fails too (its line says `failed`): e.g. the cleaned
