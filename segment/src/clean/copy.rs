@@ -127,6 +127,12 @@ pub struct CleanSabotage {
     pub drop_tombstone_early: bool,
     /// A rebuilt compressed batch gives its second-to-last record the last one's value.
     pub recompressed_value: bool,
+    /// A legacy batch whose records are all kept is copied as it is (Kafka 4.4 rewrites
+    /// it as v2).
+    pub legacy_copied: bool,
+    /// A rewritten legacy batch is based at its first record's offset, kept or not
+    /// (Kafka: the first kept record's).
+    pub legacy_base_offset: bool,
 }
 
 /// What one clean of a segment's window decides from (Kafka's `cleanInto` arguments).
@@ -210,8 +216,9 @@ fn unsupported(what: String) -> CleanError {
 ///
 /// # Errors
 /// [`CleanError::Batch`] (with `window_position` 0; the caller adds the file and
-/// position) for a corrupt batch; [`CleanError::Unsupported`] for a compressed legacy
-/// wrapper that would have to be rebuilt, or a legacy batch Kafka would keep empty.
+/// position) for a corrupt batch; [`CleanError::Unsupported`] for a legacy batch Kafka
+/// would keep empty (the one ending at the high watermark with no record kept: Kafka
+/// throws `IllegalStateException` there, `docs/kafka-behaviour.md#cleaner-legacy`).
 pub fn filter_window(
     window: &[u8],
     rules: &CopyRules<'_>,
@@ -264,10 +271,13 @@ pub fn filter_window(
         if !retained.is_empty() {
             let v2 = batch.as_v2();
             let horizon = v2.and_then(|b| b.delete_horizon_ms());
-            let set_horizon = magic >= MAGIC_V2
-                && (contains_tombstones || marker_for_empty_txn)
-                && horizon.is_none();
-            if all_kept && !set_horizon {
+            // Kafka 4.4 checks no magic here: a legacy batch has no horizon, so one kept
+            // with a tombstone gets one too (`docs/kafka-behaviour.md#cleaner-legacy`).
+            let set_horizon = (contains_tombstones || marker_for_empty_txn) && horizon.is_none();
+            // Kafka 4.4 never copies a legacy batch: every one it keeps a record of is
+            // rewritten as a v2 batch.
+            let copy_whole = magic >= MAGIC_V2 || rules.sabotage.legacy_copied;
+            if all_kept && copy_whole && (!set_horizon || magic < MAGIC_V2) {
                 out.extend_from_slice(batch.as_bytes());
                 result.retained(
                     batch.max_timestamp(),
@@ -276,14 +286,7 @@ pub fn filter_window(
                     retained.len() as u64,
                     batch.size_in_bytes() as u64,
                 );
-            } else {
-                let Some(v2) = v2 else {
-                    return Err(unsupported(format!(
-                        "rebuilding the legacy (magic {magic}) batch at offset {} after \
-                         removing some of its records",
-                        batch.base_offset()
-                    )));
-                };
+            } else if let Some(v2) = v2 {
                 let horizon = if set_horizon {
                     Some(rules.current_time.wrapping_add(rules.delete_retention_ms))
                 } else {
@@ -331,6 +334,12 @@ pub fn filter_window(
                     v2.last_offset()
                 };
                 result.retained(max_ts, shallow, max_offset, retained.len() as u64, n as u64);
+            } else {
+                let horizon =
+                    set_horizon.then(|| rules.current_time.wrapping_add(rules.delete_retention_ms));
+                let (n, max_ts, shallow) =
+                    rebuild_legacy(&batch, &retained, horizon, rules, out).map_err(bad)?;
+                result.retained(max_ts, shallow, max_offset, retained.len() as u64, n as u64);
             }
         } else if retention == BatchRetention::RetainEmpty {
             let Some(v2) = batch.as_v2() else {
@@ -365,6 +374,56 @@ pub fn filter_window(
         }
     }
     Ok(result)
+}
+
+/// Kafka 4.4's rewrite of a legacy (magic 0/1) batch it keeps records of
+/// (`docs/kafka-behaviour.md#cleaner-legacy`): one v2 batch of the kept records, based at
+/// the first kept record's offset and ending at the last kept one's (no override of the
+/// last offset), the original codec, CreateTime for magic 0 (LogAppendTime, at the
+/// wrapper's timestamp, when the original has it), no producer and no leader epoch (−1),
+/// and `horizon` as its delete horizon. Returns the bytes written, the batch's max
+/// timestamp and the shallow offset `MemoryRecordsBuilder.info()` gives it.
+fn rebuild_legacy(
+    batch: &FileBatch<'_>,
+    retained: &[crate::record::Record<'_>],
+    horizon: Option<i64>,
+    rules: &CopyRules<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(usize, i64, i64), RecordError> {
+    let (Some(first), Some(last)) = (retained.first(), retained.last()) else {
+        return Ok((0, NO_TIMESTAMP, -1));
+    };
+    let base = if rules.sabotage.legacy_base_offset {
+        batch.as_legacy().map_or(Ok(first.offset), |l| {
+            l.deep_base_offset().map(|d| d.min(first.offset))
+        })?
+    } else {
+        first.offset
+    };
+    let mut b = BatchBuilder::new(base).compression(batch.compression()?);
+    let log_append = batch.timestamp_type() == TimestampType::LogAppendTime;
+    if log_append {
+        b = b.log_append_time(batch.max_timestamp());
+    }
+    if let Some(h) = horizon {
+        b = b.delete_horizon(h);
+    }
+    let mut max_ts = NO_TIMESTAMP;
+    for r in retained {
+        max_ts = max_ts.max(r.timestamp);
+        b = b.record_at(r.offset, r.timestamp, r.key(), r.value(), &[]);
+    }
+    let n = b.write_to(out)?;
+    // `MemoryRecordsBuilder.info()` of a v2 builder: LogAppendTime gives the append time
+    // at the last offset; CreateTime gives none (−1, −1) without a timestamp, else the
+    // max timestamp at the last offset.
+    if log_append {
+        Ok((n, batch.max_timestamp(), last.offset))
+    } else if max_ts == NO_TIMESTAMP {
+        Ok((n, NO_TIMESTAMP, -1))
+    } else {
+        Ok((n, max_ts, last.offset))
+    }
 }
 
 /// Kafka's `checkBatchRetention` of the cleaner's filter: the batch's retention, whether
@@ -446,4 +505,308 @@ fn should_retain_record(
         None => rules.retain_legacy_deletes,
     };
     latest && (r.value.is_some() || retain_deletes)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The legacy (magic 0/1) rules of Kafka 4.4's copy
+    //! (`docs/kafka-behaviour.md#cleaner-legacy`); each test also runs the copy with the
+    //! rule broken (a sabotage flag, or the opposite input) and sees the answer change.
+    use super::*;
+    use crate::clean::OffsetMapCapacity;
+    use crate::record::{legacy_wrapper, CompressionType, LegacyMessage, RecordBatch};
+
+    const NOW: i64 = 1_700_000_000_000;
+    const RETENTION: i64 = 1_000;
+
+    fn map(puts: &[(&str, i64)]) -> OffsetMap {
+        let mut m = OffsetMap::new(OffsetMapCapacity::new(24 * 64, 0.9).unwrap());
+        for (k, o) in puts {
+            m.put(k.as_bytes(), *o).unwrap();
+        }
+        m
+    }
+
+    fn msg<'a>(
+        magic: i8,
+        offset: i64,
+        ts: i64,
+        key: Option<&'a str>,
+        value: Option<&'a str>,
+    ) -> LegacyMessage<'a> {
+        LegacyMessage {
+            magic,
+            offset,
+            timestamp: ts,
+            log_append_time: false,
+            key: key.map(str::as_bytes),
+            value: value.map(str::as_bytes),
+        }
+    }
+
+    /// A magic 1 wrapper of `codec` whose inner messages (relative offsets) end at
+    /// absolute offset `last`.
+    fn wrapper_v1(
+        codec: CompressionType,
+        last: i64,
+        log_append: bool,
+        inner: &[(Option<&str>, Option<&str>, i64)],
+    ) -> Vec<u8> {
+        let msgs: Vec<LegacyMessage<'_>> = inner
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v, ts))| msg(1, i as i64, *ts, *k, *v))
+            .collect();
+        let mut w = msg(1, last, 9_000, None, None);
+        w.log_append_time = log_append;
+        legacy_wrapper(w, codec, &msgs).unwrap()
+    }
+
+    struct Run {
+        out: Vec<u8>,
+        result: WindowResult,
+    }
+
+    fn run(
+        window: &[u8],
+        m: &OffsetMap,
+        retain_legacy_deletes: bool,
+        hw: i64,
+        sabotage: CleanSabotage,
+    ) -> Result<Run, CleanError> {
+        let producers = HashMap::new();
+        let rules = CopyRules {
+            map: m,
+            retain_legacy_deletes,
+            delete_retention_ms: RETENTION,
+            current_time: NOW,
+            active_producers: &producers,
+            high_watermark: hw,
+            sabotage,
+        };
+        let mut out = Vec::new();
+        let result = filter_window(
+            window,
+            &rules,
+            &mut CleanedTxnMetadata::new(),
+            &mut out,
+            1 << 20,
+        )?;
+        Ok(Run { out, result })
+    }
+
+    /// A kept record: offset, timestamp, key, value.
+    type Kept = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
+    fn kept(out: &[u8]) -> Vec<Kept> {
+        let mut v = Vec::new();
+        for b in batches_from(out, 0) {
+            for r in b.unwrap().records().unwrap() {
+                let r = r.unwrap();
+                v.push((
+                    r.offset,
+                    r.timestamp,
+                    r.key().map(<[u8]>::to_vec),
+                    r.value().map(<[u8]>::to_vec),
+                ));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_partly_kept_wrapper_becomes_a_v2_batch_at_its_first_kept_offset() {
+        // Offsets 10..=13: a, b, a (newer), c; the map knows a at 12.
+        let inner = [
+            (Some("a"), Some("1"), 100),
+            (Some("b"), Some("2"), 300),
+            (Some("a"), Some("3"), 200),
+            (Some("c"), Some("4"), 250),
+        ];
+        for codec in [
+            CompressionType::Gzip,
+            CompressionType::Snappy,
+            CompressionType::Lz4,
+        ] {
+            let window = wrapper_v1(codec, 13, false, &inner);
+            let m = map(&[("a", 12), ("b", 11), ("c", 13)]);
+            let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+            let b = RecordBatch::new(&r.out).unwrap();
+            assert!(b.is_valid());
+            assert_eq!((b.base_offset(), b.last_offset()), (11, 13), "{codec:?}");
+            assert_eq!(b.compression().unwrap(), codec);
+            assert_eq!(b.timestamp_type(), TimestampType::CreateTime);
+            assert_eq!(
+                (b.producer_id(), b.producer_epoch(), b.base_sequence()),
+                (-1, -1, -1)
+            );
+            assert_eq!(b.partition_leader_epoch(), -1);
+            assert_eq!((b.base_timestamp(), b.max_timestamp()), (300, 300));
+            assert_eq!(b.delete_horizon_ms(), None);
+            assert_eq!(
+                kept(&r.out),
+                vec![
+                    (11, 300, Some(b"b".to_vec()), Some(b"2".to_vec())),
+                    (12, 200, Some(b"a".to_vec()), Some(b"3".to_vec())),
+                    (13, 250, Some(b"c".to_vec()), Some(b"4".to_vec())),
+                ]
+            );
+            assert_eq!((r.result.messages_read, r.result.messages_retained), (4, 3));
+            assert_eq!(
+                (
+                    r.result.max_timestamp,
+                    r.result.shallow_offset_of_max_timestamp,
+                    r.result.max_offset
+                ),
+                (300, 13, 13)
+            );
+            assert_eq!(r.result.bytes_retained, r.out.len() as u64);
+            // Broken: based at the wrapper's first offset, the dropped record's.
+            let bad = run(
+                &window,
+                &m,
+                true,
+                100,
+                CleanSabotage {
+                    legacy_base_offset: true,
+                    ..CleanSabotage::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(RecordBatch::new(&bad.out).unwrap().base_offset(), 10);
+        }
+    }
+
+    #[test]
+    fn a_fully_kept_legacy_message_is_rewritten_as_v2() {
+        // Magic 0 (no timestamp) and magic 1, uncompressed, one message each.
+        let mut window = Vec::new();
+        msg(0, 5, 0, Some("k"), Some("v"))
+            .write_to(&mut window)
+            .unwrap();
+        msg(1, 6, 4_000, Some("j"), Some("w"))
+            .write_to(&mut window)
+            .unwrap();
+        let m = map(&[("k", 5), ("j", 6)]);
+        let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+        let batches: Vec<_> = batches_from(&r.out, 0).map(Result::unwrap).collect();
+        assert_eq!(batches.len(), 2);
+        let (b0, b1) = (batches[0].as_v2().unwrap(), batches[1].as_v2().unwrap());
+        assert_eq!(
+            (
+                b0.base_offset(),
+                b0.last_offset(),
+                b0.max_timestamp(),
+                b0.base_timestamp()
+            ),
+            (5, 5, -1, -1)
+        );
+        assert_eq!(b0.timestamp_type(), TimestampType::CreateTime);
+        assert_eq!(b0.compression().unwrap(), CompressionType::None);
+        assert_eq!((b1.base_offset(), b1.max_timestamp()), (6, 4_000));
+        // Magic 0 has no timestamp: no time-index candidate (−1, −1).
+        assert_eq!(
+            (
+                r.result.max_timestamp,
+                r.result.shallow_offset_of_max_timestamp
+            ),
+            (4_000, 6)
+        );
+        assert_eq!(r.result.messages_retained, 2);
+        // Broken: copied as it is, the pre-4.4 rule.
+        let bad = run(
+            &window,
+            &m,
+            true,
+            100,
+            CleanSabotage {
+                legacy_copied: true,
+                ..CleanSabotage::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(bad.out, window);
+        assert_ne!(bad.out, r.out);
+    }
+
+    #[test]
+    fn a_kept_legacy_tombstone_gets_a_delete_horizon_and_goes_past_the_legacy_horizon() {
+        let mut window = Vec::new();
+        msg(1, 3, 4_000, Some("t"), None)
+            .write_to(&mut window)
+            .unwrap();
+        let m = map(&[("t", 3)]);
+        // The segment is newer than the legacy horizon: kept, with a v2 delete horizon.
+        let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+        let b = RecordBatch::new(&r.out).unwrap();
+        assert_eq!(b.delete_horizon_ms(), Some(NOW + RETENTION));
+        assert_eq!(b.base_timestamp(), NOW + RETENTION);
+        assert_eq!(b.max_timestamp(), 4_000);
+        assert_eq!(kept(&r.out), vec![(3, 4_000, Some(b"t".to_vec()), None)]);
+        // Not newer: the tombstone goes (and with it the batch).
+        let gone = run(&window, &m, false, 100, CleanSabotage::default()).unwrap();
+        assert!(gone.out.is_empty());
+        assert_eq!(gone.result.messages_retained, 0);
+        // A value is kept either way, without a horizon.
+        let mut live = Vec::new();
+        msg(1, 3, 4_000, Some("t"), Some("x"))
+            .write_to(&mut live)
+            .unwrap();
+        let r = run(&live, &m, false, 100, CleanSabotage::default()).unwrap();
+        assert_eq!(RecordBatch::new(&r.out).unwrap().delete_horizon_ms(), None);
+    }
+
+    #[test]
+    fn a_log_append_time_wrapper_keeps_its_time_and_keyless_records_go() {
+        // Offsets 20..=22: keyless, k, keyless; the wrapper's LogAppendTime 9000.
+        let inner = [
+            (None, Some("x"), 1),
+            (Some("k"), Some("y"), 2),
+            (None, Some("z"), 3),
+        ];
+        let window = wrapper_v1(CompressionType::Lz4, 22, true, &inner);
+        let m = map(&[("k", 21), ("other", 22)]);
+        let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+        let b = RecordBatch::new(&r.out).unwrap();
+        assert_eq!(b.timestamp_type(), TimestampType::LogAppendTime);
+        assert_eq!(
+            (b.base_offset(), b.last_offset(), b.max_timestamp()),
+            (21, 21, 9_000)
+        );
+        assert_eq!(
+            kept(&r.out),
+            vec![(21, 9_000, Some(b"k".to_vec()), Some(b"y".to_vec()))]
+        );
+        assert_eq!(r.result.invalid_messages, 2);
+        assert_eq!(
+            (
+                r.result.max_timestamp,
+                r.result.shallow_offset_of_max_timestamp
+            ),
+            (9_000, 21)
+        );
+        // Keyless records after the map's latest offset are kept.
+        let m = map(&[("k", 19)]);
+        let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+        assert_eq!(kept(&r.out).len(), 3);
+        assert_eq!(r.result.invalid_messages, 0);
+    }
+
+    #[test]
+    fn a_legacy_batch_at_the_high_watermark_with_nothing_kept_is_refused() {
+        let mut window = Vec::new();
+        msg(0, 7, 0, Some("k"), Some("old"))
+            .write_to(&mut window)
+            .unwrap();
+        let m = map(&[("k", 9)]);
+        // Kafka keeps the batch ending at the high watermark, even empty, and throws
+        // for a legacy one.
+        assert!(matches!(
+            run(&window, &m, true, 8, CleanSabotage::default()),
+            Err(CleanError::Unsupported { .. })
+        ));
+        // Elsewhere it simply goes.
+        let r = run(&window, &m, true, 100, CleanSabotage::default()).unwrap();
+        assert!(r.out.is_empty());
+    }
 }

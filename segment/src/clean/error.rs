@@ -71,9 +71,10 @@ pub enum CleanError {
         #[source]
         source: crate::record::RecordError,
     },
-    /// A batch the clean would have to write in a way this crate does not (yet) do: a
-    /// compressed legacy wrapper that loses some of its records, or a legacy batch Kafka
-    /// would keep as an empty batch (Kafka throws `IllegalStateException` there).
+    /// A batch the clean cannot write, as Kafka 4.4 cannot: a legacy (magic 0/1) batch
+    /// that must be kept as an empty batch (the one ending at the high watermark with no
+    /// record kept; Kafka throws `IllegalStateException` there,
+    /// `docs/kafka-behaviour.md#cleaner-legacy`).
     #[error("cannot clean: {reason}")]
     Unsupported {
         /// What and where.

@@ -73,7 +73,7 @@ pub enum StateError {
 pub enum UncleanableKind {
     /// A batch of the log could not be read or is too large ([`CleanError::Batch`]).
     CorruptBatch,
-    /// A batch this crate's cleaner cannot rewrite ([`CleanError::Unsupported`]).
+    /// A batch Kafka's cleaner cannot rewrite either ([`CleanError::Unsupported`]).
     Unsupported,
     /// The directory's `cleaner-offset-checkpoint` is malformed
     /// ([`CleanError::MalformedCheckpoint`]).

@@ -53,6 +53,9 @@ struct Case {
     /// The producers' codec (`None`: uncompressed). A compressed case indexes every batch
     /// and never rolls by size, so that recompressed sizes change no file layout.
     codec: Option<&'static str>,
+    /// Whether the log holds legacy (magic 0/1) message sets, appended as a follower
+    /// copies an old leader's (`legacy` ops).
+    legacy: bool,
 }
 
 /// The fetch size of a case's reads: 1000 bytes, or 1 MiB (a segment per fetch) when
@@ -90,6 +93,10 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
     // Transactions in half the logs: producers 100..103, each open one ended by a
     // COMMIT or ABORT marker (one may stay open: the last stable offset stops there).
     let txns = i % 2 == 1;
+    // Legacy message sets in a third of the logs (with and without transactions): most
+    // of their non-transactional batches are magic 0 or 1, some keyless records among
+    // them.
+    let legacy = i % 3 == 2;
     let mut open: Vec<i64> = Vec::new();
     for _ in 0..rng.gen_range(3..60) {
         if rng.gen_bool(0.08) {
@@ -120,10 +127,21 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
         let mut line = String::new();
         // Mostly increasing, sometimes back in time.
         ts += rng.gen_range(-20_000..60_000i64);
-        let _ = write!(line, "batch {}", ts.min(now));
+        let old = legacy && rng.gen_bool(0.7);
+        if old {
+            let magic = rng.gen_range(0..2u8);
+            let lat = u8::from(magic == 1 && rng.gen_bool(0.3));
+            let _ = write!(line, "legacy {magic} {lat} {}", ts.min(now));
+        } else {
+            let _ = write!(line, "batch {}", ts.min(now));
+        }
         for _ in 0..n {
-            // `-kN`: a tombstone of kN.
+            // `-kN`: a tombstone of kN; `_`: a keyless record (legacy only).
             let tomb = if rng.gen_bool(0.15) { "-" } else { "" };
+            if old && rng.gen_bool(0.1) {
+                line.push_str(" _");
+                continue;
+            }
             let _ = write!(line, " {tomb}k{}", rng.gen_range(0..keys));
         }
         ops.push(line);
@@ -177,6 +195,8 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
     // A third of the logs compressed, in every codec alike.
     let codec =
         (rng.gen_range(0..3) == 0).then(|| ["gzip", "snappy", "lz4", "zstd"][rng.gen_range(0..4)]);
+    // Legacy message sets have no zstd.
+    let codec = codec.map(|c| if legacy && c == "zstd" { "gzip" } else { c });
     if let Some(codec) = codec {
         ops.insert(0, format!("codec {codec}"));
     }
@@ -202,6 +222,7 @@ fn gen_case(rng: &mut StdRng, i: usize) -> Case {
         map_bytes,
         load_factor,
         codec,
+        legacy,
     }
 }
 
@@ -517,9 +538,15 @@ fn reads(log: &Log, drop_aborted: bool, fetch_bytes: u64) -> Result<Reads, Strin
                         m.control_type == segment::record::ControlRecordType::Abort
                     }),
                 });
+                // Kafka's `baseOffset()` of a compressed legacy wrapper is its first inner
+                // record's offset (our `base_offset` is the wrapper's).
+                let base = match b.as_legacy() {
+                    Some(l) => l.deep_base_offset().map_err(|e| e.to_string())?,
+                    None => b.base_offset(),
+                };
                 batches.push(format!(
                     "{}-{}-{:x}-{}",
-                    b.base_offset(),
+                    base,
                     b.last_offset(),
                     b.checksum(),
                     b.size_in_bytes()
@@ -584,6 +611,15 @@ struct CleanTally {
     aborted_list_example: String,
     tombstones: usize,
     horizons: usize,
+    /// Cleaned logs with legacy message sets.
+    legacy_cleans: usize,
+    /// Of them, compressed.
+    legacy_compressed_cleans: usize,
+    /// Legacy batches in the cleaned logs' files, Kafka's side (above the clean's end).
+    legacy_left: usize,
+    /// Legacy batches the cleans rewrote as v2 or dropped (Kafka's side: those before
+    /// less those left).
+    legacy_gone: usize,
 }
 
 /// The clean step, our side: the case's checkpoint written to the parent directory's
@@ -645,6 +681,8 @@ fn our_clean(c: &Case, dir: &Path, hw: i64, ctx: &Ctx) -> Result<OurRounds, Stri
                 keep_aborted: ctx.sabotaged("k7-cleaner-keep-aborted"),
                 drop_tombstone_early: ctx.sabotaged("k7-cleaner-early-tombstone"),
                 recompressed_value: ctx.sabotaged("k7-cleaner-recompressed-value"),
+                legacy_copied: ctx.sabotaged("k7-cleaner-legacy-copied"),
+                legacy_base_offset: ctx.sabotaged("k7-cleaner-legacy-base-offset"),
             };
             match log.clean_sabotaged(&cleaner, &c.compaction, now, sabotage) {
                 // Kafka's clean fails too (its line says `failed`): e.g. the cleaned
@@ -692,6 +730,24 @@ fn has_delete_horizon(dir: &Path) -> bool {
             .map_while(Result::ok)
             .any(|b| b.as_v2().is_some_and(|v| v.delete_horizon_ms().is_some()))
     })
+}
+
+/// The legacy (magic 0/1) batches of the directory's `.log` files.
+fn legacy_batches(dir: &Path) -> usize {
+    let Ok(names) = segment_files(dir) else {
+        return 0;
+    };
+    names
+        .iter()
+        .filter(|n| n.ends_with(".log"))
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(n)).unwrap_or_default();
+            segment::record::batches_from(&bytes, 0)
+                .map_while(Result::ok)
+                .filter(|b| b.as_legacy().is_some())
+                .count()
+        })
+        .sum()
 }
 
 /// The segment files (`.log`, `.index`, `.timeindex`, `.txnindex`) of a directory.
@@ -1020,6 +1076,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         }
         // The clean step: two rounds, each compared by its stats line and checkpoint,
         // then every segment file.
+        // Before our clean: the directory as Kafka closed it, before Kafka's clean.
+        let legacy_before = if c.legacy { legacy_batches(d) } else { 0 };
         let (ours_rounds, our_errors, our_reads) = match our_clean(c, d, kafka_hw, ctx) {
             Ok(x) => x,
             Err(e) => {
@@ -1173,6 +1231,13 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         tally.compressed_cleans += usize::from(c.codec.is_some());
         tally.tombstones += usize::from(c.ops.iter().any(|op| op.contains(" -k")));
         tally.horizons += usize::from(has_delete_horizon(kd));
+        if c.legacy {
+            tally.legacy_cleans += 1;
+            tally.legacy_compressed_cleans += usize::from(c.codec.is_some());
+            let left = legacy_batches(kd);
+            tally.legacy_left += left;
+            tally.legacy_gone += legacy_before.saturating_sub(left);
+        }
         match compare_files(kd, d, &mut tally, c.codec.is_some()) {
             Ok(f) => diffs.extend(f.into_iter().map(|f| format!("{}: {f}", c.id))),
             Err(e) => diffs.push(format!("{}: {e}", c.id)),
@@ -1196,13 +1261,18 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     if tally.cleans == 0 {
         diffs.push(format!("no case was cleaned: {tally:?}"));
     }
+    if tally.legacy_cleans == 0 || tally.legacy_compressed_cleans == 0 || tally.legacy_gone == 0 {
+        diffs.push(format!(
+            "no legacy log, or no compressed legacy log, was cleaned: {tally:?}"
+        ));
+    }
     if tally.compressed_cleans == 0 || tally.recompressed == 0 {
         diffs.push(format!(
             "no compressed log was cleaned with a recompressed batch: {tally:?}"
         ));
     }
     let clean_line = format!(
-        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; {} read_committed aborted lists differ with the same batches dropped by a consumer{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left, {} compressed ({} batches recompressed by each side, equal decoded); {} rounds failed on both sides, a cleaned time index full)",
+        "{} cleans compared with Kafka's Cleaner.doClean ({} segment files, {} bytes, byte for byte; {} stats lines; {} checkpoints; {} fetches at every isolation level ({} logs' read_committed fetches left out: another last stable offset; {} read_committed aborted lists differ with the same batches dropped by a consumer{}); {} cleaned logs with an aborted transaction, {} with tombstones, {} with a delete horizon left, {} compressed ({} batches recompressed by each side, equal decoded); {} with legacy magic 0/1 message sets ({} compressed; {} legacy batches rewritten as v2 or dropped by Kafka's cleans, {} left above their ends); {} rounds failed on both sides (a cleaned time index full, or a legacy batch at the high watermark with nothing kept))",
         tally.cleans,
         tally.files,
         tally.bytes,
@@ -1221,12 +1291,17 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         tally.horizons,
         tally.compressed_cleans,
         tally.recompressed,
+        tally.legacy_cleans,
+        tally.legacy_compressed_cleans,
+        tally.legacy_gone,
+        tally.legacy_left,
         tally.failed,
     );
     let line = format!(
-        "seed {seed}: {} logs ({} with aborted transactions), {compared} answers compared ({} held back by the last stable offset, {} checkpoint resets, {} first dirty offsets inside a segment, {} held back by min.compaction.lag.ms, {} overdue by max.compaction.lag.ms, {} cleanable, {} partial cleans, {} maps that take no key (Kafka 4.4 runs them, ours refuses them: documented), {} with a group of several segments, {} with several groups), {} mismatches",
+        "seed {seed}: {} logs ({} with aborted transactions, {} with legacy message sets), {compared} answers compared ({} held back by the last stable offset, {} checkpoint resets, {} first dirty offsets inside a segment, {} held back by min.compaction.lag.ms, {} overdue by max.compaction.lag.ms, {} cleanable, {} partial cleans, {} maps that take no key (Kafka 4.4 runs them, ours refuses them: documented), {} with a group of several segments, {} with several groups), {} mismatches",
         cases.len(),
         cov.aborted_txns,
+        cases.iter().filter(|c| c.legacy).count(),
         cov.lso_bound,
         cov.resets,
         cov.mid_segment_dirty,

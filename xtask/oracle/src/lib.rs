@@ -90,7 +90,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k6-dump-exit-zero, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
                        k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted,
-                       k7-cleaner-recompressed-value,
+                       k7-cleaner-recompressed-value, k7-cleaner-legacy-copied,
+                       k7-cleaner-legacy-base-offset,
                        k7-broker-compaction-drop-key,
                        k7-broker-compaction-keep-aborted,
                        k8-local-retention-past-uploaded, k8-local-retention-transition
@@ -285,6 +286,18 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k7-cleaner",
         what: "our cleaner gives a record of a batch it recompresses another record's value",
         expect: &["holds other records"],
+    },
+    Sabotage {
+        name: "k7-cleaner-legacy-copied",
+        scenario: "k7-cleaner",
+        what: "our cleaner copies a legacy (magic 0/1) batch it keeps whole as it is, where Kafka 4.4 rewrites it as v2",
+        expect: &["clean: ours", "differs"],
+    },
+    Sabotage {
+        name: "k7-cleaner-legacy-base-offset",
+        scenario: "k7-cleaner",
+        what: "our cleaner bases a rewritten legacy wrapper at its first record's offset, not its first kept record's",
+        expect: &["clean: ours", "differs", "read: ours"],
     },
     Sabotage {
         name: "k7-cleaner-fetch-aborted",

@@ -14,7 +14,10 @@ import java.util.Properties;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
@@ -49,6 +52,11 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * config KEY VALUE          a topic config
  * batch TS KEY...           appendAsLeader of one uncompressed batch, a record per key
  *                           (timestamp TS, value "v"; a key written -KEY: a tombstone)
+ * legacy MAGIC LAT TS KEY...  appendAsFollower (at the log end, leader epoch 0) of a legacy
+ *                           magic 0 or 1 message set of the log's codec: uncompressed, a
+ *                           message per key, each its own append; compressed, one wrapper (LAT 1: magic 1
+ *                           LogAppendTime at TS; magic 0 has no timestamp; a key written _:
+ *                           a keyless record)
  * txn PID TS KEY...         the same, transactional, of producer PID (epoch 0)
  * marker PID COMMIT|ABORT TS   the coordinator's end-txn marker for PID
  * roll                      roll()
@@ -135,6 +143,36 @@ final class CleanerOracle {
                                 tomb ? null : "v".getBytes(StandardCharsets.UTF_8));
                     }
                     log.appendAsLeader(MemoryRecords.withRecords(codec, rs), 0);
+                }
+                case "legacy" -> {
+                    // An old leader's message set, copied by a follower as it is (Kafka
+                    // 4.4's leader appends always convert to magic 2).
+                    byte magic = Byte.parseByte(op[1]);
+                    boolean lat = op[2].equals("1");
+                    long ts = Long.parseLong(op[3]);
+                    TimestampType type = magic == 0 ? TimestampType.NO_TIMESTAMP_TYPE
+                            : lat ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
+                    MemoryRecordsBuilder b = MemoryRecords.builder(java.nio.ByteBuffer.allocate(64 * 1024), magic,
+                            codec, type, log.logEndOffset(), lat ? ts : RecordBatch.NO_TIMESTAMP);
+                    for (int i = 4; i < op.length; i++) {
+                        boolean tomb = op[i].startsWith("-");
+                        String key = tomb ? op[i].substring(1) : op[i];
+                        b.append(new SimpleRecord(magic == 0 ? RecordBatch.NO_TIMESTAMP : ts,
+                                key.equals("_") ? null : key.getBytes(StandardCharsets.UTF_8),
+                                tomb ? null : "v".getBytes(StandardCharsets.UTF_8)));
+                    }
+                    // One message (or wrapper) per append: the roll check runs per append,
+                    // and an uncompressed set of several messages could overflow a small
+                    // segment.index.bytes within one append (Kafka then throws).
+                    MemoryRecords built = b.build();
+                    java.nio.ByteBuffer buf = built.buffer();
+                    int pos = 0;
+                    for (RecordBatch batch : built.batches()) {
+                        java.nio.ByteBuffer one = buf.duplicate();
+                        one.position(pos).limit(pos + batch.sizeInBytes());
+                        log.appendAsFollower(MemoryRecords.readableRecords(one.slice()), 0);
+                        pos += batch.sizeInBytes();
+                    }
                 }
                 case "txn" -> {
                     // A transactional batch of producer PID (epoch 0, its next sequence).
