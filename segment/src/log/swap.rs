@@ -16,7 +16,11 @@ use crate::segment::LogSegment;
 impl<F: BatchFormat> Log<F> {
     /// Step 2 of [`open`](Self::open), Kafka's `removeTempFilesAndCollectSwapFiles` and the
     /// swap passes of `LogLoader.load`: `.cleaned` files (and `.swap` files at or above the
-    /// lowest of them) are deleted, `.deleted` files are deleted, and the remaining
+    /// lowest of them) are deleted, and so are, stricter than Kafka, the `.swap` files of a
+    /// split whose other pieces are still `.cleaned`
+    /// ([`crate::loader_plan::unfinished_split_swaps`],
+    /// `docs/kafka-behaviour.md#split-partial-swap`; the split segment is kept and split
+    /// again), `.deleted` files are deleted, and the remaining
     /// `.swap` files are completed: the segments they replace are deleted and the swaps
     /// renamed. Stricter than Kafka (`docs/kafka-behaviour.md#swap-refusal`): the swaps
     /// are checked first ([`crate::loader_plan::plan_swaps`]) and refused with
@@ -48,23 +52,54 @@ impl<F: BatchFormat> Log<F> {
                 swaps.push(p);
             }
         }
-        let min_cleaned = cleaned
+        let cleaned_bases: Vec<i64> = cleaned
             .iter()
             .filter_map(|p| names::offset_from_file(p).ok())
-            .min()
-            .unwrap_or(i64::MAX);
+            .collect();
+        let min_cleaned = cleaned_bases.iter().copied().min().unwrap_or(i64::MAX);
         // A `.swap` at or above the lowest `.cleaned` belongs to an unfinished split or
         // clean (the `.cleaned` → `.swap` renames go from the highest base down): delete
         // it, and fail the open if that is impossible — keeping it would make the next
         // open treat it as complete once the `.cleaned` files are gone.
+        let (kept, unfinished): (Vec<PathBuf>, Vec<PathBuf>) = swaps
+            .into_iter()
+            .partition(|p| names::offset_from_file(p).map_or(true, |o| o < min_cleaned));
+        // Stricter than Kafka: a kept `.swap` beside a `.cleaned` piece inside the same
+        // live segment is an unfinished split too, whose renames reached the disk out of
+        // order (docs/kafka-behaviour.md#split-partial-swap): delete it, keep the segment.
+        let rolled_back = if cleaned_bases.is_empty() {
+            Vec::new()
+        } else {
+            let all = self.list_dir()?;
+            let bases_of = |suffix: &str| -> Vec<i64> {
+                all.iter()
+                    .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                    .filter_map(|p| names::canonical_offset_from_file(p).ok())
+                    .collect()
+            };
+            let kept_bases: Vec<i64> = kept
+                .iter()
+                .filter_map(|p| names::offset_from_file(p).ok())
+                .collect();
+            crate::loader_plan::unfinished_split_swaps(
+                &bases_of(""),
+                &bases_of(DELETED_FILE_SUFFIX),
+                &kept_bases,
+                &cleaned_bases,
+            )
+        };
         let mut complete = Vec::new();
-        for p in swaps {
-            if names::offset_from_file(&p).map_or(true, |o| o < min_cleaned) {
-                complete.push(p);
-            } else {
-                tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+        for p in kept {
+            if names::offset_from_file(&p).is_ok_and(|o| rolled_back.contains(&o)) {
+                tracing::warn!(file = %p.display(), "deleting the swap file of a split whose other pieces are still .cleaned (its renames reached the disk out of order); the split segment is kept");
                 self.remove_if_exists(&p)?;
+            } else {
+                complete.push(p);
             }
+        }
+        for p in unfinished {
+            tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+            self.remove_if_exists(&p)?;
         }
         let swaps = complete;
         if !cleaned.is_empty() {
@@ -159,8 +194,11 @@ impl<F: BatchFormat> Log<F> {
     /// complete, well-framed batch (a torn or corrupt tail) are copied verbatim to the end
     /// of the last piece, so the pieces together hold exactly the old bytes and recovery
     /// treats that tail as it would have. The pieces are trimmed, flushed and given the
-    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), the old
-    /// segment is deleted, and the pieces renamed `.swap` → final. Returns the base
+    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), those
+    /// renames made durable (a directory fsync: the loader's rollback rule,
+    /// `docs/kafka-behaviour.md#split-partial-swap`, relies on no `.cleaned` piece being
+    /// left once the old segment starts to go), the old segment is deleted, and the
+    /// pieces renamed `.swap` → final. Returns the base
     /// offsets to recover (all pieces: their transaction indexes are rebuilt, and the last
     /// one may end in an invalid tail).
     pub(super) fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
@@ -238,6 +276,9 @@ impl<F: BatchFormat> Log<F> {
         for p in order {
             p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
         }
+        // Every piece is `.swap` on disk before the old segment starts to go: a `.cleaned`
+        // piece beside a `.swap` one then proves the old segment whole, and the loader
+        // rolls such a split back (docs/kafka-behaviour.md#split-partial-swap).
         crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         self.segments.remove(seg.base_offset());
         seg.close_handlers();

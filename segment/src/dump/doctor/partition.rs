@@ -149,7 +149,7 @@ struct Seg {
 /// over the live one before it loads the segments.
 ///
 /// `index_swaps`: whether the loader renames this base's index `.swap` files (it deletes
-/// those at or above the lowest `.cleaned` file instead).
+/// those at or above the lowest `.cleaned` file, and those of an unfinished split, instead).
 fn open_segment(
     dir: &Path,
     base: i64,
@@ -461,6 +461,35 @@ pub(super) fn examine_partition(
         .filter_map(|p| names::offset_from_file(p).ok())
         .min()
         .unwrap_or(i64::MAX);
+    // Stricter than Kafka: kept `.swap` pieces beside a `.cleaned` one inside one live
+    // segment are an unfinished split too (the loader's rule,
+    // crate::loader_plan::unfinished_split_swaps).
+    let rolled_back = {
+        let cleaned: Vec<i64> = files
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(CLEANED_FILE_SUFFIX))
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .collect();
+        let bases_of = |suffix: &str| -> Vec<i64> {
+            files
+                .iter()
+                .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                .filter_map(|p| names::canonical_offset_from_file(p).ok())
+                .collect()
+        };
+        let kept: Vec<i64> = files
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(SWAP_FILE_SUFFIX))
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .filter(|&o| o < min_cleaned)
+            .collect();
+        crate::loader_plan::unfinished_split_swaps(
+            &bases_of(""),
+            &bases_of(DELETED_FILE_SUFFIX),
+            &kept,
+            &cleaned,
+        )
+    };
     let mut log_swaps = Vec::new();
     let mut deleted_logs = Vec::new();
     for p in &files {
@@ -491,6 +520,13 @@ pub(super) fn examine_partition(
                     FindingKind::SwapDeleted,
                     Some(n),
                     "at or above the lowest .cleaned file (an unfinished split, KAFKA-6264): the loader deletes it".into(),
+                ));
+            } else if names::offset_from_file(p).is_ok_and(|o| rolled_back.contains(&o)) {
+                findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::SwapDeleted,
+                    Some(n),
+                    "a piece of an unfinished split whose other pieces are still .cleaned (the renames reached the disk out of order): this library's loader deletes it, keeps the segment it would replace and splits that again; Kafka 4.4 completes it and loses the .cleaned pieces' offsets".into(),
                 ));
             } else if n.ends_with(".log.swap") {
                 if let Ok(o) = names::canonical_offset_from_file(p) {
@@ -584,7 +620,8 @@ pub(super) fn examine_partition(
         .iter()
         .enumerate()
         .map(|(i, (b, p, suffix))| {
-            check_segment(dir, (*b, p, suffix), (i + 1 == n, *b < min_cleaned), deep)
+            let index_swaps = *b < min_cleaned && !rolled_back.contains(b);
+            check_segment(dir, (*b, p, suffix), (i + 1 == n, index_swaps), deep)
         })
         .collect();
     // Offsets must increase across segments: a segment reaching past the next one's base
