@@ -324,7 +324,7 @@ fn header_extent<F: BatchFormat>(
 /// `.log.deleted` file is (a replacement that began deleting is never rolled back) and
 /// some kept `.swap` is based in `[s, n)`, every kept `.swap` based in `[s, n)` is
 /// returned. A clean's `.cleaned` file is based at the first segment of its group, a live
-/// segment, so it never lies strictly inside another live segment's range, and a
+/// segment, and every kept `.swap` lies below it, so none shares its range; and a
 /// completed replacement (every `.cleaned` renamed, originals being deleted) leaves no
 /// `.cleaned` file: both keep Kafka's behaviour.
 ///

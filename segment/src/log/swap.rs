@@ -173,13 +173,27 @@ impl<F: BatchFormat> Log<F> {
                 }
             }
         }
-        for p in &swaps {
+        // The replaced files are durably gone before any swap is renamed, and the swaps
+        // are renamed from the lowest base up, the directory fsynced after each base's
+        // files: a crash then leaves the lower swaps renamed and the higher ones `.swap`,
+        // never a renamed swap inside the range of the swaps left, which the next open
+        // would delete as a replaced segment (Kafka's loader does;
+        // docs/kafka-behaviour.md#split-partial-swap).
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        let mut by_base: Vec<(i64, &PathBuf)> = swaps
+            .iter()
+            .map(|p| (names::offset_from_file(p).unwrap_or(i64::MAX), p))
+            .collect();
+        by_base.sort();
+        for (i, (base, p)) in by_base.iter().enumerate() {
             let to = names::replace_suffix(p, SWAP_FILE_SUFFIX, "")?;
             self.fs
                 .rename(p, &to)
                 .map_err(|e| SegmentError::io("rename", p, e))?;
+            if by_base.get(i + 1).is_none_or(|(next, _)| next != base) {
+                crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+            }
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         if let Some(plan) = plan {
             let report = SwapReplacement::new(plan);
             tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, already_deleted = ?report.deleted_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
@@ -269,26 +283,34 @@ impl<F: BatchFormat> Log<F> {
             return Err(e);
         }
         // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
-        let mut order: Vec<&LogSegment<F>> = pieces.iter().rev().collect();
-        if crate::fs::mutated!(SwapAscending) {
-            order.reverse();
-        }
-        for p in order {
+        for p in pieces.iter().rev() {
             p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
         }
         // Every piece is `.swap` on disk before the old segment starts to go: a `.cleaned`
         // piece beside a `.swap` one then proves the old segment whole, and the loader
         // rolls such a split back (docs/kafka-behaviour.md#split-partial-swap).
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        if !crate::fs::mutated!(SplitSwapNoDirFsync) {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         self.segments.remove(seg.base_offset());
         seg.close_handlers();
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
         seg.delete_if_exists()?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        // From the lowest piece up, each piece's renames durable before the next piece's
+        // (the first fsync also makes the old segment's deletion durable): a crash leaves
+        // the lower pieces renamed and the higher ones `.swap`, so the next open's swap
+        // range, from the lowest `.swap` left, never covers a renamed piece
+        // (docs/kafka-behaviour.md#split-partial-swap).
         for p in &pieces {
             p.change_file_suffixes(SWAP_FILE_SUFFIX, "")?;
+            if !crate::fs::mutated!(SplitRenameNoDirFsync) {
+                crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+            }
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        if crate::fs::mutated!(SplitRenameNoDirFsync) {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         let bases: Vec<i64> = pieces.iter().map(|p| p.base_offset()).collect();
         // Recover every piece (once): the transaction index and producer state are not
         // copied by the split, and the last piece may end in an invalid tail.
