@@ -1036,9 +1036,14 @@ fn an_offset_overflow_split_is_found_and_kafkas_differs() {
     );
     assert_eq!(p["data_loss"], "none");
     assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    // The loader rescans the split segment, then each piece.
+    assert_eq!(p["recovered_segments"], serde_json::json!([0]), "{p}");
+    assert_eq!(p["split_pieces"], serde_json::json!([0, HIGH]), "{p}");
     let m = &v["measured"]["legacy-0"];
     assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
     assert_eq!(m["bytes_truncated"], 0, "{m}");
+    // The measured open rescans what the doctor predicts: the segment, then its pieces.
+    assert_eq!(m["segments_recovered"], 3, "{m}");
 }
 
 /// A crash in the middle of a split's `.cleaned` → `.swap` renames that the disk kept out
@@ -1087,6 +1092,7 @@ fn a_split_with_a_low_swap_and_high_cleaned_pieces_is_rolled_back() {
     );
     assert_eq!(p["data_loss"], "none");
     assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    assert_eq!(p["split_pieces"], serde_json::json!([0, HIGH]), "{p}");
     let o = run(&[
         "--json",
         "--no-calibrate",
@@ -1097,6 +1103,8 @@ fn a_split_with_a_low_swap_and_high_cleaned_pieces_is_rolled_back() {
     let m = &v["measured"]["legacy-0"];
     assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
     assert_eq!(m["bytes_truncated"], 0, "{m}");
+    // The measured open rescans what the doctor predicts: the segment, then its pieces.
+    assert_eq!(m["segments_recovered"], 3, "{m}");
 }
 
 /// A crash between a swap's renames (`cargo xtask crash`'s cleaning workloads): an index

@@ -70,8 +70,7 @@ does: segments recovered, bytes cut, segments deleted, log end, data lost. Print
                   split-swap-no-dir-fsync, split-rename-no-dir-fsync (run with --split)
   --mutants       every mutant, 3,000 states each; fails unless each reports violations
   --split         only split workloads: a legacy segment whose offsets overflow, split
-                  by the open's recovery (the split mutants' run; not compared with the
-                  doctor)
+                  by the open's recovery (the split mutants' run)
   --steps N       calls per workload (default 80)
   XTASK_CRASH_DEBUG=INV (environment): for the first violation of invariant INV
                   (e.g. 3) of each workload, print the trace up to the cut and the state

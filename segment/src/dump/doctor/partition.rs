@@ -42,6 +42,9 @@ struct Scan {
     /// The first batch holding an offset not representable relative to the segment's
     /// base (`(position, last offset)`): recovery splits the segment there.
     overflow: Option<(u64, i64)>,
+    /// With an overflow, the base offsets of the pieces the split writes (each starts at
+    /// its first batch and holds the batches representable relative to it); else empty.
+    split_bases: Vec<i64>,
 }
 
 /// Scans `seg`'s `.log` from the start with recovery's rules.
@@ -51,6 +54,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
     let mut overflow = None;
+    let mut split_bases: Vec<i64> = Vec::new();
     loop {
         let next = sc.next_batch().map_err(|e| e.to_string())?;
         let Some((info, bytes)) = next else {
@@ -77,6 +81,12 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         if overflow.is_none() && !seg.can_convert_to_relative_offset(info.last_offset) {
             overflow = Some((info.position, info.last_offset));
         }
+        if split_bases
+            .last()
+            .is_none_or(|&b| info.last_offset - b > i64::from(i32::MAX))
+        {
+            split_bases.push(info.base_offset);
+        }
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
@@ -84,6 +94,11 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         valid_end,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
         stop,
+        split_bases: if overflow.is_some() {
+            split_bases
+        } else {
+            Vec::new()
+        },
         overflow,
     })
 }
@@ -865,6 +880,12 @@ pub(super) fn examine_partition(
     } else {
         DataLoss::None
     };
+    let split_pieces: Vec<i64> = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base))
+        .filter_map(|s| s.scan.as_ref())
+        .flat_map(|sc| sc.split_bases.iter().copied())
+        .collect();
     let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
     let cleaner = ctx
         .cleaner_checkpoint
@@ -883,6 +904,7 @@ pub(super) fn examine_partition(
         high_watermark: ctx.high_watermark,
         clean_shutdown: clean,
         recovered_segments: recovered.into_iter().collect(),
+        split_pieces,
         rescan_bytes,
         truncate_bytes,
         unread_recovered_segments: unread_recovered,
