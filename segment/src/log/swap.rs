@@ -208,11 +208,11 @@ impl<F: BatchFormat> Log<F> {
     /// complete, well-framed batch (a torn or corrupt tail) are copied verbatim to the end
     /// of the last piece, so the pieces together hold exactly the old bytes and recovery
     /// treats that tail as it would have. The pieces are trimmed, flushed and given the
-    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), those
-    /// renames made durable (a directory fsync: the loader's rollback rule,
+    /// old `.log`'s mtime and made durable (a directory fsync); then renamed `.cleaned` →
+    /// `.swap` (highest base first), those renames made durable (a directory fsync: the loader's rollback rule,
     /// `docs/kafka-behaviour.md#split-partial-swap`, relies on no `.cleaned` piece being
     /// left once the old segment starts to go), the old segment is deleted, and the
-    /// pieces renamed `.swap` → final. Returns the base
+    /// pieces renamed `.swap` → final, lowest first, a directory fsync after each. Returns the base
     /// offsets to recover (all pieces: their transaction indexes are rebuilt, and the last
     /// one may end in an invalid tail).
     pub(super) fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
@@ -283,6 +283,10 @@ impl<F: BatchFormat> Log<F> {
             return Err(e);
         }
         // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
+        // Every piece's `.cleaned` files exist on disk before any is renamed: a rename
+        // that survives a crash then leaves the pieces not renamed as `.cleaned` files,
+        // the evidence of an unfinished split (docs/kafka-behaviour.md#split-partial-swap).
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         for p in pieces.iter().rev() {
             p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
         }
