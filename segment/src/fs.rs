@@ -87,10 +87,15 @@ pub mod mutant {
         /// `Log::clean` writes its `cleaner-offset-checkpoint` before it swaps the cleaned
         /// segments in.
         CleanCheckpointBeforeSwap,
-        /// The loader's split of an overflowed legacy segment renames its pieces
-        /// `.cleaned` → `.swap` lowest base first, not highest first as Kafka's
-        /// `replaceSegments` does (`docs/kafka-behaviour.md#cleaner-swap`).
-        SwapAscending,
+        /// The loader's split of an overflowed legacy segment does not fsync the
+        /// directory between renaming its pieces `.cleaned` → `.swap` and renaming the
+        /// split segment `.deleted`, as Kafka's `replaceSegments` does not
+        /// (`docs/kafka-behaviour.md#split-partial-swap`).
+        SplitSwapNoDirFsync,
+        /// The loader's split renames its pieces `.swap` → final with one directory fsync
+        /// at the end, as Kafka's `replaceSegments` does, not one after each piece
+        /// (`docs/kafka-behaviour.md#split-partial-swap`).
+        SplitRenameNoDirFsync,
         /// `update_high_watermark` does not clamp a high watermark above the log end.
         LinHwUnclamped,
         /// A bounded read's bound (high watermark, last stable offset) is one offset
@@ -110,14 +115,15 @@ pub mod mutant {
 
     impl Mutant {
         /// Every mutant of `cargo xtask crash`.
-        pub const ALL: [Mutant; 7] = [
+        pub const ALL: [Mutant; 8] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
             Mutant::FlushBeforeTrim,
             Mutant::CleanSwapNoDirFsync,
             Mutant::CleanCheckpointBeforeSwap,
-            Mutant::SwapAscending,
+            Mutant::SplitSwapNoDirFsync,
+            Mutant::SplitRenameNoDirFsync,
         ];
 
         /// Every mutant of `cargo xtask lin`.
@@ -139,7 +145,8 @@ pub mod mutant {
                 Mutant::FlushBeforeTrim => "flush-before-trim",
                 Mutant::CleanSwapNoDirFsync => "clean-swap-no-dir-fsync",
                 Mutant::CleanCheckpointBeforeSwap => "clean-checkpoint-before-swap",
-                Mutant::SwapAscending => "swap-ascending",
+                Mutant::SplitSwapNoDirFsync => "split-swap-no-dir-fsync",
+                Mutant::SplitRenameNoDirFsync => "split-rename-no-dir-fsync",
                 Mutant::LinHwUnclamped => "lin-hw-unclamped",
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",

@@ -15,6 +15,10 @@
 //!   completed, or why the loader refuses them ([`SwapPlan`];
 //!   `docs/kafka-behaviour.md#swap-refusal`: Kafka completes every swap, this library
 //!   only those Kafka's cleaner or split can have written).
+//! * [`unfinished_split_swaps`] — the `.swap` files that Kafka's rule keeps but that
+//!   belong to a split whose `.cleaned` → `.swap` renames did not all happen: the loader
+//!   deletes them and keeps the segment they would replace
+//!   (`docs/kafka-behaviour.md#split-partial-swap`).
 //!
 //! Units: offsets are Kafka log offsets (`i64`); offset ranges are half-open
 //! `(start, end)` pairs, `start` included, `end` excluded, sorted and coalesced; byte
@@ -303,6 +307,51 @@ fn header_extent<F: BatchFormat>(
     }
     file.close()?;
     Ok((intervals, next))
+}
+
+/// The base offsets of the `.swap` files (any kind) that the loader deletes as part of
+/// an unfinished split although Kafka's rule (delete a `.swap` at or above the lowest
+/// `.cleaned`) keeps them (`docs/kafka-behaviour.md#split-partial-swap`).
+///
+/// A split renames its pieces `.cleaned` → `.swap`, makes those renames durable with a
+/// directory fsync, and only then renames the segment it splits `.deleted`. A `.cleaned`
+/// file left beside a kept `.swap` inside the offsets of one live segment therefore means
+/// that the renames did not all reach the disk (a file system may keep any subset of
+/// unsynced directory operations, so the lowest piece may be `.swap` and a higher one
+/// still `.cleaned`), and that the segment is still whole: the replacement is rolled
+/// back. For each live segment based at `s`, up to the next live segment's base `n`
+/// (`i64::MAX` for the last one): when some `.cleaned` file is based in `[s, n)`, no
+/// `.log.deleted` file is (a replacement that began deleting is never rolled back) and
+/// some kept `.swap` is based in `[s, n)`, every kept `.swap` based in `[s, n)` is
+/// returned. A clean's `.cleaned` file is based at the first segment of its group, a live
+/// segment, and every kept `.swap` lies below it, so none shares its range; and a
+/// completed replacement (every `.cleaned` renamed, originals being deleted) leaves no
+/// `.cleaned` file: both keep Kafka's behaviour.
+///
+/// `live`: the base offsets of the `.log` files; `deleted`: those of the `.log.deleted`
+/// files; `swaps`: those of the `.swap` files Kafka's rule keeps (below the lowest
+/// `.cleaned`); `cleaned`: those of the `.cleaned` files. Any order, duplicates allowed.
+/// Returns sorted, distinct base offsets, a subset of `swaps`; empty when `cleaned` is.
+pub fn unfinished_split_swaps(
+    live: &[i64],
+    deleted: &[i64],
+    swaps: &[i64],
+    cleaned: &[i64],
+) -> Vec<i64> {
+    let mut live = live.to_vec();
+    live.sort_unstable();
+    live.dedup();
+    let any_in = |v: &[i64], lo: i64, hi: i64| v.iter().any(|&b| b >= lo && b < hi);
+    let mut out = Vec::new();
+    for (i, &s) in live.iter().enumerate() {
+        let n = live.get(i + 1).copied().unwrap_or(i64::MAX);
+        if any_in(cleaned, s, n) && !any_in(deleted, s, n) {
+            out.extend(swaps.iter().copied().filter(|&b| b >= s && b < n));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// What the `.swap` files of a directory replace once they are accepted
@@ -605,4 +654,35 @@ fn show_ranges(v: &[(i64, i64)]) -> String {
         s.push(format!("and {} more ranges", v.len() - 8));
     }
     s.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unfinished_split_swaps;
+
+    const HIGH: i64 = 3_000_000_000;
+
+    #[test]
+    fn a_swap_piece_beside_a_cleaned_piece_of_the_same_segment_is_rolled_back() {
+        // The split segment 0 (next live segment 9e9): piece 0 `.swap`, piece HIGH and
+        // 2·HIGH `.cleaned`.
+        let got = unfinished_split_swaps(&[0, 9 * HIGH], &[], &[0], &[HIGH, 2 * HIGH]);
+        assert_eq!(got, vec![0]);
+        // Two swap pieces below one cleaned piece: both go.
+        let got = unfinished_split_swaps(&[0], &[], &[0, HIGH], &[2 * HIGH, 2 * HIGH]);
+        assert_eq!(got, vec![0, HIGH]);
+    }
+
+    #[test]
+    fn a_completed_replacement_or_a_cleaners_group_is_left_to_kafkas_rule() {
+        // No `.cleaned` file: every piece was renamed, the replacement completes.
+        assert!(unfinished_split_swaps(&[0], &[], &[0, HIGH], &[]).is_empty());
+        // The replacement began deleting (a `.log.deleted` in the range): never undone.
+        assert!(unfinished_split_swaps(&[0], &[0], &[0], &[HIGH]).is_empty());
+        // The split segment is gone: nothing live to keep.
+        assert!(unfinished_split_swaps(&[], &[], &[0], &[HIGH]).is_empty());
+        // A clean's `.cleaned` group starts at a live segment (500), above the swap of an
+        // earlier group (100, replacing 100..500): not inside segment 100's range.
+        assert!(unfinished_split_swaps(&[100, 500, 900], &[], &[100], &[500]).is_empty());
+    }
 }

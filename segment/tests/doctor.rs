@@ -1036,9 +1036,75 @@ fn an_offset_overflow_split_is_found_and_kafkas_differs() {
     );
     assert_eq!(p["data_loss"], "none");
     assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    // The loader rescans the split segment, then each piece.
+    assert_eq!(p["recovered_segments"], serde_json::json!([0]), "{p}");
+    assert_eq!(p["split_pieces"], serde_json::json!([0, HIGH]), "{p}");
     let m = &v["measured"]["legacy-0"];
     assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
     assert_eq!(m["bytes_truncated"], 0, "{m}");
+    // The measured open rescans what the doctor predicts: the segment, then its pieces.
+    assert_eq!(m["segments_recovered"], 3, "{m}");
+}
+
+/// A crash in the middle of a split's `.cleaned` → `.swap` renames that the disk kept out
+/// of order: the lowest piece `.swap`, the high piece still `.cleaned`, the split segment
+/// whole (docs/kafka-behaviour.md#split-partial-swap). The doctor predicts what the loader
+/// does: the `.swap` piece deleted (Kafka 4.4 would complete it and lose the high
+/// piece's offsets), the segment split again, nothing lost; the measured open agrees.
+#[test]
+fn a_split_with_a_low_swap_and_high_cleaned_pieces_is_rolled_back() {
+    use segment::record::LegacyMessage;
+    const HIGH: i64 = 3_000_000_000;
+    let msgs = |offsets: &[i64]| -> Vec<u8> {
+        offsets
+            .iter()
+            .flat_map(|&o| LegacyMessage::v1(o, 1_000, b"v").to_vec().unwrap())
+            .collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("legacy-0");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("00000000000000000000.log"),
+        msgs(&[0, 1, HIGH, HIGH + 1]),
+    )
+    .unwrap();
+    std::fs::write(dir.join("00000000000000000000.log.swap"), msgs(&[0, 1])).unwrap();
+    std::fs::write(
+        dir.join("00000000003000000000.log.cleaned"),
+        msgs(&[HIGH, HIGH + 1]),
+    )
+    .unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "legacy-0");
+    assert_eq!(
+        findings(p, "swap_deleted"),
+        one("warning", "00000000000000000000.log.swap"),
+        "{p}"
+    );
+    let d = detail(p, "swap_deleted");
+    assert!(d.contains("Kafka 4.4 completes it"), "{d}");
+    assert!(findings(p, "swap_completed").is_empty(), "{p}");
+    assert!(findings(p, "swap_refused").is_empty(), "{p}");
+    assert_eq!(
+        findings(p, "offset_overflow"),
+        one("warning", "00000000000000000000.log")
+    );
+    assert_eq!(p["data_loss"], "none");
+    assert_eq!(p["recovered_log_end_offset"], HIGH + 2);
+    assert_eq!(p["split_pieces"], serde_json::json!([0, HIGH]), "{p}");
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &v["measured"]["legacy-0"];
+    assert_eq!(m["log_end_offset"], HIGH + 2, "{m}");
+    assert_eq!(m["bytes_truncated"], 0, "{m}");
+    // The measured open rescans what the doctor predicts: the segment, then its pieces.
+    assert_eq!(m["segments_recovered"], 3, "{m}");
 }
 
 /// A crash between a swap's renames (`cargo xtask crash`'s cleaning workloads): an index

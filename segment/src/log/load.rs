@@ -39,8 +39,11 @@
 //! `.cleaned` files ([`LogSegment::append_from_file`]), renamed to `.swap` (highest
 //! base first), the old segment is deleted and the `.swap` suffixes dropped. A crash at
 //! any point is resolved by step 2 of the next open: leftover `.cleaned` files (and
-//! `.swap` files at or above them) are deleted — the old segment is still complete —
-//! and a complete set of `.swap` files replaces what is left of the old segment.
+//! `.swap` files at or above them, and — stricter than Kafka — `.swap` pieces beside a
+//! `.cleaned` one inside the old segment's range, renames that reached the disk out of
+//! order, `docs/kafka-behaviour.md#split-partial-swap`) are deleted — the old segment is
+//! still complete — and a complete set of `.swap` files replaces what is left of the old
+//! segment.
 //!
 //! Step 2 and the split are in `swap.rs`; the producer state and the leader-epoch cache
 //! are loaded by `pstate.rs` after the segments.

@@ -16,7 +16,11 @@ use crate::segment::LogSegment;
 impl<F: BatchFormat> Log<F> {
     /// Step 2 of [`open`](Self::open), Kafka's `removeTempFilesAndCollectSwapFiles` and the
     /// swap passes of `LogLoader.load`: `.cleaned` files (and `.swap` files at or above the
-    /// lowest of them) are deleted, `.deleted` files are deleted, and the remaining
+    /// lowest of them) are deleted, and so are, stricter than Kafka, the `.swap` files of a
+    /// split whose other pieces are still `.cleaned`
+    /// ([`crate::loader_plan::unfinished_split_swaps`],
+    /// `docs/kafka-behaviour.md#split-partial-swap`; the split segment is kept and split
+    /// again), `.deleted` files are deleted, and the remaining
     /// `.swap` files are completed: the segments they replace are deleted and the swaps
     /// renamed. Stricter than Kafka (`docs/kafka-behaviour.md#swap-refusal`): the swaps
     /// are checked first ([`crate::loader_plan::plan_swaps`]) and refused with
@@ -48,23 +52,54 @@ impl<F: BatchFormat> Log<F> {
                 swaps.push(p);
             }
         }
-        let min_cleaned = cleaned
+        let cleaned_bases: Vec<i64> = cleaned
             .iter()
             .filter_map(|p| names::offset_from_file(p).ok())
-            .min()
-            .unwrap_or(i64::MAX);
+            .collect();
+        let min_cleaned = cleaned_bases.iter().copied().min().unwrap_or(i64::MAX);
         // A `.swap` at or above the lowest `.cleaned` belongs to an unfinished split or
         // clean (the `.cleaned` → `.swap` renames go from the highest base down): delete
         // it, and fail the open if that is impossible — keeping it would make the next
         // open treat it as complete once the `.cleaned` files are gone.
+        let (kept, unfinished): (Vec<PathBuf>, Vec<PathBuf>) = swaps
+            .into_iter()
+            .partition(|p| names::offset_from_file(p).map_or(true, |o| o < min_cleaned));
+        // Stricter than Kafka: a kept `.swap` beside a `.cleaned` piece inside the same
+        // live segment is an unfinished split too, whose renames reached the disk out of
+        // order (docs/kafka-behaviour.md#split-partial-swap): delete it, keep the segment.
+        let rolled_back = if cleaned_bases.is_empty() {
+            Vec::new()
+        } else {
+            let all = self.list_dir()?;
+            let bases_of = |suffix: &str| -> Vec<i64> {
+                all.iter()
+                    .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                    .filter_map(|p| names::canonical_offset_from_file(p).ok())
+                    .collect()
+            };
+            let kept_bases: Vec<i64> = kept
+                .iter()
+                .filter_map(|p| names::offset_from_file(p).ok())
+                .collect();
+            crate::loader_plan::unfinished_split_swaps(
+                &bases_of(""),
+                &bases_of(DELETED_FILE_SUFFIX),
+                &kept_bases,
+                &cleaned_bases,
+            )
+        };
         let mut complete = Vec::new();
-        for p in swaps {
-            if names::offset_from_file(&p).map_or(true, |o| o < min_cleaned) {
-                complete.push(p);
-            } else {
-                tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+        for p in kept {
+            if names::offset_from_file(&p).is_ok_and(|o| rolled_back.contains(&o)) {
+                tracing::warn!(file = %p.display(), "deleting the swap file of a split whose other pieces are still .cleaned (its renames reached the disk out of order); the split segment is kept");
                 self.remove_if_exists(&p)?;
+            } else {
+                complete.push(p);
             }
+        }
+        for p in unfinished {
+            tracing::info!(file = %p.display(), "deleting the swap file of an unfinished operation");
+            self.remove_if_exists(&p)?;
         }
         let swaps = complete;
         if !cleaned.is_empty() {
@@ -138,13 +173,27 @@ impl<F: BatchFormat> Log<F> {
                 }
             }
         }
-        for p in &swaps {
+        // The replaced files are durably gone before any swap is renamed, and the swaps
+        // are renamed from the lowest base up, the directory fsynced after each base's
+        // files: a crash then leaves the lower swaps renamed and the higher ones `.swap`,
+        // never a renamed swap inside the range of the swaps left, which the next open
+        // would delete as a replaced segment (Kafka's loader does;
+        // docs/kafka-behaviour.md#split-partial-swap).
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        let mut by_base: Vec<(i64, &PathBuf)> = swaps
+            .iter()
+            .map(|p| (names::offset_from_file(p).unwrap_or(i64::MAX), p))
+            .collect();
+        by_base.sort();
+        for (i, (base, p)) in by_base.iter().enumerate() {
             let to = names::replace_suffix(p, SWAP_FILE_SUFFIX, "")?;
             self.fs
                 .rename(p, &to)
                 .map_err(|e| SegmentError::io("rename", p, e))?;
+            if by_base.get(i + 1).is_none_or(|(next, _)| next != base) {
+                crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+            }
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
         if let Some(plan) = plan {
             let report = SwapReplacement::new(plan);
             tracing::warn!(dir = %self.dir.display(), swaps = ?report.swap_base_offsets, replaced = ?report.replaced_base_offsets, already_deleted = ?report.deleted_base_offsets, removed = ?report.removed_offsets, "completed the swap files of an interrupted replacement");
@@ -159,8 +208,11 @@ impl<F: BatchFormat> Log<F> {
     /// complete, well-framed batch (a torn or corrupt tail) are copied verbatim to the end
     /// of the last piece, so the pieces together hold exactly the old bytes and recovery
     /// treats that tail as it would have. The pieces are trimmed, flushed and given the
-    /// old `.log`'s mtime; then renamed `.cleaned` → `.swap` (highest base first), the old
-    /// segment is deleted, and the pieces renamed `.swap` → final. Returns the base
+    /// old `.log`'s mtime and made durable (a directory fsync); then renamed `.cleaned` →
+    /// `.swap` (highest base first), those renames made durable (a directory fsync: the loader's rollback rule,
+    /// `docs/kafka-behaviour.md#split-partial-swap`, relies on no `.cleaned` piece being
+    /// left once the old segment starts to go), the old segment is deleted, and the
+    /// pieces renamed `.swap` → final, lowest first, a directory fsync after each. Returns the base
     /// offsets to recover (all pieces: their transaction indexes are rebuilt, and the last
     /// one may end in an invalid tail).
     pub(super) fn split_overflowed_segment(&self, seg: &Arc<LogSegment<F>>) -> Result<Vec<i64>> {
@@ -231,23 +283,38 @@ impl<F: BatchFormat> Log<F> {
             return Err(e);
         }
         // Crash-safe replacement (Kafka's `replaceSegments`): see `remove_temp_files_and_swap`.
-        let mut order: Vec<&LogSegment<F>> = pieces.iter().rev().collect();
-        if crate::fs::mutated!(SwapAscending) {
-            order.reverse();
-        }
-        for p in order {
+        // Every piece's `.cleaned` files exist on disk before any is renamed: a rename
+        // that survives a crash then leaves the pieces not renamed as `.cleaned` files,
+        // the evidence of an unfinished split (docs/kafka-behaviour.md#split-partial-swap).
+        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        for p in pieces.iter().rev() {
             p.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        // Every piece is `.swap` on disk before the old segment starts to go: a `.cleaned`
+        // piece beside a `.swap` one then proves the old segment whole, and the loader
+        // rolls such a split back (docs/kafka-behaviour.md#split-partial-swap).
+        if !crate::fs::mutated!(SplitSwapNoDirFsync) {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         self.segments.remove(seg.base_offset());
         seg.close_handlers();
         seg.change_file_suffixes("", DELETED_FILE_SUFFIX)?;
         seg.delete_if_exists()?;
         self.stats.segments_deleted.fetch_add(1, Ordering::Relaxed);
+        // From the lowest piece up, each piece's renames durable before the next piece's
+        // (the first fsync also makes the old segment's deletion durable): a crash leaves
+        // the lower pieces renamed and the higher ones `.swap`, so the next open's swap
+        // range, from the lowest `.swap` left, never covers a renamed piece
+        // (docs/kafka-behaviour.md#split-partial-swap).
         for p in &pieces {
             p.change_file_suffixes(SWAP_FILE_SUFFIX, "")?;
+            if !crate::fs::mutated!(SplitRenameNoDirFsync) {
+                crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+            }
         }
-        crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        if crate::fs::mutated!(SplitRenameNoDirFsync) {
+            crate::fs::fsync_dir_with(&*self.fs, &self.dir)?;
+        }
         let bases: Vec<i64> = pieces.iter().map(|p| p.base_offset()).collect();
         // Recover every piece (once): the transaction index and producer state are not
         // copied by the split, and the last piece may end in an invalid tail.

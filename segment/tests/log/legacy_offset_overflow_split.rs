@@ -384,3 +384,87 @@ fn completing_a_swap_deletes_the_replaced_segments_and_nothing_else() {
     expected.extend(HIGH + 10..HIGH + 13);
     assert_eq!(all_offsets(&log), expected);
 }
+
+/// The state a crash can leave under a file system that keeps directory operations in
+/// any order (no fsync between the renames): of the split of `bytes` (segment 0, still
+/// whole), the lowest piece's files renamed `.cleaned` → `.swap`, the high piece's still
+/// `.cleaned`. Kafka's loader keeps a `.swap` below the lowest `.cleaned` and completes
+/// it, dropping the high piece's offsets
+/// (`docs/kafka-behaviour.md#split-partial-swap`).
+fn partial_swap_dir(bytes: &[u8], cfg: &LogConfig, clock: &segment::Clock) -> tempfile::TempDir {
+    let tmp = tmpdir();
+    write_legacy_segment(tmp.path(), bytes);
+    open_log(tmp.path(), cfg.clone(), clock.clone()).close_handlers();
+    let dir = tmpdir();
+    for f in names_in(tmp.path()) {
+        let is_segment_file = [".log", ".index", ".timeindex", ".txnindex"]
+            .iter()
+            .any(|s| f.ends_with(s));
+        let suffix = if f.starts_with(BASE0) {
+            ".swap"
+        } else if f.starts_with(BASE_HIGH) {
+            ".cleaned"
+        } else {
+            continue;
+        };
+        if is_segment_file {
+            std::fs::copy(tmp.path().join(&f), dir.path().join(format!("{f}{suffix}"))).unwrap();
+        }
+    }
+    write_legacy_segment(dir.path(), bytes);
+    dir
+}
+
+#[test]
+fn a_low_swap_beside_high_cleaned_pieces_rolls_the_split_back() {
+    // The lowest piece `.swap`, the high one `.cleaned`, the old segment whole: the
+    // replacement never reached its commit point (every piece `.swap`, durably, before
+    // the old segment goes), so the open deletes the pieces and splits the old segment
+    // again; nothing is lost and no temporary file is left.
+    let bytes = legacy_v1_bytes();
+    let (_t, clock) = mock();
+    let cfg = config(1, 4096);
+    let dir = partial_swap_dir(&bytes, &cfg, &clock);
+    let files = names_in(dir.path());
+    assert!(files.contains(&format!("{BASE0}.log.swap")), "{files:?}");
+    assert!(
+        files.contains(&format!("{BASE_HIGH}.log.cleaned")),
+        "{files:?}"
+    );
+    let log = Log::options()
+        .clock(clock.clone())
+        .open(dir.path(), cfg.clone())
+        .expect("the open rolls the unfinished split back");
+    assert_split(dir.path(), &bytes, &log);
+    assert!(log.stats().swap_replacement().is_none());
+    log.close().unwrap();
+    let log = open_log(dir.path(), cfg, clock);
+    assert_split(dir.path(), &bytes, &log);
+}
+
+#[test]
+fn a_low_swap_beside_high_cleaned_pieces_loses_nothing_below_a_later_segment() {
+    // The same state with a later segment above the split one: Kafka's rule would accept
+    // the low `.swap` (a segment above it is kept, so it could be a clean's) and drop the
+    // high piece's offsets with the old segment. The open rolls the split back instead.
+    let bytes = legacy_v1_bytes();
+    let (_t, clock) = mock();
+    let cfg = config(1, 4096);
+    let dir = partial_swap_dir(&bytes, &cfg, &clock);
+    let later = legacy_messages(HIGH + 10..HIGH + 13);
+    let later_name = format!("{:020}.log", HIGH + 10);
+    std::fs::write(dir.path().join(&later_name), &later).unwrap();
+    let log = open_log(dir.path(), cfg, clock);
+    assert!(log.stats().swap_replacement().is_none());
+    assert_eq!(log.segments().base_offsets(), vec![0, HIGH, HIGH + 10]);
+    let mut expected = expected_offsets();
+    expected.extend(HIGH + 10..HIGH + 13);
+    assert_eq!(all_offsets(&log), expected);
+    let files = names_in(dir.path());
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.ends_with(".cleaned") && !f.ends_with(".swap") && !f.ends_with(".deleted")),
+        "leftover temporary files: {files:?}"
+    );
+}

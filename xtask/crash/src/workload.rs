@@ -75,8 +75,6 @@ pub struct Oracle {
     pub duplicates: u64,
     /// A compacted-topic workload ([`run_compact`]): checked by key, not by batch bytes.
     pub compact: bool,
-    /// A split workload ([`run_split`]): its states are not compared with the doctor.
-    pub split: bool,
     /// `Log::clean` calls that returned `Ok`, and those that replaced segments.
     pub cleans: u64,
     /// See `cleans`.
@@ -760,7 +758,6 @@ pub fn run_split(dir: &Path, seed: u64, steps: usize) -> Oracle {
     let rec = Arc::new(Recorder::new(dir, []));
     let mut oracle = Oracle {
         config: Some(config.clone()),
-        split: true,
         ..Oracle::default()
     };
     let mut bytes = Vec::new();

@@ -209,6 +209,13 @@ pub struct PartitionReport {
     pub clean_shutdown: bool,
     /// Base offsets of the segments the loader will rescan.
     pub recovered_segments: Vec<i64>,
+    /// Base offsets of the segments the loader writes by splitting a rescanned segment
+    /// whose offsets overflow (Kafka's `splitOverflowedSegment`, field case B5d), in
+    /// offset order; each piece is rescanned after the split, so the loader rescans
+    /// `recovered_segments.len() + split_pieces.len()` segments
+    /// (`LogStats::segments_recovered`). Complete only for the rescanned segments read in
+    /// full (not in `unread_recovered_segments`).
+    pub split_pieces: Vec<i64>,
     /// Bytes the loader will rescan (the sizes of those segments' `.log` files).
     pub rescan_bytes: u64,
     /// Bytes recovery will cut from the ends of those segments (zero-filled or torn

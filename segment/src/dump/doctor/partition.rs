@@ -42,6 +42,9 @@ struct Scan {
     /// The first batch holding an offset not representable relative to the segment's
     /// base (`(position, last offset)`): recovery splits the segment there.
     overflow: Option<(u64, i64)>,
+    /// With an overflow, the base offsets of the pieces the split writes (each starts at
+    /// its first batch and holds the batches representable relative to it); else empty.
+    split_bases: Vec<i64>,
 }
 
 /// Scans `seg`'s `.log` from the start with recovery's rules.
@@ -51,6 +54,7 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
     let mut overflow = None;
+    let mut split_bases: Vec<i64> = Vec::new();
     loop {
         let next = sc.next_batch().map_err(|e| e.to_string())?;
         let Some((info, bytes)) = next else {
@@ -77,6 +81,12 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         if overflow.is_none() && !seg.can_convert_to_relative_offset(info.last_offset) {
             overflow = Some((info.position, info.last_offset));
         }
+        if split_bases
+            .last()
+            .is_none_or(|&b| info.last_offset - b > i64::from(i32::MAX))
+        {
+            split_bases.push(info.base_offset);
+        }
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
@@ -84,6 +94,11 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         valid_end,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
         stop,
+        split_bases: if overflow.is_some() {
+            split_bases
+        } else {
+            Vec::new()
+        },
         overflow,
     })
 }
@@ -149,7 +164,7 @@ struct Seg {
 /// over the live one before it loads the segments.
 ///
 /// `index_swaps`: whether the loader renames this base's index `.swap` files (it deletes
-/// those at or above the lowest `.cleaned` file instead).
+/// those at or above the lowest `.cleaned` file, and those of an unfinished split, instead).
 fn open_segment(
     dir: &Path,
     base: i64,
@@ -461,6 +476,35 @@ pub(super) fn examine_partition(
         .filter_map(|p| names::offset_from_file(p).ok())
         .min()
         .unwrap_or(i64::MAX);
+    // Stricter than Kafka: kept `.swap` pieces beside a `.cleaned` one inside one live
+    // segment are an unfinished split too (the loader's rule,
+    // crate::loader_plan::unfinished_split_swaps).
+    let rolled_back = {
+        let cleaned: Vec<i64> = files
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(CLEANED_FILE_SUFFIX))
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .collect();
+        let bases_of = |suffix: &str| -> Vec<i64> {
+            files
+                .iter()
+                .filter(|p| names::file_name(p).ends_with(&format!(".log{suffix}")))
+                .filter_map(|p| names::canonical_offset_from_file(p).ok())
+                .collect()
+        };
+        let kept: Vec<i64> = files
+            .iter()
+            .filter(|p| names::file_name(p).ends_with(SWAP_FILE_SUFFIX))
+            .filter_map(|p| names::offset_from_file(p).ok())
+            .filter(|&o| o < min_cleaned)
+            .collect();
+        crate::loader_plan::unfinished_split_swaps(
+            &bases_of(""),
+            &bases_of(DELETED_FILE_SUFFIX),
+            &kept,
+            &cleaned,
+        )
+    };
     let mut log_swaps = Vec::new();
     let mut deleted_logs = Vec::new();
     for p in &files {
@@ -491,6 +535,13 @@ pub(super) fn examine_partition(
                     FindingKind::SwapDeleted,
                     Some(n),
                     "at or above the lowest .cleaned file (an unfinished split, KAFKA-6264): the loader deletes it".into(),
+                ));
+            } else if names::offset_from_file(p).is_ok_and(|o| rolled_back.contains(&o)) {
+                findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::SwapDeleted,
+                    Some(n),
+                    "a piece of an unfinished split whose other pieces are still .cleaned (the renames reached the disk out of order): this library's loader deletes it, keeps the segment it would replace and splits that again; Kafka 4.4 completes it and loses the .cleaned pieces' offsets".into(),
                 ));
             } else if n.ends_with(".log.swap") {
                 if let Ok(o) = names::canonical_offset_from_file(p) {
@@ -584,7 +635,8 @@ pub(super) fn examine_partition(
         .iter()
         .enumerate()
         .map(|(i, (b, p, suffix))| {
-            check_segment(dir, (*b, p, suffix), (i + 1 == n, *b < min_cleaned), deep)
+            let index_swaps = *b < min_cleaned && !rolled_back.contains(b);
+            check_segment(dir, (*b, p, suffix), (i + 1 == n, index_swaps), deep)
         })
         .collect();
     // Offsets must increase across segments: a segment reaching past the next one's base
@@ -828,6 +880,12 @@ pub(super) fn examine_partition(
     } else {
         DataLoss::None
     };
+    let split_pieces: Vec<i64> = segs
+        .iter()
+        .filter(|s| recovered.contains(&s.base))
+        .filter_map(|s| s.scan.as_ref())
+        .flat_map(|sc| sc.split_bases.iter().copied())
+        .collect();
     let predicted_seconds = throughput.seconds(rescan_bytes, recovered.len());
     let cleaner = ctx
         .cleaner_checkpoint
@@ -846,6 +904,7 @@ pub(super) fn examine_partition(
         high_watermark: ctx.high_watermark,
         clean_shutdown: clean,
         recovered_segments: recovered.into_iter().collect(),
+        split_pieces,
         rescan_bytes,
         truncate_bytes,
         unread_recovered_segments: unread_recovered,
