@@ -447,6 +447,17 @@ fn ours(
     Ok(out)
 }
 
+/// How one of our read lines compares with Kafka's.
+enum ReadDiff {
+    Equal,
+    /// A read_committed consumer drops the same batches with either aborted list.
+    SameDrops,
+    /// Kafka's list leaves out an aborted transaction of the fetched batches; ours drops
+    /// exactly those Kafka's `.log` shows aborted.
+    KafkaExposesAborted,
+    Differs,
+}
+
 /// Our two rounds: each one's `clean` line and checkpoint entry; our errors; our reads.
 type OurRounds = (Vec<(String, Option<i64>)>, Vec<String>, Reads);
 
@@ -1224,25 +1235,21 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         // the rebuilt `.txnindex`, like Kafka's own `recoverSegment`'s, has no entry for a
         // transaction begun below the log start, whose data no fetch returns
         // (`docs/kafka-behaviour.md#recovered-txn-index`). Any other difference fails.
-        let same_drops = |a: &str, b: &str| {
+        // For a read_committed line: the fetched batches, and what a consumer drops from
+        // them given our aborted list and Kafka's (`None` for any other line, or one that
+        // does not parse).
+        let drops = |a: &str, b: &str| {
             if !a.starts_with("read TXN_COMMITTED") {
-                return false;
+                return None;
             }
-            let (Some((la, xa)), Some((lb, xb))) =
-                (a.split_once(" aborted "), b.split_once(" aborted "))
-            else {
-                return false;
-            };
-            if la != lb {
-                return false;
-            }
-            let Some(batches) = our_batches.get(la) else {
-                return false;
-            };
-            match (consumer_drops(xa, batches), consumer_drops(xb, batches)) {
-                (Some(x), Some(y)) => x == y,
-                _ => false,
-            }
+            let (la, xa) = a.split_once(" aborted ")?;
+            let (lb, xb) = b.split_once(" aborted ")?;
+            let batches = our_batches.get(la).filter(|_| la == lb)?;
+            Some((
+                batches,
+                consumer_drops(xa, batches)?,
+                consumer_drops(xb, batches)?,
+            ))
         };
         // Kafka's fetch can also omit a transaction that begins at the fetched batches:
         // its `fetchUpperBoundOffset` binary-searches the reopened active segment's
@@ -1253,50 +1260,51 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         // show aborted (ABORT marker of the producer's next control batch), and Kafka's
         // drops fewer.
         let aborted_truth = std::cell::OnceCell::new();
-        let truth_drops = |a: &str, b: &str| {
-            if !a.starts_with("read TXN_COMMITTED") {
-                return false;
+        let classify = |a: &str, b: &str| -> ReadDiff {
+            if a == b {
+                return ReadDiff::Equal;
             }
-            let (Some((la, xa)), Some((lb, xb))) =
-                (a.split_once(" aborted "), b.split_once(" aborted "))
-            else {
-                return false;
+            let Some((batches, ours, kafka)) = drops(a, b) else {
+                return ReadDiff::Differs;
             };
-            let Some(batches) = our_batches.get(la).filter(|_| la == lb) else {
-                return false;
-            };
+            if ours == kafka {
+                return ReadDiff::SameDrops;
+            }
             let truth = aborted_truth.get_or_init(|| aborted_data_batches(kd));
             let want: Vec<i64> = batches
                 .iter()
                 .filter(|x| x.transactional_data && truth.contains(&x.base))
                 .map(|x| x.base)
                 .collect();
-            match (consumer_drops(xa, batches), consumer_drops(xb, batches)) {
-                (Some(ours), Some(kafka)) => {
-                    ours == want
-                        && kafka.len() < want.len()
-                        && kafka.iter().all(|x| want.contains(x))
-                }
-                _ => false,
+            if ours == want && kafka.len() < want.len() && kafka.iter().all(|x| want.contains(x)) {
+                ReadDiff::KafkaExposesAborted
+            } else {
+                ReadDiff::Differs
             }
         };
-        for (a, b) in our_reads.iter().zip(&kafka_reads) {
-            if a != b && same_drops(a, b) {
-                tally.aborted_lists_equivalent += 1;
-                if tally.aborted_list_example.is_empty() {
-                    tally.aborted_list_example = format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
+        let mut first_diff = None;
+        for (i, (a, b)) in our_reads.iter().zip(&kafka_reads).enumerate() {
+            match classify(a, b) {
+                ReadDiff::Equal => {}
+                ReadDiff::SameDrops => {
+                    tally.aborted_lists_equivalent += 1;
+                    if tally.aborted_list_example.is_empty() {
+                        tally.aborted_list_example = format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
+                    }
                 }
-            } else if a != b && truth_drops(a, b) {
-                tally.kafka_exposes_aborted += 1;
-                if tally.kafka_exposes_example.is_empty() {
-                    tally.kafka_exposes_example = format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
+                ReadDiff::KafkaExposesAborted => {
+                    tally.kafka_exposes_aborted += 1;
+                    if tally.kafka_exposes_example.is_empty() {
+                        tally.kafka_exposes_example =
+                            format!("{}: ours `{a}`, Kafka's `{b}`", c.id);
+                    }
+                }
+                ReadDiff::Differs => {
+                    first_diff.get_or_insert(i);
                 }
             }
         }
-        if let Some(at) = our_reads
-            .iter()
-            .zip(&kafka_reads)
-            .position(|(a, b)| a != b && !same_drops(a, b) && !truth_drops(a, b))
+        if let Some(at) = first_diff
             .or((our_reads.len() != kafka_reads.len())
                 .then(|| our_reads.len().min(kafka_reads.len())))
         {
