@@ -360,6 +360,32 @@ fn fetch_committed(log: &Log, ignore_aborted: bool) -> Result<Vec<i64>, String> 
     Ok(out)
 }
 
+/// Puts our partition's files in a broker's partition directory `to`: its segment
+/// files (`.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot`) are removed, then
+/// ours from `from` and our `leader-epoch-checkpoint` copied in (the broker's
+/// `partition.metadata` stays). Returns the segments copied.
+pub(crate) fn install_partition(from: &Path, to: &Path) -> Result<usize, String> {
+    let segment_file =
+        |ext: &str| matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot");
+    for e in std::fs::read_dir(to).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        if segment_file(p.extension().and_then(|x| x.to_str()).unwrap_or("")) {
+            std::fs::remove_file(&p).map_err(|e| e.to_string())?;
+        }
+    }
+    let mut segments = 0;
+    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
+        let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if segment_file(ext) || fname == "leader-epoch-checkpoint" {
+            segments += usize::from(ext == "log");
+            std::fs::copy(&p, to.join(fname)).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(segments)
+}
+
 /// A consumer of our `Log`: `Log::read_with` at `isolation` from the log start up to
 /// `end`, fetch after fetch (1 MiB each, min-one-message), every batch validated, each
 /// fetch's data records below `end` given to `visit` in order, minus those of the aborted
@@ -594,25 +620,7 @@ fn scenario(ctx: &Ctx, home: &Path, cluster: &mut Cluster, t0: Instant) -> Resul
     if ctx.sabotaged("k5-cluster-snapshot-seq") {
         damage_snapshot(&ours_dir, model.leo)?;
     }
-    for e in std::fs::read_dir(&b1_dir).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-        if matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot") {
-            std::fs::remove_file(&p).map_err(|e| e.to_string())?;
-        }
-    }
-    let mut our_segments = 0;
-    for e in std::fs::read_dir(&ours_dir).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-        let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot")
-            || fname == "leader-epoch-checkpoint"
-        {
-            our_segments += usize::from(ext == "log");
-            std::fs::copy(&p, b1_dir.join(fname)).map_err(|e| e.to_string())?;
-        }
-    }
+    let our_segments = install_partition(&ours_dir, &b1_dir)?;
     let data1 = cluster.node(1).data();
     let leo: BTreeMap<(String, u32), i64> = [((TOPIC.to_string(), 0), model.leo)].into();
     k2::set_checkpoint(&data1.join("recovery-point-offset-checkpoint"), &leo)?;

@@ -688,25 +688,7 @@ fn run_with(ctx: &Ctx, home: &Path, broker: &mut Broker) -> Result<String, Strin
     if !target.join("partition.metadata").is_file() {
         return Err(format!("the broker created no {target:?}"));
     }
-    for e in std::fs::read_dir(&target).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-        if matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot") {
-            std::fs::remove_file(&p).map_err(|e| e.to_string())?;
-        }
-    }
-    let mut our_segments = 0;
-    for e in std::fs::read_dir(&ours_dir).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-        let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if matches!(ext, "log" | "index" | "timeindex" | "txnindex" | "snapshot")
-            || fname == "leader-epoch-checkpoint"
-        {
-            our_segments += usize::from(ext == "log");
-            std::fs::copy(&p, target.join(fname)).map_err(|e| e.to_string())?;
-        }
-    }
+    let our_segments = k5::install_partition(&ours_dir, &target)?;
     let our_start = read_ours(&copy_of(&ours_dir, &home.join("read-ours-0"))?)?.start;
     let key = (OUR_TOPIC.to_string(), 0u32);
     let leo: BTreeMap<(String, u32), i64> = [(key.clone(), our_leo)].into();
