@@ -11,7 +11,9 @@
 //!    (Kafka 4.4's upload delays off: our `tierable_segments` applies none), and is created
 //!    with `remote.log.copy.disable=true` (KIP-950): the broker uploads nothing yet. The
 //!    helper's `tier-produce` writes idempotent producers' batches and overlapping
-//!    transactions (a third aborted) in all five codecs.
+//!    transactions (a third aborted) in all five codecs, in two halves with a clean restart
+//!    between (the second half at a new leader epoch, so that uploaded segments carry two
+//!    epochs).
 //! 2. **The copy before the first upload, deterministically**: the broker stops cleanly
 //!    (copy still disabled) and its partition directory is copied, with Kafka's clean
 //!    shutdown carried over to our files (`.kafka_cleanshutdown`, the recovery point and
@@ -29,20 +31,37 @@
 //!    `.leader_epoch_checkpoint`) byte-identical to what our `SegmentUpload` hands out.
 //! 4. **Local deletion**: our `Log::delete_local_through` on the copy, through the broker's
 //!    highest uploaded offset, must leave the segment files the broker's directory has.
+//! 5. **Reads from the remote tier**: while the broker still runs, the helper's consumers
+//!    (`answers`) read the partition from offset 0 at read_uncommitted and read_committed
+//!    (through the broker's remote fetch below its local log start), and `tier-offsets`
+//!    asks ListOffsets −2, −1, −4, −5 and −6. Ours: the same consumer over our fetches, each
+//!    below our local log start answered by `read_remote` over `RemoteSegment`s of
+//!    `LocalTieredStorage`'s files (the aborted transactions from their transaction indexes,
+//!    completed from the local ones when the remote search asks), the rest by our `Log`:
+//!    every record (offset, timestamp, content hash) and every committed offset must be the
+//!    consumers'; and our `Log::fetch_offset_by_timestamp` on the copy must answer the
+//!    broker's five offsets (`docs/kafka-behaviour.md#remote-read`,
+//!    `docs/kafka-behaviour.md#list-offsets-tiered`).
 //!
 //! Sabotages: `k8-tiered-one-more` claims one more segment tierable (the active one);
-//! `k8-tiered-no-snapshot` drops the producer snapshot of our uploads.
+//! `k8-tiered-no-snapshot` drops the producer snapshot of our uploads;
+//! `k8-tiered-fetch-aborted` drops the aborted-transaction lists of our remote fetches.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use segment::tier::{
-    RemoteLogSegmentId, RemoteLogSegmentMetadata, TopicIdPartition, Uuid as SegUuid,
+    read_remote_kafka, RemoteIndexes, RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteSegment,
+    TopicIdPartition, Uuid as SegUuid,
 };
-use segment::{Log, LogConfig};
+use segment::{FetchIsolation, ListedOffset, Log, LogConfig};
 
 use super::broker::Broker;
+use super::k1::{self, PartitionAnswers};
+use super::k5::{self, Fetched};
 use super::{ours, Ctx};
 
 const TOPIC: &str = "k8-tiered";
@@ -399,19 +418,32 @@ fn scenario(
         create.push(kv);
     }
     oracle(ctx, &create, 120)?;
-    let rounds = 2 * ctx.scale.max(1);
-    let produced = oracle(
-        ctx,
-        &[
-            s("tier-produce"),
-            bootstrap.clone(),
-            s(TOPIC),
-            ctx.seed.to_string(),
-            rounds.to_string(),
-        ],
-        600,
-    )?;
-    let produced = produced.trim().to_string();
+    // Two halves with a clean restart between: the second half is led at a new epoch, so
+    // that uploaded segments carry two epochs and the checkpoint prefixes grow.
+    let rounds = ctx.scale.max(1);
+    let mut produced = 0u64;
+    for half in 0..2u64 {
+        if half == 1 {
+            broker.stop()?;
+            broker.start()?;
+        }
+        let out = oracle(
+            ctx,
+            &[
+                s("tier-produce"),
+                broker.bootstrap(),
+                s(TOPIC),
+                (ctx.seed + half).to_string(),
+                rounds.to_string(),
+            ],
+            600,
+        )?;
+        produced += out
+            .trim()
+            .strip_prefix("produced ")
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| format!("tier-produce printed {out:?}"))?;
+    }
 
     // The copy before the first upload: the broker stops cleanly, copy still disabled.
     broker.stop()?;
@@ -472,6 +504,33 @@ fn scenario(
         std::thread::sleep(Duration::from_millis(250));
     }
     let broker_local = segment_files(&theirs_dir)?;
+    // What the broker answers now: ListOffsets, and consumers from offset 0 (below its
+    // local log start: served from the remote tier) at both isolation levels.
+    let their_offsets: BTreeMap<String, i64> =
+        oracle(ctx, &[s("tier-offsets"), bootstrap.clone(), s(TOPIC)], 120)?
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                Some((k.to_string(), v.trim().parse().ok()?))
+            })
+            .collect();
+    let answers_path = home.join("answers.json");
+    oracle(
+        ctx,
+        &[
+            s("answers"),
+            bootstrap.clone(),
+            answers_path.display().to_string(),
+            s("5"),
+            s(TOPIC),
+        ],
+        600,
+    )?;
+    let answers: Vec<PartitionAnswers> = k1::load_answers(&answers_path)?;
+    let answer = answers
+        .into_iter()
+        .find(|a| a.topic == TOPIC && a.partition == 0)
+        .ok_or("the consumers answered nothing for our partition")?;
     broker.stop()?;
 
     // What the broker uploaded: the metadata records, and LocalTieredStorage's files.
@@ -605,14 +664,140 @@ fn scenario(
             "local files after deletion through {highest}: only ours {only_ours:?}, only the broker's {only_theirs:?}"
         ));
     }
+
+    // ListOffsets: ours on the copy after the local deletion.
+    for (name, ts) in [
+        ("earliest", ListedOffset::EARLIEST_TIMESTAMP),
+        ("latest", ListedOffset::LATEST_TIMESTAMP),
+        ("earliest-local", ListedOffset::EARLIEST_LOCAL_TIMESTAMP),
+        ("latest-tiered", ListedOffset::LATEST_TIERED_TIMESTAMP),
+        (
+            "earliest-pending-upload",
+            ListedOffset::EARLIEST_PENDING_UPLOAD_TIMESTAMP,
+        ),
+    ] {
+        let ours_v = log
+            .fetch_offset_by_timestamp(ts)
+            .map_err(|e| format!("fetch_offset_by_timestamp({ts}): {e}"))?
+            .map_or(-1, |l| l.offset);
+        match their_offsets.get(name) {
+            Some(&v) if v == ours_v => {}
+            other => diffs.push(format!(
+                "ListOffsets {ts} ({name}): ours {ours_v}, the broker's {other:?}"
+            )),
+        }
+    }
+
+    // Fetches from offset 0: below our local log start from the remote segments
+    // (LocalTieredStorage's files through our RemoteSegment), above it from our Log.
+    let mut remote_segs = Vec::new();
+    for m in &metas {
+        let Some((start, files)) = rfiles.get(&m.uuid) else {
+            continue;
+        };
+        let end: i64 = field(m, "endOffset").parse().unwrap_or(-1);
+        let get = |x: &str| files.get(x).cloned().unwrap_or_default();
+        let indexes = RemoteIndexes::from_bytes(
+            *start,
+            get(".index"),
+            get(".timeindex"),
+            files.get(".txnindex").map(|t| Arc::from(t.clone())),
+        )
+        .map_err(|e| format!("remote indexes of segment {start}: {e}"))?;
+        remote_segs.push(
+            RemoteSegment::new(*start, end, get(".log"), Arc::new(indexes))
+                .map_err(|e| format!("remote segment {start}: {e}"))?,
+        );
+    }
+    let local_start = log.local_log_start_offset();
+    let leo = log.log_end_offset();
+    let drop_aborted = ctx.sabotaged("k8-tiered-fetch-aborted");
+    let mut fetches = (0usize, 0usize);
+    let mut consume = |committed: bool,
+                       visit: &mut dyn FnMut(&segment::record::Record<'_>)|
+     -> Result<(), String> {
+        let isolation = if committed {
+            FetchIsolation::TxnCommitted
+        } else {
+            FetchIsolation::HighWatermark
+        };
+        let mut fetch = |offset: i64| -> Result<Fetched, String> {
+            if offset >= local_start {
+                fetches.1 += 1;
+                let f = log
+                    .read_with(offset, 1 << 20, isolation, true)
+                    .map_err(|e| format!("read_with {isolation:?} at {offset}: {e}"))?;
+                return Ok((f.records, f.aborted_transactions));
+            }
+            fetches.0 += 1;
+            let i = remote_segs
+                .iter()
+                .position(|r| r.base_offset() <= offset && offset <= r.end_offset())
+                .ok_or_else(|| format!("no remote segment holds offset {offset}"))?;
+            let f = read_remote_kafka(&remote_segs[i..], offset, 1 << 20, true, committed)
+                .map_err(|e| format!("read_remote at {offset}: {e}"))?;
+            let mut aborted = f.aborted_transactions;
+            if let (Some((from, upper)), Some(list)) = (f.local_aborted_search, aborted.as_mut()) {
+                list.extend(
+                    log.collect_aborted_txns(from, upper)
+                        .map_err(|e| format!("collect_aborted_txns({from}, {upper}): {e}"))?,
+                );
+            }
+            if drop_aborted {
+                if let Some(list) = aborted.as_mut() {
+                    list.clear();
+                }
+            }
+            Ok((f.records, aborted))
+        };
+        k5::consume_fetches(
+            0,
+            leo,
+            committed,
+            "our fetch",
+            &mut fetch,
+            &mut |_| {},
+            visit,
+        )
+    };
+    let mut ru: Vec<(i64, i64, u32)> = Vec::new();
+    consume(false, &mut |r| {
+        ru.push((r.offset, r.timestamp, ours::record_hash(r)))
+    })?;
+    let mut rc: Vec<i64> = Vec::new();
+    consume(true, &mut |r| rc.push(r.offset))?;
+    if ru != answer.records {
+        diffs.push(format!(
+            "read_uncommitted from offset 0: ours {} records (remote tier, then our Log), the broker's consumer {}; {}",
+            ru.len(),
+            answer.records.len(),
+            k5::first_diff(&ru, &answer.records)
+        ));
+    }
+    if rc != answer.committed {
+        diffs.push(format!(
+            "read_committed from offset 0: ours {} records (remote tier, then our Log), the broker's consumer {}; {}",
+            rc.len(),
+            answer.committed.len(),
+            k5::first_diff(&rc, &answer.committed)
+        ));
+    }
     log.close().map_err(|e| e.to_string())?;
 
+    let epochs: BTreeSet<i32> = ours_up
+        .iter()
+        .flat_map(|u| u.metadata.segment_leader_epochs().keys().copied())
+        .collect();
     let line = format!(
-        "{produced} in {copy_segments} segments; the broker uploaded {} segments ({} remote files), ours named {}; {files_compared} files ({bytes_compared} bytes) byte-identical; local deletion: ours {deleted} segments, {} segment files left on both sides; {} differences",
+        "produced {produced} records in {copy_segments} segments (leader epochs {epochs:?} uploaded); the broker uploaded {} segments ({} remote files), ours named {}; {files_compared} files ({bytes_compared} bytes) byte-identical; local deletion: ours {deleted} segments, {} segment files left on both sides; ListOffsets {their_offsets:?}; consumers read {} records, {} committed: ours the same in {} remote and {} local fetches; {} differences",
         metas.len(),
         rfiles.values().map(|f| f.1.len()).sum::<usize>(),
         ours_up.len(),
         broker_local.len(),
+        answer.records.len(),
+        answer.committed.len(),
+        fetches.0,
+        fetches.1,
         diffs.len()
     );
     if diffs.is_empty() {

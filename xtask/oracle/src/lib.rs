@@ -98,7 +98,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k7-broker-compaction-drop-key,
                        k7-broker-compaction-keep-aborted,
                        k8-local-retention-past-uploaded, k8-local-retention-transition,
-                       k8-tiered-one-more, k8-tiered-no-snapshot
+                       k8-tiered-one-more, k8-tiered-no-snapshot, k8-tiered-fetch-aborted
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -344,6 +344,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k8-tiered",
         what: "our uploads drop the producer snapshot at each segment's next base offset",
         expect: &["the broker uploaded a .snapshot"],
+    },
+    Sabotage {
+        name: "k8-tiered-fetch-aborted",
+        scenario: "k8-tiered",
+        what: "our read_committed fetches from the remote tier lose their aborted-transaction lists",
+        expect: &["read_committed from offset 0"],
     },
 ];
 
