@@ -20,7 +20,7 @@
 //!    log start offset of Kafka's checkpoints), so that our `Log` opens it as Kafka's loader
 //!    does, without recovering. The broker restarts and the topic's
 //!    `remote.log.copy.disable` is set to false: the broker uploads, then deletes locally
-//!    (waited for: the remote and local `.log` files unchanged for 3 s).
+//!    (waited for: the remote and local `.log` files unchanged for 5 s).
 //! 3. **Uploads**: our `Log::tierable_segments` over the copy must name the segments the
 //!    broker uploaded (its `RemoteLogSegmentMetadata` records in `__remote_log_metadata`,
 //!    read by Kafka's `DumpLogSegments --remote-log-metadata-decoder`), in that order; each
@@ -492,7 +492,7 @@ fn scenario(
         if now != last {
             last = now;
             since = Instant::now();
-        } else if now.0 > 0 && since.elapsed() > Duration::from_secs(3) {
+        } else if now.0 > 0 && since.elapsed() > Duration::from_secs(5) {
             break;
         }
         if Instant::now() > deadline {
