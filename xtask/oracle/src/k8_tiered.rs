@@ -30,7 +30,11 @@
 //!    holds for it (`.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot`,
 //!    `.leader_epoch_checkpoint`) byte-identical to what our `SegmentUpload` hands out.
 //! 4. **Local deletion**: our `Log::delete_local_through` on the copy, through the broker's
-//!    highest uploaded offset, must leave the segment files the broker's directory has.
+//!    highest uploaded offset, must leave the segment files the broker's directory has;
+//!    so must our own local retention pass (`Log::delete_old_segments` with
+//!    `local.retention.bytes` 1, told the same highest uploaded offset) on a second copy,
+//!    which must also leave the log start offset and move the local log start as the
+//!    broker's ListOffsets −2 and −4 say (`docs/kafka-behaviour.md#local-retention`).
 //! 5. **Reads from the remote tier**: while the broker still runs, the helper's consumers
 //!    (`answers`) read the partition from offset 0 at read_uncommitted and read_committed
 //!    (through the broker's remote fetch below its local log start), and `tier-offsets`
@@ -468,6 +472,9 @@ fn scenario(
         std::fs::write(copy.join(file), text).map_err(|e| e.to_string())?;
     }
     let copy_segments = count_logs(&copy);
+    // A second copy for our own local retention pass.
+    let copy_retention = home.join("copy-retention").join(&name);
+    ours::copy_dir(&copy, &copy_retention)?;
 
     // The broker uploads and deletes locally.
     broker.start()?;
@@ -665,6 +672,43 @@ fn scenario(
         ));
     }
 
+    // Local retention: our own pass (local.retention.bytes 1) on the second copy, told the
+    // broker's highest uploaded offset, must delete what the broker's retention deleted,
+    // and move the local log start, never the log start.
+    let retained = Log::open(&copy_retention, config())
+        .map_err(|e| format!("Log::open {copy_retention:?}: {e}"))?;
+    retained.update_highest_offset_in_remote_storage(highest);
+    let retention_deleted = retained
+        .delete_old_segments()
+        .map_err(|e| format!("delete_old_segments: {e}"))?;
+    let ours_retained = segment_files(&copy_retention)?;
+    if ours_retained != broker_local {
+        let only_ours: Vec<&String> = ours_retained.difference(&broker_local).collect();
+        let only_theirs: Vec<&String> = broker_local.difference(&ours_retained).collect();
+        diffs.push(format!(
+            "local files after local retention (highest uploaded {highest}): only ours {only_ours:?}, only the broker's {only_theirs:?}"
+        ));
+    }
+    for (what, ours_v, theirs_v) in [
+        (
+            "log start offset",
+            retained.log_start_offset(),
+            their_offsets.get("earliest"),
+        ),
+        (
+            "local log start offset",
+            retained.local_log_start_offset(),
+            their_offsets.get("earliest-local"),
+        ),
+    ] {
+        if Some(&ours_v) != theirs_v {
+            diffs.push(format!(
+                "after our local retention pass: {what} {ours_v}, the broker's {theirs_v:?}"
+            ));
+        }
+    }
+    retained.close().map_err(|e| e.to_string())?;
+
     // ListOffsets: ours on the copy after the local deletion.
     for (name, ts) in [
         ("earliest", ListedOffset::EARLIEST_TIMESTAMP),
@@ -789,7 +833,7 @@ fn scenario(
         .flat_map(|u| u.metadata.segment_leader_epochs().keys().copied())
         .collect();
     let line = format!(
-        "produced {produced} records in {copy_segments} segments (leader epochs {epochs:?} uploaded); the broker uploaded {} segments ({} remote files), ours named {}; {files_compared} files ({bytes_compared} bytes) byte-identical; local deletion: ours {deleted} segments, {} segment files left on both sides; ListOffsets {their_offsets:?}; consumers read {} records, {} committed: ours the same in {} remote and {} local fetches; {} differences",
+        "produced {produced} records in {copy_segments} segments (leader epochs {epochs:?} uploaded); the broker uploaded {} segments ({} remote files), ours named {}; {files_compared} files ({bytes_compared} bytes) byte-identical; local deletion: ours {deleted} segments (delete_local_through), {retention_deleted} (local retention), {} segment files left on all sides; ListOffsets {their_offsets:?}; consumers read {} records, {} committed: ours the same in {} remote and {} local fetches; {} differences",
         metas.len(),
         rfiles.values().map(|f| f.1.len()).sum::<usize>(),
         ours_up.len(),
