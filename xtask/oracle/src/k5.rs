@@ -329,7 +329,7 @@ fn leader_epochs(dir: &Path) -> Result<Vec<(i32, i64)>, String> {
 }
 
 /// The first difference between two record lists, for a finding.
-fn first_diff<T: std::fmt::Debug + PartialEq>(got: &[T], want: &[T]) -> String {
+pub(crate) fn first_diff<T: std::fmt::Debug + PartialEq>(got: &[T], want: &[T]) -> String {
     match got.iter().zip(want).position(|(a, b)| a != b) {
         Some(i) => format!(
             "first difference at #{i}: read {:?}, wrote {:?}",
@@ -404,25 +404,57 @@ pub(crate) fn consume(
     aborted: &mut dyn FnMut(&mut Vec<index_txn::AbortedTxn>),
     visit: &mut dyn FnMut(&segment::record::Record<'_>),
 ) -> Result<(), String> {
-    let mut offset = log.log_start_offset();
+    let what = format!("read_with {isolation:?}");
+    consume_fetches(
+        log.log_start_offset(),
+        end,
+        isolation == FetchIsolation::TxnCommitted,
+        &what,
+        &mut |offset| {
+            let f = log
+                .read_with(offset, 1 << 20, isolation, true)
+                .map_err(|e| format!("{what} at {offset}: {e}"))?;
+            Ok((f.records, f.aborted_transactions))
+        },
+        aborted,
+        visit,
+    )
+}
+
+/// The bytes of one fetch and, for `read_committed`, its aborted-transaction list.
+pub(crate) type Fetched = (Vec<u8>, Option<Vec<index_txn::AbortedTxn>>);
+
+/// The consumer of [`consume`] over any fetch: `fetch(offset)` answers each fetch from
+/// `start` up to `end` (a `Log`'s reads, or a remote tier's and then a `Log`'s); with
+/// `committed` every fetch must carry an aborted-transaction list, applied as a
+/// `read_committed` consumer does. `what` names the fetch in errors.
+///
+/// # Errors
+/// As [`consume`].
+pub(crate) fn consume_fetches(
+    start: i64,
+    end: i64,
+    committed: bool,
+    what: &str,
+    fetch: &mut dyn FnMut(i64) -> Result<Fetched, String>,
+    aborted: &mut dyn FnMut(&mut Vec<index_txn::AbortedTxn>),
+    visit: &mut dyn FnMut(&segment::record::Record<'_>),
+) -> Result<(), String> {
+    let mut offset = start;
     while offset < end {
-        let f = log
-            .read_with(offset, 1 << 20, isolation, true)
-            .map_err(|e| format!("read_with {isolation:?} at {offset}: {e}"))?;
-        if isolation == FetchIsolation::TxnCommitted && f.aborted_transactions.is_none() {
-            return Err(format!(
-                "read_with TxnCommitted at {offset}: no aborted-transaction list"
-            ));
+        let (records, list) = fetch(offset)?;
+        if committed && list.is_none() {
+            return Err(format!("{what} at {offset}: no aborted-transaction list"));
         }
-        let mut list = f.aborted_transactions.clone().unwrap_or_default();
+        let mut list = list.unwrap_or_default();
         aborted(&mut list);
         list.sort_by_key(|a| a.first_offset);
         let mut next = 0usize;
         let mut open: BTreeSet<i64> = BTreeSet::new();
         let before = offset;
         let mut pos = 0usize;
-        while pos < f.records.len() {
-            let Ok(b) = RecordBatch::at(&f.records[pos..], pos as u64) else {
+        while pos < records.len() {
+            let Ok(b) = RecordBatch::at(&records[pos..], pos as u64) else {
                 break; // cut by the size limit: fetch again from its offset
             };
             b.ensure_valid()
@@ -459,8 +491,8 @@ pub(crate) fn consume(
         }
         if offset == before {
             return Err(format!(
-                "read_with {isolation:?} at {offset}: {} bytes, no whole batch at or above it",
-                f.records.len()
+                "{what} at {offset}: {} bytes, no whole batch at or above it",
+                records.len()
             ));
         }
     }

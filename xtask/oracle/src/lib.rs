@@ -26,7 +26,9 @@
 //! * `k7-broker-compaction` — a broker's cleaner compacts a topic and our `Log` reads it;
 //!   our `Log::clean` compacts a partition and the broker serves it;
 //! * `k8-local-retention` — Kafka's `UnifiedLog` retention with remote storage enabled
-//!   (local retention, uploaded offsets, the log start from the remote tier) against ours.
+//!   (local retention, uploaded offsets, the log start from the remote tier) against ours;
+//! * `k8-tiered` — a broker tiers to Kafka's `LocalTieredStorage`: what it uploads (segments,
+//!   files, metadata) and deletes locally against our tier seam on a copy of its partition.
 //!
 //! Prints one line per scenario and a closing `N passed, N failed`.
 
@@ -43,6 +45,7 @@ mod k6;
 mod k7_broker;
 mod k7_cleaner;
 mod k8_local;
+mod k8_tiered;
 mod ours;
 mod recovery_time;
 pub mod vs;
@@ -61,7 +64,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
                      k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner,
-                     k7-broker-compaction, k8-local-retention)
+                     k7-broker-compaction, k8-local-retention, k8-tiered)
   --scale N          workload size factor (default 3)
   --recovery-mib N   MiB per partition k1-recovery-time writes and times the recovery of
                      (default 256; 16 under --sabotage)
@@ -94,7 +97,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k7-cleaner-legacy-base-offset,
                        k7-broker-compaction-drop-key,
                        k7-broker-compaction-keep-aborted,
-                       k8-local-retention-past-uploaded, k8-local-retention-transition
+                       k8-local-retention-past-uploaded, k8-local-retention-transition,
+                       k8-tiered-one-more, k8-tiered-no-snapshot, k8-tiered-fetch-aborted
 ";
 
 /// A deliberate damage to our side of one scenario. A run with it must make that scenario
@@ -329,6 +333,24 @@ pub const SABOTAGES: &[Sabotage] = &[
         what: "our remote segment state machine lets COPY_SEGMENT_FINISHED go back to COPY_SEGMENT_STARTED",
         expect: &["transition COPY_SEGMENT_FINISHED -> COPY_SEGMENT_STARTED"],
     },
+    Sabotage {
+        name: "k8-tiered-one-more",
+        scenario: "k8-tiered",
+        what: "our tierable segments claim one more segment (the active one) than the broker uploads",
+        expect: &["tierable segments: ours"],
+    },
+    Sabotage {
+        name: "k8-tiered-no-snapshot",
+        scenario: "k8-tiered",
+        what: "our uploads drop the producer snapshot at each segment's next base offset",
+        expect: &["the broker uploaded a .snapshot"],
+    },
+    Sabotage {
+        name: "k8-tiered-fetch-aborted",
+        scenario: "k8-tiered",
+        what: "our read_committed fetches from the remote tier lose their aborted-transaction lists",
+        expect: &["read_committed from offset 0"],
+    },
 ];
 
 /// Shared state of a run.
@@ -493,6 +515,7 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("k7-cleaner", k7_cleaner::run),
     ("k7-broker-compaction", k7_broker::run),
     ("k8-local-retention", k8_local::run),
+    ("k8-tiered", k8_tiered::run),
 ];
 
 /// `cargo xtask kafka [options]`.

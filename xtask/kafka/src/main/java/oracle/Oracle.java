@@ -47,6 +47,10 @@ public final class Oracle {
             case "k4-epochs" -> EpochOracle.run(rest);
             case "k4-leader" -> LeaderOracle.run(rest);
             case "k8-local-retention" -> TierOracle.run(rest);
+            case "tier-create" -> Tiered.create(rest);
+            case "tier-alter" -> Tiered.alter(rest);
+            case "tier-produce" -> Tiered.produce(rest);
+            case "tier-offsets" -> Tiered.offsets(rest);
             default -> {
                 System.err.println("unknown subcommand " + args[0]);
                 System.exit(2);
