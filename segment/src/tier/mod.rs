@@ -8,6 +8,8 @@ mod cache;
 pub mod events;
 mod local;
 pub mod metadata;
+#[cfg(feature = "object-store")]
+mod object;
 mod remote;
 mod storage;
 pub use cache::{CacheStats, RemoteIndexCache, SegmentIdHasher};
@@ -17,6 +19,8 @@ pub use metadata::{
     RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     RemoteLogSegmentState, TopicIdPartition, Uuid,
 };
+#[cfg(feature = "object-store")]
+pub use object::ObjectStoreStorage;
 pub use remote::{
     read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
 };
