@@ -37,6 +37,17 @@ pub enum SegmentError {
     /// the index file).
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// A remote storage operation failed (a [`RemoteStorage`](crate::tier::RemoteStorage)
+    /// call; downcast the source to
+    /// [`RemoteStorageError`](crate::tier::RemoteStorageError) for its kind). Kafka's
+    /// `RemoteStorageException` in a fetch becomes `UNKNOWN_SERVER_ERROR`
+    /// (`docs/kafka-behaviour.md#remote-storage`).
+    #[error("remote storage: {source}")]
+    RemoteStorage {
+        /// The storage's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A transaction index operation failed.
     #[error(transparent)]
     TxnIndex(#[from] TxnIndexError),
@@ -518,6 +529,7 @@ impl SegmentError {
             | SegmentError::InvalidArgument { .. } => KafkaError::UnknownServerError,
             SegmentError::Offline { .. } => KafkaError::KafkaStorageError,
             SegmentError::IllegalState { .. } => KafkaError::UnknownServerError,
+            SegmentError::RemoteStorage { .. } => KafkaError::UnknownServerError,
         }
     }
 

@@ -14,8 +14,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        everything CI runs: lint, test, docs, package, examples, loom, kafka, fuzz smoke,
-            main job
+  ci        everything CI runs: lint, test, docs, package, examples, the object-store check
+            (xtask/object-store-check), loom, kafka, fuzz smoke, main job
   lint      cargo fmt --check and cargo clippy --workspace --all-targets -D warnings
   test      cargo test --workspace (all unit, integration and doc tests)
   docs      cargo doc --workspace --no-deps with RUSTDOCFLAGS=-D warnings
@@ -146,6 +146,7 @@ fn ci() -> Res {
     lean()?;
     portability()?;
     examples()?;
+    object_store_check()?;
     loom()?;
     kafka_oracle::run(&[])?;
     // Every sabotage must make the scenario it targets fail (the oracle can fail).
@@ -415,6 +416,18 @@ fn lean_crates(tree: &str) -> Vec<String> {
     crates.sort();
     crates.dedup();
     crates
+}
+
+/// segment's `object-store` feature against an S3 server started in-process
+/// (`xtask/object-store-check`, outside the root workspace so that no other build gets
+/// the feature or the server's crates), in the root target directory.
+fn object_store_check() -> Res {
+    let root = root();
+    let mut c = cargo();
+    c.arg("test").arg("--manifest-path");
+    c.arg(root.join("xtask/object-store-check/Cargo.toml"));
+    c.arg("--target-dir").arg(target_dir());
+    run(c)
 }
 
 /// Runs every `examples/*.rs` of every workspace member (found on disk, so a new example

@@ -6,16 +6,27 @@ use std::fs::File;
 
 mod cache;
 pub mod events;
+mod local;
 pub mod metadata;
+#[cfg(feature = "object-store")]
+mod object;
 mod remote;
+mod storage;
 pub use cache::{CacheStats, RemoteIndexCache, SegmentIdHasher};
 pub use events::{DeletionReason, TierEvent, TierListener};
+pub use local::{LocalTieredStorage, ROOT_STORAGE_DIR_NAME};
 pub use metadata::{
     RemoteLogSegmentId, RemoteLogSegmentMetadata, RemoteLogSegmentMetadataUpdate,
     RemoteLogSegmentState, TopicIdPartition, Uuid,
 };
+#[cfg(feature = "object-store")]
+pub use object::ObjectStoreStorage;
 pub use remote::{
     read_file, read_remote, read_remote_kafka, RemoteFetch, RemoteIndexes, RemoteSegment,
+};
+pub use storage::{
+    fetch_remote_indexes, fetch_remote_segment, IndexType, RemoteFile, RemoteStorage,
+    RemoteStorageError,
 };
 
 use crate::region::FileRegion;

@@ -56,6 +56,7 @@ mod real_kafka_data;
 mod recovery_stats;
 mod remote_index_cache;
 mod remote_read;
+mod remote_storage;
 mod retention_boundaries;
 mod retention_checkpoints;
 mod retention_under_readers;

@@ -41,7 +41,7 @@ fn remote_of(u: &SegmentUpload) -> RemoteSegment {
 /// producers (1–3 records), commit and abort markers, over segments of ~600 bytes, with
 /// the offset index sparse (`index_interval_bytes`). Every transaction is decided and
 /// the last segment rolled, so all but the empty active segment are tierable.
-fn mixed_log(dir: &std::path::Path, index_interval_bytes: u64, seed: u64) -> Log {
+pub(crate) fn mixed_log(dir: &std::path::Path, index_interval_bytes: u64, seed: u64) -> Log {
     let cfg = LogConfig {
         segment_bytes: 600,
         index_interval_bytes,
@@ -121,7 +121,13 @@ fn keys(txns: &[index_txn::AbortedTxn]) -> BTreeSet<(i64, i64)> {
 /// The remote answer must be the local one (see the module docs for the two documented
 /// differences: a first batch over `max_bytes` without min-one-message, and the
 /// message offset of the metadata).
-fn check(log: &Log, remote: &RemoteFetch, local: &FetchDataInfo, committed: bool, what: &str) {
+pub(crate) fn check(
+    log: &Log,
+    remote: &RemoteFetch,
+    local: &FetchDataInfo,
+    committed: bool,
+    what: &str,
+) {
     if local.first_entry_incomplete {
         // Kafka 4.4's remote read answers empty, with no aborted list.
         assert!(remote.records.is_empty(), "{what}");
