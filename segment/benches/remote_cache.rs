@@ -13,15 +13,27 @@
 //! * `mmap`: `OffsetIndex::lookup` on the mapped `.index` file (the local read path).
 //!
 //! Targets are uniform over the index's keys (`uniform`) or over its last 8 KiB of
-//! entries (`hot-tail`). The goal: `cache-lookup` within 1.2x of `mmap`. The ratios are
-//! printed and written to `<criterion dir>/ratios/remote_cache.json`.
+//! entries (`hot-tail`). The goal: `cache-lookup` within 1.2x of `mmap`.
+//!
+//! Then a whole fetch of the same batch both ways, on a log of 8 segments of 1 MiB
+//! (batches of 10 records, about 1.2 KiB each), interleaved the same way:
+//!
+//! * `remote-fetch`: the remote segment holding the offset found among the uploaded ones
+//!   (their `.log` bytes in memory, as fetched from remote storage), its indexes from the
+//!   cache (a hit), then `read_remote_kafka` (Kafka's `RemoteLogManager.read`);
+//! * `local-fetch`: `Log::read` of the same offset and `max_bytes` on the local log.
+//!
+//! Both answer the same bytes (checked first). The ratios are printed and written to
+//! `<criterion dir>/ratios/remote_cache.json`.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use bench_support as ratios;
 use index_offset::OffsetIndex;
-use segment::tier::{RemoteIndexCache, RemoteIndexes};
+use segment::record::BatchBuilder;
+use segment::tier::{read_remote_kafka, RemoteIndexCache, RemoteIndexes, RemoteSegment};
+use segment::{Log, LogConfig, SegmentUpload};
 
 const ENTRIES: usize = 131_072;
 const KEYS: u64 = 16;
@@ -134,5 +146,125 @@ fn main() {
             None,
         );
     }
+    fetch_race(&mut report);
     report.finish("remote_cache");
+}
+
+fn bytes_of(f: &std::fs::File) -> Arc<[u8]> {
+    use std::io::Read;
+    let mut v = Vec::new();
+    (&*f).read_to_end(&mut v).unwrap();
+    Arc::from(v)
+}
+
+/// One uploaded segment: its range, its `.log` bytes and its indexes' bytes.
+struct Uploaded {
+    base: i64,
+    end: i64,
+    log: Arc<[u8]>,
+    indexes: RemoteIndexes,
+}
+
+fn uploaded(u: &SegmentUpload) -> Uploaded {
+    Uploaded {
+        base: u.base_offset,
+        end: u.end_offset,
+        log: Arc::from(u.log.to_vec().unwrap()),
+        indexes: RemoteIndexes::from_bytes(
+            u.base_offset,
+            bytes_of(&u.offset_index),
+            bytes_of(&u.time_index),
+            u.txn_index.as_ref().map(bytes_of),
+        )
+        .unwrap(),
+    }
+}
+
+/// A remote fetch through the cache against a local fetch of the same batch.
+fn fetch_race(report: &mut ratios::Report) {
+    const MAX_BYTES: u64 = 4096;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = LogConfig {
+        segment_bytes: 1 << 20,
+        remote_storage_enable: true,
+        retention_ms: -1,
+        ..LogConfig::default()
+    };
+    let log = Log::open(dir.path().join("bench-0"), cfg).unwrap();
+    let value = [7u8; 100];
+    let mut o = 0i64;
+    while log.segments().number_of_segments() < 9 {
+        let mut b = BatchBuilder::new(o);
+        for i in 0..10 {
+            b = b.record(1_700_000_000_000 + o + i, None, Some(&value[..]));
+        }
+        log.append(&b.build().unwrap()).unwrap();
+        o += 10;
+    }
+    let ups: Vec<Uploaded> = log
+        .tierable_segments()
+        .unwrap()
+        .iter()
+        .map(uploaded)
+        .collect();
+    let end = ups.last().unwrap().end;
+    let cache = RemoteIndexCache::<i64>::new(64 << 20);
+    for u in &ups {
+        cache
+            .get_or_load(&u.base, || Ok(u.indexes.clone()))
+            .unwrap();
+    }
+    let bases: Vec<i64> = ups.iter().map(|u| u.base).collect();
+    let remote_fetch = |t: i64| {
+        let i = bases.partition_point(|&b| b <= t) - 1;
+        let u = &ups[i];
+        let idx = cache.get(&u.base).unwrap();
+        let seg = RemoteSegment::new(u.base, u.end, Arc::clone(&u.log), idx).unwrap();
+        read_remote_kafka(std::slice::from_ref(&seg), t, MAX_BYTES, true, false)
+            .unwrap()
+            .records
+    };
+    let local_fetch = |t: i64| log.read(t, MAX_BYTES).unwrap().records;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let ts: Vec<i64> = (0..16_384)
+        .map(|_| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % (end as u64 + 1)) as i64
+        })
+        .collect();
+    // Same answers first.
+    for &t in &ts[..2048] {
+        assert_eq!(remote_fetch(t), local_fetch(t), "fetch of {t}");
+    }
+    let (mut a, mut b) = (0usize, 0usize);
+    let mut racers: Vec<ratios::Competitor> = vec![
+        Box::new(|n| {
+            for _ in 0..n {
+                let t = ts[a % ts.len()];
+                a += 1;
+                black_box(remote_fetch(black_box(t)));
+            }
+        }),
+        Box::new(|n| {
+            for _ in 0..n {
+                let t = ts[b % ts.len()];
+                b += 1;
+                black_box(local_fetch(black_box(t)));
+            }
+        }),
+    ];
+    let per_round = ratios::race_rounds_sliced(&mut racers, 20_000, 1_000, ratios::rounds());
+    let r = ratios::median_ratio(&per_round, 0, 1);
+    println!(
+        "fetch of {MAX_BYTES} bytes: remote through the cache / local median {:.2}x (q1 {:.2}, q3 {:.2}); {:.0} ns against {:.0} ns",
+        r.median, r.q1, r.q3, r.numerator_ns, r.denominator_ns
+    );
+    report.add(
+        "remote-fetch-through-cache vs local fetch".to_string(),
+        r.numerator_ns,
+        r.denominator_ns,
+        None,
+    );
 }

@@ -96,6 +96,14 @@ pub mod mutant {
         /// at the end, as Kafka's `replaceSegments` does, not one after each piece
         /// (`docs/kafka-behaviour.md#split-partial-swap`).
         SplitRenameNoDirFsync,
+        /// `Log::delete_local_through` deletes one segment more than the uploaded prefix
+        /// (when it is not the active one): a segment not wholly uploaded goes
+        /// (`docs/kafka-behaviour.md#delete-local-through`).
+        LocalDeleteOneTooMany,
+        /// `Log::open` of a log with remote storage starts the log at its first local
+        /// segment, as without remote storage: the offsets only the remote tier holds
+        /// leave the log (`docs/kafka-behaviour.md#local-log-start-offset`).
+        TieredOpenMovesLogStart,
         /// `update_high_watermark` does not clamp a high watermark above the log end.
         LinHwUnclamped,
         /// A bounded read's bound (high watermark, last stable offset) is one offset
@@ -115,7 +123,7 @@ pub mod mutant {
 
     impl Mutant {
         /// Every mutant of `cargo xtask crash`.
-        pub const ALL: [Mutant; 8] = [
+        pub const ALL: [Mutant; 10] = [
             Mutant::NoDirFsync,
             Mutant::CheckpointBeforeData,
             Mutant::NoTrimFsync,
@@ -124,6 +132,8 @@ pub mod mutant {
             Mutant::CleanCheckpointBeforeSwap,
             Mutant::SplitSwapNoDirFsync,
             Mutant::SplitRenameNoDirFsync,
+            Mutant::LocalDeleteOneTooMany,
+            Mutant::TieredOpenMovesLogStart,
         ];
 
         /// Every mutant of `cargo xtask lin`.
@@ -147,6 +157,8 @@ pub mod mutant {
                 Mutant::CleanCheckpointBeforeSwap => "clean-checkpoint-before-swap",
                 Mutant::SplitSwapNoDirFsync => "split-swap-no-dir-fsync",
                 Mutant::SplitRenameNoDirFsync => "split-rename-no-dir-fsync",
+                Mutant::LocalDeleteOneTooMany => "local-delete-one-too-many",
+                Mutant::TieredOpenMovesLogStart => "tiered-open-moves-log-start",
                 Mutant::LinHwUnclamped => "lin-hw-unclamped",
                 Mutant::LinReadPastBound => "lin-read-past-bound",
                 Mutant::LinAbortedDrop => "lin-aborted-drop",

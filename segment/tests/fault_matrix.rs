@@ -11,6 +11,9 @@
 //!   index trim not fsynced on shutdown), KAFKA-21000 (the `.log` flushed before it is
 //!   trimmed), KAFKA-19200 (a full-size never-written `.timeindex` below the recovery
 //!   point), KAFKA-10207 (an untrimmed index).
+//! * Issue 42: `delete_local_through` is a row of the matrix (a log with remote storage;
+//!   no fault deletes data that is not uploaded or moves the log start,
+//!   `docs/kafka-behaviour.md#delete-local-through`), with its sabotage.
 #[expect(
     dead_code,
     reason = "a single-scenario binary: it uses a few of the shared helpers"
@@ -934,18 +937,20 @@ enum Op {
     Roll,
     Truncate,
     Retention,
+    DeleteLocal,
     Close,
     ReopenClean,
     ReopenCrash,
 }
 
 impl Op {
-    const ALL: [Op; 8] = [
+    const ALL: [Op; 9] = [
         Op::Append,
         Op::Flush,
         Op::Roll,
         Op::Truncate,
         Op::Retention,
+        Op::DeleteLocal,
         Op::Close,
         Op::ReopenClean,
         Op::ReopenCrash,
@@ -958,6 +963,7 @@ impl Op {
             Op::Roll => "roll",
             Op::Truncate => "truncate_to",
             Op::Retention => "retention",
+            Op::DeleteLocal => "delete_local_through",
             Op::Close => "close",
             Op::ReopenClean => "open (clean)",
             Op::ReopenCrash => "open (crash)",
@@ -1083,10 +1089,11 @@ impl Model {
     }
 }
 
-/// The batches `log` serves, from its log start to its log end.
+/// The batches `log` serves, from its local log start (its log start unless uploaded
+/// segments were deleted locally) to its log end.
 fn served(log: &Log) -> Result<Vec<(i64, Vec<u8>)>, SegmentError> {
     let mut out = Vec::new();
-    let mut o = log.log_start_offset();
+    let mut o = log.local_log_start_offset();
     while o < log.log_end_offset() {
         let r = log.read(o, 1 << 20)?;
         let mut last = None;
@@ -1108,13 +1115,27 @@ fn served(log: &Log) -> Result<Vec<(i64, Vec<u8>)>, SegmentError> {
 }
 
 /// Checks the invariants of a log against the model: every acknowledged batch at or above
-/// the log start is served with its bytes, and every batch served was appended, with the
-/// same bytes. `start_floor` is the lowest log start the operation allows.
-fn check_log(log: &Log, m: &Model, max_start: i64, what: &str) -> Result<(), String> {
+/// the local log start is served with its bytes, and every batch served was appended, with
+/// the same bytes. `max_start` is the highest log start the operation allows; `uploaded`
+/// the highest offset in remote storage (−1: none), which the local log start may pass
+/// by one at most: only uploaded data leaves the local disk.
+fn check_log(
+    log: &Log,
+    m: &Model,
+    (max_start, uploaded): (i64, i64),
+    what: &str,
+) -> Result<(), String> {
     let start = log.log_start_offset();
     if start > max_start {
         return Err(format!("{what}: log start {start} above {max_start}"));
     }
+    let local = log.local_log_start_offset();
+    if local > start.max(uploaded + 1) {
+        return Err(format!(
+            "{what}: local log start {local} past the uploaded offset {uploaded}: data not uploaded was deleted"
+        ));
+    }
+    let start = local;
     let served = served(log).map_err(|e| format!("{what}: read failed: {e}"))?;
     for (base, bytes) in &served {
         if m.appended.get(base) != Some(bytes) {
@@ -1142,7 +1163,12 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
     }
     let dir = tmpdir();
     let (t, clock) = mock();
-    let cfg = matrix_cfg();
+    // `delete_local_through` needs a log with remote storage, which never moves its log
+    // start to its first local segment.
+    let cfg = LogConfig {
+        remote_storage_enable: op == Op::DeleteLocal,
+        ..matrix_cfg()
+    };
     let fs = Arc::new(FaultyFs::new());
     let open = |fs: &Arc<FaultyFs>| {
         Log::options()
@@ -1162,6 +1188,7 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
     log.flush().unwrap();
     m.flushed(log.log_end_offset());
     let mut max_start = 0;
+    let mut uploaded = -1;
     let arm = |fs: &FaultyFs| {
         for f in faults(class, kind) {
             fs.inject(f);
@@ -1212,6 +1239,18 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
             max_start = 70;
             arm(&fs);
             (log.delete_old_segments().map(|_| ()), Some(log))
+        }
+        Op::DeleteLocal => {
+            // Three segments, [0, 40) [40, 70) [70, ..): the first is uploaded, the
+            // caller asks for everything through 69: only the first may go.
+            m.append(&log, epoch_batch(60, 1)).unwrap();
+            log.roll(None).unwrap();
+            m.append(&log, epoch_batch(70, 1)).unwrap();
+            log.flush().unwrap();
+            m.flushed(log.log_end_offset());
+            uploaded = 39;
+            arm(&fs);
+            (log.delete_local_through(69, 39).map(|_| ()), Some(log))
         }
         Op::Close => {
             m.append(&log, epoch_batch(60, 1)).unwrap();
@@ -1269,14 +1308,14 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
         } else {
             // Usable: the state the faulted call left is consistent, and appends and
             // flushes work once the fault is gone.
-            check_log(&log, &m, max_start, "after the fault")?;
+            check_log(&log, &m, (max_start, uploaded), "after the fault")?;
             let leo = log.log_end_offset();
             m.append(&log, epoch_batch(leo, 3))
                 .map_err(|e| format!("append after the fault failed: {e}"))?;
             log.flush()
                 .map_err(|e| format!("flush after the fault failed: {e}"))?;
             m.flushed(log.log_end_offset());
-            check_log(&log, &m, max_start, "after a retry")?;
+            check_log(&log, &m, (max_start, uploaded), "after a retry")?;
         }
         drop(log); // a crash: the next open recovers
     }
@@ -1286,7 +1325,7 @@ fn run_cell(op: Op, class: Class, kind: Kind) -> Result<Outcome, String> {
         .clock(clock2)
         .open(dir.path(), cfg.clone())
         .map_err(|e| format!("reopen failed: {e}"))?;
-    check_log(&log, &m, max_start, "after reopen")?;
+    check_log(&log, &m, (max_start, uploaded), "after reopen")?;
     let leo = log.log_end_offset();
     m.append(&log, epoch_batch(leo, 4))
         .map_err(|e| format!("append after reopen failed: {e}"))?;
@@ -1321,7 +1360,12 @@ fn render(cells: &[(Op, Class, Vec<Outcome>)]) -> String {
          never appended; the log went offline only for a failed fsync (the state on disk \
          unknown, `docs/kafka-behaviour.md#offline-rule`) and otherwise takes an append \
          and a flush once the fault is gone; a reopen with the real file system recovers \
-         everything acknowledged and appends continue. A violation fails the test.\n\n",
+         everything acknowledged and appends continue. A violation fails the test. \
+         `delete_local_through` runs on a log with `remote.storage.enable` whose segments \
+         are [0, 40), [40, 70) and the active one, the first uploaded (`delete_local_through(69, 39)`): \
+         reads start at the local log start, which must not pass the uploaded offset + 1 \
+         (no data that is not uploaded deleted), and the log start offset must stay 0 \
+         (`docs/kafka-behaviour.md#delete-local-through`).\n\n",
     );
     s.push_str("| outcome | meaning |\n|---|---|\n");
     s.push_str(
@@ -1475,4 +1519,37 @@ fn epoch_checkpoint_write_after_an_append_is_deferred_to_the_flush() {
     log.flush().unwrap();
     assert_eq!(read(), "0\n2\n0 0\n1 10\n");
     assert_eq!(log.recovery_point(), 20);
+}
+
+/// The sabotage of the `delete_local_through` row: a deletion through more than the
+/// uploaded offset (the caller reports 69 uploaded where only 39 is) deletes the second
+/// segment too, and [`check_log`], given the true uploaded offset, refuses the result; the
+/// real call passes it.
+#[test]
+fn delete_local_check_catches_a_deletion_past_the_uploaded_offset() {
+    for (reported, caught) in [(39, false), (69, true)] {
+        let dir = tmpdir();
+        let (_t, clock) = mock();
+        let cfg = LogConfig {
+            remote_storage_enable: true,
+            ..matrix_cfg()
+        };
+        let log = Log::options().clock(clock).open(dir.path(), cfg).unwrap();
+        let mut m = Model::default();
+        for base in [0, 10, 20, 30] {
+            m.append(&log, epoch_batch(base, 0)).unwrap();
+        }
+        log.roll(None).unwrap();
+        for base in [40, 50, 60] {
+            m.append(&log, epoch_batch(base, 1)).unwrap();
+        }
+        log.roll(None).unwrap();
+        m.append(&log, epoch_batch(70, 1)).unwrap();
+        log.flush().unwrap();
+        m.flushed(log.log_end_offset());
+        log.delete_local_through(69, reported).unwrap();
+        assert_eq!(log.log_start_offset(), 0);
+        let r = check_log(&log, &m, (0, 39), "sabotage");
+        assert_eq!(r.is_err(), caught, "reported {reported}: {r:?}");
+    }
 }

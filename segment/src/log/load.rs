@@ -474,7 +474,9 @@ impl<F: BatchFormat> Log<F> {
             // Kafka's `LogLoader`: with remote storage the checkpointed log start stays
             // below the first local segment (the remote tier holds the offsets between);
             // without it the log starts at the first segment at least.
-            let ls = if self.config.remote_storage_enable {
+            let ls = if self.config.remote_storage_enable
+                && !crate::fs::mutated!(TieredOpenMovesLogStart)
+            {
                 ls_checkpoint.min(leo.max(first))
             } else {
                 ls_checkpoint.max(first).min(leo.max(first))

@@ -126,6 +126,9 @@ impl<F: BatchFormat> Log<F> {
             if next - 1 <= through && next <= hw {
                 deletable.push(s.clone());
             } else {
+                if crate::fs::mutated!(LocalDeleteOneTooMany) && !deletable.is_empty() {
+                    deletable.push(s.clone());
+                }
                 break;
             }
         }

@@ -63,6 +63,7 @@ mod retention_under_readers;
 mod tier_events;
 mod tier_retention;
 mod tier_seam;
+mod tier_stress;
 mod timestamp_free_segments;
 mod truncate_below_log_start;
 mod txn_before_recovery_point;

@@ -30,6 +30,14 @@ pub struct Expect {
     pub forbidden: HashMap<i64, Vec<usize>>,
     /// The highest log start offset any call started before the cut set.
     pub max_log_start: i64,
+    /// The log start offset of the last call that moved it and returned before the cut
+    /// (its checkpoint is durable): the recovered log start is at least this (tiered
+    /// workloads, invariant 7).
+    pub min_log_start: i64,
+    /// The highest uploaded offset any call started before the cut reported to the log
+    /// (−1: none): local deletion may have removed the segments up to it, and no higher
+    /// (tiered workloads, invariant 7).
+    pub uploaded: i64,
 }
 
 /// The expectations after a cut at trace length `cut`.
@@ -39,6 +47,8 @@ pub fn expect(o: &Oracle, cut: usize) -> Expect {
         allowed: HashMap::new(),
         forbidden: HashMap::new(),
         max_log_start: 0,
+        min_log_start: 0,
+        uploaded: -1,
     };
     for (i, b) in o.batches.iter().enumerate() {
         if b.start >= cut {
@@ -71,6 +81,20 @@ pub fn expect(o: &Oracle, cut: usize) -> Expect {
         .map(|&(_, ls)| ls)
         .max()
         .unwrap_or(0);
+    e.min_log_start = o
+        .log_starts_done
+        .iter()
+        .filter(|(end, _)| *end <= cut)
+        .map(|&(_, ls)| ls)
+        .max()
+        .unwrap_or(0);
+    e.uploaded = o
+        .uploads
+        .iter()
+        .filter(|(s, _)| *s < cut)
+        .map(|&(_, u)| u)
+        .max()
+        .unwrap_or(-1);
     e
 }
 
@@ -79,6 +103,9 @@ pub fn expect(o: &Oracle, cut: usize) -> Expect {
 pub struct Recovered {
     /// Log start offset.
     pub log_start: i64,
+    /// Local log start offset (the log start offset unless uploaded segments were
+    /// deleted locally): the batches are read from it.
+    pub local_start: i64,
     /// Log end offset.
     pub log_end: i64,
     /// Every batch served from the log start on: (base, last, bytes).
@@ -128,15 +155,17 @@ fn open(
         .open(dir, config.clone())
 }
 
-/// Reads every batch from the log start to the log end.
+/// Reads every batch from the local log start to the log end (below it a read answers
+/// `OffsetMovedToTieredStorage`).
 ///
 /// # Errors
 /// A description of a read that failed or returned nothing below the log end.
 pub fn read_all(log: &Log) -> Result<Recovered, String> {
     let log_start = log.log_start_offset();
+    let local_start = log.local_log_start_offset();
     let log_end = log.log_end_offset();
     let mut out = Vec::new();
-    let mut o = log_start;
+    let mut o = local_start;
     while o < log_end {
         let r = log
             .read(o, 1 << 20)
@@ -176,6 +205,7 @@ pub fn read_all(log: &Log) -> Result<Recovered, String> {
     }
     Ok(Recovered {
         log_start,
+        local_start,
         log_end,
         batches: out,
     })
@@ -472,6 +502,16 @@ pub fn check(
             if b.last < got.log_start {
                 continue;
             }
+            if b.last < got.local_start {
+                // 7: below the local log start only what was uploaded.
+                if b.last > exp.uploaded {
+                    v.push(format!(
+                        "7: acknowledged batch {}..={} is deleted locally (local log start {}) but the uploaded offset is {}",
+                        b.base, b.last, got.local_start, exp.uploaded
+                    ));
+                }
+                continue;
+            }
             match by_base.get(&b.base) {
                 Some(x) if **x == b.bytes => {}
                 Some(_) => v.push(format!(
@@ -482,6 +522,23 @@ pub fn check(
                     "1: acknowledged batch {}..={} is lost (log {}..{})",
                     b.base, b.last, got.log_start, got.log_end
                 )),
+            }
+        }
+        if o.tiered {
+            // 7: the local log start stays within the uploaded data (every segment it
+            // passed was uploaded whole), and the log start offset survives: local
+            // deletion never moves it, a remote-tier deletion that returned is durable.
+            if got.local_start > got.log_start.max(exp.uploaded + 1) {
+                v.push(format!(
+                    "7: the local log start {} is past the uploaded offset {} (log start {})",
+                    got.local_start, exp.uploaded, got.log_start
+                ));
+            }
+            if got.log_start < exp.min_log_start {
+                v.push(format!(
+                    "7: the log start {} is below {}, which a returned call made durable",
+                    got.log_start, exp.min_log_start
+                ));
             }
         }
         if got.log_start > exp.max_log_start {

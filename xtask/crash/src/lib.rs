@@ -10,7 +10,8 @@
 //!    (nothing unsynced survives, everything does) and random mixes of 4 KiB pages,
 //!    lengths and directory operations. Duplicate states of a workload are skipped.
 //! 3. Each state is materialised in a temporary directory and [`check`]ed: recovered
-//!    with `Log::open` and held to invariants 1–6.
+//!    with `Log::open` and held to invariants 1–6, and a tiered workload's to 7
+//!    (local deletion removes only uploaded data, `docs/testing.md#crash-tiered`).
 //!
 //! Before recovery, each state is also given to `dump-log doctor`'s prediction (its
 //! library function, default mode and `--deep`), which [`check`] holds to what the open
@@ -52,7 +53,8 @@ Records seeded workloads through the segment crate's file-system seam, builds ev
 crash state the persistence model allows at each fsync (and at random points between),
 recovers each with Log::open and checks that nothing acknowledged is lost, nothing
 removed or never written is served, the directory verifies, transactions agree, appends
-continue, and a second crash during recovery converges. Before each recovery,
+continue, a second crash during recovery converges, and, for tiered logs, that local
+deletion removes only uploaded segments and never moves the log start. Before each recovery,
 dump-log doctor's prediction (default and --deep) is compared with what the open
 does: segments recovered, bytes cut, segments deleted, log end, data lost. Prints
 `doctor vs loader: N states, M disagreements` and
@@ -67,10 +69,13 @@ does: segments recovered, bytes cut, segments deleted, log end, data lost. Print
   --mutant NAME   run against a weakened build (must report violations):
                   no-dir-fsync, checkpoint-before-data, no-trim-fsync, flush-before-trim,
                   clean-swap-no-dir-fsync, clean-checkpoint-before-swap,
-                  split-swap-no-dir-fsync, split-rename-no-dir-fsync (run with --split)
+                  split-swap-no-dir-fsync, split-rename-no-dir-fsync (run with --split),
+                  local-delete-one-too-many, tiered-open-moves-log-start
   --mutants       every mutant, 3,000 states each; fails unless each reports violations
   --split         only split workloads: a legacy segment whose offsets overflow, split
                   by the open's recovery (the split mutants' run)
+  --tiered        only tiered workloads (remote.storage.enable, uploads, local deletion
+                  and local retention; one workload in four otherwise)
   --steps N       calls per workload (default 80)
   XTASK_CRASH_DEBUG=INV (environment): for the first violation of invariant INV
                   (e.g. 3) of each workload, print the trace up to the cut and the state
@@ -93,6 +98,8 @@ struct Opts {
     second_every: u64,
     /// Only split workloads (`--split`).
     split: bool,
+    /// Only tiered workloads (`--tiered`).
+    tiered: bool,
 }
 
 /// One violation, with what reproduces it.
@@ -136,6 +143,12 @@ struct Report {
     cleans: u64,
     cleans_swapped: u64,
     compact_states: u64,
+    /// Tiered workloads, their local deletions that returned `Ok` (`delete_local_through`
+    /// and local retention) and the segments those deleted, and their states.
+    tiered_workloads: u64,
+    local_deletions: u64,
+    local_segments_deleted: u64,
+    tiered_states: u64,
 }
 
 /// `cargo xtask crash ARGS`.
@@ -149,6 +162,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         threads: 2,
         second_every: 8,
         split: false,
+        tiered: false,
     };
     let mut all_mutants = false;
     let mut it = args.iter();
@@ -186,6 +200,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             "--mutants" => all_mutants = true,
             "--split" => o.split = true,
+            "--tiered" => o.tiered = true,
             "-h" | "--help" => {
                 print!("{HELP}");
                 return Ok(());
@@ -303,6 +318,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cleaning: {} compacted-topic workloads, {} cleans ({} replaced segments), {} of the states checked by key",
         r.compact_workloads, r.cleans, r.cleans_swapped, r.compact_states
     );
+    println!(
+        "tiered: {} workloads with remote storage, {} local deletions ({} segments deleted), {} of the states",
+        r.tiered_workloads, r.local_deletions, r.local_segments_deleted, r.tiered_states
+    );
     for (seed, cut, what) in r.doctor_disagreements.iter().take(6) {
         println!("doctor disagrees: workload seed {seed}, cut at trace op {cut}: {what}");
     }
@@ -379,6 +398,10 @@ fn enumerate(o: &Opts) -> Result<Report, String> {
                     r.cleans += w.cleans;
                     r.cleans_swapped += w.cleans_swapped;
                     r.compact_states += w.compact_states;
+                    r.tiered_workloads += w.tiered_workloads;
+                    r.local_deletions += w.local_deletions;
+                    r.local_segments_deleted += w.local_segments_deleted;
+                    r.tiered_states += w.tiered_states;
                     r.gap_only += gaps;
                     r.workloads += 1;
                     r.failed_calls += failed;
@@ -417,6 +440,10 @@ struct LeaderCounts {
     cleans: u64,
     cleans_swapped: u64,
     compact_states: u64,
+    tiered_workloads: u64,
+    local_deletions: u64,
+    local_segments_deleted: u64,
+    tiered_states: u64,
 }
 
 /// Runs workload `seed` and checks its crash states; returns (states explored,
@@ -435,9 +462,13 @@ fn one_workload(
     }
     // One workload in four is a compacted topic's, with cleans (named as a partition:
     // the cleaner keeps its checkpoint in the parent directory).
+    // One in four is a tiered log's, with uploads and local deletion.
     let compact = seed % 4 == 3;
+    let tiered = seed % 4 == 2;
     let oracle = if o.split {
         workload::run_split(wdir, seed, o.steps)
+    } else if o.tiered || tiered {
+        workload::run_tiered(wdir, seed, o.steps)
     } else if compact {
         workload::run_compact(&wdir.join("compact-0"), seed, o.steps)
     } else {
@@ -456,6 +487,9 @@ fn one_workload(
         compact_workloads: u64::from(oracle.compact),
         cleans: oracle.cleans,
         cleans_swapped: oracle.cleans_swapped,
+        tiered_workloads: u64::from(oracle.tiered),
+        local_deletions: oracle.local_deletions,
+        local_segments_deleted: oracle.local_segments_deleted,
         ..LeaderCounts::default()
     };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c4a5);
@@ -529,6 +563,9 @@ fn one_workload(
                 let states = 1 + out.second;
                 if oracle.compact {
                     counts.compact_states += states;
+                }
+                if oracle.tiered {
+                    counts.tiered_states += states;
                 }
                 gaps += out.gap_only;
                 n += states;

@@ -5,7 +5,9 @@
 //! from a client or the coordinator: offsets, epochs and, with the topic's codec or
 //! LogAppendTime, the stored bytes chosen by the log). The [`Oracle`] keeps what each call
 //! did (for a leader append, the offsets it assigned and the bytes it stored, read back at
-//! once) and where in the trace it started and ended.
+//! once) and where in the trace it started and ended. [`run_compact`] is a compacted
+//! topic's workload, [`run_split`] a legacy split's, [`run_tiered`] a tiered log's
+//! (uploads, `delete_local_through`, local retention).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -79,6 +81,21 @@ pub struct Oracle {
     pub cleans: u64,
     /// See `cleans`.
     pub cleans_swapped: u64,
+    /// A tiered workload ([`run_tiered`]): a log with `remote.storage.enable`, whose
+    /// uploaded segments go locally (checked against the uploaded offsets).
+    pub tiered: bool,
+    /// The highest uploaded offset each call reported to the log (through
+    /// `update_highest_offset_in_remote_storage` or `delete_local_through`), with the
+    /// call's start: a deletion started before a cut may have used it.
+    pub uploads: Vec<(usize, i64)>,
+    /// The log start offset after each call that moved it and returned `Ok`, with the
+    /// call's end: its checkpoint is durable from then on.
+    pub log_starts_done: Vec<(usize, i64)>,
+    /// `delete_local_through` and local-retention calls that returned `Ok`, and the
+    /// segments they deleted.
+    pub local_deletions: u64,
+    /// See `local_deletions`.
+    pub local_segments_deleted: u64,
 }
 
 /// The log configuration of workload `seed`: tiny segments and indexes so that a short
@@ -719,6 +736,183 @@ pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
                         return oracle;
                     }
                 };
+                closed
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = res {
+            oracle.failed_calls.push(format!("{what}: {e}"));
+        }
+    }
+    let start = rec.len();
+    match log.close() {
+        Ok(()) => oracle.flushes.push(Span {
+            start,
+            end: rec.len(),
+        }),
+        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
+    }
+    oracle.ops = rec.ops();
+    oracle
+}
+
+/// Runs tiered workload `seed` of `steps` calls in `dir` (which must be empty) and
+/// returns its oracle: a log with `remote.storage.enable` and local retention
+/// (`local.retention.bytes` and `local.retention.ms` drawn per workload), follower-path
+/// appends (plain and idempotent producers), flushes, rolls, an uploader that takes a
+/// prefix of `tierable_segments()` and reports its end through
+/// `update_highest_offset_in_remote_storage`, `delete_local_through` with targets below
+/// and above the uploaded offset, local retention (`delete_old_segments`), the remote
+/// tier's retention (`update_log_start_offset_from_remote_tier`, which moves the log start
+/// offset), and reopens, after which the uploader restores its uploaded offset as Kafka's
+/// `RemoteLogManager` does from its metadata.
+pub fn run_tiered(dir: &Path, seed: u64, steps: usize) -> Oracle {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let config = LogConfig {
+        segment_bytes: rng.gen_range(1200..=4000),
+        max_index_size: [96, 240, 480][rng.gen_range(0..3)],
+        index_interval_bytes: rng.gen_range(0..=600),
+        preallocate: rng.gen_bool(0.5),
+        retention_bytes: -1,
+        retention_ms: -1,
+        file_delete_delay_ms: 0,
+        remote_storage_enable: true,
+        local_retention_bytes: [-1, 3000, 6000][rng.gen_range(0..3)],
+        local_retention_ms: [-1, 300, 2000][rng.gen_range(0..3)],
+        ..LogConfig::default()
+    };
+    let rec = Arc::new(Recorder::new(dir, []));
+    let time = MockTime::new(1_000_000);
+    let clock: Clock = Arc::new(time.clone());
+    let mut oracle = Oracle {
+        config: Some(config.clone()),
+        tiered: true,
+        ..Oracle::default()
+    };
+    let mut log = open(dir, &config, clock.clone(), rec.clone()).expect("open an empty log");
+    let mut prod = Producers::default();
+    // The uploader's highest uploaded offset (its remote metadata: it survives a reopen).
+    let mut uploaded = -1i64;
+    for _ in 0..steps {
+        time.sleep(rng.gen_range(1..80));
+        let now = clock.milliseconds();
+        let start = rec.len();
+        let leo = log.log_end_offset();
+        let what = match rng.gen_range(0..100) {
+            0..=44 => "append",
+            45..=54 => "flush",
+            55..=62 => "roll",
+            63..=74 => "upload",
+            75..=84 => "delete_local",
+            85..=90 => "local_retention",
+            91..=94 => "remote_retention",
+            _ => "reopen",
+        };
+        let res: Result<(), String> = match what {
+            "append" => {
+                let pid = if rng.gen_bool(0.5) {
+                    -1
+                } else {
+                    rng.gen_range(1..4)
+                };
+                let seq = *prod.seq.get(&pid).unwrap_or(&0);
+                let bytes = data_batch(&mut rng, leo, pid, seq, false, now);
+                log.append(&bytes).map_err(|e| e.to_string()).map(|info| {
+                    let (first, last) = (info.first_offset, info.last_offset);
+                    if pid >= 0 {
+                        *prod.seq.entry(pid).or_insert(0) += (last - first + 1) as i32;
+                    }
+                    oracle.batches.push(Batch {
+                        base: first,
+                        last,
+                        bytes,
+                        txn_pid: None,
+                        marker: None,
+                        origin: None,
+                        start,
+                        end: rec.len(),
+                    });
+                })
+            }
+            "flush" => log.flush().map_err(|e| e.to_string()).map(|()| {
+                oracle.flushes.push(Span {
+                    start,
+                    end: rec.len(),
+                })
+            }),
+            "roll" => log.roll(None).map(|_| ()).map_err(|e| e.to_string()),
+            "upload" => log
+                .tierable_segments()
+                .map_err(|e| e.to_string())
+                .map(|ups| {
+                    // A prefix of the sealed segments is copied to the remote tier; its end
+                    // is what the uploader reports.
+                    if !ups.is_empty() {
+                        let k = rng.gen_range(1..=ups.len());
+                        uploaded = uploaded.max(ups[k - 1].end_offset);
+                        oracle.uploads.push((start, uploaded));
+                        log.update_highest_offset_in_remote_storage(uploaded);
+                    }
+                }),
+            "delete_local" => {
+                // Targets below, at and above the uploaded offset: only the uploaded
+                // segments may go.
+                let target = uploaded + rng.gen_range(-200..=400);
+                oracle.uploads.push((start, uploaded));
+                log.delete_local_through(target, uploaded)
+                    .map_err(|e| e.to_string())
+                    .map(|n| {
+                        oracle.local_deletions += 1;
+                        oracle.local_segments_deleted += n as u64;
+                    })
+            }
+            "local_retention" => log
+                .delete_old_segments()
+                .map_err(|e| e.to_string())
+                .map(|n| {
+                    oracle.local_deletions += 1;
+                    oracle.local_segments_deleted += n as u64;
+                }),
+            "remote_retention" => {
+                // The remote tier deleted its oldest uploaded offsets: the log start
+                // rises, at most to just past what was uploaded.
+                let ls = log.log_start_offset();
+                let top = (uploaded + 1).min(log.high_watermark());
+                if top > ls {
+                    let target = rng.gen_range(ls + 1..=top);
+                    oracle.log_starts.push((start, target));
+                    log.update_log_start_offset_from_remote_tier(target)
+                        .map_err(|e| e.to_string())
+                        .map(|ls| oracle.log_starts_done.push((rec.len(), ls)))
+                } else {
+                    Ok(())
+                }
+            }
+            "reopen" => {
+                let clean = rng.gen_bool(0.7);
+                let closed = if clean {
+                    log.close().map_err(|e| e.to_string()).map(|()| {
+                        oracle.flushes.push(Span {
+                            start,
+                            end: rec.len(),
+                        })
+                    })
+                } else {
+                    log.close_handlers();
+                    Ok(())
+                };
+                log = match open(dir, &config, clock.clone(), rec.clone()) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        oracle.failed_calls.push(format!("reopen: {e}"));
+                        oracle.ops = rec.ops();
+                        return oracle;
+                    }
+                };
+                // The uploader restores its uploaded offset from the remote metadata.
+                if uploaded >= 0 {
+                    log.update_highest_offset_in_remote_storage(uploaded);
+                }
                 closed
             }
             _ => Ok(()),
