@@ -97,8 +97,20 @@ impl Json {
 /// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
 /// (most fields of a decoded record are integers).
 pub(crate) fn push_int(out: &mut String, i: i64) {
-    // The digits, written from the end (u64::MAX has 20, and the sign).
-    let mut digits = [b'-'; 21];
+    if let Ok(small) = u8::try_from(i) {
+        // Most integer fields (partitions, brokers, epochs, versions) are small.
+        if small < 10 {
+            out.push(char::from(b'0' + small));
+            return;
+        }
+        if small < 100 {
+            out.push(char::from(b'0' + small / 10));
+            out.push(char::from(b'0' + small % 10));
+            return;
+        }
+    }
+    // The digits, written from the end (u64::MAX has 20).
+    let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = i.unsigned_abs();
     while let Some(d) = at.checked_sub(1).and_then(|a| digits.get_mut(a)) {
@@ -109,11 +121,13 @@ pub(crate) fn push_int(out: &mut String, i: i64) {
             break;
         }
     }
+    out.reserve(21);
     if i < 0 {
-        at -= 1; // digits[at] is already '-'
+        out.push('-');
     }
-    // ASCII digits and a sign: always UTF-8.
-    out.push_str(std::str::from_utf8(digits.get(at..).unwrap_or_default()).unwrap_or_default());
+    for &d in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
 }
 
 /// Jackson's string escaping: `"` and `\`, the short escapes for the usual control
@@ -264,6 +278,11 @@ mod tests {
             9,
             10,
             -10,
+            99,
+            100,
+            -99,
+            255,
+            256,
             1234567,
             i64::MAX,
             i64::MIN,

@@ -147,7 +147,7 @@ pub(crate) fn write_record_text(
             let mark = out.len();
             let written = framed_with(value, schemas::METADATA, |msg, version, r| {
                 out.push_str(" payload: {\"type\":\"");
-                push_screaming(out, msg.name);
+                push_metadata_type(out, msg);
                 out.push_str("\",\"version\":");
                 json::push_int(out, version.into());
                 out.push_str(",\"data\":");
@@ -457,6 +457,26 @@ fn screaming(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
     push_screaming(&mut out, name);
     out
+}
+
+/// Appends [`screaming`] of a metadata record's schema name to `out` (computed once per
+/// schema of [`schemas::METADATA`]).
+fn push_metadata_type(out: &mut String, msg: &Msg) {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        schemas::METADATA
+            .iter()
+            .map(|m| screaming(m.name))
+            .collect()
+    });
+    match schemas::METADATA
+        .iter()
+        .position(|m| std::ptr::eq(*m, msg))
+        .and_then(|i| names.get(i))
+    {
+        Some(name) => out.push_str(name),
+        None => push_screaming(out, msg.name),
+    }
 }
 
 /// Appends [`screaming`]'s text to `out`.

@@ -717,23 +717,36 @@ pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
 /// Appends [`base64`]'s text to `out`.
 fn push_base64(out: &mut String, bytes: &[u8], url: bool) {
     let table = if url { URL } else { STD };
-    let sym = |i: u32| char::from(table.get((i & 63) as usize).copied().unwrap_or(b'='));
+    let sym = |i: u32| table.get((i & 63) as usize).copied().unwrap_or(b'=');
     out.reserve(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = (b(0) << 16) | (b(1) << 8) | b(2);
-        out.push(sym(n >> 18));
-        out.push(sym(n >> 12));
-        if chunk.len() > 1 {
-            out.push(sym(n >> 6));
-        } else if !url {
-            out.push('=');
+    // Up to 64 symbols at a time through a buffer on the stack (a uuid is 22).
+    for group in bytes.chunks(48) {
+        let mut text = [0u8; 64];
+        let mut len = 0;
+        for chunk in group.chunks(3) {
+            let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+            let n = (b(0) << 16) | (b(1) << 8) | b(2);
+            let mut put = |c: u8| {
+                if let Some(slot) = text.get_mut(len) {
+                    *slot = c;
+                    len += 1;
+                }
+            };
+            put(sym(n >> 18));
+            put(sym(n >> 12));
+            if chunk.len() > 1 {
+                put(sym(n >> 6));
+            } else if !url {
+                put(b'=');
+            }
+            if chunk.len() > 2 {
+                put(sym(n));
+            } else if !url {
+                put(b'=');
+            }
         }
-        if chunk.len() > 2 {
-            out.push(sym(n));
-        } else if !url {
-            out.push('=');
-        }
+        // Base64 symbols are ASCII.
+        out.push_str(std::str::from_utf8(text.get(..len).unwrap_or_default()).unwrap_or_default());
     }
 }
 
