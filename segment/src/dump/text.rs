@@ -156,6 +156,42 @@ pub fn java_lossy(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
+/// (most fields of a decoded record are integers).
+pub(crate) fn push_int(out: &mut String, i: i64) {
+    if let Ok(small) = u8::try_from(i) {
+        // Most integer fields (partitions, brokers, epochs, versions) are small.
+        if small < 10 {
+            out.push(char::from(b'0' + small));
+            return;
+        }
+        if small < 100 {
+            out.push(char::from(b'0' + small / 10));
+            out.push(char::from(b'0' + small % 10));
+            return;
+        }
+    }
+    // The digits, written from the end (u64::MAX has 20).
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i.unsigned_abs();
+    while let Some(d) = at.checked_sub(1).and_then(|a| digits.get_mut(a)) {
+        *d = b'0' + (n % 10) as u8;
+        at -= 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reserve(21);
+    if i < 0 {
+        out.push('-');
+    }
+    for &d in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
+}
+
 /// A path for a text line: its exact bytes, with [`escape`] applied to its UTF-8 parts
 /// and every byte that is not UTF-8 written `\xNN` (uppercase hex), so two different
 /// names never print the same and none can inject terminal control sequences.
@@ -189,7 +225,6 @@ fn batch_text(b: &BatchLine) -> String {
 
 /// Appends a batch line (without its newline) to `s`.
 pub(crate) fn write_batch_text(s: &mut String, b: &BatchLine) {
-    use super::decode::push_int;
     let bool_text = |v: bool| if v { "true" } else { "false" };
     if b.magic >= 2 {
         s.push_str("baseOffset: ");
@@ -284,7 +319,6 @@ pub(crate) fn write_record_meta<'k>(
     m: &RecordMeta<'_>,
     header_keys: Option<impl Iterator<Item = Cow<'k, str>>>,
 ) {
-    use super::decode::push_int;
     s.push_str("| offset: ");
     push_int(s, m.offset);
     s.push(' ');

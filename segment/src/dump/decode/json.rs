@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::Serialize;
 
+use crate::dump::text::push_int;
+
 /// A decoded record, as a JSON value. Objects keep their fields in Kafka's order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
@@ -91,42 +93,6 @@ impl Json {
                 out.push('}');
             }
         }
-    }
-}
-
-/// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
-/// (most fields of a decoded record are integers).
-pub(crate) fn push_int(out: &mut String, i: i64) {
-    if let Ok(small) = u8::try_from(i) {
-        // Most integer fields (partitions, brokers, epochs, versions) are small.
-        if small < 10 {
-            out.push(char::from(b'0' + small));
-            return;
-        }
-        if small < 100 {
-            out.push(char::from(b'0' + small / 10));
-            out.push(char::from(b'0' + small % 10));
-            return;
-        }
-    }
-    // The digits, written from the end (u64::MAX has 20).
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = i.unsigned_abs();
-    while let Some(d) = at.checked_sub(1).and_then(|a| digits.get_mut(a)) {
-        *d = b'0' + (n % 10) as u8;
-        at -= 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reserve(21);
-    if i < 0 {
-        out.push('-');
-    }
-    for &d in digits.get(at..).unwrap_or_default() {
-        out.push(char::from(d));
     }
 }
 

@@ -18,10 +18,10 @@ mod schema;
 #[allow(clippy::all)]
 mod schemas;
 
-pub(crate) use json::push_int;
 pub use json::Json;
 
-use schema::{read_message, unbase64, Msg, ReadError, Reader, Rewrite};
+use crate::dump::text::push_int;
+use schema::{read_message, unbase64, ConsumerProtocol, Msg, ReadError, Reader, Rewrite};
 use serde::Serialize;
 
 /// A `--*-decoder` option of Kafka's tool: how record keys and values are printed.
@@ -149,7 +149,7 @@ pub(crate) fn write_record_text(
                 out.push_str(" payload: {\"type\":\"");
                 push_metadata_type(out, msg);
                 out.push_str("\",\"version\":");
-                json::push_int(out, version.into());
+                push_int(out, version.into());
                 out.push_str(",\"data\":");
                 schema::write_message(msg, version, r, out, Rewrite::Plain)?;
                 out.push('}');
@@ -211,7 +211,7 @@ fn write_coordinator_record(
         return;
     };
     out.push_str(" key: {\"type\":\"");
-    json::push_int(out, key_msg.api_key.into());
+    push_int(out, key_msg.api_key.into());
     out.push_str("\",\"data\":");
     if let Err(e) = schema::write_message(key_msg, 0, &mut kr, out, Rewrite::Plain) {
         return error(out, read_failure(ty, "key", &e));
@@ -232,10 +232,13 @@ fn write_coordinator_record(
         );
     }
     out.push_str(" payload: {\"version\":\"");
-    json::push_int(out, version.into());
+    push_int(out, version.into());
     out.push_str("\",\"data\":");
     let rewrite = match (decoder, ty) {
-        (Decoder::Offsets, 2) => Rewrite::GroupMetadata,
+        (Decoder::Offsets, 2) => Rewrite::GroupMetadata(ConsumerProtocol {
+            subscription: &schemas::CONSUMER_PROTOCOL_SUBSCRIPTION,
+            assignment: &schemas::CONSUMER_PROTOCOL_ASSIGNMENT,
+        }),
         (Decoder::TransactionLog, 0) => Rewrite::TransactionLog,
         _ => Rewrite::Plain,
     };

@@ -13,7 +13,8 @@
 //! int64 and the other integers are JSON numbers, bytes are base64 (with padding), uuids
 //! Kafka's base64url form (22 characters), null strings, bytes and arrays `null`.
 
-use super::json::{java_double, push_int, write_str, Json};
+use super::json::{java_double, write_str, Json};
+use crate::dump::text::push_int;
 
 /// The highest version (`N+` ranges end here).
 pub(crate) const MAX: i16 = i16::MAX;
@@ -352,27 +353,35 @@ fn read_value(
     })
 }
 
+/// The consumer protocol's messages: what a consumer group member's `subscription` and
+/// `assignment` bytes hold.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConsumerProtocol {
+    pub subscription: &'static Msg,
+    pub assignment: &'static Msg,
+}
+
 /// The tool's own rewrites of a decoded value, which [`write_message`] makes as it
 /// writes (what `consumer_protocol` and `transaction_status` in `decode/mod.rs` do to a
 /// [`Json`] tree).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Rewrite {
     /// None.
     Plain,
     /// `GroupMetadataValue`: with protocol type `consumer`, each member's `subscription`
     /// and `assignment` decoded as the consumer protocol's messages when they can be.
-    GroupMetadata,
+    GroupMetadata(ConsumerProtocol),
     /// `TransactionLogValue`: `transactionStatus` by name.
     TransactionLog,
 }
 
 /// Where a value is written (which rewrite applies to it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 enum At {
     /// The message's own fields.
     Top(Rewrite),
     /// Inside the `members` of a consumer group's metadata.
-    ConsumerMembers,
+    ConsumerMembers(ConsumerProtocol),
     /// Anywhere else.
     Inner,
 }
@@ -449,8 +458,8 @@ fn write_struct(
         write_name(out, f.name);
         let start = out.len();
         let inner = match at {
-            At::Top(Rewrite::GroupMetadata) if consumer && f.name == "members" => {
-                At::ConsumerMembers
+            At::Top(Rewrite::GroupMetadata(p)) if consumer && f.name == "members" => {
+                At::ConsumerMembers(p)
             }
             At::Top(Rewrite::TransactionLog) if f.name == "transactionStatus" => {
                 if let Ty::Int8 = f.ty {
@@ -460,7 +469,7 @@ fn write_struct(
                 At::Inner
             }
             // A member's own fields (`subscription`, `assignment`).
-            At::ConsumerMembers => At::ConsumerMembers,
+            At::ConsumerMembers(p) => At::ConsumerMembers(p),
             _ => At::Inner,
         };
         write_value(
@@ -473,7 +482,7 @@ fn write_struct(
             out,
             inner,
         )?;
-        if at == At::Top(Rewrite::GroupMetadata) && f.name == "protocolType" {
+        if matches!(at, At::Top(Rewrite::GroupMetadata(_))) && f.name == "protocolType" {
             consumer = out.get(start..) == Some("\"consumer\"");
         }
     }
@@ -616,7 +625,11 @@ fn write_value(
             None => return Err(non_nullable(f)),
             Some(n) => {
                 let bytes = r.byte_array(n)?;
-                if !(at == At::ConsumerMembers && consumer_message(f.name, bytes, out)) {
+                let decoded = match at {
+                    At::ConsumerMembers(p) => consumer_message(p, f.name, bytes, out),
+                    _ => false,
+                };
+                if !decoded {
                     out.push('"');
                     push_base64(out, bytes, false);
                     out.push('"');
@@ -657,10 +670,10 @@ fn write_value(
 /// A consumer group member's `subscription` or `assignment` (`field`) decoded as the
 /// consumer protocol's message (an int16 version, then the message) and written to
 /// `out`; `false`, with `out` unchanged, for another field or bytes that do not decode.
-fn consumer_message(field: &str, bytes: &[u8], out: &mut String) -> bool {
+fn consumer_message(p: ConsumerProtocol, field: &str, bytes: &[u8], out: &mut String) -> bool {
     let msg = match field {
-        "subscription" => &super::schemas::CONSUMER_PROTOCOL_SUBSCRIPTION,
-        "assignment" => &super::schemas::CONSUMER_PROTOCOL_ASSIGNMENT,
+        "subscription" => p.subscription,
+        "assignment" => p.assignment,
         _ => return false,
     };
     let mut r = Reader::new(bytes);
