@@ -338,9 +338,24 @@ struct CliSink {
     last_draw: Instant,
     /// Standard output is the terminal the bar is drawn on: lines must suspend the bar.
     stdout_tty: bool,
+    /// Batch and record lines rendered straight from the batches ([`Sink::text_lines`]), not yet
+    /// written to `out`.
+    pending: String,
 }
 
+/// How many bytes of lines [`CliSink::pending`] holds before they are written.
+const PENDING_BYTES: usize = 1 << 18;
+
 impl CliSink {
+    /// Writes the lines held in [`CliSink::pending`] (before anything else is
+    /// written, so that lines keep their order).
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            self.out.put(&self.pending);
+            self.pending.clear();
+        }
+    }
+
     fn write_out(&mut self, line: &str) {
         match &self.bar {
             Some(bar) if self.stdout_tty => {
@@ -369,6 +384,7 @@ impl CliSink {
 
 impl Sink for CliSink {
     fn event(&mut self, event: Event) {
+        self.flush_pending();
         if self.json {
             match serde_json::to_string(&event) {
                 Ok(s) => self.write_out(&text::json_inert(&s)),
@@ -384,6 +400,18 @@ impl Sink for CliSink {
         if !(self.kafka_strict && matches!(event, Event::Note(_))) {
             self.report.add(&event);
         }
+    }
+
+    /// Text output, unless a bar is drawn on the terminal the lines go to (each line
+    /// then suspends the bar, through [`Event::Record`]).
+    fn text_lines(&mut self) -> Option<(&mut String, bool)> {
+        if self.json || (self.bar.is_some() && self.stdout_tty) {
+            return None;
+        }
+        if self.pending.len() >= PENDING_BYTES {
+            self.flush_pending();
+        }
+        Some((&mut self.pending, self.skip_record_metadata))
     }
 
     fn progress(&mut self, bytes: u64) {
@@ -496,6 +524,7 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         done: 0,
         last_draw: Instant::now(),
         stdout_tty: io::stdout().is_terminal(),
+        pending: String::new(),
     };
     for input in inputs {
         if !input.exists() {
@@ -533,6 +562,7 @@ fn run_dump(cli: &Cli, inputs: &[PathBuf], out: Out) -> i32 {
         sink.write_out(&v.to_string());
     }
     // A dump whose output did not reach its reader did not succeed, whatever it found.
+    sink.flush_pending();
     sink.out.flush();
     if !cli.json {
         let report = sink.report.render();

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use super::decode::decode_record;
+use super::decode::{decode_record, write_record_text};
 use super::reader::{reason_of, LogReader, Step};
+use super::text::{java_lossy, write_batch_text, write_data, write_record_meta, RecordMeta};
 use super::{
     absolute, parse_kraft_snapshot_name, BatchLine, Content, ControlLine, DumpOptions, Event,
     FileType, Problem, RecordLine, Sink,
@@ -226,7 +227,13 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
         let magic = line.magic;
         let is_control = line.is_control;
         if print {
-            sink.event(Event::Batch(line));
+            match sink.text_lines() {
+                Some((out, _)) => {
+                    write_batch_text(out, &line);
+                    out.push('\n');
+                }
+                None => sink.event(Event::Batch(line)),
+            }
         }
         if deep {
             let limit = opts.max_decompressed_bytes();
@@ -285,6 +292,66 @@ pub(crate) fn dump_log(path: &Path, ty: FileType, opts: &DumpOptions, sink: &mut
                         }
                         let v2 = magic >= 2;
                         let crc = legacy_crcs.as_ref().and_then(|c| c.get(i)).copied();
+                        if let Some((out, skip)) = sink.text_lines() {
+                            // The line `event_line` would render for the event below,
+                            // straight from the record.
+                            let mark = out.len();
+                            if skip {
+                                out.push('|');
+                            } else {
+                                write_record_meta(
+                                    out,
+                                    &RecordMeta {
+                                        offset: record.offset,
+                                        timestamp_type,
+                                        timestamp: record.timestamp,
+                                        key_size: record.key().map_or(-1, |k| k.len() as i64),
+                                        value_size: record.value().map_or(-1, |v| v.len() as i64),
+                                        sequence: v2.then_some(record.sequence),
+                                        crc: if v2 { None } else { crc },
+                                        control: control.as_ref(),
+                                    },
+                                    v2.then(|| record.headers.iter().map(|h| java_lossy(&h.key))),
+                                );
+                            }
+                            let body = out.len();
+                            let mut failed = None;
+                            match opts.decoder {
+                                Some(decoder) if !is_control => {
+                                    if let Err(reason) = write_record_text(
+                                        decoder,
+                                        record.offset,
+                                        record.key(),
+                                        record.value(),
+                                        out,
+                                    ) {
+                                        failed = Some(reason);
+                                    }
+                                }
+                                _ if opts.prints_data() && !is_control => {
+                                    if let Some(k) = record.key() {
+                                        write_data(out, " key: ", k);
+                                    }
+                                    if let Some(v) = record.value() {
+                                        write_data(out, " payload: ", v);
+                                    }
+                                }
+                                _ => {}
+                            }
+                            // Skipped metadata: the `|` only before a key or payload.
+                            if skip && out.len() == body {
+                                out.truncate(mark);
+                            }
+                            out.push('\n');
+                            if let Some(reason) = failed {
+                                sink.event(Event::Problem(Problem::InvalidRecord {
+                                    path: abs.clone(),
+                                    position,
+                                    reason,
+                                }));
+                            }
+                            continue;
+                        }
                         let (key, payload) = match opts.decoder {
                             Some(decoder) if !is_control => {
                                 match decode_record(

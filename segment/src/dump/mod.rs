@@ -707,6 +707,17 @@ pub trait Sink {
     fn event(&mut self, event: Event);
     /// `bytes` more input bytes processed (for a progress bar). Default: ignored.
     fn progress(&mut self, _bytes: u64) {}
+    /// A sink that prints the text lines of Kafka's tool
+    /// ([`text::event_line`], docs/kafka-behaviour.md#dump-log-segments) may take a `.log`
+    /// dump's batch and record lines already rendered, in place of [`Event::Batch`] and
+    /// [`Event::Record`] events: it answers the buffer each line is appended to (with its
+    /// newline), and whether the lines are `--skip-record-metadata`'s. The lines are
+    /// exactly the ones [`text::event_line`] renders for those events; no tree of a
+    /// decoded record is built. Asked once per line. Default: `None`, every batch and
+    /// record comes as an event.
+    fn text_lines(&mut self) -> Option<(&mut String, bool)> {
+        None
+    }
 }
 
 /// A [`Sink`] that keeps every event (for tests and small inputs).
@@ -800,6 +811,9 @@ impl Sink for Counting<'_> {
     }
     fn progress(&mut self, bytes: u64) {
         self.inner.progress(bytes);
+    }
+    fn text_lines(&mut self) -> Option<(&mut String, bool)> {
+        self.inner.text_lines()
     }
 }
 

@@ -33,7 +33,7 @@ pub enum Line {
 /// characters that reorder, hide or break lines on a terminal (Arabic letter mark, zero
 /// width and directional marks, line and paragraph separators, bidi embeddings, overrides
 /// and isolates, word joiners, the byte order mark, interlinear annotation marks).
-fn needs_escape(c: char) -> bool {
+pub(crate) fn needs_escape(c: char) -> bool {
     c == '\\'
         || c.is_control()
         || matches!(
@@ -156,6 +156,42 @@ pub fn java_lossy(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
+/// (most fields of a decoded record are integers).
+pub(crate) fn push_int(out: &mut String, i: i64) {
+    if let Ok(small) = u8::try_from(i) {
+        // Most integer fields (partitions, brokers, epochs, versions) are small.
+        if small < 10 {
+            out.push(char::from(b'0' + small));
+            return;
+        }
+        if small < 100 {
+            out.push(char::from(b'0' + small / 10));
+            out.push(char::from(b'0' + small % 10));
+            return;
+        }
+    }
+    // The digits, written from the end (u64::MAX has 20).
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i.unsigned_abs();
+    while let Some(d) = at.checked_sub(1).and_then(|a| digits.get_mut(a)) {
+        *d = b'0' + (n % 10) as u8;
+        at -= 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reserve(21);
+    if i < 0 {
+        out.push('-');
+    }
+    for &d in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
+}
+
 /// A path for a text line: its exact bytes, with [`escape`] applied to its UTF-8 parts
 /// and every byte that is not UTF-8 written `\xNN` (uppercase hex), so two different
 /// names never print the same and none can inject terminal control sequences.
@@ -182,43 +218,67 @@ fn optional_long(v: i64) -> String {
 }
 
 fn batch_text(b: &BatchLine) -> String {
-    let mut s = String::new();
-    if b.magic >= 2 {
-        let count = b.count.map_or("null".to_string(), |c| c.to_string());
-        let horizon = b
-            .delete_horizon_ms
-            .map_or("OptionalLong.empty".to_string(), |h| {
-                format!("OptionalLong[{h}]")
-            });
-        let _ = write!(
-            s,
-            "baseOffset: {} lastOffset: {} count: {count} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {horizon}",
-            b.base_offset,
-            b.last_offset,
-            b.base_sequence,
-            b.last_sequence,
-            b.producer_id,
-            b.producer_epoch,
-            b.partition_leader_epoch,
-            b.is_transactional,
-            b.is_control,
-        );
-    } else {
-        let _ = write!(s, "offset: {}", b.last_offset);
-    }
-    let _ = write!(
-        s,
-        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-        b.position,
-        b.timestamp_type,
-        b.max_timestamp,
-        b.size,
-        b.magic,
-        b.compression,
-        b.crc,
-        b.is_valid
-    );
+    let mut s = String::with_capacity(320);
+    write_batch_text(&mut s, b);
     s
+}
+
+/// Appends a batch line (without its newline) to `s`.
+pub(crate) fn write_batch_text(s: &mut String, b: &BatchLine) {
+    let bool_text = |v: bool| if v { "true" } else { "false" };
+    if b.magic >= 2 {
+        s.push_str("baseOffset: ");
+        push_int(s, b.base_offset);
+        s.push_str(" lastOffset: ");
+        push_int(s, b.last_offset);
+        s.push_str(" count: ");
+        match b.count {
+            Some(c) => push_int(s, c.into()),
+            None => s.push_str("null"),
+        }
+        s.push_str(" baseSequence: ");
+        push_int(s, b.base_sequence.into());
+        s.push_str(" lastSequence: ");
+        push_int(s, b.last_sequence.into());
+        s.push_str(" producerId: ");
+        push_int(s, b.producer_id);
+        s.push_str(" producerEpoch: ");
+        push_int(s, b.producer_epoch.into());
+        s.push_str(" partitionLeaderEpoch: ");
+        push_int(s, b.partition_leader_epoch.into());
+        s.push_str(" isTransactional: ");
+        s.push_str(bool_text(b.is_transactional));
+        s.push_str(" isControl: ");
+        s.push_str(bool_text(b.is_control));
+        s.push_str(" deleteHorizonMs: ");
+        match b.delete_horizon_ms {
+            Some(h) => {
+                s.push_str("OptionalLong[");
+                push_int(s, h);
+                s.push(']');
+            }
+            None => s.push_str("OptionalLong.empty"),
+        }
+    } else {
+        s.push_str("offset: ");
+        push_int(s, b.last_offset);
+    }
+    s.push_str(" position: ");
+    push_int(s, b.position as i64);
+    s.push(' ');
+    s.push_str(b.timestamp_type);
+    s.push_str(": ");
+    push_int(s, b.max_timestamp);
+    s.push_str(" size: ");
+    push_int(s, b.size as i64);
+    s.push_str(" magic: ");
+    push_int(s, b.magic.into());
+    s.push_str(" compresscodec: ");
+    s.push_str(&b.compression);
+    s.push_str(" crc: ");
+    push_int(s, b.crc.into());
+    s.push_str(" isvalid: ");
+    s.push_str(bool_text(b.is_valid));
 }
 
 /// A key or payload for a text line: text through [`escape`]; a decoded record as
@@ -238,6 +298,80 @@ fn content_text(c: &Content) -> Cow<'_, str> {
     }
 }
 
+/// The metadata of a record line, as [`write_record_meta`] prints it.
+pub(crate) struct RecordMeta<'a> {
+    pub offset: i64,
+    pub timestamp_type: &'static str,
+    pub timestamp: i64,
+    pub key_size: i64,
+    pub value_size: i64,
+    /// v2: the sequence (its header keys are passed beside).
+    pub sequence: Option<i32>,
+    /// Legacy: the message checksum and whether it is valid.
+    pub crc: Option<(u32, bool)>,
+    pub control: Option<&'a ControlLine>,
+}
+
+/// Appends `| offset: …` up to the control record part: the metadata of a record line
+/// (`header_keys` as text, each through [`escape`], printed with the sequence).
+pub(crate) fn write_record_meta<'k>(
+    s: &mut String,
+    m: &RecordMeta<'_>,
+    header_keys: Option<impl Iterator<Item = Cow<'k, str>>>,
+) {
+    s.push_str("| offset: ");
+    push_int(s, m.offset);
+    s.push(' ');
+    s.push_str(m.timestamp_type);
+    s.push_str(": ");
+    push_int(s, m.timestamp);
+    s.push_str(" keySize: ");
+    push_int(s, m.key_size);
+    s.push_str(" valueSize: ");
+    push_int(s, m.value_size);
+    if let (Some(seq), Some(keys)) = (m.sequence, header_keys) {
+        s.push_str(" sequence: ");
+        push_int(s, seq.into());
+        s.push_str(" headerKeys: [");
+        for (i, k) in keys.enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&escape(&k));
+        }
+        s.push(']');
+    }
+    if let Some((crc, valid)) = m.crc {
+        let _ = write!(s, " isValid: {valid} crc: {crc}");
+    }
+    match m.control {
+        Some(ControlLine::EndTxnMarker {
+            marker,
+            coordinator_epoch,
+        }) => {
+            let _ = write!(
+                s,
+                " endTxnMarker: {marker} coordinatorEpoch: {coordinator_epoch}"
+            );
+        }
+        Some(ControlLine::Kraft { label, record, .. }) => {
+            let _ = write!(s, " {label} ");
+            record.write(s, true);
+        }
+        Some(ControlLine::Other { name, id }) => {
+            let _ = write!(s, " controlType: {name}({id})");
+        }
+        None => {}
+    }
+}
+
+/// Appends ` key: ` or ` payload: ` (`label`) and `bytes` as text (Java's UTF-8 decoding,
+/// then [`escape`]), as a record line prints a key or value with `--print-data-log`.
+pub(crate) fn write_data(s: &mut String, label: &str, bytes: &[u8]) {
+    s.push_str(label);
+    s.push_str(&escape(&java_lossy(bytes)));
+}
+
 /// A record line. With `--skip-record-metadata` Kafka prints the `|` only before a key or
 /// payload: a record printing neither (a control record, or any record without
 /// `--print-data-log`) is an empty line.
@@ -247,37 +381,22 @@ fn record_text(r: &RecordLine, skip_metadata: bool) -> String {
         s.push('|');
     }
     if !skip_metadata {
-        s.push('|');
-        let _ = write!(
-            s,
-            " offset: {} {}: {} keySize: {} valueSize: {}",
-            r.offset, r.timestamp_type, r.timestamp, r.key_size, r.value_size
+        write_record_meta(
+            &mut s,
+            &RecordMeta {
+                offset: r.offset,
+                timestamp_type: r.timestamp_type,
+                timestamp: r.timestamp,
+                key_size: r.key_size,
+                value_size: r.value_size,
+                sequence: r.sequence,
+                crc: r.crc.zip(r.crc_valid),
+                control: r.control.as_ref(),
+            },
+            r.header_keys
+                .as_ref()
+                .map(|keys| keys.iter().map(|k| Cow::Borrowed(k.as_str()))),
         );
-        if let (Some(seq), Some(keys)) = (r.sequence, &r.header_keys) {
-            let keys: Vec<Cow<'_, str>> = keys.iter().map(|k| escape(k)).collect();
-            let _ = write!(s, " sequence: {seq} headerKeys: [{}]", keys.join(","));
-        }
-        if let (Some(crc), Some(valid)) = (r.crc, r.crc_valid) {
-            let _ = write!(s, " isValid: {valid} crc: {crc}");
-        }
-        match &r.control {
-            Some(ControlLine::EndTxnMarker {
-                marker,
-                coordinator_epoch,
-            }) => {
-                let _ = write!(
-                    s,
-                    " endTxnMarker: {marker} coordinatorEpoch: {coordinator_epoch}"
-                );
-            }
-            Some(ControlLine::Kraft { label, record, .. }) => {
-                let _ = write!(s, " {label} {}", json_inert(&record.to_kafka_string()));
-            }
-            Some(ControlLine::Other { name, id }) => {
-                let _ = write!(s, " controlType: {name}({id})");
-            }
-            None => {}
-        }
     }
     if let Some(k) = &r.key {
         let _ = write!(s, " key: {}", content_text(k));

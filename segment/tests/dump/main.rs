@@ -2,6 +2,7 @@
 
 mod dump_log_case69;
 mod dump_log_decoders;
+mod dump_log_direct_lines;
 mod dump_log_file_types;
 mod dump_log_parity;
 mod dump_log_real_data;

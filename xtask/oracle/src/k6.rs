@@ -71,6 +71,11 @@
 //! `--sabotage k6-dump-exit-zero` makes our run exit 0 when it could not read a file (the
 //! missing path inputs then exit 0 where Kafka exits 1, a pair no document allows).
 //!
+//! The record lines the `dump-log` binary prints for each decoder input (written straight
+//! from the records, `Sink::text_lines`) must also equal the in-process ones (rendered from
+//! events); `--sabotage k6-dump-binary-line` cuts the last character off the binary's
+//! 10th record line of each decoder input.
+//!
 //! `--sabotage k6-dump-legacy-record-crc` drops ` isValid: .. crc: ..` from our magic 0
 //! and 1 record lines (only the legacy fixtures have such lines);
 //! `--sabotage k6-dump-mismatch-order` lists our mismatches in the order found, where
@@ -772,7 +777,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
     // decoder inputs, the Kafka-written verdict fixtures, or the error inputs.
     let (decoders, parity, errors) = match ctx.sabotage.map(|s| s.name) {
         None => (true, true, true),
-        Some("k6-dump-sorted-fields") => (true, false, false),
+        Some("k6-dump-sorted-fields" | "k6-dump-binary-line") => (true, false, false),
         Some("k6-dump-legacy-record-crc" | "k6-dump-mismatch-order") => (false, true, false),
         Some(_) => (false, false, true),
     };
@@ -823,6 +828,26 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
             .map(String::as_str)
             .filter(|l| is_record_line(l))
             .collect();
+        // The binary writes its lines straight from the records (`Sink::text_lines`), the
+        // in-process run renders events: both must be Kafka's.
+        let binary: Vec<&str> = ours_bin
+            .stdout
+            .lines()
+            .filter(|l| is_record_line(l))
+            .collect();
+        if binary != ours && !sorted {
+            let i = (0..binary.len().max(ours.len()))
+                .find(|&i| binary.get(i) != ours.get(i))
+                .unwrap_or(0);
+            failures.push(format!(
+                "{} {}: the dump-log binary's record lines differ from the in-process ones; first at line {}:\n  binary:     {}\n  in process: {}",
+                input.name,
+                input.option,
+                i + 1,
+                binary.get(i).unwrap_or(&"<none>"),
+                ours.get(i).unwrap_or(&"<none>")
+            ));
+        }
         let n = theirs.len().max(ours.len());
         let differing: Vec<usize> = (0..n).filter(|&i| theirs.get(i) != ours.get(i)).collect();
         total_equal += n - differing.len();
@@ -960,6 +985,9 @@ struct OursSabotage {
     /// `k6-dump-exit-zero`: a run that found nothing wrong in Kafka's words but cannot
     /// read a file exits 0 (as if the unreadable file held nothing).
     exit_zero_unreadable: bool,
+    /// `k6-dump-binary-line`: the 10th record line on standard output loses its last
+    /// character.
+    binary_line: bool,
 }
 
 impl OursSabotage {
@@ -967,6 +995,7 @@ impl OursSabotage {
         Self {
             ignored_on_stdout: ctx.sabotaged("k6-dump-ignored-on-stdout"),
             exit_zero_unreadable: ctx.sabotaged("k6-dump-exit-zero"),
+            binary_line: ctx.sabotaged("k6-dump-binary-line"),
         }
     }
 
@@ -984,6 +1013,23 @@ impl OursSabotage {
         }
         if self.exit_zero_unreadable && run.stderr.contains("  Cannot read: ") {
             run.code = Some(0);
+        }
+        if self.binary_line {
+            let mut records = 0;
+            run.stdout = run
+                .stdout
+                .lines()
+                .map(|l| {
+                    let mut l = l.to_string();
+                    if is_record_line(&l) {
+                        records += 1;
+                        if records == 10 {
+                            l.pop();
+                        }
+                    }
+                    l + "\n"
+                })
+                .collect();
         }
     }
 }

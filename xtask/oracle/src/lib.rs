@@ -90,7 +90,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
                        k6-dump-mismatch-order, k6-dump-ignored-on-stdout,
-                       k6-dump-exit-zero, k7-cleaner-straddle,
+                       k6-dump-exit-zero, k6-dump-binary-line, k7-cleaner-straddle,
                        k7-cleaner-map-slots, k7-cleaner-keep-aborted,
                        k7-cleaner-early-tombstone, k7-cleaner-fetch-aborted,
                        k7-cleaner-recompressed-value, k7-cleaner-legacy-copied,
@@ -236,6 +236,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k6-dump",
         what: "our dump-log exits 0 when it cannot read a file (strict mode)",
         expect: &["an undocumented difference: ours Some(0), Kafka's Some(1)"],
+    },
+    Sabotage {
+        name: "k6-dump-binary-line",
+        scenario: "k6-dump",
+        what: "the dump-log binary's 10th record line of each decoder input loses its last character (the lines it writes straight from the records)",
+        expect: &["binary's record lines differ from the in-process ones"],
     },
     Sabotage {
         name: "k5-cluster-drop-record",

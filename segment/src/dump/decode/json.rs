@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::Serialize;
 
+use crate::dump::text::push_int;
+
 /// A decoded record, as a JSON value. Objects keep their fields in Kafka's order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
@@ -55,24 +57,26 @@ impl Json {
     /// The text Kafka's tool prints for this value (see the module docs).
     pub fn to_kafka_string(&self) -> String {
         let mut out = String::with_capacity(256);
-        self.write(&mut out);
+        self.write(&mut out, false);
         out
     }
 
-    fn write(&self, out: &mut String) {
+    /// Appends the text Kafka's tool prints for this value to `out`; with `inert`, as a
+    /// text line then shows it ([`crate::dump::text::json_inert`] applied to it).
+    pub(crate) fn write(&self, out: &mut String, inert: bool) {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Int(i) => push_int(out, *i),
             Json::Float(f) => out.push_str(&java_double(*f)),
-            Json::Str(s) => write_str(out, s),
+            Json::Str(s) => write_str(out, s, inert),
             Json::Array(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
                         out.push(',');
                     }
-                    item.write(out);
+                    item.write(out, inert);
                 }
                 out.push(']');
             }
@@ -82,9 +86,9 @@ impl Json {
                     if i > 0 {
                         out.push(',');
                     }
-                    write_str(out, k);
+                    write_str(out, k, inert);
                     out.push(':');
-                    v.write(out);
+                    v.write(out, inert);
                 }
                 out.push('}');
             }
@@ -92,35 +96,19 @@ impl Json {
     }
 }
 
-/// `i` in decimal, as `write!(out, "{i}")` writes it, without the formatting machinery
-/// (most fields of a decoded record are integers).
-fn push_int(out: &mut String, i: i64) {
-    // The digits, last first (u64::MAX has 20).
-    let mut digits = [0u8; 20];
-    let mut len = 0;
-    let mut n = i.unsigned_abs();
-    for d in digits.iter_mut() {
-        *d = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        out.push('-');
-    }
-    out.extend(digits.iter().take(len).rev().map(|&d| char::from(d)));
-}
-
 /// Jackson's string escaping: `"` and `\`, the short escapes for the usual control
-/// characters, `\u00XX` for the other C0 controls.
-fn write_str(out: &mut String, s: &str) {
+/// characters, `\u00XX` for the other C0 controls. With `inert`, then also what
+/// [`crate::dump::text::json_inert`] does to the result: every other character that a
+/// text line escapes (DEL, C1 controls, invisible formatting characters) as `\uxxxx`.
+pub(crate) fn write_str(out: &mut String, s: &str, inert: bool) {
     out.reserve(s.len() + 2);
     out.push('"');
-    // Every escaped character is ASCII, so the runs between them are whole characters.
+    // Every escaped character is ASCII, or (with `inert`) a whole character, so the runs
+    // between them are whole characters.
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
         let short = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -130,23 +118,42 @@ fn write_str(out: &mut String, s: &str) {
             0x08 => "\\b",
             0x0c => "\\f",
             0..=0x1f => "",
-            _ => continue,
+            0x7f if inert => "\\u007f",
+            0x80.. if inert => {
+                // A multi-byte character: escaped when a text line would escape it.
+                let c = s
+                    .get(i..)
+                    .and_then(|r| r.chars().next())
+                    .unwrap_or('\u{fffd}');
+                if crate::dump::text::needs_escape(c) {
+                    out.push_str(s.get(start..i).unwrap_or_default());
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                    start = i + c.len_utf8();
+                }
+                i += c.len_utf8();
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        out.push_str(&s[start..i]);
+        out.push_str(s.get(start..i).unwrap_or_default());
         start = i + 1;
         if short.is_empty() {
             let _ = write!(out, "\\u{:04X}", b);
         } else {
             out.push_str(short);
         }
+        i += 1;
     }
-    out.push_str(&s[start..]);
+    out.push_str(s.get(start..).unwrap_or_default());
     out.push('"');
 }
 
 /// Java's `Double.toString`: plain notation with at least one fraction digit for
 /// 10^-3 <= |x| < 10^7, else `d.dddE±n`; the shortest digits that round-trip.
-fn java_double(f: f64) -> String {
+pub(crate) fn java_double(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -237,6 +244,11 @@ mod tests {
             9,
             10,
             -10,
+            99,
+            100,
+            -99,
+            255,
+            256,
             1234567,
             i64::MAX,
             i64::MIN,

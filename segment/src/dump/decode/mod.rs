@@ -20,7 +20,8 @@ mod schemas;
 
 pub use json::Json;
 
-use schema::{read_message, unbase64, Msg, ReadError, Reader};
+use crate::dump::text::push_int;
+use schema::{read_message, unbase64, ConsumerProtocol, Msg, ReadError, Reader, Rewrite};
 use serde::Serialize;
 
 /// A `--*-decoder` option of Kafka's tool: how record keys and values are printed.
@@ -119,6 +120,132 @@ pub fn decode_record(
             Ok(coordinator_record(coordinator, offset, key, value))
         }
     }
+}
+
+/// Appends to `out` what a text line prints for one (non-control) record's key and
+/// payload, ` key: …` and ` payload: …` (each only when [`decode_record`] gives it), the
+/// same text as [`decode_record`]'s parts rendered for a text line (a decoded record
+/// through [`crate::dump::text::json_inert`], a line of text through
+/// [`crate::dump::text::escape`]), written straight from the record's bytes: no [`Json`]
+/// tree, no string per field.
+///
+/// # Errors
+/// As [`decode_record`]; `out` is then unchanged.
+pub(crate) fn write_record_text(
+    decoder: Decoder,
+    offset: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    out: &mut String,
+) -> Result<(), String> {
+    let text = |out: &mut String, label: &str, t: &str| {
+        out.push_str(label);
+        out.push_str(&super::text::escape(t));
+    };
+    match decoder {
+        Decoder::ClusterMetadata => {
+            let mark = out.len();
+            let written = framed_with(value, schemas::METADATA, |msg, version, r| {
+                out.push_str(" payload: {\"type\":\"");
+                push_metadata_type(out, msg);
+                out.push_str("\",\"version\":");
+                push_int(out, version.into());
+                out.push_str(",\"data\":");
+                schema::write_message(msg, version, r, out, Rewrite::Plain)?;
+                out.push('}');
+                Ok(())
+            });
+            if let Err(e) = written {
+                out.truncate(mark);
+                text(
+                    out,
+                    " payload: ",
+                    &format!("Error at {offset}, skipping. {e}"),
+                );
+            }
+            Ok(())
+        }
+        Decoder::RemoteLogMetadata => {
+            // Java `toString()`s of a few objects: through the decoded record.
+            let d = decode_record(decoder, offset, key, value)?;
+            if let Some(Content::Text(t)) = &d.payload {
+                text(out, " payload: ", t);
+            }
+            Ok(())
+        }
+        coordinator => {
+            let Some(key) = key else {
+                return Err(format!("Failed to decode message at offset {offset} using the specified decoder (message had a missing key)"));
+            };
+            write_coordinator_record(coordinator, offset, key, value, out);
+            Ok(())
+        }
+    }
+}
+
+/// [`coordinator_record`], written to `out` as [`write_record_text`] writes it.
+fn write_coordinator_record(
+    decoder: Decoder,
+    offset: i64,
+    key: &[u8],
+    value: Option<&[u8]>,
+    out: &mut String,
+) {
+    let mark = out.len();
+    let error = |out: &mut String, reason: String| {
+        out.truncate(mark);
+        out.push_str(" key: ");
+        out.push_str(&super::text::escape(&format!(
+            "Error at offset {offset}, skipping. {reason}"
+        )));
+    };
+    let mut kr = Reader::new(key);
+    let Ok(ty) = kr.i16() else {
+        return error(out, "Could not read version from key's buffer.".into());
+    };
+    let Some((key_msg, value_msg)) = coordinator_types(decoder, ty) else {
+        out.push_str(" key: ");
+        out.push_str(&super::text::escape(&format!(
+            "Unknown record type {ty} at offset {offset}, skipping."
+        )));
+        return;
+    };
+    out.push_str(" key: {\"type\":\"");
+    push_int(out, key_msg.api_key.into());
+    out.push_str("\",\"data\":");
+    if let Err(e) = schema::write_message(key_msg, 0, &mut kr, out, Rewrite::Plain) {
+        return error(out, read_failure(ty, "key", &e));
+    }
+    out.push('}');
+    let Some(value) = value else {
+        out.push_str(" payload: <DELETE>");
+        return;
+    };
+    let mut vr = Reader::new(value);
+    let Ok(version) = vr.i16() else {
+        return error(out, "Could not read version from value's buffer.".into());
+    };
+    if !value_msg.is_valid(version) {
+        return error(
+            out,
+            format!("Found an unknown record version {version} for {ty} type"),
+        );
+    }
+    out.push_str(" payload: {\"version\":\"");
+    push_int(out, version.into());
+    out.push_str("\",\"data\":");
+    let rewrite = match (decoder, ty) {
+        (Decoder::Offsets, 2) => Rewrite::GroupMetadata(ConsumerProtocol {
+            subscription: &schemas::CONSUMER_PROTOCOL_SUBSCRIPTION,
+            assignment: &schemas::CONSUMER_PROTOCOL_ASSIGNMENT,
+        }),
+        (Decoder::TransactionLog, 0) => Rewrite::TransactionLog,
+        _ => Rewrite::Plain,
+    };
+    if let Err(e) = schema::write_message(value_msg, version, &mut vr, out, rewrite) {
+        return error(out, read_failure(version, "value", &e));
+    }
+    out.push('}');
 }
 
 /// The coordinator record types of a decoder (type id → key and value schemas).
@@ -331,6 +458,32 @@ fn transaction_status(data: &mut Json) {
 /// `MetadataRecordType`'s name for a schema name: `TopicRecord` → `TOPIC_RECORD`.
 fn screaming(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
+    push_screaming(&mut out, name);
+    out
+}
+
+/// Appends [`screaming`] of a metadata record's schema name to `out` (computed once per
+/// schema of [`schemas::METADATA`]).
+fn push_metadata_type(out: &mut String, msg: &Msg) {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        schemas::METADATA
+            .iter()
+            .map(|m| screaming(m.name))
+            .collect()
+    });
+    match schemas::METADATA
+        .iter()
+        .position(|m| std::ptr::eq(*m, msg))
+        .and_then(|i| names.get(i))
+    {
+        Some(name) => out.push_str(name),
+        None => push_screaming(out, msg.name),
+    }
+}
+
+/// Appends [`screaming`]'s text to `out`.
+fn push_screaming(out: &mut String, name: &str) {
     let mut prev_lower = false;
     for c in name.chars() {
         if c.is_ascii_uppercase() && prev_lower {
@@ -339,7 +492,6 @@ fn screaming(name: &str) -> String {
         prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         out.push(c.to_ascii_uppercase());
     }
-    out
 }
 
 /// Kafka's `AbstractApiMessageSerde.read`: an unsigned-varint frame version (1), api key
@@ -349,6 +501,17 @@ fn framed(
     value: Option<&[u8]>,
     table: &[&'static Msg],
 ) -> Result<(&'static Msg, i16, Json), String> {
+    framed_with(value, table, |msg, version, r| {
+        read_message(msg, version, r)
+    })
+}
+
+/// [`framed`], the record read by `read` (given its schema and version).
+fn framed_with<T>(
+    value: Option<&[u8]>,
+    table: &[&'static Msg],
+    read: impl FnOnce(&'static Msg, i16, &mut Reader<'_>) -> Result<T, ReadError>,
+) -> Result<(&'static Msg, i16, T), String> {
     // Kafka reads a null value as an empty one that fails at once.
     let mut r = Reader::new(value.unwrap_or_default());
     // Kafka's `unsignedIntToShort`: an int above 32767 is refused, a negative one (a
@@ -376,7 +539,7 @@ fn framed(
             "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         ));
     };
-    let data = read_message(msg, version, &mut r)
+    let data = read(msg, version, &mut r)
         .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
     if r.remaining() > 0 {
         return Err(format!(
@@ -603,6 +766,8 @@ mod tests {
             ] {
                 let d = decode_record(decoder, 1, Some(&key), Some(&value)).unwrap();
                 assert!(d.key.is_some());
+                same_text(decoder, Some(&key), Some(&value));
+                same_text(decoder, Some(&key), None);
             }
             let mut meta = value.clone();
             if meta.len() >= 3 {
@@ -612,6 +777,7 @@ mod tests {
             }
             let d = decode_record(Decoder::ClusterMetadata, 1, None, Some(&meta)).unwrap();
             assert!(d.payload.is_some());
+            same_text(Decoder::ClusterMetadata, None, Some(&meta));
             if meta.len() >= 3 {
                 meta[1] = (round % 5) as u8;
                 meta[2] = 0;
@@ -620,6 +786,138 @@ mod tests {
             assert!(d.payload.is_some());
             let _ = decode_control((round % 8) as i16, Some(&value));
         }
+    }
+
+    /// What a text line prints after the record's metadata, from the decoded record.
+    fn from_tree(d: &DecodedRecord) -> String {
+        use crate::dump::text::{escape, json_inert};
+        let mut s = String::new();
+        for (label, c) in [(" key: ", &d.key), (" payload: ", &d.payload)] {
+            match c {
+                Some(Content::Text(t)) => s = s + label + &escape(t),
+                Some(Content::Json(j)) => s = s + label + &json_inert(&j.to_kafka_string()),
+                None => {}
+            }
+        }
+        s
+    }
+
+    /// [`write_record_text`] writes what the decoded record renders to.
+    fn same_text(decoder: Decoder, key: Option<&[u8]>, value: Option<&[u8]>) {
+        let mut direct = String::from("|");
+        let tree = decode_record(decoder, 7, key, value);
+        match (tree, write_record_text(decoder, 7, key, value, &mut direct)) {
+            (Ok(d), Ok(())) => assert_eq!(
+                direct.get(1..).unwrap(),
+                from_tree(&d),
+                "{decoder:?} {key:?} {value:?}"
+            ),
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b);
+                assert_eq!(direct, "|");
+            }
+            (a, b) => panic!("{decoder:?} {key:?} {value:?}: {a:?} / {b:?}"),
+        }
+    }
+
+    /// Valid records of every shape the decoders rewrite or reorder: tagged fields sent
+    /// out of order, twice, at their default; group metadata with consumer protocol
+    /// members (decodable and not); transaction states; strings a text line escapes.
+    #[test]
+    fn direct_text_is_the_trees_text() {
+        let s16 = |v: &mut Vec<u8>, s: &[u8]| {
+            v.extend_from_slice(&(s.len() as i16).to_be_bytes());
+            v.extend_from_slice(s);
+        };
+        // OffsetCommitValue v4 (flexible, tagged topicId) with and without the tag.
+        let key = [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 2];
+        for tags in [
+            vec![0u8],
+            {
+                let mut t = vec![1, 0, 16];
+                t.extend_from_slice(&[7; 16]);
+                t
+            },
+            {
+                let mut t = vec![1, 0, 16];
+                t.extend_from_slice(&[0; 16]);
+                t
+            },
+        ] {
+            let mut value = vec![0, 4];
+            value.extend_from_slice(&5i64.to_be_bytes());
+            value.extend_from_slice(&(-1i32).to_be_bytes());
+            value.extend_from_slice(&[3, b'm', 0x7f]); // compact string "m\x7f"
+            value.extend_from_slice(&7i64.to_be_bytes());
+            value.extend_from_slice(&tags);
+            same_text(Decoder::Offsets, Some(&key), Some(&value));
+        }
+        // GroupMetadataValue v3 of protocol type `consumer` (and of another), one member
+        // whose subscription decodes and whose assignment does not.
+        for protocol in [
+            &b"consumer"[..],
+            b"connect",
+            "c\u{200b}\u{85}\"\\\n".as_bytes(),
+        ] {
+            let mut v = vec![0, 3];
+            s16(&mut v, protocol);
+            v.extend_from_slice(&4i32.to_be_bytes());
+            s16(&mut v, b"range");
+            s16(&mut v, b"leader-1");
+            v.extend_from_slice(&9i64.to_be_bytes());
+            v.extend_from_slice(&1i32.to_be_bytes());
+            s16(&mut v, b"member-1");
+            v.extend_from_slice(&(-1i16).to_be_bytes()); // groupInstanceId null
+            s16(&mut v, b"client\xff");
+            s16(&mut v, b"/10.0.0.1");
+            v.extend_from_slice(&30_000i32.to_be_bytes());
+            v.extend_from_slice(&10_000i32.to_be_bytes());
+            // Subscription v0: topics ["a", "b"], null user data.
+            let mut sub = vec![0, 0, 0, 0, 0, 2];
+            s16(&mut sub, b"a");
+            s16(&mut sub, b"b");
+            sub.extend_from_slice(&(-1i32).to_be_bytes());
+            v.extend_from_slice(&(sub.len() as i32).to_be_bytes());
+            v.extend_from_slice(&sub);
+            v.extend_from_slice(&3i32.to_be_bytes());
+            v.extend_from_slice(&[0, 0, 9]);
+            same_text(Decoder::Offsets, Some(&[0, 2, 0, 1, b'g']), Some(&v));
+        }
+        // TransactionLogValue v0 of every state id and an unknown one.
+        for state in [0u8, 3, 7, 8, 0x80] {
+            let mut v = vec![0, 0];
+            v.extend_from_slice(&5i64.to_be_bytes());
+            v.extend_from_slice(&1i16.to_be_bytes());
+            v.extend_from_slice(&60_000i32.to_be_bytes());
+            v.push(state);
+            v.extend_from_slice(&0i32.to_be_bytes());
+            v.extend_from_slice(&1i64.to_be_bytes());
+            v.extend_from_slice(&2i64.to_be_bytes());
+            same_text(
+                Decoder::TransactionLog,
+                Some(&[0, 0, 0, 2, b't', b'x']),
+                Some(&v),
+            );
+        }
+        // PartitionChangeRecord v0: tagged fields sent out of order, one twice, one at its
+        // default (leader -2), and an unknown tag.
+        let mut v = vec![1, 5, 0];
+        v.extend_from_slice(&3i32.to_be_bytes());
+        v.extend_from_slice(&[1; 16]);
+        v.push(5);
+        v.extend_from_slice(&[1, 4, 0, 0, 0, 2]); // leader 2
+        v.extend_from_slice(&[0, 5, 2, 0, 0, 0, 1, 0, 0, 0, 2]); // isr [1, 2]
+        v.extend_from_slice(&[0, 5, 2, 0, 0, 0, 3, 0, 0, 0, 4]); // isr [3, 4]
+        v.extend_from_slice(&[9, 1, 0]); // unknown tag
+        v.extend_from_slice(&[5, 1, 0xff]); // leaderRecoveryState -1: its default
+        same_text(Decoder::ClusterMetadata, None, Some(&v));
+        // Trailing garbage, and a null value.
+        v.push(0);
+        same_text(Decoder::ClusterMetadata, None, Some(&v));
+        same_text(Decoder::ClusterMetadata, None, None);
+        same_text(Decoder::RemoteLogMetadata, None, Some(&v));
+        // A missing key.
+        same_text(Decoder::Offsets, None, Some(&v));
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! int64 and the other integers are JSON numbers, bytes are base64 (with padding), uuids
 //! Kafka's base64url form (22 characters), null strings, bytes and arrays `null`.
 
-use super::json::Json;
+use super::json::{java_double, write_str, Json};
+use crate::dump::text::push_int;
 
 /// The highest version (`N+` ranges end here).
 pub(crate) const MAX: i16 = i16::MAX;
@@ -108,7 +109,7 @@ impl std::fmt::Display for ReadError {
 }
 
 /// A cursor over a message's bytes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -352,6 +353,341 @@ fn read_value(
     })
 }
 
+/// The consumer protocol's messages: what a consumer group member's `subscription` and
+/// `assignment` bytes hold.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConsumerProtocol {
+    pub subscription: &'static Msg,
+    pub assignment: &'static Msg,
+}
+
+/// The tool's own rewrites of a decoded value, which [`write_message`] makes as it
+/// writes (what `consumer_protocol` and `transaction_status` in `decode/mod.rs` do to a
+/// [`Json`] tree).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rewrite {
+    /// None.
+    Plain,
+    /// `GroupMetadataValue`: with protocol type `consumer`, each member's `subscription`
+    /// and `assignment` decoded as the consumer protocol's messages when they can be.
+    GroupMetadata(ConsumerProtocol),
+    /// `TransactionLogValue`: `transactionStatus` by name.
+    TransactionLog,
+}
+
+/// Where a value is written (which rewrite applies to it).
+#[derive(Debug, Clone, Copy)]
+enum At {
+    /// The message's own fields.
+    Top(Rewrite),
+    /// Inside the `members` of a consumer group's metadata.
+    ConsumerMembers(ConsumerProtocol),
+    /// Anywhere else.
+    Inner,
+}
+
+/// Reads `msg` at `version` and appends the text Kafka's tool prints for it to `out`, as
+/// [`read_message`] then [`Json::write`] with `inert` would, with `rewrite` applied: no
+/// tree, no string per field. On an error `out` holds a partial text, which the caller
+/// cuts off.
+pub(crate) fn write_message(
+    msg: &Msg,
+    version: i16,
+    r: &mut Reader<'_>,
+    out: &mut String,
+    rewrite: Rewrite,
+) -> Result<(), ReadError> {
+    write_struct(
+        msg.fields,
+        version,
+        msg.flexible.has(version),
+        r,
+        out,
+        At::Top(rewrite),
+    )
+}
+
+/// `"name":`.
+fn write_name(out: &mut String, name: &str) {
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
+}
+
+/// The most fields a struct written by [`write_struct`] with its tagged fields in place
+/// may have (Kafka's messages have at most 14); a wider one goes through the tree.
+const MAX_FIELDS: usize = 64;
+
+fn write_struct(
+    fields: &[Field],
+    version: i16,
+    flexible: bool,
+    r: &mut Reader<'_>,
+    out: &mut String,
+    at: At,
+) -> Result<(), ReadError> {
+    let tagged_fields = flexible
+        && fields
+            .iter()
+            .any(|f| f.tag.is_some_and(|(_, tv)| tv.has(version)));
+    if tagged_fields && fields.len() > MAX_FIELDS {
+        read_struct(fields, version, flexible, r)?.write(out, true);
+        return Ok(());
+    }
+    out.push('{');
+    let open = out.len();
+    // With protocol type `consumer` (known before `members`, which follows it).
+    let mut consumer = false;
+    // Per field: where a tagged field of this version goes in `out`, and the range of
+    // its text in `sent` when it was sent with a value other than its default (a field
+    // sent twice: the last wins).
+    let mut places = [usize::MAX; MAX_FIELDS];
+    let mut ranges: [Option<(usize, usize)>; MAX_FIELDS] = [None; MAX_FIELDS];
+    for (i, f) in fields.iter().enumerate() {
+        if tagged_fields && f.tag.is_some_and(|(_, tv)| tv.has(version)) {
+            if let (true, Some(p)) = (f.versions.has(version), places.get_mut(i)) {
+                *p = out.len();
+            }
+            continue;
+        }
+        if !f.versions.has(version) {
+            continue;
+        }
+        // Every field is written after a comma; the object's first one is cut below.
+        out.push(',');
+        write_name(out, f.name);
+        let start = out.len();
+        let inner = match at {
+            At::Top(Rewrite::GroupMetadata(p)) if consumer && f.name == "members" => {
+                At::ConsumerMembers(p)
+            }
+            At::Top(Rewrite::TransactionLog) if f.name == "transactionStatus" => {
+                if let Ty::Int8 = f.ty {
+                    transaction_status(out, r.i8()?);
+                    continue;
+                }
+                At::Inner
+            }
+            // A member's own fields (`subscription`, `assignment`).
+            At::ConsumerMembers(p) => At::ConsumerMembers(p),
+            _ => At::Inner,
+        };
+        write_value(
+            f,
+            &f.ty,
+            f.nullable.has(version),
+            version,
+            flexible,
+            r,
+            out,
+            inner,
+        )?;
+        if matches!(at, At::Top(Rewrite::GroupMetadata(_))) && f.name == "protocolType" {
+            consumer = out.get(start..) == Some("\"consumer\"");
+        }
+    }
+    if flexible {
+        let count = r.uvarint()?;
+        let mut sent = String::new();
+        for _ in 0..count.max(0) {
+            let tag = r.uvarint()? as u32;
+            let size = usize::try_from(r.uvarint()?).map_err(|_| ReadError::Underflow)?;
+            let bytes = r.take(size)?;
+            if !tagged_fields {
+                continue;
+            }
+            let hit = fields.iter().position(|f| {
+                f.tag
+                    .is_some_and(|(t, tv)| t == tag && tv.has(version) && f.versions.has(version))
+            });
+            if let (Some(i), Some(f)) = (hit, hit.and_then(|i| fields.get(i))) {
+                let from = sent.len();
+                sent.push(',');
+                write_name(&mut sent, f.name);
+                let value = sent.len();
+                let mut sub = Reader::new(bytes);
+                write_value(
+                    f,
+                    &f.ty,
+                    f.nullable.has(version),
+                    version,
+                    flexible,
+                    &mut sub,
+                    &mut sent,
+                    At::Inner,
+                )?;
+                // Written only when it differs from the default.
+                let default = is_default(f, sent.get(value..).unwrap_or_default());
+                if let Some(range) = ranges.get_mut(i) {
+                    *range = (!default).then_some((from, sent.len()));
+                }
+            }
+        }
+        // Into their places, the last declared first so that each place stays valid.
+        for (&place, range) in places.iter().zip(&ranges).rev() {
+            if let Some(text) = range.and_then(|(a, b)| sent.get(a..b)) {
+                if place <= out.len() {
+                    out.insert_str(place, text);
+                }
+            }
+        }
+    }
+    if out.as_bytes().get(open) == Some(&b',') {
+        out.remove(open);
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// `transactionStatus` by name (the id as text when it has none).
+fn transaction_status(out: &mut String, id: i8) {
+    match usize::try_from(id)
+        .ok()
+        .and_then(|i| super::TRANSACTION_STATES.get(i))
+    {
+        Some(name) => write_str(out, name, true),
+        None => {
+            out.push('"');
+            push_int(out, id.into());
+            out.push('"');
+        }
+    }
+}
+
+/// Whether `text` (a tagged field's value as written) is its default's (see
+/// [`default_json`]): the same answer as comparing the values, since no float64 field
+/// is tagged.
+fn is_default(f: &Field, text: &str) -> bool {
+    match (f.default, &f.ty) {
+        (Dflt::Null, _) | (Dflt::Type, Ty::Struct(_)) => text == "null",
+        (Dflt::Bool(b), _) => text == if b { "true" } else { "false" },
+        (Dflt::Int(i), Ty::Float64) => text == java_double(i as f64),
+        (Dflt::Int(i), _) => text.parse::<i64>() == Ok(i),
+        (Dflt::Str(d), _) => {
+            let mut t = String::with_capacity(d.len() + 2);
+            write_str(&mut t, d, true);
+            text == t
+        }
+        (Dflt::Type, Ty::Bool) => text == "false",
+        (Dflt::Type, Ty::Float64) => text == "0.0",
+        (Dflt::Type, Ty::Str | Ty::Bytes) => text == "\"\"",
+        (Dflt::Type, Ty::Uuid) => text == "\"AAAAAAAAAAAAAAAAAAAAAA\"",
+        (Dflt::Type, Ty::Array(_)) => text == "[]",
+        (Dflt::Type, _) => text == "0",
+    }
+}
+
+/// Writes one value of `ty` (see [`read_value`]).
+#[allow(clippy::too_many_arguments)]
+fn write_value(
+    f: &Field,
+    ty: &Ty,
+    nullable: bool,
+    version: i16,
+    flexible: bool,
+    r: &mut Reader<'_>,
+    out: &mut String,
+    at: At,
+) -> Result<(), ReadError> {
+    match ty {
+        Ty::Bool => out.push_str(if r.i8()? != 0 { "true" } else { "false" }),
+        Ty::Int8 => push_int(out, r.i8()?.into()),
+        Ty::Int16 => push_int(out, r.i16()?.into()),
+        Ty::Uint16 => push_int(out, i64::from(r.i16()? as u16)),
+        Ty::Int32 => push_int(out, r.i32()?.into()),
+        Ty::Uint32 => push_int(out, i64::from(r.i32()? as u32)),
+        Ty::Int64 => push_int(out, r.i64()?),
+        Ty::Float64 => out.push_str(&java_double(f64::from_be_bytes(r.array()?))),
+        Ty::Uuid => {
+            out.push('"');
+            push_base64(out, &r.array::<16>()?, true);
+            out.push('"');
+        }
+        Ty::Str => match length(r, flexible, true)? {
+            None if nullable => out.push_str("null"),
+            None => return Err(non_nullable(f)),
+            Some(n) => {
+                if n > 0x7fff {
+                    return Err(ReadError::Other(format!(
+                        "string field {} had invalid length {n}",
+                        f.name
+                    )));
+                }
+                let bytes = r.byte_array(n)?;
+                match std::str::from_utf8(bytes) {
+                    Ok(s) => write_str(out, s, true),
+                    Err(_) => write_str(out, &String::from_utf8_lossy(bytes), true),
+                }
+            }
+        },
+        Ty::Bytes => match length(r, flexible, false)? {
+            None if nullable => out.push_str("null"),
+            None => return Err(non_nullable(f)),
+            Some(n) => {
+                let bytes = r.byte_array(n)?;
+                let decoded = match at {
+                    At::ConsumerMembers(p) => consumer_message(p, f.name, bytes, out),
+                    _ => false,
+                };
+                if !decoded {
+                    out.push('"');
+                    push_base64(out, bytes, false);
+                    out.push('"');
+                }
+            }
+        },
+        Ty::Array(elem) => match length(r, flexible, false)? {
+            None if nullable => out.push_str("null"),
+            None => return Err(non_nullable(f)),
+            Some(n) => {
+                if n > r.remaining() {
+                    return Err(ReadError::Other(format!(
+                        "Tried to allocate a collection of size {n}, but there are only {} bytes remaining.",
+                        r.remaining()
+                    )));
+                }
+                out.push('[');
+                for i in 0..n {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_value(f, elem, false, version, flexible, r, out, at)?;
+                }
+                out.push(']');
+            }
+        },
+        Ty::Struct(fields) => {
+            if nullable && r.i8()? < 0 {
+                out.push_str("null");
+            } else {
+                write_struct(fields, version, flexible, r, out, at)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A consumer group member's `subscription` or `assignment` (`field`) decoded as the
+/// consumer protocol's message (an int16 version, then the message) and written to
+/// `out`; `false`, with `out` unchanged, for another field or bytes that do not decode.
+fn consumer_message(p: ConsumerProtocol, field: &str, bytes: &[u8], out: &mut String) -> bool {
+    let msg = match field {
+        "subscription" => p.subscription,
+        "assignment" => p.assignment,
+        _ => return false,
+    };
+    let mut r = Reader::new(bytes);
+    let Ok(version) = r.i16() else {
+        return false;
+    };
+    let mark = out.len();
+    if write_message(msg, version, &mut r, out, Rewrite::Plain).is_ok() {
+        return true;
+    }
+    out.truncate(mark);
+    false
+}
+
 /// The JSON of a field's default (see [`Dflt`]).
 fn default_json(f: &Field) -> Json {
     match f.default {
@@ -386,26 +722,45 @@ const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 /// Base64: standard alphabet with padding (Jackson's binary nodes), or URL-safe without
 /// padding (`url`, Kafka's uuids).
 pub(crate) fn base64(bytes: &[u8], url: bool) -> String {
-    let table = if url { URL } else { STD };
-    let sym = |i: u32| char::from(table.get((i & 63) as usize).copied().unwrap_or(b'='));
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = (b(0) << 16) | (b(1) << 8) | b(2);
-        out.push(sym(n >> 18));
-        out.push(sym(n >> 12));
-        if chunk.len() > 1 {
-            out.push(sym(n >> 6));
-        } else if !url {
-            out.push('=');
-        }
-        if chunk.len() > 2 {
-            out.push(sym(n));
-        } else if !url {
-            out.push('=');
-        }
-    }
+    push_base64(&mut out, bytes, url);
     out
+}
+
+/// Appends [`base64`]'s text to `out`.
+fn push_base64(out: &mut String, bytes: &[u8], url: bool) {
+    let table = if url { URL } else { STD };
+    let sym = |i: u32| table.get((i & 63) as usize).copied().unwrap_or(b'=');
+    out.reserve(bytes.len().div_ceil(3) * 4);
+    // Up to 64 symbols at a time through a buffer on the stack (a uuid is 22).
+    for group in bytes.chunks(48) {
+        let mut text = [0u8; 64];
+        let mut len = 0;
+        for chunk in group.chunks(3) {
+            let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+            let n = (b(0) << 16) | (b(1) << 8) | b(2);
+            let mut put = |c: u8| {
+                if let Some(slot) = text.get_mut(len) {
+                    *slot = c;
+                    len += 1;
+                }
+            };
+            put(sym(n >> 18));
+            put(sym(n >> 12));
+            if chunk.len() > 1 {
+                put(sym(n >> 6));
+            } else if !url {
+                put(b'=');
+            }
+            if chunk.len() > 2 {
+                put(sym(n));
+            } else if !url {
+                put(b'=');
+            }
+        }
+        // Base64 symbols are ASCII.
+        out.push_str(std::str::from_utf8(text.get(..len).unwrap_or_default()).unwrap_or_default());
+    }
 }
 
 /// Decodes standard base64 (with padding); `None` for anything else.
