@@ -5,8 +5,8 @@
 //! **Input**, written once by our `Log` and closed cleanly (`vs-kafka-ours gen-opens`):
 //! one partition directory (`opens-0`) of `segments` segments (5,000; `--quick` 500) of 4
 //! batches of 16 records each (a 8-byte key, a 120-byte value; 9,012 bytes a segment),
-//! rolled by `Log::roll`, so each segment but the last has its producer snapshot, as
-//! Kafka's roll leaves it.
+//! rolled by `Log::roll`, so each segment but the first has a producer snapshot at its
+//! base (and one is at the log end), as Kafka's roll and close leave them.
 //!
 //! **Warm rows** (the scratch directory, tmpfs): each run copies the input for each side
 //! (untimed: an open writes — ours removes the clean-shutdown marker, Kafka resizes the
@@ -425,6 +425,7 @@ fn measure_cold(
         ot.push(secs[0]);
         kt.push(secs[1]);
     }
+    let fs = super::vs::fs_type(&inputs[0].0);
     drop(disk);
     Ok(vec![
         format!(
@@ -441,7 +442,6 @@ fn measure_cold(
             quantile(&ot, 0.5),
             quantile(&kt, 0.5),
             o.cold_rounds,
-            fs = super::vs::fs_type(&inputs[0].0),
         ),
         format!(
             "held after a cold open of one partition of {per} segments: fds ours +{} / kafka +{}, \
