@@ -273,7 +273,17 @@ impl<F: BatchFormat> Log<F> {
             }
             let base = names::canonical_offset_from_file(p)?;
             let time_index_existed = has(&names::time_index_file(&self.dir, base, ""));
-            let seg = self.open_segment(base, true, "")?;
+            // The listing checked the segment's files: the open does not `lstat` them again.
+            let txn_listed = has(&names::transaction_index_file(&self.dir, base, ""));
+            let seg = LogSegment::open(
+                &self.dir,
+                base,
+                &self.config,
+                crate::segment::SegmentOptions::existing()
+                    .listed(txn_listed)
+                    .clock(self.clock.clone())
+                    .fs(self.fs.clone()),
+            )?;
             let needs_recovery = match seg.sanity_check(!time_index_existed) {
                 Ok(()) => match seg.quick_index_check() {
                     Ok(()) => false,
