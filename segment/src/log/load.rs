@@ -154,9 +154,20 @@ impl<F: BatchFormat> Log<F> {
             tier: super::tier::TierState::new(checkpoints.log_start_offset),
             tier_listener: std::sync::OnceLock::new(),
         };
-        let orphan_index_swaps = log.remove_temp_files_and_swap()?;
+        // One listing serves the temp-file pass and the segment pass unless the first
+        // pass had something to resolve (a `.deleted`, `.cleaned` or `.swap` file): then
+        // the directory changed and is listed again.
+        let listing = log.list_dir()?;
+        let untouched = !listing.iter().any(|p| {
+            let n = names::file_name(p);
+            n.ends_with(names::DELETED_FILE_SUFFIX)
+                || n.ends_with(names::CLEANED_FILE_SUFFIX)
+                || n.ends_with(names::SWAP_FILE_SUFFIX)
+        });
+        let orphan_index_swaps = log.remove_temp_files_and_swap(&listing)?;
         let epochs_usable = log.load_leader_epoch_checkpoint()?;
-        let mut flagged = log.load_segments()?;
+        let files = if untouched { listing } else { log.list_dir()? };
+        let mut flagged = log.load_segments(files)?;
         flagged.extend(orphan_index_swaps);
         // Segments split so far. A segment that would be split a second time made no
         // progress: its overflow is an error, never a loop. There is no count limit, so a
@@ -210,35 +221,43 @@ impl<F: BatchFormat> Log<F> {
         {
             let e = e.map_err(|e| SegmentError::io("list dir", &self.dir, e))?;
             let path = e.path();
-            if crate::validate::is_segment_file_name(names::file_name(&path)) {
-                // Followed if a symlink; anything but a regular file is an error, never
-                // skipped (its offsets would vanish) and never opened (a FIFO blocks).
-                crate::fs::check_regular_file(&path)?;
-                out.push(path);
-                continue;
-            }
+            // The entry's type as the directory gives it (`d_type`: no `stat`; the
+            // standard library `lstat`s where the file system does not give it).
             let ft = e
                 .file_type()
                 .map_err(|er| SegmentError::io("stat", &path, er))?;
             if ft.is_file() {
                 out.push(path);
+                continue;
+            }
+            if crate::validate::is_segment_file_name(names::file_name(&path)) {
+                // Followed if a symlink; anything but a regular file is an error, never
+                // skipped (its offsets would vanish) and never opened (a FIFO blocks).
+                crate::fs::check_regular_file(&path)?;
+                out.push(path);
             }
         }
-        out.sort();
+        // All in one directory: ordering by file name is `Path`'s order, without its
+        // per-component comparison.
+        out.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
         Ok(out)
     }
 
     /// Opens every segment; returns the base offsets of those whose indexes must be
     /// rebuilt (missing `.index`, corrupt `.txnindex`, failed quick check).
-    fn load_segments(&self) -> Result<Vec<i64>> {
-        let files = self.list_dir()?;
+    /// `files` is the directory's listing ([`Self::list_dir`]): which files exist is read
+    /// from it, not asked of the file system again.
+    fn load_segments(&self, files: Vec<PathBuf>) -> Result<Vec<i64>> {
+        let listed: std::collections::HashSet<&std::ffi::OsStr> =
+            files.iter().filter_map(|p| p.file_name()).collect();
+        let has = |p: &std::path::Path| p.file_name().is_some_and(|n| listed.contains(n));
         for p in &files {
             if names::is_index_file(p) {
                 let Some(kind) = names::kind_of(p) else {
                     continue;
                 };
                 let log = names::replace_suffix(p, kind.suffix(), names::LOG_FILE_SUFFIX)?;
-                if !log.exists() {
+                if !has(&log) {
                     tracing::warn!(file = %p.display(), "deleting orphaned index file");
                     self.remove_if_exists(p)?;
                 }
@@ -253,8 +272,18 @@ impl<F: BatchFormat> Log<F> {
                 continue; // not named like a segment (e.g. `notes.log`)
             }
             let base = names::canonical_offset_from_file(p)?;
-            let time_index_existed = names::time_index_file(&self.dir, base, "").exists();
-            let seg = self.open_segment(base, true, "")?;
+            let time_index_existed = has(&names::time_index_file(&self.dir, base, ""));
+            // The listing checked the segment's files: the open does not `lstat` them again.
+            let txn_listed = has(&names::transaction_index_file(&self.dir, base, ""));
+            let seg = LogSegment::open(
+                &self.dir,
+                base,
+                &self.config,
+                crate::segment::SegmentOptions::existing()
+                    .listed(txn_listed)
+                    .clock(self.clock.clone())
+                    .fs(self.fs.clone()),
+            )?;
             let needs_recovery = match seg.sanity_check(!time_index_existed) {
                 Ok(()) => match seg.quick_index_check() {
                     Ok(()) => false,

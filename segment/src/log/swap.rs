@@ -36,11 +36,13 @@ impl<F: BatchFormat> Log<F> {
     /// the `.log`'s, so the renamed index may belong to a cleaned `.log` that never
     /// arrived; the caller rebuilds those segments' indexes (stricter than Kafka, which
     /// trusts them: `docs/kafka-behaviour.md#swap-refusal`).
-    pub(super) fn remove_temp_files_and_swap(&self) -> Result<Vec<i64>> {
+    ///
+    /// `listing` is the directory's listing ([`Self::list_dir`]) taken just before.
+    pub(super) fn remove_temp_files_and_swap(&self, listing: &[PathBuf]) -> Result<Vec<i64>> {
         let mut swaps = Vec::new();
         let mut cleaned = Vec::new();
         let mut deleted = Vec::new();
-        for p in self.list_dir()? {
+        for p in listing.iter().cloned() {
             let name = names::file_name(&p).to_string();
             if name.ends_with(DELETED_FILE_SUFFIX) {
                 if !name.ends_with(".checkpoint.deleted") {

@@ -61,6 +61,10 @@ pub struct SegmentOptions {
     index_suffixes: Option<[String; 3]>,
     clock: Clock,
     fs: FsRef,
+    /// Set by the loader, whose directory listing has already checked the type of every
+    /// file named like a segment file: whether the `.txnindex` is there. The open then
+    /// does not check the four files' types again.
+    listed_txn_index: Option<bool>,
 }
 
 impl SegmentOptions {
@@ -74,7 +78,16 @@ impl SegmentOptions {
             index_suffixes: None,
             clock: crate::time::system_clock(),
             fs: crate::fs::real(),
+            listed_txn_index: None,
         }
+    }
+
+    /// The loader's listing (`Log::list_dir`, which fails on any file named like a
+    /// segment file that is not a regular file) has checked this segment's files, and
+    /// found its `.txnindex` present or not: the open skips its own four type checks.
+    pub(crate) fn listed(mut self, txn_index_exists: bool) -> Self {
+        self.listed_txn_index = Some(txn_index_exists);
+        self
     }
 
     /// A new segment with Kafka's settings from `config`: preallocated to
@@ -199,6 +212,7 @@ impl<F: BatchFormat> LogSegment<F> {
             index_suffixes,
             clock,
             fs,
+            listed_txn_index,
         } = options;
         let suffix = suffix.as_str();
         let [oi_suffix, ti_suffix, txn_suffix] = match &index_suffixes {
@@ -206,8 +220,11 @@ impl<F: BatchFormat> LogSegment<F> {
             None => [suffix; 3],
         };
         config.validate()?;
-        let mut txn_exists = true;
+        let mut txn_exists = listed_txn_index.unwrap_or(true);
         for kind in FileKind::ALL {
+            if listed_txn_index.is_some() {
+                break;
+            }
             let suffix = match kind {
                 FileKind::Log => suffix,
                 FileKind::OffsetIndex => oi_suffix,

@@ -51,6 +51,7 @@ mod recovery_time;
 pub mod vs;
 mod vs_clean;
 mod vs_dump;
+mod vs_opens;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -37,7 +37,7 @@ use std::time::Instant;
 use super::broker::{self, Proc};
 
 const USAGE: &str = "\
-usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clean] [--rounds N] [--seed N]
+usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clean,opens,opens-cold] [--rounds N] [--seed N]
                             [--no-pin] [--keep] [--sabotage NAME]
 
   Kafka 4.4.0's OffsetIndex/TimeIndex/LogSegment (in a JVM) and ours (index-offset,
@@ -69,6 +69,12 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    of 100-byte records over 1 M keys; --quick: 64 MiB each; the cleaned
                    files compared byte for byte; peak RSS, offset-map bytes, and the
                    physical limit: read + CRC-32C + write of the same bytes)
+                   opens (Log::open against UnifiedLog.create of one partition of 5,000
+                   small segments, clean and unclean, on copies on tmpfs; --quick: 500;
+                   answers and segment files compared; descriptors and mappings held),
+                   opens-cold (50,000 segments, --quick 5,000, in partitions of at most
+                   12,500 on /var/tmp, page cache dropped before each side's turn; 3
+                   rounds, --quick 1)
   --rounds N       timed rounds (default 5, --quick 3; dump: default 3, --quick 2;
                    clean: 3 after one warm-up)
   --seed N         the seed of the inputs (default 1)
@@ -82,7 +88,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    write(2) ceilings leave out the last batch), leader-skip-batch (our
                    leader rows leave out their last batch), dump-lost-line (our
                    dump-log's output loses its 1000th record line), clean-flip-byte
-                   (one byte of our cleaned segment flipped); `all` runs each
+                   (one byte of our cleaned segment flipped), open-drop-segment (our
+                   open loses the first segment's .log); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
@@ -129,6 +136,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "clean",
         "one byte of our cleaned segment's .log is flipped after the clean",
     ),
+    (
+        "open-drop-segment",
+        "opens",
+        "the first segment's .log of our copy is deleted before our open",
+    ),
 ];
 
 /// Kafka's default `segment.index.bytes`.
@@ -147,6 +159,11 @@ struct Options {
     leader_batches: usize,
     dump: bool,
     clean: bool,
+    /// The warm opens rows and the cold one.
+    opens: bool,
+    opens_cold: bool,
+    /// The opens rows' sizes (`rounds` is set from `rounds` when given).
+    opens_opts: super::vs_opens::OpensOpts,
     /// The clean rows' sizes (`rounds` is set from `rounds` when given).
     clean_opts: super::vs_clean::CleanOpts,
     /// The dump rows' sizes (`rounds` is set from `rounds` when given).
@@ -175,6 +192,17 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         leader_batches: 50_000,
         dump: true,
         clean: true,
+        opens: true,
+        opens_cold: true,
+        opens_opts: super::vs_opens::OpensOpts {
+            segments: 5000,
+            cold_segments: 50_000,
+            rounds: 5,
+            warmups: 2,
+            cold_rounds: 3,
+            seed: 1,
+            drop_segment: false,
+        },
         clean_opts: super::vs_clean::CleanOpts {
             bytes: 1 << 30,
             rounds: 3,
@@ -218,6 +246,11 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.dump_opts.rounds = 2;
                 o.dump_opts.startup_runs = 2;
                 o.clean_opts.bytes = 64 << 20;
+                o.opens_opts.segments = 500;
+                o.opens_opts.cold_segments = 5000;
+                o.opens_opts.rounds = 3;
+                o.opens_opts.warmups = 1;
+                o.opens_opts.cold_rounds = 1;
             }
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
@@ -227,6 +260,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.leader = false;
                 o.dump = false;
                 o.clean = false;
+                o.opens = false;
+                o.opens_cold = false;
                 for g in v.split(',') {
                     match g {
                         "lookups" => o.lookups = true,
@@ -235,9 +270,11 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                         "leader" => o.leader = true,
                         "dump" => o.dump = true,
                         "clean" => o.clean = true,
+                        "opens" => o.opens = true,
+                        "opens-cold" => o.opens_cold = true,
                         other => {
                             return Err(format!(
-                                "--only: no group `{other}` (there are: lookups, appends, segments, leader, dump, clean)"
+                                "--only: no group `{other}` (there are: lookups, appends, segments, leader, dump, clean, opens, opens-cold)"
                             ))
                         }
                     }
@@ -288,7 +325,10 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         o.rounds = r;
         o.dump_opts.rounds = r;
         o.clean_opts.rounds = r;
+        o.opens_opts.rounds = r;
     }
+    o.opens_opts.seed = o.seed;
+    o.opens_opts.drop_segment = o.sabotage == Some("open-drop-segment");
     o.clean_opts.seed = o.seed;
     o.clean_opts.flip_byte = o.sabotage == Some("clean-flip-byte");
     o.dump_opts.seed = o.seed;
@@ -799,6 +839,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         )
         .map(|r| clean_rows = r);
     }
+    let mut opens_rows = Vec::new();
+    if (opts.opens || opts.opens_cold) && result.is_ok() {
+        let mut oo = opts.opens_opts;
+        if !opts.opens {
+            oo.segments = 0;
+        }
+        if !opts.opens_cold {
+            oo.cold_segments = 0;
+        }
+        result = super::vs_opens::run(&jvm, &ours_bin, &dir, &prefix, &oo, &mut findings)
+            .map(|r| opens_rows = r);
+    }
     let mut dump_rows = Vec::new();
     if opts.dump && result.is_ok() {
         let dump_log = super::target_dir().join("release/dump-log");
@@ -861,6 +913,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         println!();
     }
+    if !opens_rows.is_empty() {
+        println!(
+            "\nvs-kafka opens: ours (Log::open) / Kafka 4.4.0 (UnifiedLog.create, its LogLoader), in-process time \
+             of one open of a whole partition directory (median of {} interleaved rounds after {} warm-up(s); \
+             < 1: we are faster); {pinned}\n",
+            opts.opens_opts.rounds, opts.opens_opts.warmups
+        );
+        for r in &opens_rows {
+            println!("{r}");
+        }
+        println!();
+    }
     for f in findings.iter().take(20) {
         println!("{f}");
     }
@@ -868,7 +932,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("... and {} more", findings.len() - 20);
     }
     if findings.is_empty() {
-        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte; dump: standard output line by line, then its byte count on every run; clean: every cleaned segment file, byte for byte, and the clean's counts)");
+        println!("answers: equal on every run (lookups, translate_offset: the hash of every answer; appends, recovery: the files, byte for byte; dump: standard output line by line, then its byte count on every run; clean: every cleaned segment file, byte for byte, and the clean's counts; opens: log start, log end and segment count, and every segment file after the open but the active indexes)");
         Ok(())
     } else {
         println!("answers: {} mismatch(es)", findings.len());
@@ -1510,7 +1574,7 @@ fn measure_crc(b: &mut Bench<'_>, src: &Path) -> Result<(), String> {
 
 /// The type of the filesystem holding `path` (`stat -f -c %T`: tmpfs, ext2/ext3 for
 /// ext4, ...), or `disk` if `stat` cannot say.
-fn fs_type(path: &Path) -> String {
+pub(crate) fn fs_type(path: &Path) -> String {
     Command::new("stat")
         .args(["-f", "-c", "%T"])
         .arg(path)

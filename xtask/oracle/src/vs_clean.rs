@@ -85,7 +85,7 @@ fn parse_reply(w: &[String], who: &str) -> Result<CleanReply, String> {
 }
 
 /// Copies the regular files of `from` into a fresh `to`.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     if to.exists() {
         std::fs::remove_dir_all(to).map_err(|e| format!("{to:?}: {e}"))?;
     }
@@ -120,7 +120,7 @@ fn segment_files(dir: &Path) -> Result<std::collections::BTreeSet<String>, Strin
 /// Compares the cleaned directories file by file, byte for byte (the active segment's
 /// `.index` and `.timeindex` left out; a missing `.txnindex` is an empty one). Returns
 /// the files and bytes compared, and pushes a finding for each difference.
-fn compare_dirs(
+pub(crate) fn compare_dirs(
     what: &str,
     kafka: &Path,
     ours: &Path,

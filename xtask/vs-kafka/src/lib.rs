@@ -76,6 +76,13 @@
 //!                          BYTES_READ MESSAGES_WRITTEN BYTES_WRITTEN MAP_BYTES MAP_PEAK_BYTES
 //! ceil-clean DIR OUT RETAINED  the physical limit of that clean ([`clean::ceiling`])
 //!                          -> ok NANOS BYTES_READ BATCHES
+//! gen-opens SEED DIR N    write a partition directory DIR of N small segments, closed
+//!                          cleanly ([`opens::generate`]) -> ok LOG_END_OFFSET BYTES
+//! log-open ID DIR CLEAN SABOTAGE   `Log::open` of DIR (CLEAN 0: the clean-shutdown
+//!                          marker removed first), timed, the log held as ID
+//!                          ([`opens::OpenState::open`]) -> ok NANOS LOG_START LOG_END
+//!                          SEGMENTS FDS_BEFORE FDS_AFTER MAPS_BEFORE MAPS_AFTER
+//! log-close ID             close the log held as ID -> ok
 //! quit
 //! ```
 //!
@@ -85,6 +92,7 @@
 pub mod clean;
 pub mod fetch;
 pub mod leader;
+pub mod opens;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -938,6 +946,7 @@ pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
     let mut targets: HashMap<String, Vec<i64>> = HashMap::new();
     let mut segments: HashMap<String, LogSegment> = HashMap::new();
     let mut ceil = CeilState::default();
+    let mut opened = opens::OpenState::default();
     for line in input.lines() {
         let line = line?;
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -946,6 +955,28 @@ pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
         }
         let reply = match arg(&w, 0) {
             Ok(c) if c.starts_with("ceil-") => ceil.command(&w, &targets),
+            Ok("log-open") => (|| {
+                let o = opened.open(
+                    arg(&w, 1)?,
+                    Path::new(arg(&w, 2)?),
+                    arg(&w, 3)? == "1",
+                    arg(&w, 4)? == "1",
+                )?;
+                Ok(format!(
+                    "{} {} {} {} {} {} {} {}",
+                    o.nanos,
+                    o.log_start,
+                    o.log_end,
+                    o.segments,
+                    o.fds.0,
+                    o.fds.1,
+                    o.maps.0,
+                    o.maps.1
+                ))
+            })(),
+            Ok("log-close") => arg(&w, 1)
+                .and_then(|id| opened.close(id))
+                .map(|()| String::new()),
             _ => command(&w, &mut indexes, &mut targets, &mut segments),
         };
         match reply {
@@ -1157,6 +1188,10 @@ fn command(
         "gen-doctor" => {
             let n = generate_log_dir(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?)?;
             Ok(n.to_string())
+        }
+        "gen-opens" => {
+            let (leo, bytes) = opens::generate(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?)?;
+            Ok(format!("{leo} {bytes}"))
         }
         "gen-segments" => {
             let n = generate_segments(Path::new(arg(w, 1)?), num(w, 2)?, num(w, 3)?)?;

@@ -1,0 +1,474 @@
+//! `cargo xtask vs-kafka --only opens`: a whole partition directory opened by our
+//! `Log::open` and by Kafka 4.4.0's `UnifiedLog.create` (its `LogLoader`), each in its own
+//! long-lived process (`vs-kafka-ours log-open`, `oracle.OpensBench`), issue 41 goal 4.
+//!
+//! **Input**, written once by our `Log` and closed cleanly (`vs-kafka-ours gen-opens`):
+//! one partition directory (`opens-0`) of `segments` segments (5,000; `--quick` 500) of 4
+//! batches of 16 records each (a 8-byte key, a 120-byte value; 9,012 bytes a segment),
+//! rolled by `Log::roll`, so each segment but the first has a producer snapshot at its
+//! base (and one is at the log end), as Kafka's roll and close leave them.
+//!
+//! **Warm rows** (the scratch directory, tmpfs): each run copies the input for each side
+//! (untimed: an open writes — ours removes the clean-shutdown marker, Kafka resizes the
+//! active segment's indexes) and asks each for one open of its copy, timed in-process:
+//! - **clean**: ours finds the marker `.kafka_cleanshutdown` and the `recovery-point`
+//!   checkpoint at the log end; Kafka is given `lastShutdownClean = true` and the same
+//!   recovery point (the log end), as its `LogManager` passes them after a clean shutdown;
+//! - **unclean**: ours has the marker removed first (untimed), so it recovers from the
+//!   checkpointed recovery point (the log end: the last segment is recovered, as after a
+//!   crash right after a flush); Kafka is given `lastShutdownClean = false` and the same
+//!   recovery point, as `cargo xtask kafka`'s k1-crash opens from the broker's recovery
+//!   point.
+//!
+//! A first run (Kafka's JIT warm-up), `warmups` untimed runs, then `rounds` timed runs,
+//! the order of the two sides alternating; a row's ratio is the median of ours/Kafka
+//! within each run, with quartiles.
+//!
+//! **Answers**, every run: log start offset, log end offset and segment count equal, and
+//! every segment file of the two opened directories equal byte for byte while both logs
+//! are open (the active segment's `.index`/`.timeindex` left out: Kafka's open resizes them
+//! to `segment.index.bytes`, ours defers that to the first append,
+//! `docs/kafka-behaviour.md#log-loading`). `--sabotage open-drop-segment` deletes the first
+//! segment's `.log` of our copy before our open, and the run fails.
+//!
+//! **Descriptors and mappings**: each process counts `/proc/self/fd` entries and
+//! `/proc/self/maps` lines just before and just after its open; the rows print the
+//! difference (what the open holds) and `vm.max_map_count`.
+//!
+//! **Cold** (`cold_segments`, 50,000; `--quick` 5,000): the same layout written on tmpfs
+//! and copied once to the disk's file system (`/var/tmp`), split into partitions of at
+//! most [`COLD_PARTITION_SEGMENTS`] segments (both sides hold a descriptor per segment, and
+//! the hard `RLIMIT_NOFILE` here may be below the total). Before each side's turn:
+//! `sync` and `echo 3 > /proc/sys/vm/drop_caches` (as root; without it the row is
+//! marked warm); then each partition is opened (timed), counted and closed before the next.
+//! Both sides open the same directories (clean opens: neither changes a segment file but
+//! Kafka's active indexes, which its close trims back; ours removes its marker and its
+//! close writes it back).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use super::broker::Jvm;
+use super::vs::{quantile, Server};
+
+/// Sizes and repetitions of the opens rows.
+#[derive(Clone, Copy)]
+pub struct OpensOpts {
+    /// Segments of the warm rows' partition.
+    pub segments: usize,
+    /// Segments of the cold row, 0 for none.
+    pub cold_segments: usize,
+    pub rounds: usize,
+    pub warmups: usize,
+    /// Cold rounds (each side opens every cold partition once a round).
+    pub cold_rounds: usize,
+    pub seed: u64,
+    /// The sabotage `open-drop-segment`.
+    pub drop_segment: bool,
+}
+
+/// At most this many segments in one cold partition: below the hard descriptor limit
+/// of a default container (20,000 here) with room for the JVM's own.
+pub const COLD_PARTITION_SEGMENTS: usize = 12_500;
+
+/// One side's answer to an open.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct OpenReply {
+    secs: f64,
+    /// Log start offset, log end offset, segments.
+    answer: [i64; 3],
+    fds: (i64, i64),
+    maps: (i64, i64),
+}
+
+fn parse_reply(w: &[String], who: &str) -> Result<OpenReply, String> {
+    let n: Vec<i64> = w.iter().filter_map(|s| s.parse().ok()).collect();
+    if n.len() != 8 || w.len() != 8 {
+        return Err(format!("{who}: an `open` reply of {w:?}"));
+    }
+    Ok(OpenReply {
+        secs: n[0] as f64 / 1e9,
+        answer: [n[1], n[2], n[3]],
+        fds: (n[4], n[5]),
+        maps: (n[6], n[7]),
+    })
+}
+
+fn spawn_ours(ours_bin: &Path, prefix: &[String]) -> Result<Server, String> {
+    let mut c = match prefix.split_first() {
+        Some((p, rest)) => {
+            let mut c = Command::new(p);
+            c.args(rest).arg(ours_bin);
+            c
+        }
+        None => Command::new(ours_bin),
+    };
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
+    let (stdin, stdout) = Server::pipes("ours", &mut child)?;
+    Ok(Server {
+        name: "ours",
+        stdin,
+        stdout,
+        _jvm: None,
+        ours: Some(child),
+    })
+}
+
+fn spawn_kafka(jvm: &Jvm, prefix: &[String]) -> Result<Server, String> {
+    // The broker's heap (kafka-server-start.sh: -Xmx1G -Xms1G).
+    let mut proc = jvm.spawn_server("1g", "oracle.OpensBench", prefix)?;
+    let child = proc.child_mut().ok_or("the JVM already stopped")?;
+    let (stdin, stdout) = Server::pipes("Kafka", child)?;
+    Ok(Server {
+        name: "Kafka",
+        stdin,
+        stdout,
+        _jvm: Some(proc),
+        ours: None,
+    })
+}
+
+/// Asks `server` to open `dir` as `id`; `kafka` selects the protocol's form.
+fn open(
+    server: &mut Server,
+    kafka: bool,
+    id: &str,
+    dir: &Path,
+    clean: bool,
+    leo: i64,
+    sabotage: bool,
+) -> Result<OpenReply, String> {
+    let c = u8::from(clean);
+    let cmd = if kafka {
+        format!("open {id} {} {c} {leo}", dir.display())
+    } else {
+        format!("log-open {id} {} {c} {}", dir.display(), u8::from(sabotage))
+    };
+    parse_reply(&server.call(&cmd)?, server.name)
+}
+
+fn close(server: &mut Server, kafka: bool, id: &str) -> Result<(), String> {
+    server
+        .call(&format!(
+            "{} {id}",
+            if kafka { "close" } else { "log-close" }
+        ))
+        .map(|_| ())
+}
+
+/// `vm.max_map_count`, or `?`.
+fn max_map_count() -> String {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .map_or("?".into(), |s| s.trim().to_string())
+}
+
+/// The hard descriptor limit of this process (inherited by both servers), or `?`.
+fn nofile_limit() -> String {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(4).map(String::from))
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Runs the opens rows; returns the rows and pushes findings.
+pub fn run(
+    jvm: &Jvm,
+    ours_bin: &Path,
+    dir: &Path,
+    prefix: &[String],
+    o: &OpensOpts,
+    findings: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let mut ours = spawn_ours(ours_bin, prefix)?;
+    let mut kafka = spawn_kafka(jvm, prefix)?;
+    let result = (|| {
+        let mut rows = Vec::new();
+        if o.segments > 0 {
+            rows = measure_warm(&mut ours, &mut kafka, dir, o, findings)?;
+        }
+        if o.cold_segments > 0 {
+            rows.extend(measure_cold(&mut ours, &mut kafka, dir, o, findings)?);
+        }
+        Ok(rows)
+    })();
+    ours.quit();
+    kafka.quit();
+    result
+}
+
+/// The warm rows: clean and unclean opens of copies of one partition on tmpfs.
+fn measure_warm(
+    ours: &mut Server,
+    kafka: &mut Server,
+    dir: &Path,
+    o: &OpensOpts,
+    findings: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let t = Instant::now();
+    let input = dir.join("opens-input/opens-0");
+    let w = ours.call(&format!(
+        "gen-opens {} {} {}",
+        o.seed,
+        input.display(),
+        o.segments
+    ))?;
+    let leo: i64 = w
+        .first()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("gen-opens: a reply of {w:?}"))?;
+    eprintln!(
+        "vs-kafka opens: {} segments (log end {leo}, {} bytes) written in {:.1} s",
+        o.segments,
+        w.get(1).map_or("?", String::as_str),
+        t.elapsed().as_secs_f64()
+    );
+    let work = |side: &str| dir.join(format!("opens-{side}/opens-0"));
+    let runs = 1 + o.warmups + o.rounds;
+    let mut rows = Vec::new();
+    for clean in [true, false] {
+        let mode = if clean { "clean" } else { "unclean" };
+        let (mut ot, mut kt, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut first = (0.0, 0.0);
+        let mut last: Option<(OpenReply, OpenReply)> = None;
+        let mut compared = (0usize, 0u64);
+        for run in 0..runs {
+            let kafka_first = run > o.warmups && run % 2 == 1;
+            let mut replies: [Option<OpenReply>; 2] = [None, None];
+            for k in [kafka_first, !kafka_first] {
+                let (side, server) = if k {
+                    ("kafka", &mut *kafka)
+                } else {
+                    ("ours", &mut *ours)
+                };
+                let wd = work(side);
+                super::vs_clean::copy_dir(&input, &wd)?;
+                replies[usize::from(k)] =
+                    Some(open(server, k, "w", &wd, clean, leo, o.drop_segment)?);
+            }
+            let [Some(or), Some(kr)] = replies else {
+                return Err("a side did not answer".into());
+            };
+            let label = format!("open {mode} (run {run})");
+            if or.answer != kr.answer {
+                findings.push(format!(
+                    "MISMATCH {label}: ours log start, log end, segments {:?}, Kafka's {:?}",
+                    or.answer, kr.answer
+                ));
+            }
+            compared =
+                super::vs_clean::compare_dirs(&label, &work("kafka"), &work("ours"), findings)?;
+            close(ours, false, "w")?;
+            close(kafka, true, "w")?;
+            for side in ["ours", "kafka"] {
+                let _ = std::fs::remove_dir_all(dir.join(format!("opens-{side}")));
+            }
+            eprintln!(
+                "vs-kafka opens {mode}: run {run}{}: ours {:.3} s, Kafka {:.3} s",
+                if run == 0 {
+                    " (first)"
+                } else if run <= o.warmups {
+                    " (warm-up)"
+                } else {
+                    ""
+                },
+                or.secs,
+                kr.secs
+            );
+            if run == 0 {
+                first = (or.secs, kr.secs);
+            } else if run > o.warmups {
+                ratios.push(or.secs / kr.secs);
+                ot.push(or.secs);
+                kt.push(kr.secs);
+            }
+            last = Some((or, kr));
+        }
+        let Some((lo, lk)) = last else {
+            return Err("no run".into());
+        };
+        eprintln!(
+            "vs-kafka opens {mode}: per-round ours/kafka {:?}; {} files ({} bytes) equal on both sides",
+            ratios.iter().map(|r| format!("{r:.3}")).collect::<Vec<_>>(),
+            compared.0,
+            compared.1
+        );
+        let med = |v: &[f64]| quantile(v, 0.5);
+        rows.push(format!(
+            "open {} segments {mode} (tmpfs) ours/kafka = {:.3} [{:.3}, {:.3}] (ours {:.1} ms, kafka {:.1} ms; \
+             first run ours {:.1} ms, kafka {:.1} ms)",
+            o.segments,
+            med(&ratios),
+            quantile(&ratios, 0.25),
+            quantile(&ratios, 0.75),
+            med(&ot) * 1e3,
+            med(&kt) * 1e3,
+            first.0 * 1e3,
+            first.1 * 1e3
+        ));
+        rows.push(format!(
+            "held after an open {mode} of {} segments: fds ours +{} ({} -> {}) / kafka +{} ({} -> {}), \
+             mappings ours +{} ({} -> {}) / kafka +{} ({} -> {}); vm.max_map_count {}",
+            o.segments,
+            lo.fds.1 - lo.fds.0,
+            lo.fds.0,
+            lo.fds.1,
+            lk.fds.1 - lk.fds.0,
+            lk.fds.0,
+            lk.fds.1,
+            lo.maps.1 - lo.maps.0,
+            lo.maps.0,
+            lo.maps.1,
+            lk.maps.1 - lk.maps.0,
+            lk.maps.0,
+            lk.maps.1,
+            max_map_count()
+        ));
+    }
+    Ok(rows)
+}
+
+/// `sync` then `echo 3 > /proc/sys/vm/drop_caches`; false when the caches cannot be
+/// dropped (not root).
+fn drop_caches() -> bool {
+    let _ = Command::new("sync").status();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
+}
+
+/// The cold row: clean opens of the cold partitions on the disk's file system, page cache
+/// dropped before each side's turn.
+fn measure_cold(
+    ours: &mut Server,
+    kafka: &mut Server,
+    dir: &Path,
+    o: &OpensOpts,
+    findings: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let parts = o.cold_segments.div_ceil(COLD_PARTITION_SEGMENTS).max(1);
+    let per = o.cold_segments / parts;
+    let t = Instant::now();
+    let disk = tempfile::Builder::new()
+        .prefix("vs-kafka-cold-")
+        .tempdir_in("/var/tmp")
+        .map_err(|e| format!("/var/tmp: {e}"))?;
+    let mut inputs: Vec<(PathBuf, i64)> = Vec::new();
+    for p in 0..parts {
+        let tmp = dir.join(format!("cold-input/opens-{p}"));
+        let w = ours.call(&format!(
+            "gen-opens {} {} {per}",
+            o.seed + p as u64,
+            tmp.display()
+        ))?;
+        let leo: i64 = w
+            .first()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("gen-opens: a reply of {w:?}"))?;
+        let on_disk = disk.path().join(format!("opens-{p}"));
+        super::vs_clean::copy_dir(&tmp, &on_disk)?;
+        let _ = std::fs::remove_dir_all(&tmp);
+        inputs.push((on_disk, leo));
+    }
+    let _ = Command::new("sync").status();
+    eprintln!(
+        "vs-kafka opens cold: {parts} partitions of {per} segments written to {} in {:.1} s ({})",
+        disk.path().display(),
+        t.elapsed().as_secs_f64(),
+        super::vs::fs_type(disk.path())
+    );
+    let (mut ot, mut kt, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut dropped = true;
+    // What one partition's open holds, per side (fds, mappings), from the first run.
+    let mut held = [(0i64, 0i64); 2];
+    for run in 0..o.cold_rounds {
+        let kafka_first = run % 2 == 1;
+        let mut secs = [0.0f64; 2];
+        let mut answers: [Vec<[i64; 3]>; 2] = [Vec::new(), Vec::new()];
+        for k in [kafka_first, !kafka_first] {
+            dropped &= drop_caches();
+            let server = if k { &mut *kafka } else { &mut *ours };
+            for (p, leo) in &inputs {
+                let r = open(server, k, "c", p, true, *leo, o.drop_segment)?;
+                secs[usize::from(k)] += r.secs;
+                if run == 0 {
+                    held[usize::from(k)] = (r.fds.1 - r.fds.0, r.maps.1 - r.maps.0);
+                }
+                answers[usize::from(k)].push(r.answer);
+                close(server, k, "c")?;
+            }
+        }
+        if answers[0] != answers[1] {
+            findings.push(format!(
+                "MISMATCH open cold (run {run}): ours log start, log end, segments {:?}, Kafka's {:?}",
+                answers[0], answers[1]
+            ));
+        }
+        eprintln!(
+            "vs-kafka opens cold: run {run}{}: ours {:.2} s, Kafka {:.2} s",
+            if kafka_first {
+                " (Kafka first)"
+            } else {
+                " (ours first)"
+            },
+            secs[0],
+            secs[1]
+        );
+        ratios.push(secs[0] / secs[1]);
+        ot.push(secs[0]);
+        kt.push(secs[1]);
+    }
+    let fs = super::vs::fs_type(&inputs[0].0);
+    drop(disk);
+    Ok(vec![
+        format!(
+            "open {} segments cold ({parts} partitions of {per}, {fs} under /var/tmp, {}) ours/kafka = {:.3} \
+             (ours {:.2} s, kafka {:.2} s; median of {} rounds, each side once a round, alternating first); \
+             Kafka's published figure: 21-23 s for 46,000 segments (KAFKA-3163)",
+            o.cold_segments,
+            if dropped {
+                "page cache dropped before each side"
+            } else {
+                "page cache NOT dropped: not root"
+            },
+            quantile(&ratios, 0.5),
+            quantile(&ot, 0.5),
+            quantile(&kt, 0.5),
+            o.cold_rounds,
+        ),
+        format!(
+            "held after a cold open of one partition of {per} segments: fds ours +{} / kafka +{}, \
+             mappings ours +{} / kafka +{}; RLIMIT_NOFILE (hard) {}",
+            held[0].0,
+            held[1].0,
+            held[0].1,
+            held[1].1,
+            nofile_limit()
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_parses_and_a_bad_one_is_an_error() {
+        let w: Vec<String> = "2000000000 0 320000 5000 6 5007 31 32"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let r = parse_reply(&w, "t").unwrap();
+        assert_eq!(r.secs, 2.0);
+        assert_eq!(r.answer, [0, 320000, 5000]);
+        assert_eq!((r.fds, r.maps), ((6, 5007), (31, 32)));
+        assert!(parse_reply(&w[..7], "t").is_err());
+    }
+}
