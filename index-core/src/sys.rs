@@ -1,6 +1,7 @@
 //! The only module of the workspace that contains `unsafe` code.
 //!
-//! It wraps a memory mapping of an index file ([`Mapping`]) behind a safe API, the
+//! It wraps a memory mapping of an index file ([`Mapping`]; read-only, also of a segment's
+//! `.log` for recovery's scan, [`Mapping::map_sequential`]) behind a safe API, the
 //! pointer through which lookups find the current mapping (`Published`, see
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
@@ -33,7 +34,9 @@
 //!    this: when it shrinks a file it first installs a smaller mapping, waits for the
 //!    lookups in flight and until every snapshot has dropped the old one, and only then
 //!    calls `set_len` (touching a page past end-of-file would raise
-//!    `SIGBUS`). Another process truncating the file underneath us is outside what any
+//!    `SIGBUS`). The segment crate's `LogFile::map_for_scan` maps a `.log` only up to
+//!    its logical size and holds the file's writer lock, which every truncation of the
+//!    file takes, for as long as the mapping lives. Another process truncating the file underneath us is outside what any
 //!    mmap-based reader can defend against; Kafka has the same exposure.
 //! 3. **Disjoint writes.** [`Mapping::write`] is called only by the single writer (under
 //!    the index's writer lock), only on slots at or beyond the published entry count, and
@@ -117,7 +120,8 @@ pub(crate) mod membarrier {
     }
 }
 
-/// A shared memory mapping of the first `len` bytes of an index file, or of nothing.
+/// A shared memory mapping of the first `len` bytes of an index file (or, read-only, of a
+/// `.log`), or of nothing.
 #[derive(Debug)]
 pub struct Mapping {
     raw: Option<MmapRaw>,
