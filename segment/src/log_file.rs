@@ -375,6 +375,32 @@ impl LogFile {
         Ok(deleted)
     }
 
+    /// A read-only mapping of the file's first [`size_in_bytes`](Self::size_in_bytes)
+    /// bytes, for a whole-file scan that reads the page cache in place instead of
+    /// copying it (recovery, docs/kafka-behaviour.md#recovery-mapped-scan). The mapping
+    /// holds this file's writer lock, so no append and no truncation by this process runs
+    /// while it lives: the file stays at least as long as the mapped range (a truncation
+    /// by another process would raise `SIGBUS`, the exposure of every mapped index).
+    /// `None` when the file is empty or cannot be mapped (the caller reads it instead).
+    ///
+    /// # Errors
+    /// [`SegmentError::SegmentDeleted`] once the file was deleted.
+    pub(crate) fn map_for_scan(&self) -> Result<Option<MappedLog<'_>>> {
+        let guard = self.writer.lock();
+        let size = self.size.load(Ordering::Acquire);
+        let Ok(len) = usize::try_from(size) else {
+            return Ok(None);
+        };
+        if len == 0 {
+            return Ok(None);
+        }
+        let mapping = self.with_file(|f| Ok(index_core::sys::Mapping::map_sequential(f, len)))?;
+        Ok(mapping.ok().map(|mapping| MappedLog {
+            _writer: guard,
+            mapping,
+        }))
+    }
+
     /// The file-system seam this file writes through.
     pub fn fs(&self) -> &FsRef {
         &self.fs
@@ -386,5 +412,19 @@ impl LogFile {
     /// [`SegmentError::Io`].
     pub fn last_modified(&self) -> Result<i64> {
         crate::fs::last_modified_ms(&self.path())
+    }
+}
+
+/// A read-only mapping of a [`LogFile`]'s logical bytes ([`LogFile::map_for_scan`]),
+/// holding the file's writer lock while it lives.
+pub(crate) struct MappedLog<'a> {
+    _writer: parking_lot::MutexGuard<'a, ()>,
+    mapping: index_core::sys::Mapping,
+}
+
+impl MappedLog<'_> {
+    /// The mapped bytes: the file's logical size when it was mapped.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.mapping.bytes(self.mapping.len())
     }
 }

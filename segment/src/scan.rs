@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Result, SegmentError};
 use crate::format::{frame, BatchFormat, BatchInfo, FormatError};
-use crate::log_file::LogFile;
+use crate::log_file::{LogFile, MappedLog};
 pub use crate::record::TimestampAndOffset;
 use crate::record::{Peek, StopReason};
 
@@ -205,6 +205,8 @@ pub struct Scanner<'a, F: BatchFormat> {
     end: u64,
     pos: u64,
     window: Window,
+    /// The file's bytes mapped in place of the window ([`mapped`](Self::mapped)).
+    mapped: Option<MappedLog<'a>>,
     stop: Option<ScanStop>,
     _f: PhantomData<F>,
 }
@@ -218,6 +220,27 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
     /// A scanner of whole batches from `start` to `end`.
     pub fn with_end(file: &'a LogFile, start: u64, end: u64) -> Self {
         Self::with_window(file, start, end, Window::new(MIN_WINDOW, start))
+    }
+
+    /// A scanner of whole batches from `start` to the file's logical size that reads
+    /// the file through a read-only mapping instead of copying it into a window
+    /// ([`LogFile::map_for_scan`]: it holds the file's writer lock, so neither appends
+    /// nor truncations of this file can run until the scanner is dropped). The batches,
+    /// the stop and its reason are those of [`new`](Self::new); only the copy is gone,
+    /// which is most of a recovery's time in the page cache
+    /// (docs/kafka-behaviour.md#recovery-mapped-scan). Falls back to the window of
+    /// [`new`](Self::new) when the file cannot be mapped.
+    ///
+    /// # Errors
+    /// [`SegmentError::SegmentDeleted`] once the file was deleted.
+    pub fn mapped(file: &'a LogFile, start: u64) -> Result<Self> {
+        let mapped = file.map_for_scan()?;
+        let mut sc = match &mapped {
+            Some(m) => Self::with_end(file, start, m.bytes().len() as u64),
+            None => Self::new(file, start),
+        };
+        sc.mapped = mapped;
+        Ok(sc)
     }
 
     /// A header-only scanner from `start` to the file's current logical size: use
@@ -253,6 +276,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             end,
             pos: start,
             window,
+            mapped: None,
             stop: None,
             _f: PhantomData,
         }
@@ -304,7 +328,24 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
         let end = self.end;
         let file = self.file;
         let read = |buf: &mut [u8], at: u64| file.read_exact_at(buf, at);
-        let size = match self.window.frame::<F, _>(pos, end, end, read)? {
+        // Mapped: the bytes from the position to the end, read in place.
+        let rest = self.mapped.as_ref().map(|m| {
+            usize::try_from(pos)
+                .ok()
+                .and_then(|p| m.bytes().get(p..))
+                .unwrap_or_default()
+        });
+        let framed = match rest {
+            Some([]) => Ok(Peek::End),
+            Some(rest) => frame::<F>(
+                rest.get(..F::HEADER_PEEK_BYTES.min(rest.len()))
+                    .unwrap_or_default(),
+                rest.len() as u64,
+                pos,
+            ),
+            None => self.window.frame::<F, _>(pos, end, end, read)?,
+        };
+        let size = match framed {
             Ok(Peek::Batch(size)) => size,
             Ok(Peek::End) => {
                 self.stop = Some(ScanStop::End);
@@ -326,7 +367,10 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
             }
         };
         // frame returned Batch(size) only for size <= end - pos: all of it can be read.
-        let bytes = self.window.fill(pos, size.min(prefix), end, read)?;
+        let bytes = match rest {
+            Some(rest) => rest.get(..size.min(prefix)).unwrap_or_default(),
+            None => self.window.fill(pos, size.min(prefix), end, read)?,
+        };
         match F::parse_header(bytes, pos) {
             Ok(info) => {
                 self.pos = pos + size as u64;

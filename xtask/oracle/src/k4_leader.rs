@@ -64,8 +64,16 @@
 //!
 //! Sabotages (`cargo xtask kafka --sabotage NAME`): `k4-leader-dup-offsets`,
 //! `k4-leader-stale-crc`, `k4-leader-builder-compressed`, `k4-leader-lso-high`,
-//! `k4-leader-marker-epoch`, `k4-leader-close-entry` ([`Damage`], and the generator's
-//! `builder_bug`).
+//! `k4-leader-marker-epoch`, `k4-leader-close-entry`, `k4-leader-prealloc-untrimmed`
+//! ([`Damage`], and the generator's `builder_bug`).
+//!
+//! Every other round of the case kinds runs with Kafka's `preallocate` on both sides
+//! (each new `.log` created at `segment.bytes`, trimmed when the segment rolls): the
+//! rolled segments' files must still be equal byte for byte, so a `.log` left
+//! preallocated by a roll fails the case. Kafka 4.4's close does not trim the active
+//! segment's `.log`, ours does (`docs/kafka-behaviour.md#close-preallocated-log`): that
+//! deviation is checked exactly (Kafka's file is ours, then zeros to `segment.bytes`)
+//! and counted.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -124,6 +132,9 @@ struct Topic {
     /// Kafka's compression.type: `producer`, `uncompressed`, or a codec name.
     compression: &'static str,
     compact: bool,
+    /// Kafka's `preallocate`: each new `.log` created at `segment.bytes`, trimmed at roll
+    /// and close (`docs/kafka-behaviour.md#case-64`).
+    preallocate: bool,
 }
 
 impl Topic {
@@ -158,6 +169,7 @@ impl Topic {
                 if self.compact { "compact" } else { "delete" }.into(),
             ),
             ("retention.ms", "-1".into()),
+            ("preallocate", self.preallocate.to_string()),
         ]
     }
 
@@ -924,6 +936,8 @@ fn gen_topic(rng: &mut StdRng, i: usize, kind: Kind) -> Topic {
         max_message_bytes: 1_048_588,
         compression: compressions[rng.gen_range(0..compressions.len())],
         compact: kind == Kind::Compact,
+        // Every other round of the kinds: each kind runs both ways in every run.
+        preallocate: (i / KINDS.len()) % 2 == 1,
     };
     match kind {
         Kind::AppendTime => {
@@ -1130,6 +1144,7 @@ fn our_config(t: &Topic) -> LogConfig {
             _ => TopicCompression::Producer,
         },
         compact: t.compact,
+        preallocate: t.preallocate,
         ..LogConfig::default()
     }
 }
@@ -1178,6 +1193,9 @@ struct Damage {
     /// took no append is removed from our side after the close (as we wrote none before
     /// `docs/kafka-behaviour.md#leader-epoch-checkpoint-created`).
     no_epoch_file: bool,
+    /// `k4-leader-prealloc-untrimmed`: the `.log` of a rolled segment of a preallocated
+    /// case is left at `segment.bytes` (zero-filled), as if our roll had not trimmed it.
+    prealloc_untrimmed: bool,
 }
 
 impl Damage {
@@ -1189,6 +1207,7 @@ impl Damage {
             marker_epoch: ctx.sabotaged("k4-leader-marker-epoch"),
             close_entry: ctx.sabotaged("k4-leader-close-entry"),
             no_epoch_file: ctx.sabotaged("k4-leader-no-epoch-file"),
+            prealloc_untrimmed: ctx.sabotaged("k4-leader-prealloc-untrimmed"),
         }
     }
 
@@ -1391,6 +1410,23 @@ fn run_ours(
             }
         }
     }
+    if damage.prealloc_untrimmed && c.topic.preallocate {
+        let logs: Vec<String> = list_files(dir)?
+            .into_iter()
+            .filter(|n| n.ends_with(".log"))
+            .collect();
+        let active = logs.iter().filter_map(|n| base_of(n)).max();
+        // The first rolled segment (every one but the active).
+        if let Some(name) = logs.iter().find(|n| base_of(n) != active) {
+            let path = dir.join(name);
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| format!("{path:?}: {e}"))?;
+            f.set_len(u64::from(c.topic.segment_bytes))
+                .map_err(|e| format!("{path:?}: {e}"))?;
+        }
+    }
     if damage.no_epoch_file {
         let path = dir.join("leader-epoch-checkpoint");
         if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
@@ -1537,6 +1573,8 @@ struct Tally {
     crcs: usize,
     /// Extra time-index entries of our close checked exact.
     close_entries: usize,
+    /// Active `.log` files Kafka's close left preallocated, checked to be ours and zeros.
+    prealloc_tails: usize,
     /// Batches built by both our `BatchBuilder` and Kafka's client classes, and how many
     /// of them are byte-identical.
     built: usize,
@@ -1796,6 +1834,26 @@ fn batch_views(bytes: &[u8]) -> Result<Vec<BatchView>, String> {
     Ok(out)
 }
 
+/// Where the batches of a `.log` image end: the position of the first that is not a whole
+/// batch (its length field below 49, the rest of a 61-byte v2 header, or past the end).
+fn batches_end(log: &[u8]) -> usize {
+    let mut pos = 0usize;
+    while let Some(size) = log
+        .get(pos + 8..pos + 12)
+        .map(|b| i32::from_be_bytes(b.try_into().unwrap()))
+    {
+        let size = match usize::try_from(size) {
+            Ok(n) if n >= 49 => n + 12,
+            _ => break,
+        };
+        if pos + size > log.len() {
+            break;
+        }
+        pos += size;
+    }
+    pos
+}
+
 /// The base offset of a segment file's name.
 fn base_of(name: &str) -> Option<i64> {
     name.split_once('.').and_then(|(stem, _)| stem.parse().ok())
@@ -1880,6 +1938,27 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
         if x == y {
             continue;
         }
+        // The documented deviation (docs/kafka-behaviour.md#close-preallocated-log): with
+        // preallocate, Kafka 4.4's close leaves the active segment's `.log` at exactly
+        // segment.bytes, zero-filled after its batches; ours is trimmed. Kafka's batches
+        // are then compared with ours as any `.log` is.
+        let tail_at = batches_end(&y);
+        let y = if c.topic.preallocate
+            && name.ends_with(".log")
+            && base_of(name) == active
+            && y.len() == c.topic.segment_bytes as usize
+            && tail_at < y.len()
+            && y[tail_at..].iter().all(|&b| b == 0)
+        {
+            t.prealloc_tails += 1;
+            y[..tail_at].to_vec()
+        } else {
+            y
+        };
+        if x == y {
+            t.deviations += 1;
+            continue;
+        }
         let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
         let logs = || {
             (
@@ -1932,6 +2011,7 @@ fn compare_files(c: &Case, ours: &Path, kafka: &Path, t: &mut Tally) -> Result<(
             t.deviations += 1;
             continue;
         }
+
         if name.ends_with(".timeindex") && !c.topic.recompresses() {
             match close_entry() {
                 Ok(Some(_))
@@ -2176,7 +2256,7 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         .collect();
     let skipped: Vec<&str> = t.skipped_files.iter().map(String::as_str).collect();
     let line = format!(
-        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write), {} differences",
+        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write, {} active .log files of {} preallocated cases that Kafka's close left at segment.bytes), {} differences",
         cases.len(),
         t.duplicates,
         if errors.is_empty() {
@@ -2197,6 +2277,8 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         },
         t.deviations,
         t.close_entries,
+        t.prealloc_tails,
+        cases.iter().filter(|c| c.topic.preallocate).count(),
         t.diffs.len()
     );
     if t.diffs.is_empty() {

@@ -87,7 +87,8 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k4-leader-dup-offsets, k4-leader-stale-crc,
                        k4-leader-builder-compressed, k4-leader-lso-high,
                        k4-leader-marker-epoch, k4-leader-close-entry,
-                       k4-leader-no-epoch-file, k5-cluster-drop-record, k5-cluster-snapshot-seq,
+                       k4-leader-no-epoch-file, k4-leader-prealloc-untrimmed,
+                       k5-cluster-drop-record, k5-cluster-snapshot-seq,
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
                        k6-dump-mismatch-order, k6-dump-ignored-on-stdout,
@@ -207,6 +208,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-leader",
         what: "a partition whose every append was refused leaves no leader-epoch-checkpoint on our side (Kafka leaves an empty one)",
         expect: &["leader-epoch-checkpoint only Kafka's"],
+    },
+    Sabotage {
+        name: "k4-leader-prealloc-untrimmed",
+        scenario: "k4-leader",
+        what: "a rolled segment's .log of a case with preallocate is left at segment.bytes (zero-filled), as if our roll had not trimmed it",
+        expect: &["bytes ours", "batches ours"],
     },
     Sabotage {
         name: "k6-dump-sorted-fields",

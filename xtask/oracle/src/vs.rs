@@ -23,6 +23,9 @@
 //! rounds of the ratio within each round) against the first ceiling of their group. The
 //! ceilings' answers are checked too: the written files equal the batches, every stored
 //! CRC matches, every crate's CRCs hash alike, the fetch headers answer as Kafka does.
+//! The segment append also runs with Kafka's `preallocate` on both sides (the `.log`
+//! created at `segment.bytes`, trimmed at close): every file must then equal the one
+//! written without it (`--sabotage segment-drop-batch` fails both append groups).
 //!
 //! Answers are checked on every run: each lookup run's hash of its answers must equal
 //! Kafka's, and each append run must reproduce the source index byte for byte (ours and
@@ -53,7 +56,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    leader (Log::append_as_leader against UnifiedLog.appendAsLeader: plain,
                    idempotent and transactional batches from 1 and 4 producers, and
                    idempotent ones recompressed to lz4),
-                   segments (LogSegment append of 16 KiB batches, recover, translateOffset,
+                   segments (LogSegment append of 16 KiB batches, without and with
+                   preallocate, recover, translateOffset,
                    open + sanityCheck of 500 segments; with the machine's ceilings on the
                    same bytes: write(2) fresh and over allocated pages on tmpfs and the
                    target dir's filesystem, pread, pread + CRC-32C, memcpy, and CRC-32C
@@ -1354,6 +1358,64 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         &[Some(src.clone()), None, None],
         Some(&reference),
     )?;
+    // With `preallocate` (Kafka's `file.preallocate`): the `.log` created at
+    // `segment.bytes` (sparse, as Kafka's `RandomAccessFile.setLength`), trimmed at the
+    // close, so every file must be the one written without it (both sides); bound by the
+    // same fresh-file ceiling.
+    let fresh_out = dir.join("ceiling-fresh.log");
+    let pcs = [
+        Competitor {
+            label: format!(
+                "write(2) into a fresh file, {tmpfs_name} (the preallocate rows' bound)"
+            ),
+            kafka: false,
+            cmd: format!(
+                "ceil-write {} {} fresh {sab_ceiling}",
+                src.display(),
+                fresh_out.display()
+            ),
+            outputs: vec![fresh_out.clone()],
+            ceiling: ceiling(Some(format!("{}", src_len as u64))),
+        },
+        Competitor {
+            label: "LogSegment::append, preallocate".into(),
+            kafka: false,
+            cmd: format!(
+                "seg-append {} {} {sab_drop} prealloc",
+                src.display(),
+                ours_dir.display()
+            ),
+            outputs: files(&ours_dir),
+            ceiling: None,
+        },
+        Competitor {
+            label: "Kafka".into(),
+            kafka: true,
+            cmd: format!(
+                "seg-append {} {} prealloc",
+                src.display(),
+                kafka_dir.display()
+            ),
+            outputs: files(&kafka_dir),
+            ceiling: None,
+        },
+    ];
+    b.group(
+        &format!(
+            "segment append with preallocate, {batches} batches of 16 KiB ({mib} MiB), per batch"
+        ),
+        &pcs,
+        batches,
+        // Every file as without preallocation: the batches, and the indexes Kafka wrote
+        // in the group above.
+        &[
+            Some(src.clone()),
+            Some(vs_kafka_ours::segment_file(&reference, "index")),
+            Some(vs_kafka_ours::segment_file(&reference, "timeindex")),
+        ],
+        None,
+    )?;
+    let _ = std::fs::remove_file(&fresh_out);
     for d in [&ours_dir, &kafka_dir] {
         let _ = std::fs::remove_dir_all(d);
     }

@@ -24,9 +24,11 @@
 //! gen-log SEED DIR BYTES FETCHES   write DIR/batches.log (v2 batches of 16 KiB, BYTES
 //!                          in all, one offset per record) and DIR/fetch.targets (FETCHES
 //!                          offsets) -> ok BATCHES LAST_OFFSET
-//! seg-append SRC DIR SABOTAGE   every batch of SRC appended to a new segment in DIR
-//!                          (base offset 0, Kafka's default LogConfig), one append per
-//!                          batch, timed; then `on_become_inactive_segment` and close
+//! seg-append SRC DIR SABOTAGE [prealloc]   every batch of SRC appended to a new
+//!                          segment in DIR (base offset 0, Kafka's default LogConfig; with
+//!                          `prealloc`, `preallocate` on: the .log created at
+//!                          `segment.bytes`), one append per batch, timed; then
+//!                          `on_become_inactive_segment` and close (which trims the .log)
 //!                          -> ok NANOS BATCHES
 //! seg-recover SRC DIR      DIR emptied, SRC copied to DIR's .log, the segment opened and
 //!                          `recover`ed (timed), then made inactive and closed
@@ -530,15 +532,25 @@ pub fn segment_file(dir: &Path, suffix: &str) -> std::path::PathBuf {
 
 /// Every batch of `src` appended to a new segment in `dir` (emptied first), timed; then
 /// made inactive (final time-index entry, trims) and closed. `sabotage` appends the
-/// batches but the last. Returns the nanoseconds and the batches appended.
-pub fn segment_append(src: &Path, dir: &Path, sabotage: bool) -> Result<(u128, usize), String> {
+/// batches but the last; `preallocate` creates the `.log` at `segment.bytes` as Kafka's
+/// `preallocate` does (the close trims it). Returns the nanoseconds and the batches
+/// appended.
+pub fn segment_append(
+    src: &Path,
+    dir: &Path,
+    sabotage: bool,
+    preallocate: bool,
+) -> Result<(u128, usize), String> {
     let log = std::fs::read(src).map_err(e("read source"))?;
     let mut batches = split_batches(&log)?;
     if sabotage {
         batches.pop();
     }
     clear_dir(dir)?;
-    let config = LogConfig::default();
+    let config = LogConfig {
+        preallocate,
+        ..LogConfig::default()
+    };
     let start = Instant::now();
     let seg: LogSegment = LogSegment::open(dir, 0, &config, SegmentOptions::new_segment(&config))
         .map_err(e("open"))?;
@@ -1130,6 +1142,7 @@ fn command(
                 Path::new(arg(w, 1)?),
                 Path::new(arg(w, 2)?),
                 arg(w, 3)? == "1",
+                w.get(4) == Some(&"prealloc"),
             )?;
             Ok(format!("{ns} {n}"))
         }
@@ -1329,10 +1342,20 @@ mod tests {
         assert!(n > 100 && last == n as i64 * 16 - 1);
         let src = dir.path().join("batches.log");
         let (a, r) = (dir.path().join("a"), dir.path().join("r"));
-        assert_eq!(segment_append(&src, &a, false).unwrap().1, n);
+        let p = dir.path().join("p");
+        assert_eq!(segment_append(&src, &a, false, false).unwrap().1, n);
+        assert_eq!(segment_append(&src, &p, false, true).unwrap().1, n);
         assert_eq!(segment_recover(&src, &r).unwrap().1, 0);
         let source = std::fs::read(&src).unwrap();
         assert!(std::fs::read(segment_file(&a, "log")).unwrap() == source);
+        // Preallocated, then trimmed by the close: the same files.
+        for f in ["log", "index", "timeindex"] {
+            let (x, y) = (segment_file(&a, f), segment_file(&p, f));
+            assert!(
+                std::fs::read(x).unwrap() == std::fs::read(y).unwrap(),
+                "preallocated {f}"
+            );
+        }
         for f in ["log", "index", "timeindex"] {
             let (x, y) = (segment_file(&a, f), segment_file(&r, f));
             assert!(
@@ -1412,7 +1435,7 @@ mod tests {
         assert!(ceiling_crc("crc32fast", &source, 100).is_err());
         // The fetch ceiling answers as translate_offset does.
         let a = dir.path().join("a");
-        segment_append(&src, &a, false).unwrap();
+        segment_append(&src, &a, false, false).unwrap();
         let targets = read_targets(&dir.path().join("fetch.targets")).unwrap();
         let config = LogConfig::default();
         let seg: LogSegment = LogSegment::open(&a, 0, &config, SegmentOptions::existing()).unwrap();

@@ -100,7 +100,7 @@ public final class VsBench {
                 return append(w[1], new File(w[2]), new File(w[3]), Long.parseLong(w[4]), Integer.parseInt(w[5]),
                         w[6]);
             case "seg-append":
-                return segmentAppend(new File(w[1]), new File(w[2]));
+                return segmentAppend(new File(w[1]), new File(w[2]), w.length > 3 && w[3].equals("prealloc"));
             case "seg-recover":
                 return segmentRecover(new File(w[1]), new File(w[2]));
             case "seg-open": {
@@ -211,7 +211,7 @@ public final class VsBench {
      * for one batch), timed from the open; then {@code onBecomeInactiveSegment} (the final
      * time-index entry, the trims) and {@code close}, untimed.
      */
-    static String segmentAppend(File src, File dir) throws Exception {
+    static String segmentAppend(File src, File dir, boolean preallocate) throws Exception {
         MappedByteBuffer buf;
         try (FileChannel ch = FileChannel.open(src.toPath())) {
             buf = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
@@ -228,7 +228,12 @@ public final class VsBench {
         clearDir(dir);
         long[] last = lasts.stream().mapToLong(Long::longValue).toArray();
         long start = System.nanoTime();
-        LogSegment g = LogSegment.open(dir, 0, config(), Time.SYSTEM, false, 0, false, "");
+        // With preallocate, as UnifiedLog rolls a new segment of a topic with
+        // preallocate=true (its LogConfig.initFileSize): the .log created at
+        // segment.bytes, trimmed by close.
+        LogConfig c = config();
+        LogSegment g = LogSegment.open(dir, 0, c, Time.SYSTEM, false,
+                preallocate ? c.segmentSize() : 0, preallocate, "");
         for (int i = 0; i < last.length; i++) g.append(last[i], batches.get(i));
         long ns = System.nanoTime() - start;
         g.onBecomeInactiveSegment();
