@@ -219,7 +219,12 @@ impl OffsetIndex {
     /// Each call takes and releases the writer lock; to append many entries in a row,
     /// [`OffsetIndex::appender`] takes it once.
     pub fn append(&self, offset: i64, position: u32) -> Result<()> {
-        OffsetAppender::new(&self.file)?.append(offset, position)
+        // The last offset is read back from the mapping and passed in a register
+        // ([`append_checked`]), not moved through an appender built for the call.
+        let mut writer = self.file.writer();
+        let base_offset = self.file.base_offset();
+        let last = writer.last_entry()?.map(|e| e.key(base_offset));
+        append_checked(&mut writer, base_offset, last, offset, position)
     }
 
     /// Takes the writer lock once for a run of appends (an index rebuild, a bulk load).
@@ -385,32 +390,13 @@ impl<'a> OffsetAppender<'a> {
     /// order, with the same errors; nothing is written when one is returned.
     #[inline]
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {
-        let n = self.writer.entries();
-        if n >= self.writer.max_entries() {
-            return Err(IndexError::IndexFull {
-                path: self.writer.index().path(),
-                kind: RawOffsetEntry::KIND,
-                entries: n,
-            });
-        }
-        if let Some(last_offset) = self.last_offset {
-            if offset <= last_offset {
-                return Err(IndexError::InvalidOffset {
-                    path: self.writer.index().path(),
-                    offset,
-                    slot: n,
-                    last_offset,
-                });
-            }
-        }
-        let base_offset = self.base_offset;
-        let rel =
-            relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
-                path: self.writer.index().path(),
-                offset,
-                base_offset,
-            })?;
-        self.writer.append(&RawOffsetEntry::new(rel, position))?;
+        append_checked(
+            &mut self.writer,
+            self.base_offset,
+            self.last_offset,
+            offset,
+            position,
+        )?;
         self.last_offset = Some(offset);
         Ok(())
     }
@@ -435,4 +421,40 @@ impl std::fmt::Debug for OffsetAppender<'_> {
             .field("last_offset", &self.last_offset())
             .finish()
     }
+}
+
+/// [`OffsetIndex::append`] under a held writer lock, `last_offset` being the index's last
+/// offset (`None` while it is empty): Kafka's checks in its order, then the write.
+#[inline(always)]
+fn append_checked(
+    writer: &mut index_core::IndexWriter<'_, RawOffsetEntry>,
+    base_offset: i64,
+    last_offset: Option<i64>,
+    offset: i64,
+    position: u32,
+) -> Result<()> {
+    let n = writer.entries();
+    if n >= writer.max_entries() {
+        return Err(IndexError::IndexFull {
+            path: writer.index().path(),
+            kind: RawOffsetEntry::KIND,
+            entries: n,
+        });
+    }
+    if let Some(last_offset) = last_offset {
+        if offset <= last_offset {
+            return Err(IndexError::InvalidOffset {
+                path: writer.index().path(),
+                offset,
+                slot: n,
+                last_offset,
+            });
+        }
+    }
+    let rel = relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
+        path: writer.index().path(),
+        offset,
+        base_offset,
+    })?;
+    writer.append(&RawOffsetEntry::new(rel, position))
 }
