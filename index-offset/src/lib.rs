@@ -250,6 +250,21 @@ impl OffsetIndex {
         self.lookup_with_probe(target_offset, &mut NoProbe)
     }
 
+    /// Runs `f` with a reader whose lookups skip the per-call reader-slot announcement
+    /// of [`OffsetIndex::lookup`]: the thread announces itself once for the whole batch
+    /// ([`IndexFile::with_reader`]). Same answers as [`OffsetIndex::lookup`].
+    ///
+    /// While `f` runs, a remap of any index of the process (`resize`, a trim, `close`)
+    /// waits for it, as it waits for any lookup in flight: keep `f` to a batch of
+    /// lookups, and do not resize or close an index from inside it (that would wait for
+    /// this thread itself). Appends and truncations do not wait.
+    #[inline]
+    pub fn with_reader<R>(&self, f: impl FnOnce(&OffsetReader<'_>) -> R) -> R {
+        let base = self.base_offset();
+        self.file
+            .with_reader(|r| f(&OffsetReader { reader: r, base }))
+    }
+
     /// [`OffsetIndex::lookup`], reporting every byte range read to `probe`.
     #[inline]
     pub fn lookup_with_probe<P: Probe>(
@@ -457,4 +472,56 @@ fn append_checked(
         base_offset,
     })?;
     writer.append(&RawOffsetEntry::new(rel, position))
+}
+
+/// Lookups of one thread announced once for a batch (see [`OffsetIndex::with_reader`]).
+pub struct OffsetReader<'a> {
+    reader: &'a index_core::Reader<'a, RawOffsetEntry>,
+    base: i64,
+}
+
+impl OffsetReader<'_> {
+    /// [`OffsetIndex::lookup`] without the per-call announcement: the entry with the largest
+    /// offset `<= target_offset`, or `OffsetPosition { offset: base_offset, position: 0 }` when there is none.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
+    /// during the batch: it waits for the batch before unmapping).
+    #[inline]
+    pub fn lookup(&self, target_offset: i64) -> Result<OffsetPosition> {
+        self.lookup_with_probe(target_offset, &mut NoProbe)
+    }
+
+    /// [`OffsetReader::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_offset: i64,
+        probe: &mut P,
+    ) -> Result<OffsetPosition> {
+        let base = self.base;
+        Ok(self
+            .reader
+            .search(
+                target_offset,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                OffsetPosition {
+                    offset: base,
+                    position: 0,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+}
+
+impl std::fmt::Debug for OffsetReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OffsetReader")
+            .field("reader", self.reader)
+            .finish()
+    }
 }

@@ -274,6 +274,21 @@ impl TimeIndex {
         self.lookup_with_probe(target_timestamp, &mut NoProbe)
     }
 
+    /// Runs `f` with a reader whose lookups skip the per-call reader-slot announcement
+    /// of [`TimeIndex::lookup`]: the thread announces itself once for the whole batch
+    /// ([`IndexFile::with_reader`]). Same answers as [`TimeIndex::lookup`].
+    ///
+    /// While `f` runs, a remap of any index of the process (`resize`, a trim, `close`)
+    /// waits for it, as it waits for any lookup in flight: keep `f` to a batch of
+    /// lookups, and do not resize or close an index from inside it (that would wait for
+    /// this thread itself). Appends and truncations do not wait.
+    #[inline]
+    pub fn with_reader<R>(&self, f: impl FnOnce(&TimeReader<'_>) -> R) -> R {
+        let base = self.base_offset();
+        self.file
+            .with_reader(|r| f(&TimeReader { reader: r, base }))
+    }
+
     /// [`TimeIndex::lookup`], reporting every byte range read to `probe`.
     #[inline]
     pub fn lookup_with_probe<P: Probe>(
@@ -505,4 +520,56 @@ fn append_checked(
     })?;
     writer.append(&RawTimeEntry::new(timestamp, rel))?;
     Ok(true)
+}
+
+/// Lookups of one thread announced once for a batch (see [`TimeIndex::with_reader`]).
+pub struct TimeReader<'a> {
+    reader: &'a index_core::Reader<'a, RawTimeEntry>,
+    base: i64,
+}
+
+impl TimeReader<'_> {
+    /// [`TimeIndex::lookup`] without the per-call announcement: the entry with the largest
+    /// timestamp `<= target_timestamp`, or `TimestampOffset { timestamp: NO_TIMESTAMP, offset: base_offset }` when there is none.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
+    /// during the batch: it waits for the batch before unmapping).
+    #[inline]
+    pub fn lookup(&self, target_timestamp: i64) -> Result<TimestampOffset> {
+        self.lookup_with_probe(target_timestamp, &mut NoProbe)
+    }
+
+    /// [`TimeReader::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_timestamp: i64,
+        probe: &mut P,
+    ) -> Result<TimestampOffset> {
+        let base = self.base;
+        Ok(self
+            .reader
+            .search(
+                target_timestamp,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                TimestampOffset {
+                    timestamp: NO_TIMESTAMP,
+                    offset: base,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+}
+
+impl std::fmt::Debug for TimeReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimeReader")
+            .field("reader", self.reader)
+            .finish()
+    }
 }
