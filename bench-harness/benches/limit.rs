@@ -32,7 +32,9 @@
 //! entry read from a mapping with its slot computed (no search at all), the part of any
 //! lookup that no index layout can avoid, on a file of its own (the arms take turns
 //! over the same targets, so reading another arm's mapping would warm the lines that arm
-//! reads next). Every arm's answers are first checked against `partition_point`.
+//! reads next); and the default's lookups **in batches** (`with_reader`: the thread
+//! announces itself in its reader slot once per slice of 1,000 lookups instead of once per
+//! lookup; on a file of its own). Every arm's answers are first checked against `partition_point`.
 //!
 //! `LIMIT_PROBE=1` adds two arms to the offset table that split a warm/cold lookup's cost:
 //! `IndexFile::search` alone (reader slot, published mapping, entry count and search, no
@@ -191,6 +193,15 @@ fn ordered(k: i64) -> u64 {
 /// One lookup arm: a name and a function from target to a value depending on the answer.
 type Arm<'a> = (String, Box<dyn Fn(i64) -> u64 + 'a>);
 
+/// The timed form of a batch arm (`with_reader`: one announcement for a slice of
+/// lookups): looks up every target of the slice in turn, handing each answer to the sink
+/// (and `lfence` between lookups when isolated). Its arm of the same name is the
+/// per-target form, used for the answers' check; [`check_batches`] checks this one.
+type Batch<'a> = (String, Box<BatchFn<'a>>);
+
+/// A batch arm's function: the slice's targets, isolated mode, the answers' sink.
+type BatchFn<'a> = dyn Fn(&[i64], bool, &mut dyn FnMut(u64)) + 'a;
+
 struct Row {
     arm: String,
     /// hot-tail throughput, hot-tail isolated, uniform throughput, uniform isolated.
@@ -216,16 +227,56 @@ fn competitor<'a>(
     })
 }
 
+/// A competitor running the batch arm `b` over the targets `t`, one batch per call
+/// (`ops` lookups, wrapping at the end of `t`).
+fn batch_competitor<'a>(b: &'a BatchFn<'a>, t: &'a [i64], isolated: bool) -> Competitor<'a> {
+    let mut next = 0;
+    Box::new(move |mut ops| {
+        while ops > 0 {
+            let n = ops.min(t.len() - next);
+            b(&t[next..next + n], isolated, &mut |r| {
+                black_box(r);
+            });
+            next = if next + n == t.len() { 0 } else { next + n };
+            ops -= n;
+        }
+    })
+}
+
+/// Checks each batch arm's answers against the per-target arm of the same name.
+fn check_batches(arms: &[Arm<'_>], batches: &[Batch<'_>], t: &[i64]) {
+    for (name, b) in batches {
+        let (_, f) = arms
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("a batch arm's arm");
+        let mut got = Vec::with_capacity(t.len());
+        b(t, false, &mut |r| got.push(r));
+        let want: Vec<u64> = t.iter().map(|&x| f(x)).collect();
+        assert!(got == want, "{name}: the batch's answers differ");
+    }
+}
+
 /// Races `arms` (arm 0 must be `partition_point`) on the hot-tail and uniform targets in
 /// both modes and returns one row per arm after the first.
 /// The rows of two target sets (`hot` and `uniform`, or lagging and mixed).
-fn table(arms: &[Arm<'_>], hot: &[i64], uniform: &[i64], rounds: usize) -> Vec<Row> {
+/// An arm named in `batches` runs in its batch form.
+fn table(
+    arms: &[Arm<'_>],
+    batches: &[Batch<'_>],
+    hot: &[i64],
+    uniform: &[i64],
+    rounds: usize,
+) -> Vec<Row> {
     let mut cells: Vec<Vec<RatioStats>> = vec![Vec::new(); arms.len()];
     for t in [hot, uniform] {
         for isolated in [false, true] {
             let mut cs: Vec<Competitor> = arms
                 .iter()
-                .map(|(_, f)| competitor(f.as_ref(), t, isolated))
+                .map(|(name, f)| match batches.iter().find(|(n, _)| n == name) {
+                    Some((_, b)) => batch_competitor(b.as_ref(), t, isolated),
+                    None => competitor(f.as_ref(), t, isolated),
+                })
                 .collect();
             let per_round = race_rounds_sliced(&mut cs, t.len(), SLICE, rounds);
             for (k, c) in cells.iter_mut().enumerate() {
@@ -436,6 +487,8 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
     let floor = floor_index.snapshot().unwrap();
     let kafka_index = filled_offset_index(dir.join("kafka.index"), 10 << 20, STRATEGIES[0]);
     let kafka = kafka_index.snapshot().unwrap();
+    // The batch arm's own file.
+    let batch_index = filled_offset_index(dir.join("batch.index"), 10 << 20, STRATEGIES[3]);
     let keys: Vec<i64> = (0..ENTRIES).map(key).collect();
     let ukeys: Vec<u64> = keys.iter().map(|&k| ordered(k)).collect();
     let eytz = Eytzinger::new(&ukeys);
@@ -451,6 +504,35 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         );
         decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
     }
+    // The default's lookups in batches of a slice, the thread announced once per batch,
+    // on its own file (the arms take turns over the same targets).
+    let default = &batch_index;
+    let batch_name =
+        "`OffsetIndex::with_reader` lookups, hybrid (default), one announcement per 1,000"
+            .to_string();
+    arms.insert(
+        arms.len() - TRAILING,
+        (
+            batch_name.clone(),
+            Box::new(move |t| default.lookup(t).unwrap().offset as u64 + 1),
+        ),
+    );
+    decode.insert(decode.len() - TRAILING, Box::new(offset_slot));
+    let batches: Vec<Batch> = vec![(
+        batch_name,
+        Box::new(
+            move |ts: &[i64], isolated: bool, sink: &mut dyn FnMut(u64)| {
+                default.with_reader(|r| {
+                    for &t in ts {
+                        sink(r.lookup(black_box(t)).unwrap().offset as u64 + 1);
+                        if isolated {
+                            lfence();
+                        }
+                    }
+                })
+            },
+        ),
+    )];
     if std::env::var_os("LIMIT_PROBE").is_some() {
         let wc = &indexes[0];
         arms.insert(
@@ -491,11 +573,12 @@ fn offset_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         let decode: Vec<&dyn Fn(u64) -> Option<usize>> =
             decode.iter().map(|d| d.as_ref()).collect();
         check(&arms, &expect, t, &decode);
+        check_batches(&arms, &batches, t);
     }
-    let rows = table(&arms, &hot, &uniform, rounds);
+    let rows = table(&arms, &batches, &hot, &uniform, rounds);
     print(("offset", ["hot-tail", "uniform"]), &rows, rounds, json);
     if lagging_table() {
-        let rows = table(&arms, &lagging, &mixed, rounds);
+        let rows = table(&arms, &batches, &lagging, &mixed, rounds);
         print(("offset", ["lagging", "mixed"]), &rows, rounds, json);
     }
 }
@@ -506,6 +589,7 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         .iter()
         .chain(&STRATEGIES[..1])
         .chain(&STRATEGIES[..1])
+        .chain(&STRATEGIES[3..4])
         .enumerate()
         .map(|(k, &s)| {
             let index = TimeIndex::open(dir.join(format!("{k:020}.timeindex")), 0, 16 << 20)
@@ -517,7 +601,8 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
             index
         })
         .collect();
-    // The last two are the floor arm's and Kafka's kernel's own files.
+    // The last three are the floor arm's, Kafka's kernel's and the batch arm's own files.
+    let batch_index = indexes.pop().unwrap();
     let kafka_index = indexes.pop().unwrap();
     let kafka = kafka_index.snapshot().unwrap();
     let floor_index = indexes.pop().unwrap();
@@ -542,6 +627,36 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
             Box::new(|r: u64| Some(((r - 1) / 2) as usize)),
         );
     }
+    let default = &batch_index;
+    let batch_name =
+        "`TimeIndex::with_reader` lookups, hybrid (default), one announcement per 1,000"
+            .to_string();
+    arms.insert(
+        arms.len() - TRAILING,
+        (
+            batch_name.clone(),
+            Box::new(move |t| default.lookup(t).unwrap().offset as u64 + 1),
+        ),
+    );
+    decode.insert(
+        decode.len() - TRAILING,
+        Box::new(|r: u64| Some(((r - 1) / 2) as usize)),
+    );
+    let batches: Vec<Batch> = vec![(
+        batch_name,
+        Box::new(
+            move |ts: &[i64], isolated: bool, sink: &mut dyn FnMut(u64)| {
+                default.with_reader(|r| {
+                    for &t in ts {
+                        sink(r.lookup(black_box(t)).unwrap().offset as u64 + 1);
+                        if isolated {
+                            lfence();
+                        }
+                    }
+                })
+            },
+        ),
+    )];
     let hot = targets(&keys, ENTRIES - HOT_SLOTS, 7);
     let uniform = targets(&keys, 0, 7);
     let (lagging, mixed) = lagging_and_mixed(&keys, &hot, &uniform, 7);
@@ -553,11 +668,12 @@ fn time_table(dir: &std::path::Path, rounds: usize, json: &mut Vec<String>) {
         let decode: Vec<&dyn Fn(u64) -> Option<usize>> =
             decode.iter().map(|d| d.as_ref()).collect();
         check(&arms, &expect, t, &decode);
+        check_batches(&arms, &batches, t);
     }
-    let rows = table(&arms, &hot, &uniform, rounds);
+    let rows = table(&arms, &batches, &hot, &uniform, rounds);
     print(("time", ["hot-tail", "uniform"]), &rows, rounds, json);
     if lagging_table() {
-        let rows = table(&arms, &lagging, &mixed, rounds);
+        let rows = table(&arms, &batches, &lagging, &mixed, rounds);
         print(("time", ["lagging", "mixed"]), &rows, rounds, json);
     }
 }

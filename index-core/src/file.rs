@@ -654,26 +654,85 @@ impl<E: IndexEntry> IndexFile<E> {
     ) -> Result<Option<(usize, E)>> {
         readers::read(
             probe,
-            |announced, probe| match self.published.load(announced) {
-                Some(mapping) => {
-                    #[cfg(loom)]
-                    mapping.alive.with(|_| ());
-                    Ok(self.search_mapping(mapping, target, field, bound, probe))
-                }
-                None => Err(IndexError::Closed { path: self.path() }),
+            |announced, probe| self.search_announced(announced, target, field, bound, probe),
+            |probe| self.search_locked(target, field, bound, probe),
+        )
+    }
+
+    /// Runs `f` with a [`Reader`]: this thread announces itself in its reader slot
+    /// **once**, and every [`Reader::search`] inside `f` skips the per-call announcement
+    /// that [`IndexFile::search`] makes (a batch of lookups, a fetch that looks up several
+    /// targets). The answers are exactly [`IndexFile::search`]'s: each search loads the
+    /// published mapping and the entry count (`Acquire`) again, so it sees every append
+    /// published before it. In the limit bench a batch's hot-tail lookup costs what
+    /// `partition_point` over a `Vec<u64>` does for the offset index, against 1.2x per
+    /// call (`docs/performance.md#lookup-batch`).
+    ///
+    /// While `f` runs, a remap of this index or of any other index of the process
+    /// (`resize`, `trim_to_valid_size`, `close`, `force_unmap`, installing a page
+    /// directory) waits for `f` to return, as it waits for any lookup in flight (see
+    /// [`crate::readers`]): keep `f` short (a batch, not a session), and never remap an
+    /// index from inside `f` (it would wait for this thread itself). Appends and
+    /// truncations do not wait. A thread without a reader slot (more than
+    /// [`readers::SLOTS`] threads looking up at once) gets a reader whose searches take the
+    /// mapping's read lock one by one, with the same answers.
+    #[inline]
+    pub fn with_reader<R>(&self, f: impl FnOnce(&Reader<'_, E>) -> R) -> R {
+        readers::read(
+            f,
+            |announced, f| {
+                f(&Reader {
+                    index: self,
+                    announced: Some(announced),
+                })
             },
-            |probe| {
-                // No reader slot for this thread: search under the mapping's read lock.
-                let guard = self.mapping.read();
-                match guard.as_ref() {
-                    Some(mapping) => Ok(self.search_mapping(mapping, target, field, bound, probe)),
-                    None => {
-                        drop(guard);
-                        Err(IndexError::Closed { path: self.path() })
-                    }
-                }
+            |f| {
+                f(&Reader {
+                    index: self,
+                    announced: None,
+                })
             },
         )
+    }
+
+    /// [`IndexFile::search`] announced in the thread's reader slot.
+    #[inline(always)]
+    fn search_announced<P: Probe>(
+        &self,
+        announced: &readers::Announced,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Result<Option<(usize, E)>> {
+        match self.published.load(announced) {
+            Some(mapping) => {
+                #[cfg(loom)]
+                mapping.alive.with(|_| ());
+                Ok(self.search_mapping(mapping, target, field, bound, probe))
+            }
+            None => Err(IndexError::Closed { path: self.path() }),
+        }
+    }
+
+    /// [`IndexFile::search`] for a thread without a reader slot: under the mapping's
+    /// read lock.
+    #[inline(never)]
+    fn search_locked<P: Probe>(
+        &self,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Result<Option<(usize, E)>> {
+        let guard = self.mapping.read();
+        match guard.as_ref() {
+            Some(mapping) => Ok(self.search_mapping(mapping, target, field, bound, probe)),
+            None => {
+                drop(guard);
+                Err(IndexError::Closed { path: self.path() })
+            }
+        }
     }
 
     /// The search of [`IndexFile::search`] over one mapping that the caller keeps alive.
@@ -862,6 +921,52 @@ impl<E: IndexEntry> IndexFile<E> {
         let path = self.path();
         let len = std::fs::metadata(&path).map_err(io_err(&path))?.len();
         Ok((len % E::SIZE as u64 == 0, len))
+    }
+}
+
+/// Lookups of one thread announced once for a batch (see [`IndexFile::with_reader`]).
+///
+/// Lives only inside the closure given to [`IndexFile::with_reader`] and cannot leave
+/// its thread (neither `Send` nor `Sync`).
+pub struct Reader<'a, E: IndexEntry> {
+    index: &'a IndexFile<E>,
+    /// `None`: the thread has no reader slot; every search takes the read lock.
+    announced: Option<&'a readers::Announced>,
+}
+
+impl<E: IndexEntry> Reader<'_, E> {
+    /// [`IndexFile::search`] without the per-call announcement: the same answer (slot
+    /// and entry) and the same errors. [`IndexError::Closed`] once a `close`,
+    /// `force_unmap` or `delete_if_exists` has unpublished the mapping, which may happen
+    /// during the batch (that call then waits for the batch before it unmaps anything);
+    /// every later search of the batch gets it too.
+    #[inline]
+    pub fn search<P: Probe>(
+        &self,
+        target: i64,
+        field: SearchField,
+        bound: Bound,
+        probe: &mut P,
+    ) -> Result<Option<(usize, E)>> {
+        match self.announced {
+            Some(a) => self.index.search_announced(a, target, field, bound, probe),
+            None => self.index.search_locked(target, field, bound, probe),
+        }
+    }
+
+    /// The index this reader searches.
+    #[inline]
+    pub fn index(&self) -> &IndexFile<E> {
+        self.index
+    }
+}
+
+impl<E: IndexEntry> std::fmt::Debug for Reader<'_, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("path", &self.index.path())
+            .field("announced", &self.announced.is_some())
+            .finish()
     }
 }
 

@@ -72,7 +72,7 @@ pub mod view;
 
 pub use codec::IndexEntry;
 pub use error::{IndexError, Result};
-pub use file::{IndexFile, IndexWriter, OpenMode, Snapshot};
+pub use file::{IndexFile, IndexWriter, OpenMode, Reader, Snapshot};
 pub use search::{
     Bound, NoProbe, PageProbe, Probe, SearchField, SearchStrategy, DEFAULT_PAGE_SIZE,
     DEFAULT_WARM_SECTION_BYTES,

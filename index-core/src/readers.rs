@@ -47,7 +47,10 @@
 //! that symmetric protocol.
 //!
 //! Nested lookups on one thread (a [`crate::Probe`] that looks something up) enter only
-//! once (a thread-local depth). A thread that finds no free slot (more than [`SLOTS`]
+//! once (a thread-local depth). A batch ([`crate::IndexFile::with_reader`]) is one such
+//! outermost entry held around many lookups: each of them loads the published mapping
+//! and the entry count again, but none pays the announcement, the thread-local access or
+//! the exit store; remaps wait for the whole batch. A thread that finds no free slot (more than [`SLOTS`]
 //! threads looking up at once) uses the fallback path: the mapping's read lock and an
 //! `Arc` clone, as before this scheme. A thread must not remap an index from inside one
 //! of its own lookups (a probe calling `resize` or `close`): `synchronize` would wait for

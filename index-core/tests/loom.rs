@@ -413,3 +413,85 @@ fn truncate_then_reappend_another_key_vs_lookup() {
         assert_eq!(d.fence(1), Some(26), "page 1's fence is the new key");
     });
 }
+
+/// A batch reader (`IndexFile::with_reader`: announced once, two lookups) while the
+/// writer appends and then trims the file: both lookups answer from a prefix of the
+/// appends, and the trim waits for the batch to end before it unmaps the longer mapping
+/// and cuts the file (an unmap under the batch's second lookup is a causality violation
+/// on the mapping's shadow cell).
+///
+/// This model and [`grow_and_close_vs_batch_reader`] fail (causality violation) when
+/// `IndexFile::with_reader` runs the batch without announcing it (checked by hand: `f`
+/// called outside `readers::read` with a forged `Announced`).
+#[test]
+fn trim_vs_batch_reader() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Arc::new(open(&dir, 4, PD));
+        index.append(&entry(0)).unwrap();
+        let reader = {
+            let index = index.clone();
+            thread::spawn(move || {
+                index.with_reader(|r| {
+                    let mut seen = 0;
+                    for _ in 0..2 {
+                        let (slot, e) = r
+                            .search(25, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                            .unwrap()
+                            .unwrap();
+                        assert!(slot <= 1 && slot >= seen, "slot {slot} after {seen}");
+                        assert_eq!((e.key(0), e.value(0)), (entry(slot).key(0), slot as i64));
+                        seen = slot;
+                    }
+                })
+            })
+        };
+        index.append(&entry(1)).unwrap();
+        assert!(index.trim_to_valid_size().unwrap());
+        reader.join().unwrap();
+        assert_eq!(index.length(), 2 * E8::SIZE);
+        check_reader(&index, 2, 2);
+    });
+}
+
+/// A batch reader while the writer grows the file and appends into the new slots, then
+/// closes the index: the batch's lookups see a prefix of the appends, each at least what
+/// the one before saw, and once one gets `Closed` (the close has begun) so do the later
+/// ones; the close's unmap waits for the batch (the mapping's shadow cell).
+#[test]
+fn grow_and_close_vs_batch_reader() {
+    model(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Arc::new(open(&dir, 2, SearchStrategy::WARM_COLD));
+        index.append(&entry(0)).unwrap();
+        index.append(&entry(1)).unwrap();
+        let reader = {
+            let index = index.clone();
+            thread::spawn(move || {
+                index.with_reader(|r| {
+                    let (mut seen, mut closed) = (0, false);
+                    for _ in 0..2 {
+                        match r.search(35, SearchField::Key, Bound::LargestLowerBound, &mut NoProbe)
+                        {
+                            Ok(Some((slot, e))) => {
+                                assert!(!closed, "an answer after Closed");
+                                assert!((1..=2).contains(&slot) && slot >= seen);
+                                assert_eq!(e.value(0), slot as i64);
+                                seen = slot;
+                            }
+                            // The close has unpublished the mapping (it then waits for
+                            // this batch before unmapping it): every later search of the
+                            // batch is `Closed` too.
+                            Err(index_core::IndexError::Closed { .. }) => closed = true,
+                            other => panic!("answered {other:?}"),
+                        }
+                    }
+                })
+            })
+        };
+        assert!(index.resize(4 * E8::SIZE).unwrap());
+        index.append(&entry(2)).unwrap();
+        index.close().unwrap();
+        reader.join().unwrap();
+    });
+}

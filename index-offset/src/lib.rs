@@ -219,7 +219,12 @@ impl OffsetIndex {
     /// Each call takes and releases the writer lock; to append many entries in a row,
     /// [`OffsetIndex::appender`] takes it once.
     pub fn append(&self, offset: i64, position: u32) -> Result<()> {
-        OffsetAppender::new(&self.file)?.append(offset, position)
+        // The last offset is read back from the mapping and passed in a register
+        // ([`append_checked`]), not moved through an appender built for the call.
+        let mut writer = self.file.writer();
+        let base_offset = self.file.base_offset();
+        let last = writer.last_entry()?.map(|e| e.key(base_offset));
+        append_checked(&mut writer, base_offset, last, offset, position)
     }
 
     /// Takes the writer lock once for a run of appends (an index rebuild, a bulk load).
@@ -243,6 +248,21 @@ impl OffsetIndex {
     #[inline]
     pub fn lookup(&self, target_offset: i64) -> Result<OffsetPosition> {
         self.lookup_with_probe(target_offset, &mut NoProbe)
+    }
+
+    /// Runs `f` with a reader whose lookups skip the per-call reader-slot announcement
+    /// of [`OffsetIndex::lookup`]: the thread announces itself once for the whole batch
+    /// ([`IndexFile::with_reader`]). Same answers as [`OffsetIndex::lookup`].
+    ///
+    /// While `f` runs, a remap of any index of the process (`resize`, a trim, `close`)
+    /// waits for it, as it waits for any lookup in flight: keep `f` to a batch of
+    /// lookups, and do not resize or close an index from inside it (that would wait for
+    /// this thread itself). Appends and truncations do not wait.
+    #[inline]
+    pub fn with_reader<R>(&self, f: impl FnOnce(&OffsetReader<'_>) -> R) -> R {
+        let base = self.base_offset();
+        self.file
+            .with_reader(|r| f(&OffsetReader { reader: r, base }))
     }
 
     /// [`OffsetIndex::lookup`], reporting every byte range read to `probe`.
@@ -385,32 +405,13 @@ impl<'a> OffsetAppender<'a> {
     /// order, with the same errors; nothing is written when one is returned.
     #[inline]
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {
-        let n = self.writer.entries();
-        if n >= self.writer.max_entries() {
-            return Err(IndexError::IndexFull {
-                path: self.writer.index().path(),
-                kind: RawOffsetEntry::KIND,
-                entries: n,
-            });
-        }
-        if let Some(last_offset) = self.last_offset {
-            if offset <= last_offset {
-                return Err(IndexError::InvalidOffset {
-                    path: self.writer.index().path(),
-                    offset,
-                    slot: n,
-                    last_offset,
-                });
-            }
-        }
-        let base_offset = self.base_offset;
-        let rel =
-            relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
-                path: self.writer.index().path(),
-                offset,
-                base_offset,
-            })?;
-        self.writer.append(&RawOffsetEntry::new(rel, position))?;
+        append_checked(
+            &mut self.writer,
+            self.base_offset,
+            self.last_offset,
+            offset,
+            position,
+        )?;
         self.last_offset = Some(offset);
         Ok(())
     }
@@ -433,6 +434,94 @@ impl std::fmt::Debug for OffsetAppender<'_> {
             .field("path", &self.writer.index().path())
             .field("entries", &self.entries())
             .field("last_offset", &self.last_offset())
+            .finish()
+    }
+}
+
+/// [`OffsetIndex::append`] under a held writer lock, `last_offset` being the index's last
+/// offset (`None` while it is empty): Kafka's checks in its order, then the write.
+#[inline(always)]
+fn append_checked(
+    writer: &mut index_core::IndexWriter<'_, RawOffsetEntry>,
+    base_offset: i64,
+    last_offset: Option<i64>,
+    offset: i64,
+    position: u32,
+) -> Result<()> {
+    let n = writer.entries();
+    if n >= writer.max_entries() {
+        return Err(IndexError::IndexFull {
+            path: writer.index().path(),
+            kind: RawOffsetEntry::KIND,
+            entries: n,
+        });
+    }
+    if let Some(last_offset) = last_offset {
+        if offset <= last_offset {
+            return Err(IndexError::InvalidOffset {
+                path: writer.index().path(),
+                offset,
+                slot: n,
+                last_offset,
+            });
+        }
+    }
+    let rel = relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
+        path: writer.index().path(),
+        offset,
+        base_offset,
+    })?;
+    writer.append(&RawOffsetEntry::new(rel, position))
+}
+
+/// Lookups of one thread announced once for a batch (see [`OffsetIndex::with_reader`]).
+pub struct OffsetReader<'a> {
+    reader: &'a index_core::Reader<'a, RawOffsetEntry>,
+    base: i64,
+}
+
+impl OffsetReader<'_> {
+    /// [`OffsetIndex::lookup`] without the per-call announcement: the entry with the largest
+    /// offset `<= target_offset`, or `OffsetPosition { offset: base_offset, position: 0 }` when there is none.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
+    /// during the batch: it waits for the batch before unmapping).
+    #[inline]
+    pub fn lookup(&self, target_offset: i64) -> Result<OffsetPosition> {
+        self.lookup_with_probe(target_offset, &mut NoProbe)
+    }
+
+    /// [`OffsetReader::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_offset: i64,
+        probe: &mut P,
+    ) -> Result<OffsetPosition> {
+        let base = self.base;
+        Ok(self
+            .reader
+            .search(
+                target_offset,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                OffsetPosition {
+                    offset: base,
+                    position: 0,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+}
+
+impl std::fmt::Debug for OffsetReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OffsetReader")
+            .field("reader", self.reader)
             .finish()
     }
 }

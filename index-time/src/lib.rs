@@ -222,7 +222,24 @@ impl TimeIndex {
     /// Each call takes and releases the writer lock; to append many entries in a row,
     /// [`TimeIndex::appender`] takes it once.
     pub fn maybe_append(&self, timestamp: i64, offset: i64) -> Result<bool> {
-        TimeAppender::new(&self.file)?.maybe_append(timestamp, offset)
+        self.append_once(timestamp, offset, false)
+    }
+
+    /// One checked append under its own hold of the writer lock: the last entry is read
+    /// back from the mapping and passed in registers ([`append_checked`]), not moved
+    /// through an appender built for the call.
+    #[inline]
+    fn append_once(&self, timestamp: i64, offset: i64, skip_full_check: bool) -> Result<bool> {
+        let mut writer = self.file.writer();
+        let base_offset = self.file.base_offset();
+        let last = writer.last_entry()?.map(|e| e.decode(base_offset));
+        append_checked(
+            &mut writer,
+            base_offset,
+            last,
+            (timestamp, offset),
+            skip_full_check,
+        )
     }
 
     /// The segment's final entry, written when it stops taking appends (a roll, the end
@@ -231,7 +248,7 @@ impl TimeIndex {
     /// `maybeAppend(timestamp, offset, skipFullCheck = true)`). Checks 2–5 apply; with no
     /// slot left at all → [`IndexError::IndexFull`].
     pub fn maybe_append_final(&self, timestamp: i64, offset: i64) -> Result<bool> {
-        TimeAppender::new(&self.file)?.maybe_append_final(timestamp, offset)
+        self.append_once(timestamp, offset, true)
     }
 
     /// Takes the writer lock once for a run of appends (an index rebuild, a bulk load).
@@ -255,6 +272,21 @@ impl TimeIndex {
     #[inline]
     pub fn lookup(&self, target_timestamp: i64) -> Result<TimestampOffset> {
         self.lookup_with_probe(target_timestamp, &mut NoProbe)
+    }
+
+    /// Runs `f` with a reader whose lookups skip the per-call reader-slot announcement
+    /// of [`TimeIndex::lookup`]: the thread announces itself once for the whole batch
+    /// ([`IndexFile::with_reader`]). Same answers as [`TimeIndex::lookup`].
+    ///
+    /// While `f` runs, a remap of any index of the process (`resize`, a trim, `close`)
+    /// waits for it, as it waits for any lookup in flight: keep `f` to a batch of
+    /// lookups, and do not resize or close an index from inside it (that would wait for
+    /// this thread itself). Appends and truncations do not wait.
+    #[inline]
+    pub fn with_reader<R>(&self, f: impl FnOnce(&TimeReader<'_>) -> R) -> R {
+        let base = self.base_offset();
+        self.file
+            .with_reader(|r| f(&TimeReader { reader: r, base }))
     }
 
     /// [`TimeIndex::lookup`], reporting every byte range read to `probe`.
@@ -402,46 +434,17 @@ impl<'a> TimeAppender<'a> {
         offset: i64,
         skip_full_check: bool,
     ) -> Result<bool> {
-        let n = self.writer.entries();
-        if !skip_full_check && n >= self.writer.max_entries().saturating_sub(1) {
-            return Err(IndexError::IndexFull {
-                path: self.writer.index().path(),
-                kind: RawTimeEntry::KIND,
-                entries: n,
-            });
+        let written = append_checked(
+            &mut self.writer,
+            self.base_offset,
+            self.last,
+            (timestamp, offset),
+            skip_full_check,
+        )?;
+        if written {
+            self.last = Some(TimestampOffset { timestamp, offset });
         }
-        if let Some(last) = self.last {
-            if offset < last.offset {
-                return Err(IndexError::InvalidOffset {
-                    path: self.writer.index().path(),
-                    offset,
-                    slot: n,
-                    last_offset: last.offset,
-                });
-            }
-            if timestamp < last.timestamp {
-                return Err(IndexError::InvalidTimestamp {
-                    path: self.writer.index().path(),
-                    timestamp,
-                    slot: n,
-                    last_timestamp: last.timestamp,
-                });
-            }
-        }
-        let last_timestamp = self.last.map_or(NO_TIMESTAMP, |l| l.timestamp);
-        if timestamp <= last_timestamp {
-            return Ok(false);
-        }
-        let base_offset = self.base_offset;
-        let rel =
-            relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
-                path: self.writer.index().path(),
-                offset,
-                base_offset,
-            })?;
-        self.writer.append(&RawTimeEntry::new(timestamp, rel))?;
-        self.last = Some(TimestampOffset { timestamp, offset });
-        Ok(true)
+        Ok(written)
     }
 
     /// Number of entries, including the ones appended through this appender.
@@ -465,6 +468,108 @@ impl std::fmt::Debug for TimeAppender<'_> {
             .field("path", &self.writer.index().path())
             .field("entries", &self.entries())
             .field("last_entry", &self.last_entry())
+            .finish()
+    }
+}
+
+/// Kafka's `maybeAppend(timestamp, offset, skipFullCheck)` under a held writer lock,
+/// `last` being the index's last entry (`None` while it is empty): the checks of
+/// [`TimeIndex::maybe_append`] in its order, then the write; whether an entry was written.
+#[inline(always)]
+fn append_checked(
+    writer: &mut index_core::IndexWriter<'_, RawTimeEntry>,
+    base_offset: i64,
+    last: Option<TimestampOffset>,
+    (timestamp, offset): (i64, i64),
+    skip_full_check: bool,
+) -> Result<bool> {
+    let n = writer.entries();
+    if !skip_full_check && n >= writer.max_entries().saturating_sub(1) {
+        return Err(IndexError::IndexFull {
+            path: writer.index().path(),
+            kind: RawTimeEntry::KIND,
+            entries: n,
+        });
+    }
+    if let Some(last) = last {
+        if offset < last.offset {
+            return Err(IndexError::InvalidOffset {
+                path: writer.index().path(),
+                offset,
+                slot: n,
+                last_offset: last.offset,
+            });
+        }
+        if timestamp < last.timestamp {
+            return Err(IndexError::InvalidTimestamp {
+                path: writer.index().path(),
+                timestamp,
+                slot: n,
+                last_timestamp: last.timestamp,
+            });
+        }
+    }
+    let last_timestamp = last.map_or(NO_TIMESTAMP, |l| l.timestamp);
+    if timestamp <= last_timestamp {
+        return Ok(false);
+    }
+    let rel = relative_offset(base_offset, offset).ok_or_else(|| IndexError::OffsetOverflow {
+        path: writer.index().path(),
+        offset,
+        base_offset,
+    })?;
+    writer.append(&RawTimeEntry::new(timestamp, rel))?;
+    Ok(true)
+}
+
+/// Lookups of one thread announced once for a batch (see [`TimeIndex::with_reader`]).
+pub struct TimeReader<'a> {
+    reader: &'a index_core::Reader<'a, RawTimeEntry>,
+    base: i64,
+}
+
+impl TimeReader<'_> {
+    /// [`TimeIndex::lookup`] without the per-call announcement: the entry with the largest
+    /// timestamp `<= target_timestamp`, or `TimestampOffset { timestamp: NO_TIMESTAMP, offset: base_offset }` when there is none.
+    ///
+    /// # Errors
+    /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
+    /// during the batch: it waits for the batch before unmapping).
+    #[inline]
+    pub fn lookup(&self, target_timestamp: i64) -> Result<TimestampOffset> {
+        self.lookup_with_probe(target_timestamp, &mut NoProbe)
+    }
+
+    /// [`TimeReader::lookup`], reporting every byte range read to `probe`.
+    #[inline]
+    pub fn lookup_with_probe<P: Probe>(
+        &self,
+        target_timestamp: i64,
+        probe: &mut P,
+    ) -> Result<TimestampOffset> {
+        let base = self.base;
+        Ok(self
+            .reader
+            .search(
+                target_timestamp,
+                SearchField::Key,
+                Bound::LargestLowerBound,
+                probe,
+            )?
+            .map_or(
+                TimestampOffset {
+                    timestamp: NO_TIMESTAMP,
+                    offset: base,
+                },
+                |(_, e)| e.decode(base),
+            ))
+    }
+}
+
+impl std::fmt::Debug for TimeReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimeReader")
+            .field("reader", self.reader)
             .finish()
     }
 }

@@ -189,3 +189,43 @@ fn warm_and_cold_paths_agree_with_model_on_large_index() {
         }
     }
 }
+
+/// `with_reader`: a batch of lookups announced once answers every target as
+/// `lookup` does (and as the model does), for every strategy, sees appends published
+/// during the batch, and reports `Closed` on an unmapped index.
+#[test]
+fn with_reader_answers_as_lookup() {
+    for strategy in STRATEGIES {
+        let dir = tmp();
+        let index = new_index(dir.path(), 100, 8 * 4000).with_search_strategy(strategy);
+        let mut stored = Vec::new();
+        for i in 0..3000i64 {
+            let (o, p) = (101 + 3 * i, 40 * i as u32);
+            index.append(o, p).unwrap();
+            stored.push((o, p));
+        }
+        let mut rng = Rng(7);
+        index.with_reader(|r| {
+            for _ in 0..2000 {
+                let t = rng.range(90, 101 + 3 * 3000 + 5);
+                let want = model_lookup(&stored, 100, t);
+                assert_eq!(r.lookup(t).unwrap(), want, "{strategy:?} target {t}");
+                assert_eq!(index.lookup(t).unwrap(), want, "{strategy:?} target {t}");
+            }
+            // An append inside the batch is seen by the next lookup.
+            index.append(20_000, 123_456).unwrap();
+            assert_eq!(r.lookup(30_000).unwrap(), op(20_000, 123_456));
+            // Nested: a per-call lookup inside the batch, then the reader again.
+            assert_eq!(index.lookup(101).unwrap(), op(101, 0));
+            assert_eq!(r.lookup(101).unwrap(), op(101, 0));
+        });
+    }
+    let dir = tmp();
+    let index = new_index(dir.path(), 0, 4096);
+    index.append(5, 7).unwrap();
+    index.force_unmap();
+    index.with_reader(|r| match r.lookup(5) {
+        Err(IndexError::Closed { .. }) => {}
+        other => panic!("expected Closed, got {other:?}"),
+    });
+}

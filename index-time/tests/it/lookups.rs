@@ -91,3 +91,42 @@ fn random_lookups_match_model() {
         }
     }
 }
+
+/// `with_reader`: a batch of lookups announced once answers every target as
+/// `lookup` does (and as the model does), for every strategy, sees appends published
+/// during the batch, and reports `Closed` on an unmapped index.
+#[test]
+fn with_reader_answers_as_lookup() {
+    for strategy in STRATEGIES {
+        let dir = tmp();
+        let index = new_index(dir.path(), 100, 12 * 4000).with_search_strategy(strategy);
+        let mut stored = Vec::new();
+        for i in 0..3000i64 {
+            let (t, o) = (1_000 + 5 * i, 100 + 2 * i);
+            assert!(index.maybe_append(t, o).unwrap());
+            stored.push((t, o));
+        }
+        let mut rng = Rng(11);
+        index.with_reader(|r| {
+            for _ in 0..2000 {
+                let t = rng.range(900, 1_000 + 5 * 3000 + 5);
+                let want = model_lookup(&stored, 100, t);
+                assert_eq!(r.lookup(t).unwrap(), want, "{strategy:?} target {t}");
+                assert_eq!(index.lookup(t).unwrap(), want, "{strategy:?} target {t}");
+            }
+            // An append inside the batch is seen by the next lookup.
+            assert!(index.maybe_append(50_000, 9_000).unwrap());
+            assert_eq!(r.lookup(60_000).unwrap(), to(50_000, 9_000));
+            assert_eq!(index.lookup(1_000).unwrap(), to(1_000, 100));
+            assert_eq!(r.lookup(1_000).unwrap(), to(1_000, 100));
+        });
+    }
+    let dir = tmp();
+    let index = new_index(dir.path(), 0, 4096);
+    assert!(index.maybe_append(5, 7).unwrap());
+    index.force_unmap();
+    index.with_reader(|r| match r.lookup(5) {
+        Err(IndexError::Closed { .. }) => {}
+        other => panic!("expected Closed, got {other:?}"),
+    });
+}
