@@ -491,18 +491,7 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
                 .map_err(|e| e.to_string())
                 .map(|_| oracle.log_starts.push((start, log.log_start_offset()))),
             "reopen" => {
-                let clean = rng.gen_bool(0.7);
-                let closed = if clean {
-                    log.close().map_err(|e| e.to_string()).map(|()| {
-                        oracle.flushes.push(Span {
-                            start,
-                            end: rec.len(),
-                        })
-                    })
-                } else {
-                    log.close_handlers();
-                    Ok(())
-                };
+                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
                 // Open transactions stay open across a reopen (the producer state is
                 // recovered), so nothing changes for the producers.
                 log = match open(dir, &config, clock.clone(), rec.clone()) {
@@ -522,6 +511,12 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
         }
     }
     // End with a clean close: the marker states are part of every trace.
+    finish(log, &rec, oracle)
+}
+
+/// Ends a workload: a clean close (the marker states are part of every trace), recorded
+/// as a flush when it succeeds, and the recorded operations.
+fn finish(log: Log, rec: &Recorder, mut oracle: Oracle) -> Oracle {
     let start = rec.len();
     match log.close() {
         Ok(()) => oracle.flushes.push(Span {
@@ -532,6 +527,28 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
     }
     oracle.ops = rec.ops();
     oracle
+}
+
+/// The close before a `reopen` step: clean (and recorded as a flush from `start`) seven
+/// times in ten, else the handles dropped without a flush, as a crash leaves them.
+fn close_for_reopen(
+    log: Log,
+    rng: &mut StdRng,
+    rec: &Recorder,
+    oracle: &mut Oracle,
+    start: usize,
+) -> Result<(), String> {
+    if rng.gen_bool(0.7) {
+        log.close().map_err(|e| e.to_string()).map(|()| {
+            oracle.flushes.push(Span {
+                start,
+                end: rec.len(),
+            })
+        })
+    } else {
+        log.close_handlers();
+        Ok(())
+    }
 }
 
 /// The keys of the compacted workloads: few, so that cleans find superseded records.
@@ -716,18 +733,7 @@ pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
                     })
             }
             "reopen" => {
-                let clean = rng.gen_bool(0.7);
-                let closed = if clean {
-                    log.close().map_err(|e| e.to_string()).map(|()| {
-                        oracle.flushes.push(Span {
-                            start,
-                            end: rec.len(),
-                        })
-                    })
-                } else {
-                    log.close_handlers();
-                    Ok(())
-                };
+                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
                 log = match open_compact(rec.clone()) {
                     Ok(l) => l,
                     Err(e) => {
@@ -744,16 +750,7 @@ pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
             oracle.failed_calls.push(format!("{what}: {e}"));
         }
     }
-    let start = rec.len();
-    match log.close() {
-        Ok(()) => oracle.flushes.push(Span {
-            start,
-            end: rec.len(),
-        }),
-        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
-    }
-    oracle.ops = rec.ops();
-    oracle
+    finish(log, &rec, oracle)
 }
 
 /// Runs tiered workload `seed` of `steps` calls in `dir` (which must be empty) and
@@ -889,18 +886,7 @@ pub fn run_tiered(dir: &Path, seed: u64, steps: usize) -> Oracle {
                 }
             }
             "reopen" => {
-                let clean = rng.gen_bool(0.7);
-                let closed = if clean {
-                    log.close().map_err(|e| e.to_string()).map(|()| {
-                        oracle.flushes.push(Span {
-                            start,
-                            end: rec.len(),
-                        })
-                    })
-                } else {
-                    log.close_handlers();
-                    Ok(())
-                };
+                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
                 log = match open(dir, &config, clock.clone(), rec.clone()) {
                     Ok(l) => l,
                     Err(e) => {
@@ -921,16 +907,7 @@ pub fn run_tiered(dir: &Path, seed: u64, steps: usize) -> Oracle {
             oracle.failed_calls.push(format!("{what}: {e}"));
         }
     }
-    let start = rec.len();
-    match log.close() {
-        Ok(()) => oracle.flushes.push(Span {
-            start,
-            end: rec.len(),
-        }),
-        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
-    }
-    oracle.ops = rec.ops();
-    oracle
+    finish(log, &rec, oracle)
 }
 
 /// The distance between the pieces of [`run_split`]'s legacy segment: more than a
@@ -1027,14 +1004,5 @@ pub fn run_split(dir: &Path, seed: u64, steps: usize) -> Oracle {
             Err(e) => oracle.failed_calls.push(format!("append: {e}")),
         }
     }
-    let start = rec.len();
-    match log.close() {
-        Ok(()) => oracle.flushes.push(Span {
-            start,
-            end: rec.len(),
-        }),
-        Err(e) => oracle.failed_calls.push(format!("final close: {e}")),
-    }
-    oracle.ops = rec.ops();
-    oracle
+    finish(log, &rec, oracle)
 }

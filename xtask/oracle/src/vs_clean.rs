@@ -352,13 +352,7 @@ fn measure_input(
         }
         eprintln!(
             "vs-kafka clean {kind}: run {run}{}: ours {:.3} s, Kafka {:.3} s, ceiling {ceil:.3} s",
-            if run == 0 {
-                " (first)"
-            } else if run <= o.warmups {
-                " (warm-up)"
-            } else {
-                ""
-            },
+            run_label(run, o.warmups),
             or.secs,
             kr.secs
         );
@@ -414,6 +408,18 @@ fn measure_input(
         lo.map_peak_bytes,
         lk.map_bytes
     ))
+}
+
+/// How a run of a bench that starts with a first run and `warmups` warm-up runs is named
+/// in its progress line: " (first)", " (warm-up)" or nothing for a timed run.
+pub(crate) fn run_label(run: usize, warmups: usize) -> &'static str {
+    if run == 0 {
+        " (first)"
+    } else if run <= warmups {
+        " (warm-up)"
+    } else {
+        ""
+    }
 }
 
 #[cfg(test)]

@@ -274,13 +274,7 @@ fn measure_warm(
             }
             eprintln!(
                 "vs-kafka opens {mode}: run {run}{}: ours {:.3} s, Kafka {:.3} s",
-                if run == 0 {
-                    " (first)"
-                } else if run <= o.warmups {
-                    " (warm-up)"
-                } else {
-                    ""
-                },
+                super::vs_clean::run_label(run, o.warmups),
                 or.secs,
                 kr.secs
             );
