@@ -224,7 +224,7 @@ impl<'a, F: BatchFormat> Scanner<'a, F> {
 
     /// A scanner of whole batches from `start` to the file's logical size that reads
     /// the file through a read-only mapping instead of copying it into a window
-    /// ([`LogFile::map_for_scan`]: it holds the file's writer lock, so neither appends
+    /// (`LogFile::map_for_scan`: it holds the file's writer lock, so neither appends
     /// nor truncations of this file can run until the scanner is dropped). The batches,
     /// the stop and its reason are those of [`new`](Self::new); only the copy is gone,
     /// which is most of a recovery's time in the page cache

@@ -5,7 +5,7 @@
 //! The input ([`generate`]) is written once by our `Log` and closed cleanly: `segments`
 //! segments of [`BATCHES_PER_SEGMENT`] batches (rolled by `Log::roll`), each of
 //! [`RECORDS_PER_BATCH`] records of a 8-byte key and a 120-byte value. A run opens a copy of
-//! it ([`open`]); the log stays open (its descriptors and mappings are counted) until
+//! it ([`OpenState::open`]); the log stays open (its descriptors and mappings are counted) until
 //! [`OpenState::close`].
 
 use std::collections::HashMap;
