@@ -491,17 +491,16 @@ pub fn run(dir: &Path, seed: u64, steps: usize) -> Oracle {
                 .map_err(|e| e.to_string())
                 .map(|_| oracle.log_starts.push((start, log.log_start_offset()))),
             "reopen" => {
-                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
                 // Open transactions stay open across a reopen (the producer state is
                 // recovered), so nothing changes for the producers.
-                log = match open(dir, &config, clock.clone(), rec.clone()) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        oracle.failed_calls.push(format!("reopen: {e}"));
-                        oracle.ops = rec.ops();
-                        return oracle;
-                    }
+                let Some((reopened, closed)) =
+                    reopen(log, &mut rng, &rec, &mut oracle, start, || {
+                        open(dir, &config, clock.clone(), rec.clone())
+                    })
+                else {
+                    return oracle;
                 };
+                log = reopened;
                 closed
             }
             _ => Ok(()),
@@ -527,6 +526,28 @@ fn finish(log: Log, rec: &Recorder, mut oracle: Oracle) -> Oracle {
     }
     oracle.ops = rec.ops();
     oracle
+}
+
+/// A `reopen` step: [`close_for_reopen`], then `open`. `None` when the open failed: the
+/// failure is recorded with the operations so far, and the workload ends there (its
+/// caller returns the oracle).
+fn reopen<E: std::fmt::Display>(
+    log: Log,
+    rng: &mut StdRng,
+    rec: &Recorder,
+    oracle: &mut Oracle,
+    start: usize,
+    open: impl FnOnce() -> Result<Log, E>,
+) -> Option<(Log, Result<(), String>)> {
+    let closed = close_for_reopen(log, rng, rec, oracle, start);
+    match open() {
+        Ok(log) => Some((log, closed)),
+        Err(e) => {
+            oracle.failed_calls.push(format!("reopen: {e}"));
+            oracle.ops = rec.ops();
+            None
+        }
+    }
 }
 
 /// The close before a `reopen` step: clean (and recorded as a flush from `start`) seven
@@ -733,15 +754,14 @@ pub fn run_compact(dir: &Path, seed: u64, steps: usize) -> Oracle {
                     })
             }
             "reopen" => {
-                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
-                log = match open_compact(rec.clone()) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        oracle.failed_calls.push(format!("reopen: {e}"));
-                        oracle.ops = rec.ops();
-                        return oracle;
-                    }
+                let Some((reopened, closed)) =
+                    reopen(log, &mut rng, &rec, &mut oracle, start, || {
+                        open_compact(rec.clone())
+                    })
+                else {
+                    return oracle;
                 };
+                log = reopened;
                 closed
             }
             _ => Ok(()),
@@ -886,15 +906,14 @@ pub fn run_tiered(dir: &Path, seed: u64, steps: usize) -> Oracle {
                 }
             }
             "reopen" => {
-                let closed = close_for_reopen(log, &mut rng, &rec, &mut oracle, start);
-                log = match open(dir, &config, clock.clone(), rec.clone()) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        oracle.failed_calls.push(format!("reopen: {e}"));
-                        oracle.ops = rec.ops();
-                        return oracle;
-                    }
+                let Some((reopened, closed)) =
+                    reopen(log, &mut rng, &rec, &mut oracle, start, || {
+                        open(dir, &config, clock.clone(), rec.clone())
+                    })
+                else {
+                    return oracle;
                 };
+                log = reopened;
                 // The uploader restores its uploaded offset from the remote metadata.
                 if uploaded >= 0 {
                     log.update_highest_offset_in_remote_storage(uploaded);

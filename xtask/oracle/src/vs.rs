@@ -351,6 +351,57 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// Starts our line-protocol server `ours_bin`, behind `prefix` (the `taskset` pin, or
+    /// nothing); returns it with its process id.
+    pub(crate) fn spawn_ours(ours_bin: &Path, prefix: &[String]) -> Result<(Server, u32), String> {
+        let mut c = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg(ours_bin);
+                c
+            }
+            None => Command::new(ours_bin),
+        };
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
+        let pid = child.id();
+        let (stdin, stdout) = Server::pipes("ours", &mut child)?;
+        let server = Server {
+            name: "ours",
+            stdin,
+            stdout,
+            _jvm: None,
+            ours: Some(child),
+        };
+        Ok((server, pid))
+    }
+
+    /// Starts Kafka's line-protocol server, the class `main` (`oracle.VsBench`, …) in a
+    /// JVM with the broker's heap (kafka-server-start.sh: -Xmx1G -Xms1G), behind
+    /// `prefix`; returns it with the JVM's process id.
+    pub(crate) fn spawn_kafka(
+        jvm: &broker::Jvm,
+        main: &str,
+        prefix: &[String],
+    ) -> Result<(Server, u32), String> {
+        let mut proc = jvm.spawn_server("1g", main, prefix)?;
+        let child = proc.child_mut().ok_or("the JVM already stopped")?;
+        let pid = child.id();
+        let (stdin, stdout) = Server::pipes("Kafka", child)?;
+        let server = Server {
+            name: "Kafka",
+            stdin,
+            stdout,
+            _jvm: Some(proc),
+            ours: None,
+        };
+        Ok((server, pid))
+    }
+
     pub(crate) fn pipes(
         name: &'static str,
         child: &mut Child,
@@ -961,38 +1012,8 @@ fn measure_in_servers(
     prefix: &[String],
     pinned: &str,
 ) -> Result<Measurements, String> {
-    let mut ours_cmd = match prefix.split_first() {
-        Some((p, rest)) => {
-            let mut c = Command::new(p);
-            c.args(rest).arg(ours_bin);
-            c
-        }
-        None => Command::new(ours_bin),
-    };
-    let mut child = ours_cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
-    let (stdin, stdout) = Server::pipes("ours", &mut child)?;
-    let mut ours = Server {
-        name: "ours",
-        stdin,
-        stdout,
-        _jvm: None,
-        ours: Some(child),
-    };
-    let mut proc = jvm.spawn_server("1g", "oracle.VsBench", prefix)?;
-    let (stdin, stdout) =
-        Server::pipes("Kafka", proc.child_mut().ok_or("the JVM already stopped")?)?;
-    let mut kafka = Server {
-        name: "Kafka",
-        stdin,
-        stdout,
-        _jvm: Some(proc),
-        ours: None,
-    };
+    let (mut ours, _) = Server::spawn_ours(ours_bin, prefix)?;
+    let (mut kafka, _) = Server::spawn_kafka(jvm, "oracle.VsBench", prefix)?;
 
     let t = Instant::now();
     let gen = ours.call(&format!(

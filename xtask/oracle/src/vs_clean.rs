@@ -33,7 +33,6 @@
 //! our clean to it.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use super::broker::Jvm;
@@ -190,41 +189,8 @@ pub fn run(
     o: &CleanOpts,
     findings: &mut Vec<String>,
 ) -> Result<Vec<String>, String> {
-    let mut ours_cmd = match prefix.split_first() {
-        Some((p, rest)) => {
-            let mut c = Command::new(p);
-            c.args(rest).arg(ours_bin);
-            c
-        }
-        None => Command::new(ours_bin),
-    };
-    let mut child = ours_cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
-    let ours_pid = child.id();
-    let (stdin, stdout) = Server::pipes("ours", &mut child)?;
-    let mut ours = Server {
-        name: "ours",
-        stdin,
-        stdout,
-        _jvm: None,
-        ours: Some(child),
-    };
-    // The broker's heap (kafka-server-start.sh: -Xmx1G -Xms1G).
-    let mut proc = jvm.spawn_server("1g", "oracle.CleanBench", prefix)?;
-    let child = proc.child_mut().ok_or("the JVM already stopped")?;
-    let kafka_pid = child.id();
-    let (stdin, stdout) = Server::pipes("Kafka", child)?;
-    let mut kafka = Server {
-        name: "Kafka",
-        stdin,
-        stdout,
-        _jvm: Some(proc),
-        ours: None,
-    };
+    let (mut ours, ours_pid) = Server::spawn_ours(ours_bin, prefix)?;
+    let (mut kafka, kafka_pid) = Server::spawn_kafka(jvm, "oracle.CleanBench", prefix)?;
     let mut rows = Vec::new();
     let mut result = Ok(());
     for kind in ["updates", "small"] {

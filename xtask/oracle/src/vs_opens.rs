@@ -46,7 +46,7 @@
 //! close writes it back).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use super::broker::Jvm;
@@ -92,45 +92,6 @@ fn parse_reply(w: &[String], who: &str) -> Result<OpenReply, String> {
         answer: [n[1], n[2], n[3]],
         fds: (n[4], n[5]),
         maps: (n[6], n[7]),
-    })
-}
-
-fn spawn_ours(ours_bin: &Path, prefix: &[String]) -> Result<Server, String> {
-    let mut c = match prefix.split_first() {
-        Some((p, rest)) => {
-            let mut c = Command::new(p);
-            c.args(rest).arg(ours_bin);
-            c
-        }
-        None => Command::new(ours_bin),
-    };
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start {ours_bin:?}: {e}"))?;
-    let (stdin, stdout) = Server::pipes("ours", &mut child)?;
-    Ok(Server {
-        name: "ours",
-        stdin,
-        stdout,
-        _jvm: None,
-        ours: Some(child),
-    })
-}
-
-fn spawn_kafka(jvm: &Jvm, prefix: &[String]) -> Result<Server, String> {
-    // The broker's heap (kafka-server-start.sh: -Xmx1G -Xms1G).
-    let mut proc = jvm.spawn_server("1g", "oracle.OpensBench", prefix)?;
-    let child = proc.child_mut().ok_or("the JVM already stopped")?;
-    let (stdin, stdout) = Server::pipes("Kafka", child)?;
-    Ok(Server {
-        name: "Kafka",
-        stdin,
-        stdout,
-        _jvm: Some(proc),
-        ours: None,
     })
 }
 
@@ -189,8 +150,8 @@ pub fn run(
     o: &OpensOpts,
     findings: &mut Vec<String>,
 ) -> Result<Vec<String>, String> {
-    let mut ours = spawn_ours(ours_bin, prefix)?;
-    let mut kafka = spawn_kafka(jvm, prefix)?;
+    let (mut ours, _) = Server::spawn_ours(ours_bin, prefix)?;
+    let (mut kafka, _) = Server::spawn_kafka(jvm, "oracle.OpensBench", prefix)?;
     let result = (|| {
         let mut rows = Vec::new();
         if o.segments > 0 {

@@ -1,9 +1,6 @@
 package oracle;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -50,21 +47,10 @@ public final class CleanBench {
     static int mapBytes = -1;
 
     public static void main(String[] args) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
-        for (String line; (line = in.readLine()) != null; ) {
-            String[] w = line.trim().split(" ");
-            if (w[0].equals("quit")) break;
-            String reply;
-            try {
-                if (!w[0].equals("clean")) throw new IllegalArgumentException("unknown command " + w[0]);
-                reply = "ok " + clean(w[1], Long.parseLong(w[2]), Long.parseLong(w[3]), Integer.parseInt(w[4]));
-            } catch (Exception e) {
-                reply = "err " + e.toString().replace('\n', ' ');
-            }
-            out.println(reply);
-            out.flush();
-        }
+        LineServer.serve(w -> {
+            if (!w[0].equals("clean")) throw new IllegalArgumentException("unknown command " + w[0]);
+            return clean(w[1], Long.parseLong(w[2]), Long.parseLong(w[3]), Integer.parseInt(w[4]));
+        });
         System.exit(0);
     }
 

@@ -1,9 +1,6 @@
 package oracle;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -43,20 +40,7 @@ public final class OpensBench {
     static final Map<String, LeaderOracle.QueueScheduler> SCHEDULERS = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
-        for (String line; (line = in.readLine()) != null; ) {
-            String[] w = line.trim().split(" ");
-            if (w[0].equals("quit")) break;
-            String reply;
-            try {
-                reply = "ok " + command(w);
-            } catch (Exception e) {
-                reply = "err " + e.toString().replace('\n', ' ');
-            }
-            out.println(reply);
-            out.flush();
-        }
+        LineServer.serve(OpensBench::command);
         for (UnifiedLog l : LOGS.values()) l.close();
         System.exit(0);
     }

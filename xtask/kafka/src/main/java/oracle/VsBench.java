@@ -1,9 +1,6 @@
 package oracle;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.HashMap;
@@ -53,20 +50,7 @@ public final class VsBench {
     static final Map<String, LogSegment> SEGMENTS = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
-        for (String line; (line = in.readLine()) != null; ) {
-            String[] w = line.trim().split(" ");
-            if (w[0].equals("quit")) break;
-            String reply;
-            try {
-                reply = "ok " + command(w);
-            } catch (Exception e) {
-                reply = "err " + e.toString().replace('\n', ' ');
-            }
-            out.println(reply);
-            out.flush();
-        }
+        LineServer.serve(VsBench::command);
         for (AbstractIndex i : INDEXES.values()) i.close();
         for (LogSegment g : SEGMENTS.values()) g.close();
         System.exit(0);
