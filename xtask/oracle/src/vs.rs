@@ -27,6 +27,13 @@
 //! created at `segment.bytes`, trimmed at close): every file must then equal the one
 //! written without it (`--sabotage segment-drop-batch` fails both append groups).
 //!
+//! `Log::append` (the follower's append) runs against `UnifiedLog.appendAsFollower`, one
+//! 16 KiB batch a call into a log that rolls at `segment.bytes`, on tmpfs and on the
+//! target directory's filesystem, each against two bound ceilings on the same
+//! filesystem: `write(2)` of every batch into a fresh file, and the same with each
+//! batch's CRC-32C checked first (the check both sides' appends make). The plain leader
+//! row from one producer gets the same two ceilings, on both filesystems.
+//!
 //! Answers are checked on every run: each lookup run's hash of its answers must equal
 //! Kafka's, and each append run must reproduce the source index byte for byte (ours and
 //! Kafka's) with the same entry count. A mismatch prints the table, names the mismatch
@@ -55,13 +62,18 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    appends (per-call append and our appender(), a full 10 MiB index),
                    leader (Log::append_as_leader against UnifiedLog.appendAsLeader: plain,
                    idempotent and transactional batches from 1 and 4 producers, and
-                   idempotent ones recompressed to lz4),
+                   idempotent ones recompressed to lz4; plain from 1 producer also on the
+                   target dir's filesystem, both against write(2) of the same batches into
+                   a fresh file, without and with each batch's CRC-32C checked),
                    segments (LogSegment append of 16 KiB batches, without and with
                    preallocate, recover, translateOffset,
                    open + sanityCheck of 500 segments; with the machine's ceilings on the
                    same bytes: write(2) fresh and over allocated pages on tmpfs and the
                    target dir's filesystem, pread, pread + CRC-32C, memcpy, and CRC-32C
-                   with crc32c, crc-fast and crc in 100 B, 1 KiB, 16 KiB and 1 MiB pieces),
+                   with crc32c, crc-fast and crc in 100 B, 1 KiB, 16 KiB and 1 MiB pieces;
+                   and Log::append, the follower's, against UnifiedLog.appendAsFollower, the
+                   log rolling at segment.bytes, on tmpfs and the target dir's filesystem,
+                   each against write(2) into a fresh file without and with CRC-32C),
                    dump (dump-log against DumpLogSegments, a process per dump: a segment of
                    producer batches with --deep-iteration --print-data-log,
                    __consumer_offsets with --offsets-decoder, __cluster_metadata with
@@ -89,7 +101,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    write one position one too high), segment-drop-batch (our segment
                    append leaves out the last batch), translate-early (our
                    translate_offset answers the batch before), ceiling-write-drop (our
-                   write(2) ceilings leave out the last batch), leader-skip-batch (our
+                   write(2) ceilings leave out the last batch), log-skip-batch (our
+                   Log::append rows leave out the last batch), leader-skip-batch (our
                    leader rows leave out their last batch), dump-lost-line (our
                    dump-log's output loses its 1000th record line), clean-flip-byte
                    (one byte of our cleaned segment flipped), open-drop-segment (our
@@ -124,6 +137,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "ceiling-write-drop",
         "segments",
         "our write(2) ceilings leave out the last batch",
+    ),
+    (
+        "log-skip-batch",
+        "segments",
+        "our Log::append rows leave out the last batch",
     ),
     (
         "leader-skip-batch",
@@ -473,14 +491,16 @@ struct Competitor {
     ceiling: Option<Ceiling>,
 }
 
-/// What makes a competitor a ceiling: a row `ceiling NAME = X GB/s`, and the first
-/// ceiling of a group is the bound of its rows (`ours/ceiling`).
+/// What makes a competitor a ceiling: a row `ceiling NAME = X GB/s`; a bound ceiling
+/// also gives each of the group's rows an `ours/ceiling` ratio.
 struct Ceiling {
     /// The answer every run must give; `None`: the reference's (Kafka's, or in a group
     /// without Kafka, the first competitor's).
     expect: Option<String>,
     /// Bytes moved per operation (for GB/s).
     bytes_per_op: f64,
+    /// Whether the group's rows are measured against it (`ours/ceiling`).
+    bound: bool,
 }
 
 /// One ceiling row: `ceiling NAME = X GB/s (Y µs per batch)`.
@@ -531,8 +551,8 @@ pub struct Row {
     pub q3: f64,
     pub ours_first_ns: f64,
     pub kafka_first_ns: f64,
-    /// Ours against the group's bound ceiling, when it has one.
-    pub ceiling: Option<RowCeiling>,
+    /// Ours against each of the group's bound ceilings, in the group's order.
+    pub ceilings: Vec<RowCeiling>,
 }
 
 /// `ours/ceiling` of a row: the ratio within each round, median and quartiles, and the
@@ -547,13 +567,13 @@ pub struct RowCeiling {
 
 impl Row {
     /// `OP (ours): ours/kafka = R, ours/ceiling = C` (the ceiling's name and the first
-    /// runs' ratio after it).
+    /// runs' ratio after it; one `ours/ceiling` per bound ceiling).
     pub fn ratio_line(&self) -> String {
         let mut l = format!(
             "{} ({}): ours/kafka = {:.2} [{:.2}, {:.2}]",
             self.operation, self.ours, self.median, self.q1, self.q3
         );
-        if let Some(c) = &self.ceiling {
+        for c in &self.ceilings {
             l.push_str(&format!(
                 ", ours/ceiling = {:.2} [{:.2}, {:.2}] (ceiling: {}; first runs {:.2})",
                 c.median, c.q1, c.q3, c.name, c.first
@@ -681,7 +701,9 @@ impl Bench<'_> {
         // The reference answer: Kafka's, or in a group of ceilings only, the first's.
         let kafka = cs.iter().position(|c| c.kafka);
         let reference = kafka.unwrap_or(0);
-        let bound = cs.iter().position(|c| c.ceiling.is_some());
+        let bounds: Vec<usize> = (0..n)
+            .filter(|&c| cs[c].ceiling.as_ref().is_some_and(|x| x.bound))
+            .collect();
         let mut m: Vec<Measured> = (0..n).map(|_| Measured::default()).collect();
         let mut expected: Option<String> = None;
         let runs = 1 + self.opts.warmups + self.opts.rounds;
@@ -778,16 +800,19 @@ impl Bench<'_> {
                 continue;
             }
             let ratios = within(&m[c], k);
-            let ceiling = bound.map(|b| {
-                let r = within(&m[c], &m[b]);
-                RowCeiling {
-                    name: cs[b].label.clone(),
-                    median: quantile(&r, 0.5),
-                    q1: quantile(&r, 0.25),
-                    q3: quantile(&r, 0.75),
-                    first: m[c].first_ns / m[b].first_ns,
-                }
-            });
+            let ceilings = bounds
+                .iter()
+                .map(|&b| {
+                    let r = within(&m[c], &m[b]);
+                    RowCeiling {
+                        name: cs[b].label.clone(),
+                        median: quantile(&r, 0.5),
+                        q1: quantile(&r, 0.25),
+                        q3: quantile(&r, 0.75),
+                        first: m[c].first_ns / m[b].first_ns,
+                    }
+                })
+                .collect();
             self.rows.push(Row {
                 operation: operation.to_string(),
                 ours: comp.label.clone(),
@@ -798,7 +823,7 @@ impl Bench<'_> {
                 q3: quantile(&ratios, 0.75),
                 ours_first_ns: m[c].first_ns,
                 kafka_first_ns: k.first_ns,
-                ceiling,
+                ceilings,
             });
         }
         Ok(())
@@ -938,7 +963,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             println!("{}", c.line());
         }
         println!();
-        for r in rows.iter().filter(|r| r.ceiling.is_some()) {
+        for r in rows.iter().filter(|r| !r.ceilings.is_empty()) {
             println!("{}", r.ratio_line());
         }
         println!();
@@ -1203,6 +1228,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     }
     if b.opts.segments {
         measure_segments(b, dir)?;
+        measure_log_append(b, dir)?;
     }
     if b.opts.leader {
         measure_leader(b, dir)?;
@@ -1220,17 +1246,21 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
 fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     let n = b.opts.leader_batches;
     let sab = u8::from(b.opts.sabotage == Some("leader-skip-batch"));
+    let sab_ceiling = u8::from(b.opts.sabotage == Some("ceiling-write-drop"));
+    let disk = super::target_dir().join("vs-kafka-leader");
+    // (kind, producers, codec, on the target directory's filesystem instead of tmpfs)
     let rows = [
-        ("plain", 1, "none"),
-        ("plain", 4, "none"),
-        ("idempotent", 1, "none"),
-        ("idempotent", 4, "none"),
-        ("transactional", 1, "none"),
-        ("transactional", 4, "none"),
-        ("idempotent", 1, "lz4"),
-        ("idempotent", 4, "lz4"),
+        ("plain", 1, "none", false),
+        ("plain", 1, "none", true),
+        ("plain", 4, "none", false),
+        ("idempotent", 1, "none", false),
+        ("idempotent", 4, "none", false),
+        ("transactional", 1, "none", false),
+        ("transactional", 4, "none", false),
+        ("idempotent", 1, "lz4", false),
+        ("idempotent", 4, "lz4", false),
     ];
-    for (kind, producers, codec) in rows {
+    for (kind, producers, codec, on_disk) in rows {
         let input = dir.join(format!("leader-{kind}-{producers}.batches"));
         if !input.exists() {
             b.ours.call(&format!(
@@ -1239,9 +1269,53 @@ fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 input.display()
             ))?;
         }
+        let d = if on_disk {
+            std::fs::create_dir_all(&disk).map_err(|e| format!("{disk:?}: {e}"))?;
+            disk.as_path()
+        } else {
+            dir
+        };
+        let fs = fs_type(d);
         // UnifiedLog takes its topic partition from the directory's name.
-        let ours_dir = dir.join("leader-ours").join("vs-kafka-0");
-        let kafka_dir = dir.join("leader-kafka").join("vs-kafka-0");
+        let ours_dir = d.join("leader-ours").join("vs-kafka-0");
+        let kafka_dir = d.join("leader-kafka").join("vs-kafka-0");
+        // The plain row from one producer against the machine's ceilings: write(2) of the
+        // same batches (the producer's bytes, which the leader keeps but for the base
+        // offset and leader epoch it sets) into a fresh file on the same filesystem, and
+        // that write with every batch's CRC-32C checked first (the leader's check).
+        let mut cs = Vec::new();
+        if kind == "plain" && producers == 1 {
+            let image = dir.join("leader-plain-1.log");
+            let w = b.ours.call(&format!(
+                "leader-log {} {}",
+                input.display(),
+                image.display()
+            ))?;
+            let image_len: u64 = w
+                .first()
+                .and_then(|s| s.parse().ok())
+                .ok_or("leader-log: no size")?;
+            for (mode, what) in [
+                ("fresh", "into a fresh file"),
+                ("fresh-crc", "+ CRC-32C of each batch, into a fresh file"),
+            ] {
+                cs.push(Competitor {
+                    label: format!("write(2) {what}, {fs}, the leader's plain batches"),
+                    kafka: false,
+                    cmd: format!(
+                        "ceil-write {} {} {mode} {sab_ceiling}",
+                        image.display(),
+                        d.join(format!("leader-ceiling-{mode}.log")).display()
+                    ),
+                    outputs: Vec::new(),
+                    ceiling: Some(Ceiling {
+                        expect: Some(format!("{image_len}")),
+                        bytes_per_op: image_len as f64 / n.max(1) as f64,
+                        bound: true,
+                    }),
+                });
+            }
+        }
         let files = |d: &Path| -> Vec<PathBuf> {
             if codec == "none" {
                 vec![vs_kafka_ours::segment_file(d, "log")]
@@ -1249,9 +1323,13 @@ fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 Vec::new()
             }
         };
-        let cs = vec![
+        cs.extend([
             Competitor {
-                label: "Log::append_as_leader".into(),
+                label: if on_disk {
+                    format!("Log::append_as_leader, {fs}")
+                } else {
+                    "Log::append_as_leader".into()
+                },
                 kafka: false,
                 cmd: format!(
                     "leader {} {} {codec} {sab}",
@@ -1268,14 +1346,15 @@ fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 outputs: files(&kafka_dir),
                 ceiling: None,
             },
-        ];
+        ]);
         let refs: Vec<Option<PathBuf>> = files(&kafka_dir).iter().map(|_| None).collect();
         let keep = dir.join("leader-reference");
         b.group(
             &format!(
-                "leader append, {n} {kind} batches of 16 records from {producers} producer{}{}, per batch",
+                "leader append, {n} {kind} batches of 16 records from {producers} producer{}{}{}, per batch",
                 if producers == 1 { "" } else { "s" },
-                if codec == "lz4" { ", recompressed to lz4" } else { "" }
+                if codec == "lz4" { ", recompressed to lz4" } else { "" },
+                if on_disk { format!(", {fs}") } else { String::new() }
             ),
             &cs,
             n,
@@ -1285,7 +1364,158 @@ fn measure_leader(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         for d in [&ours_dir, &kafka_dir, &keep] {
             let _ = std::fs::remove_dir_all(d);
         }
+        for mode in ["fresh", "fresh-crc"] {
+            let _ = std::fs::remove_file(d.join(format!("leader-ceiling-{mode}.log")));
+        }
     }
+    let _ = std::fs::remove_dir_all(&disk);
+    Ok(())
+}
+
+/// The base offsets of the segments a log rolls into when the batches of `src` (a `.log`
+/// image) are appended one by one with `segment.bytes` = `segment_bytes`: Kafka's size
+/// rule, a new segment when the active one's size plus the batch would exceed it.
+fn roll_bases(src: &Path, segment_bytes: u64) -> Result<Vec<i64>, String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(src).map_err(|e| format!("{src:?}: {e}"))?;
+    let len = f.metadata().map_err(|e| format!("{src:?}: {e}"))?.len();
+    let (mut pos, mut size, mut bases) = (0u64, 0u64, vec![0i64]);
+    let mut head = [0u8; 12];
+    while pos < len {
+        f.read_exact_at(&mut head, pos)
+            .map_err(|e| format!("{src:?}: {e}"))?;
+        let base = i64::from_be_bytes(head[..8].try_into().expect("8 bytes"));
+        let n = 12 + u64::from(u32::from_be_bytes(head[8..].try_into().expect("4 bytes")));
+        if size > 0 && size + n > segment_bytes {
+            bases.push(base);
+            size = 0;
+        }
+        size += n;
+        pos += n;
+    }
+    Ok(bases)
+}
+
+/// `Log::append` (the follower's append, offsets kept) against Kafka's
+/// `UnifiedLog.appendAsFollower`, one 16 KiB batch a call, into a new log whose
+/// `segment.bytes` is the segment rows' size (Kafka's default 1 GiB in a default run) and
+/// whose input is an eighth larger, so it rolls once; on tmpfs and on the target
+/// directory's filesystem, each against the `write(2)` ceiling into a fresh file on the
+/// same filesystem and against that write with every batch's CRC-32C checked first (the
+/// check both appends make). The `.log`s and the rolled segment's indexes must equal
+/// Kafka's (the active ones are not compared: Kafka's close leaves them preallocated,
+/// `docs/kafka-behaviour.md#leader-close-index`).
+fn measure_log_append(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
+    let sab = u8::from(b.opts.sabotage == Some("log-skip-batch"));
+    let sab_ceiling = u8::from(b.opts.sabotage == Some("ceiling-write-drop"));
+    let input_dir = dir.join("log-input");
+    std::fs::create_dir_all(&input_dir).map_err(|e| format!("{input_dir:?}: {e}"))?;
+    let bytes = b.opts.log_bytes + b.opts.log_bytes / 8;
+    let w = b.ours.call(&format!(
+        "gen-log {} {} {bytes} 0 0",
+        b.opts.seed.wrapping_add(1),
+        input_dir.display()
+    ))?;
+    let batches: usize = w
+        .first()
+        .and_then(|s| s.parse().ok())
+        .ok_or("gen-log: no batch count")?;
+    let src = input_dir.join("batches.log");
+    let src_len = std::fs::metadata(&src)
+        .map_err(|e| format!("{src:?}: {e}"))?
+        .len();
+    let segment_bytes = b.opts.log_bytes as u64;
+    let bases = roll_bases(&src, segment_bytes)?;
+    // Every segment's .log; the indexes of every segment but the active one.
+    let files = |d: &Path| -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        for (i, base) in bases.iter().enumerate() {
+            let name = |suffix: &str| d.join(format!("{base:020}.{suffix}"));
+            v.push(name("log"));
+            if i + 1 < bases.len() {
+                v.push(name("index"));
+                v.push(name("timeindex"));
+            }
+        }
+        v
+    };
+    let keep = dir.join("log-reference");
+    let disk = super::target_dir().join("vs-kafka-log");
+    let mut refs: Vec<Option<PathBuf>> = files(&keep).iter().map(|_| None).collect();
+    for d in [dir, disk.as_path()] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{d:?}: {e}"))?;
+        let fs = fs_type(d);
+        let ceiling = |mode: &str, what: &str| {
+            let out = d.join(format!("log-ceiling-{mode}.log"));
+            Competitor {
+                label: format!("write(2) {what}, {fs}, the log rows' input"),
+                kafka: false,
+                cmd: format!(
+                    "ceil-write {} {} {mode} {sab_ceiling}",
+                    src.display(),
+                    out.display()
+                ),
+                // Checked by its answer: the bytes written (whose CRC matched).
+                outputs: Vec::new(),
+                ceiling: Some(Ceiling {
+                    expect: Some(src_len.to_string()),
+                    bytes_per_op: src_len as f64 / batches.max(1) as f64,
+                    bound: true,
+                }),
+            }
+        };
+        // UnifiedLog takes its topic partition from the directory's name.
+        let ours_dir = d.join("log-ours").join("vs-kafka-0");
+        let kafka_dir = d.join("log-kafka").join("vs-kafka-0");
+        let cs = vec![
+            ceiling("fresh", "into a fresh file"),
+            ceiling("fresh-crc", "+ CRC-32C of each batch, into a fresh file"),
+            Competitor {
+                label: format!("Log::append, {fs}"),
+                kafka: false,
+                cmd: format!(
+                    "log-append {} {} {segment_bytes} {sab}",
+                    src.display(),
+                    ours_dir.display()
+                ),
+                outputs: files(&ours_dir),
+                ceiling: None,
+            },
+            Competitor {
+                label: "Kafka".into(),
+                kafka: true,
+                cmd: format!(
+                    "log-append {} {} {segment_bytes}",
+                    src.display(),
+                    kafka_dir.display()
+                ),
+                outputs: files(&kafka_dir),
+                ceiling: None,
+            },
+        ];
+        b.group(
+            &format!(
+                "log append (follower), {batches} batches of 16 KiB ({} MiB, {} segments), {fs}, per batch",
+                src_len >> 20,
+                bases.len()
+            ),
+            &cs,
+            batches,
+            &refs,
+            Some(&keep),
+        )?;
+        // The second filesystem's files must equal Kafka's on the first.
+        refs = files(&keep).into_iter().map(Some).collect();
+        for p in [&ours_dir, &kafka_dir] {
+            let _ = std::fs::remove_dir_all(p.parent().unwrap_or(p));
+        }
+        for mode in ["fresh", "fresh-crc"] {
+            let _ = std::fs::remove_file(d.join(format!("log-ceiling-{mode}.log")));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&disk);
+    let _ = std::fs::remove_dir_all(&keep);
+    let _ = std::fs::remove_dir_all(&input_dir);
     Ok(())
 }
 
@@ -1319,10 +1549,11 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("{src:?}: {e}"))?
         .len() as f64;
     let per_batch = src_len / batches.max(1) as f64;
-    let ceiling = |expect: Option<String>| {
+    let ceiling = |expect: Option<String>, bound: bool| {
         Some(Ceiling {
             expect,
             bytes_per_op: per_batch,
+            bound,
         })
     };
     // The write(2) ceilings: tmpfs (where both sides append) and the disk's filesystem
@@ -1347,7 +1578,7 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                     out.display()
                 ),
                 outputs: vec![out],
-                ceiling: ceiling(Some(format!("{}", src_len as u64))),
+                ceiling: ceiling(Some(format!("{}", src_len as u64)), cs.is_empty()),
             });
         }
     }
@@ -1396,7 +1627,7 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 fresh_out.display()
             ),
             outputs: vec![fresh_out.clone()],
-            ceiling: ceiling(Some(format!("{}", src_len as u64))),
+            ceiling: ceiling(Some(format!("{}", src_len as u64)), true),
         },
         Competitor {
             label: "LogSegment::append, preallocate".into(),
@@ -1458,28 +1689,28 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
             kafka: false,
             cmd: format!("ceil-pread {} crc", src.display()),
             outputs: Vec::new(),
-            ceiling: ceiling(Some(n_batches)),
+            ceiling: ceiling(Some(n_batches), true),
         },
         Competitor {
             label: format!("pread of each batch, {tmpfs_name}"),
             kafka: false,
             cmd: format!("ceil-pread {} plain", src.display()),
             outputs: Vec::new(),
-            ceiling: ceiling(Some(format!("{}", src_len as u64))),
+            ceiling: ceiling(Some(format!("{}", src_len as u64)), false),
         },
         Competitor {
             label: "memcpy into reused memory".into(),
             kafka: false,
             cmd: format!("ceil-memcpy {} reused", src.display()),
             outputs: Vec::new(),
-            ceiling: ceiling(Some("equal".into())),
+            ceiling: ceiling(Some("equal".into()), false),
         },
         Competitor {
             label: "memcpy into fresh memory".into(),
             kafka: false,
             cmd: format!("ceil-memcpy {} fresh", src.display()),
             outputs: Vec::new(),
-            ceiling: ceiling(Some("equal".into())),
+            ceiling: ceiling(Some("equal".into()), false),
         },
         Competitor {
             label: "LogSegment::recover".into(),
@@ -1525,6 +1756,7 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
             ceiling: Some(Ceiling {
                 expect: None,
                 bytes_per_op: 12.0,
+                bound: true,
             }),
         },
         Competitor {
@@ -1641,6 +1873,7 @@ fn measure_crc(b: &mut Bench<'_>, src: &Path) -> Result<(), String> {
                 ceiling: Some(Ceiling {
                     expect: None,
                     bytes_per_op: size as f64,
+                    bound: false,
                 }),
             })
             .collect();
@@ -1800,13 +2033,13 @@ mod tests {
             q3: 1.02,
             ours_first_ns: 46796.0,
             kafka_first_ns: 13024.0,
-            ceiling: None,
+            ceilings: Vec::new(),
         };
         assert_eq!(
             r.ratio_line(),
             "segment append (LogSegment::append): ours/kafka = 1.02 [0.94, 1.02]"
         );
-        r.ceiling = Some(RowCeiling {
+        r.ceilings.push(RowCeiling {
             name: "write(2) into a fresh file, tmpfs".into(),
             median: 1.43,
             q1: 1.4,
@@ -1819,5 +2052,16 @@ mod tests {
              ours/ceiling = 1.43 [1.40, 1.50] (ceiling: write(2) into a fresh file, tmpfs; \
              first runs 4.78)"
         );
+        r.ceilings.push(RowCeiling {
+            name: "write(2) + CRC-32C, tmpfs".into(),
+            median: 1.1,
+            q1: 1.05,
+            q3: 1.2,
+            first: 1.0,
+        });
+        assert!(r.ratio_line().ends_with(
+            "first runs 4.78), ours/ceiling = 1.10 [1.05, 1.20] (ceiling: write(2) + \
+             CRC-32C, tmpfs; first runs 1.00)"
+        ));
     }
 }

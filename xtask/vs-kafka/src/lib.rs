@@ -21,9 +21,10 @@
 //!                          new index DST (MODE call: one `append`/`maybe_append` per
 //!                          entry; appender: one `appender()` for the run), timed; then
 //!                          trimmed and closed as a segment closes -> ok NANOS ENTRIES
-//! gen-log SEED DIR BYTES FETCHES   write DIR/batches.log (v2 batches of 16 KiB, BYTES
-//!                          in all, one offset per record) and DIR/fetch.targets (FETCHES
-//!                          offsets) -> ok BATCHES LAST_OFFSET
+//! gen-log SEED DIR BYTES FETCHES [EPOCH]   write DIR/batches.log (v2 batches of 16
+//!                          KiB, BYTES in all, one offset per record, partition leader epoch
+//!                          EPOCH, default -1) and DIR/fetch.targets (FETCHES offsets)
+//!                          -> ok BATCHES LAST_OFFSET
 //! seg-append SRC DIR SABOTAGE [prealloc]   every batch of SRC appended to a new
 //!                          segment in DIR (base offset 0, Kafka's default LogConfig; with
 //!                          `prealloc`, `preallocate` on: the .log created at
@@ -59,7 +60,16 @@
 //!                          cleanly, for the doctor rows ([`generate_log_dir`]) -> ok N
 //! ceil-write SRC OUT MODE SABOTAGE   the write(2) ceiling: every batch of SRC written
 //!                          with one write(2) to OUT (MODE fresh: a new file; over: over
-//!                          OUT's allocated pages) -> ok NANOS BYTES
+//!                          OUT's allocated pages; fresh-crc: a new file, each batch's
+//!                          CRC-32C checked before its write) -> ok NANOS BYTES (fresh-crc:
+//!                          the bytes of the batches whose CRC matched)
+//! log-append SRC DIR SEGMENT_BYTES SABOTAGE   every batch of SRC appended with
+//!                          `Log::append` (the follower's append: offsets kept) to a new log
+//!                          in DIR (`segment.bytes` SEGMENT_BYTES, so it rolls), one call
+//!                          per batch, timed; then closed ([`log_append`])
+//!                          -> ok NANOS LOG_END_OFFSET:HASH
+//! leader-log PATH OUT      the batches of the leader input PATH back to back in OUT (the
+//!                          bytes a plain leader row writes, for its ceilings) -> ok BYTES
 //! ceil-pread LOG MODE      every batch of LOG read with one pread into a reused buffer
 //!                          (MODE crc: and its CRC-32C checked) -> ok NANOS BYTES|MATCHED
 //! ceil-memcpy SRC MODE     every batch of SRC (in memory) copied into fresh (MODE fresh)
@@ -476,12 +486,25 @@ pub fn generate_log(
     bytes: usize,
     fetches: usize,
 ) -> Result<(usize, i64), String> {
+    generate_log_with_epoch(seed, dir, bytes, fetches, -1)
+}
+
+/// [`generate_log`] with every batch's partition leader epoch set to `epoch` (-1, as a
+/// producer sends, or the leader's epoch, as a follower fetches them: Kafka's
+/// `appendAsFollower` refuses -1 for its leader-epoch cache).
+pub fn generate_log_with_epoch(
+    seed: u64,
+    dir: &Path,
+    bytes: usize,
+    fetches: usize,
+    epoch: i32,
+) -> Result<(usize, i64), String> {
     let mut rng = Rng::new(seed ^ 0x5e67);
     let mut out = Vec::with_capacity(bytes + BATCH_BYTES);
     let mut value = vec![0u8; 1000];
     let (mut offset, mut ts, mut batches) = (0i64, T0, 0usize);
     while out.len() + BATCH_BYTES <= bytes {
-        let mut b = BatchBuilder::new(offset);
+        let mut b = BatchBuilder::new(offset).partition_leader_epoch(epoch);
         for _ in 0..16 {
             for v in value.iter_mut().take(8) {
                 *v = rng.next_u64() as u8;
@@ -566,6 +589,41 @@ pub fn segment_append(
     seg.on_become_inactive_segment().map_err(e("inactive"))?;
     seg.close().map_err(e("close"))?;
     Ok((ns, batches.len()))
+}
+
+/// Every batch of `src` appended with [`Log::append`](segment::Log::append) (the
+/// follower's append: the batches keep their offsets, each CRC-validated) to a new log in
+/// `dir` (emptied first) with `segment.bytes` = `segment_bytes`, one call per batch, timed
+/// from after the open (as Kafka's `UnifiedLog.appendAsFollower` in `VsBench.logAppend`);
+/// then closed, untimed. The batches are split before the timer. `sabotage` leaves out the
+/// last batch. Returns the nanoseconds, the log end offset and [`fold`] over each
+/// append's first and last offsets.
+pub fn log_append(
+    src: &Path,
+    dir: &Path,
+    segment_bytes: u64,
+    sabotage: bool,
+) -> Result<(u128, i64, u64), String> {
+    let (log, mut ranges) = batch_ranges(src)?;
+    if sabotage {
+        ranges.pop();
+    }
+    clear_dir(dir)?;
+    let config = LogConfig {
+        segment_bytes,
+        ..LogConfig::default()
+    };
+    let l = segment::Log::open(dir, config).map_err(e("open"))?;
+    let mut h = FOLD_START;
+    let start = Instant::now();
+    for r in &ranges {
+        let info = l.append(&log[r.clone()]).map_err(e("append"))?;
+        h = fold(h, info.first_offset, info.last_offset);
+    }
+    let ns = start.elapsed().as_nanos();
+    let leo = l.log_end_offset();
+    l.close().map_err(e("close"))?;
+    Ok((ns, leo, h))
 }
 
 /// `dir` emptied, `src` copied to its `.log`, the segment opened and recovered (timed),
@@ -795,6 +853,7 @@ pub fn ceiling_write(
     src: &Path,
     out: &Path,
     over: bool,
+    crc: bool,
     sabotage: bool,
 ) -> Result<(u128, usize), String> {
     let (log, mut ranges) = batch_ranges(src)?;
@@ -816,8 +875,19 @@ pub fn ceiling_write(
         std::fs::File::create_new(out)
     }
     .map_err(e("open"))?;
+    let crc_at = segment::record::CRC_OFFSET;
+    let mut checked = 0usize;
     for r in &ranges {
-        f.write_all(&log[r.clone()]).map_err(e("write"))?;
+        let b = &log[r.clone()];
+        if crc {
+            // The check a follower's and a leader's append make of every batch (Kafka's
+            // `RecordBatch.isValid` in `analyzeAndValidateRecords`), before its write.
+            let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
+            if crc32c::crc32c(&b[crc_at + 4..]) == stored {
+                checked += b.len();
+            }
+        }
+        f.write_all(b).map_err(e("write"))?;
     }
     if sabotage && over {
         f.set_len(ranges.last().map_or(0, |r| r.end as u64))
@@ -825,7 +895,8 @@ pub fn ceiling_write(
     }
     drop(f);
     let ns = start.elapsed().as_nanos();
-    Ok((ns, ranges.last().map_or(0, |r| r.end)))
+    let written = ranges.last().map_or(0, |r| r.end);
+    Ok((ns, if crc { checked } else { written }))
 }
 
 /// The read ceilings of recovery: every batch of `log` (in the page cache) read with one
@@ -1026,15 +1097,17 @@ impl CeilState {
     ) -> Result<String, String> {
         match arg(w, 0)? {
             "ceil-write" => {
-                let over = match arg(w, 3)? {
-                    "fresh" => false,
-                    "over" => true,
+                let (over, crc) = match arg(w, 3)? {
+                    "fresh" => (false, false),
+                    "fresh-crc" => (false, true),
+                    "over" => (true, false),
                     m => return Err(format!("ceil-write: no mode {m}")),
                 };
                 let (ns, n) = ceiling_write(
                     Path::new(arg(w, 1)?),
                     Path::new(arg(w, 2)?),
                     over,
+                    crc,
                     arg(w, 4)? == "1",
                 )?;
                 Ok(format!("{ns} {n}"))
@@ -1133,8 +1206,13 @@ fn command(
             Ok(format!("{ns} {n}"))
         }
         "gen-log" => {
-            let (n, last) =
-                generate_log(num(w, 1)?, Path::new(arg(w, 2)?), num(w, 3)?, num(w, 4)?)?;
+            let (n, last) = generate_log_with_epoch(
+                num(w, 1)?,
+                Path::new(arg(w, 2)?),
+                num(w, 3)?,
+                num(w, 4)?,
+                w.get(5).map_or(Ok(-1), |_| num(w, 5))?,
+            )?;
             Ok(format!("{n} {last}"))
         }
         "seg-append" => {
@@ -1145,6 +1223,21 @@ fn command(
                 w.get(4) == Some(&"prealloc"),
             )?;
             Ok(format!("{ns} {n}"))
+        }
+        "log-append" => {
+            let (ns, leo, h) = log_append(
+                Path::new(arg(w, 1)?),
+                Path::new(arg(w, 2)?),
+                num(w, 3)?,
+                arg(w, 4)? == "1",
+            )?;
+            Ok(format!("{ns} {leo}:{h}"))
+        }
+        "leader-log" => {
+            let entries = leader::read_entries(Path::new(arg(w, 1)?))?;
+            let out: Vec<u8> = entries.into_iter().flat_map(|(_, b)| b).collect();
+            std::fs::write(arg(w, 2)?, &out).map_err(e("write"))?;
+            Ok(out.len().to_string())
         }
         "seg-recover" => {
             let (ns, n) = segment_recover(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?))?;
@@ -1380,6 +1473,40 @@ mod tests {
         assert_ne!(bad, got);
     }
 
+    /// The follower append rows without Java: `Log::append` of every batch rolls at
+    /// `segment.bytes` and leaves the batches byte for byte in its segments' `.log`s; the
+    /// sabotage leaves out the last batch.
+    #[test]
+    fn log_append_rolls_and_keeps_the_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let (n, last) = generate_log_with_epoch(7, dir.path(), 3 << 20, 0, 0).unwrap();
+        let src = dir.path().join("batches.log");
+        let source = std::fs::read(&src).unwrap();
+        let a = dir.path().join("a");
+        let (_, leo, h) = log_append(&src, &a, 1 << 20, false).unwrap();
+        assert_eq!(leo, last + 1);
+        let mut want = FOLD_START;
+        for (r, l) in split_batches(&source).unwrap() {
+            let base = i64::from_be_bytes(source[r.start..r.start + 8].try_into().unwrap());
+            want = fold(want, base, l);
+        }
+        assert_eq!(h, want);
+        let mut logs: Vec<_> = std::fs::read_dir(&a)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        logs.sort();
+        assert!(logs.len() >= 3, "{logs:?}");
+        let joined: Vec<u8> = logs
+            .iter()
+            .flat_map(|p| std::fs::read(p).unwrap())
+            .collect();
+        assert!(joined == source);
+        let (_, bad_leo, bad) = log_append(&src, &a, 1 << 20, true).unwrap();
+        assert!(bad_leo != leo && bad != h, "{n} batches");
+    }
+
     #[test]
     fn the_ceilings_move_the_same_bytes_and_check_them() {
         let dir = tempfile::tempdir().unwrap();
@@ -1388,12 +1515,16 @@ mod tests {
         let source = std::fs::read(&src).unwrap();
         let out = dir.path().join("out.log");
         for over in [false, true, true] {
-            let (_, bytes) = ceiling_write(&src, &out, over, false).unwrap();
+            let (_, bytes) = ceiling_write(&src, &out, over, false, false).unwrap();
             assert_eq!(bytes, source.len());
             assert!(std::fs::read(&out).unwrap() == source, "over {over}");
         }
+        // With each batch's CRC-32C checked: the same file, every byte's CRC matched.
+        let (_, bytes) = ceiling_write(&src, &out, false, true, false).unwrap();
+        assert_eq!(bytes, source.len());
+        assert!(std::fs::read(&out).unwrap() == source, "fresh-crc");
         for over in [false, true] {
-            ceiling_write(&src, &out, over, true).unwrap();
+            ceiling_write(&src, &out, over, false, true).unwrap();
             assert!(
                 std::fs::read(&out).unwrap() != source,
                 "sabotage, over {over}"
@@ -1405,6 +1536,11 @@ mod tests {
         damaged[100] ^= 1;
         std::fs::write(&out, &damaged).unwrap();
         assert_eq!(ceiling_pread(&out, true).unwrap().1, n - 1);
+        // A damaged batch's bytes are not counted by the CRC-checking write ceiling.
+        let bad_src = dir.path().join("damaged.log");
+        std::fs::write(&bad_src, &damaged).unwrap();
+        let (_, bytes) = ceiling_write(&bad_src, &out, false, true, false).unwrap();
+        assert!(bytes < source.len());
         let (log, ranges) = batch_ranges(&src).unwrap();
         let mut reused = Vec::new();
         assert_eq!(ceiling_memcpy(&log, &ranges, None).1, "equal");

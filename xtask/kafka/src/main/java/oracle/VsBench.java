@@ -98,6 +98,8 @@ public final class VsBench {
                 return segmentTranslate(SEGMENTS.get(w[1]), TARGETS.get(w[2]));
             case "leader":
                 return leaderAppend(new File(w[1]), new File(w[2]), w[3]);
+            case "log-append":
+                return logAppend(new File(w[1]), new File(w[2]), Integer.parseInt(w[3]));
             case "seg-fetch":
                 return segmentFetch(SEGMENTS.get(w[1]), TARGETS.get(w[2]), Integer.parseInt(w[3]), w[4],
                         Integer.parseInt(w[5]));
@@ -403,6 +405,51 @@ public final class VsBench {
         log.close();
         scheduler.drain();
         return ns + " " + leo + " " + Long.toUnsignedString(h);
+    }
+
+    /**
+     * Every batch of {@code src} (v2 batches carrying their offsets) appended with
+     * {@code UnifiedLog.appendAsFollower(batch, 0)}, one call per batch (as a follower's fetch
+     * of one batch), to a new log in {@code dir} (emptied first; the topic-partition directory
+     * name) with {@code segment.bytes} = {@code segmentBytes}, so that it rolls; timed from
+     * after the log's creation, the batches sliced from the mapped source before the clock
+     * starts. Then the log is closed. Answers {@code NANOS LOG_END_OFFSET:HASH}, the hash of
+     * each append's first and last offsets as the Rust side's {@code log_append}.
+     */
+    static String logAppend(File src, File dir, int segmentBytes) throws Exception {
+        MappedByteBuffer buf;
+        try (FileChannel ch = FileChannel.open(src.toPath())) {
+            buf = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
+        }
+        java.util.List<MemoryRecords> batches = new java.util.ArrayList<>();
+        int pos = 0;
+        while (pos < buf.limit()) {
+            int size = buf.getInt(pos + 8) + 12;
+            batches.add(MemoryRecords.readableRecords(buf.slice(pos, size)));
+            pos += size;
+        }
+        clearDir(dir);
+        java.util.Properties props = new java.util.Properties();
+        props.put("segment.bytes", Integer.toString(segmentBytes));
+        LeaderOracle.QueueScheduler scheduler = new LeaderOracle.QueueScheduler();
+        org.apache.kafka.storage.internals.log.UnifiedLog log = org.apache.kafka.storage.internals.log.UnifiedLog.create(
+                dir, new LogConfig(props), 0L, 0L, scheduler, new org.apache.kafka.storage.log.metrics.BrokerTopicStats(),
+                Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
+                new org.apache.kafka.storage.internals.log.LogDirFailureChannel(1), true, java.util.Optional.empty());
+        scheduler.drain();
+        long h = FOLD_START;
+        long start = System.nanoTime();
+        for (MemoryRecords b : batches) {
+            org.apache.kafka.storage.internals.log.LogAppendInfo info = log.appendAsFollower(b, 0);
+            h = fold(h, info.firstOffset(), info.lastOffset());
+        }
+        long ns = System.nanoTime() - start;
+        long leo = log.logEndOffset();
+        // The roll's background flush of the rolled segment, then the close.
+        scheduler.drain();
+        log.close();
+        scheduler.drain();
+        return ns + " " + leo + ":" + Long.toUnsignedString(h);
     }
 
     /** A {@code TransferableChannel} over a channel, as Kafka's {@code PlaintextTransportLayer}. */
