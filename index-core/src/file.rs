@@ -88,6 +88,9 @@ pub enum OpenMode {
 pub(crate) struct Mapped {
     map: Mapping,
     dir: Option<Directory>,
+    /// Whole entries the mapping holds (`map.len() / E::SIZE`), computed once: a lookup
+    /// bounds the published count by it without dividing by the entry size.
+    capacity: usize,
     /// Loom cannot see plain writes into the mapping: the writer touches slot `n`'s cell
     /// with `with_mut` when it writes the slot, readers touch the cells of the slots below
     /// the count they loaded with `with`, so an unsynchronised write/read pair (a weakened
@@ -108,8 +111,9 @@ impl Drop for Mapped {
 }
 
 impl Mapped {
-    fn new(map: Mapping, dir: Option<Directory>, _slots: usize) -> Self {
+    fn new<E: IndexEntry>(map: Mapping, dir: Option<Directory>, _slots: usize) -> Self {
         Mapped {
+            capacity: map.len() / E::SIZE,
             map,
             dir,
             #[cfg(loom)]
@@ -446,7 +450,7 @@ impl<E: IndexEntry> IndexFile<E> {
         let dir = strategy
             .directory_page_size()
             .map(|p| Directory::new::<E>(p, length, entries));
-        let mapped = Arc::new(Mapped::new(mapping, dir, length / E::SIZE));
+        let mapped = Arc::new(Mapped::new::<E>(mapping, dir, length / E::SIZE));
         // Before any lookup or remap of this index can run (see `readers`).
         readers::init();
         Ok(IndexFile {
@@ -517,7 +521,7 @@ impl<E: IndexEntry> IndexFile<E> {
         let dir = page_size.map(|p| Directory::new::<E>(p, map.len(), self.entries()));
         // A snapshot taken before this call may still hold the old mapping, and a lookup
         // may still read it: it is retired only after `synchronize`.
-        let new = Arc::new(Mapped::new(map, dir, slots));
+        let new = Arc::new(Mapped::new::<E>(map, dir, slots));
         w.current = Some(new.clone());
         self.published.store(Some(&new));
         let old = slot.replace(new);
@@ -606,7 +610,7 @@ impl<E: IndexEntry> IndexFile<E> {
         };
         // The count may be newer than the mapping (grown since) or older (truncated and
         // shrunk since); clamping to the mapped slots keeps every read in bounds.
-        let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
+        let entries = self.entries.load(OBSERVE).min(mapping.capacity);
         #[cfg(loom)]
         for cell in &mapping.shadow[..entries] {
             cell.with(|_| ());
@@ -745,7 +749,7 @@ impl<E: IndexEntry> IndexFile<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Option<(usize, E)> {
-        let entries = self.entries.load(OBSERVE).min(mapping.len() / E::SIZE);
+        let entries = self.entries.load(OBSERVE).min(mapping.capacity);
         #[cfg(loom)]
         for cell in &mapping.shadow[..entries] {
             cell.with(|_| ());
@@ -1186,7 +1190,7 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             new
         });
         let slots = map.len() / E::SIZE;
-        Arc::new(Mapped::new(map, dir, slots))
+        Arc::new(Mapped::new::<E>(map, dir, slots))
     }
 
     fn unmap(&mut self) {

@@ -657,27 +657,45 @@ fn halve<E: IndexEntry, P: Probe>(
     let slots = &slots[..=hi];
     let mut base = lo;
     let mut size = hi - lo + 1;
-    while size > 1 {
+    // The wide steps first: with the comparison a conditional move nothing is fetched
+    // speculatively, so while the two slots the next step may read are more than
+    // `PREFETCH_MIN_BYTES` apart, prefetch both (a wide range is where the cache misses
+    // are). `size` only shrinks, so once a step is narrow every later one is too.
+    while (size - size / 2) / 2 * E::SIZE >= PREFETCH_MIN_BYTES {
         let half = size / 2;
         let mid = base + half;
-        // With the comparison a conditional move nothing is fetched speculatively: on a
-        // range wider than a few cache lines, prefetch both slots the next step may read
-        // (a wide range is where the cache misses are; a narrow one is already cached).
         let next = (size - half) / 2;
-        if next * E::SIZE >= PREFETCH_MIN_BYTES {
-            if let (Some(a), Some(b)) = (slots.get(base + next), slots.get(mid + next)) {
-                crate::sys::prefetch(a);
-                crate::sys::prefetch(b);
-            }
+        if let (Some(a), Some(b)) = (slots.get(base + next), slots.get(mid + next)) {
+            crate::sys::prefetch(a);
+            crate::sys::prefetch(b);
         }
-        probe.touch(mid * E::SIZE, E::SIZE);
-        // `mid <= hi` always; the bounds check is against `hi + 1` and predictable. The
-        // comparison is not: `select_unpredictable` makes it a conditional move (a branch
-        // here mispredicts about every other step on spread targets).
-        base = std::hint::select_unpredictable(qualifies(&slots[mid]), mid, base);
+        base = step(slots, mid, base, probe, &qualifies);
+        size -= half;
+    }
+    // The narrow steps (a hot tail's whole search, already cached): nothing but the
+    // halving, so that back-to-back lookups overlap as far as the core allows.
+    while size > 1 {
+        let half = size / 2;
+        base = step(slots, base + half, base, probe, &qualifies);
         size -= half;
     }
     base
+}
+
+/// One halving step of [`halve`]: `mid` if its slot qualifies, else `base`.
+#[inline(always)]
+fn step<E: IndexEntry, P: Probe>(
+    slots: &[E],
+    mid: usize,
+    base: usize,
+    probe: &mut P,
+    qualifies: &impl Fn(&E) -> bool,
+) -> usize {
+    probe.touch(mid * E::SIZE, E::SIZE);
+    // `mid <= hi` always; the bounds check is against `hi + 1` and predictable. The
+    // comparison is not: `select_unpredictable` makes it a conditional move (a branch
+    // here mispredicts about every other step on spread targets).
+    std::hint::select_unpredictable(qualifies(&slots[mid]), mid, base)
 }
 
 /// The fast kernels of [`search`] for binary and warm/cold: Kafka's choice of range

@@ -272,22 +272,9 @@ impl OffsetIndex {
         target_offset: i64,
         probe: &mut P,
     ) -> Result<OffsetPosition> {
-        let base = self.base_offset();
-        Ok(self
-            .file
-            .search(
-                target_offset,
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                probe,
-            )?
-            .map_or(
-                OffsetPosition {
-                    offset: base,
-                    position: 0,
-                },
-                |(_, e)| e.decode(base),
-            ))
+        lookup_by(self.base_offset(), target_offset, probe, |t, f, b, p| {
+            self.file.search(t, f, b, p)
+        })
     }
 
     /// An entry whose position is at or beyond `fetch_offset_position.position +
@@ -474,6 +461,32 @@ fn append_checked(
     writer.append(&RawOffsetEntry::new(rel, position))
 }
 
+/// Kafka's offset-index `lookup` over `search` (the per-call [`IndexFile::search`] or a
+/// batch's [`index_core::Reader::search`]): the largest-lower-bound key search for
+/// `target_offset`, its entry decoded against `base`, or `(base, 0)` when the index is
+/// empty or the target is below the first entry.
+#[inline(always)]
+fn lookup_by<P: Probe>(
+    base: i64,
+    target_offset: i64,
+    probe: &mut P,
+    search: impl FnOnce(i64, SearchField, Bound, &mut P) -> Result<Option<(usize, RawOffsetEntry)>>,
+) -> Result<OffsetPosition> {
+    Ok(search(
+        target_offset,
+        SearchField::Key,
+        Bound::LargestLowerBound,
+        probe,
+    )?
+    .map_or(
+        OffsetPosition {
+            offset: base,
+            position: 0,
+        },
+        |(_, e)| e.decode(base),
+    ))
+}
+
 /// Lookups of one thread announced once for a batch (see [`OffsetIndex::with_reader`]).
 pub struct OffsetReader<'a> {
     reader: &'a index_core::Reader<'a, RawOffsetEntry>,
@@ -481,8 +494,7 @@ pub struct OffsetReader<'a> {
 }
 
 impl OffsetReader<'_> {
-    /// [`OffsetIndex::lookup`] without the per-call announcement: the entry with the largest
-    /// offset `<= target_offset`, or `OffsetPosition { offset: base_offset, position: 0 }` when there is none.
+    /// [`OffsetIndex::lookup`] without the per-call announcement, with its answers.
     ///
     /// # Errors
     /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
@@ -499,22 +511,9 @@ impl OffsetReader<'_> {
         target_offset: i64,
         probe: &mut P,
     ) -> Result<OffsetPosition> {
-        let base = self.base;
-        Ok(self
-            .reader
-            .search(
-                target_offset,
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                probe,
-            )?
-            .map_or(
-                OffsetPosition {
-                    offset: base,
-                    position: 0,
-                },
-                |(_, e)| e.decode(base),
-            ))
+        lookup_by(self.base, target_offset, probe, |t, f, b, p| {
+            self.reader.search(t, f, b, p)
+        })
     }
 }
 

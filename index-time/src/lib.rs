@@ -296,22 +296,9 @@ impl TimeIndex {
         target_timestamp: i64,
         probe: &mut P,
     ) -> Result<TimestampOffset> {
-        let base = self.base_offset();
-        Ok(self
-            .file
-            .search(
-                target_timestamp,
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                probe,
-            )?
-            .map_or(
-                TimestampOffset {
-                    timestamp: NO_TIMESTAMP,
-                    offset: base,
-                },
-                |(_, e)| e.decode(base),
-            ))
+        lookup_by(self.base_offset(), target_timestamp, probe, |t, f, b, p| {
+            self.file.search(t, f, b, p)
+        })
     }
 
     /// The entry in slot `n`.
@@ -522,6 +509,32 @@ fn append_checked(
     Ok(true)
 }
 
+/// Kafka's time-index `lookup` over `search` (the per-call [`IndexFile::search`] or a
+/// batch's [`index_core::Reader::search`]): the largest-lower-bound key search for
+/// `target_timestamp`, its entry decoded against `base`, or `(NO_TIMESTAMP, base)` when
+/// the index is empty or the target is below the first entry.
+#[inline(always)]
+fn lookup_by<P: Probe>(
+    base: i64,
+    target_timestamp: i64,
+    probe: &mut P,
+    search: impl FnOnce(i64, SearchField, Bound, &mut P) -> Result<Option<(usize, RawTimeEntry)>>,
+) -> Result<TimestampOffset> {
+    Ok(search(
+        target_timestamp,
+        SearchField::Key,
+        Bound::LargestLowerBound,
+        probe,
+    )?
+    .map_or(
+        TimestampOffset {
+            timestamp: NO_TIMESTAMP,
+            offset: base,
+        },
+        |(_, e)| e.decode(base),
+    ))
+}
+
 /// Lookups of one thread announced once for a batch (see [`TimeIndex::with_reader`]).
 pub struct TimeReader<'a> {
     reader: &'a index_core::Reader<'a, RawTimeEntry>,
@@ -529,8 +542,7 @@ pub struct TimeReader<'a> {
 }
 
 impl TimeReader<'_> {
-    /// [`TimeIndex::lookup`] without the per-call announcement: the entry with the largest
-    /// timestamp `<= target_timestamp`, or `TimestampOffset { timestamp: NO_TIMESTAMP, offset: base_offset }` when there is none.
+    /// [`TimeIndex::lookup`] without the per-call announcement, with its answers.
     ///
     /// # Errors
     /// [`IndexError::Closed`] once the index was closed or unmapped (a close may begin
@@ -547,22 +559,9 @@ impl TimeReader<'_> {
         target_timestamp: i64,
         probe: &mut P,
     ) -> Result<TimestampOffset> {
-        let base = self.base;
-        Ok(self
-            .reader
-            .search(
-                target_timestamp,
-                SearchField::Key,
-                Bound::LargestLowerBound,
-                probe,
-            )?
-            .map_or(
-                TimestampOffset {
-                    timestamp: NO_TIMESTAMP,
-                    offset: base,
-                },
-                |(_, e)| e.decode(base),
-            ))
+        lookup_by(self.base, target_timestamp, probe, |t, f, b, p| {
+            self.reader.search(t, f, b, p)
+        })
     }
 }
 

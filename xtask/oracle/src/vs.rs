@@ -58,7 +58,7 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    default 1 Mi lookups, a 1 GiB segment, 5 rounds, 3 warm-ups; dump:
                    64 MiB and 16 MiB inputs, 500 partitions (default 1 GiB, 128 MiB, 5,000)
   --only G,..      lookups (offset and time index, hot tail, uniform, lagging and mixed, every
-                   strategy),
+                   strategy per call, and the default in batches of 1,000 through with_reader),
                    appends (per-call append and our appender(), a full 10 MiB index),
                    leader (Log::append_as_leader against UnifiedLog.appendAsLeader: plain,
                    idempotent and transactional batches from 1 and 4 producers, and
@@ -1110,6 +1110,10 @@ fn run_sabotages() -> Result<(), String> {
     }
 }
 
+/// Lookups per `with_reader` call in the lookup groups' batch row (the limit bench's
+/// slice: `docs/performance.md#lookup-batch`).
+const LOOKUP_BATCH: usize = 1000;
+
 fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     let sab_lookup = u8::from(b.opts.sabotage == Some("lookup-slot-before"));
     let sab_append = u8::from(b.opts.sabotage == Some("append-position"));
@@ -1160,6 +1164,15 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                         ceiling: None,
                     })
                     .collect();
+                // The default's lookups through the batch API, against the same
+                // per-call lookups of Kafka's (Kafka has no batch API).
+                cs.push(Competitor {
+                    label: format!("{}, with_reader, {LOOKUP_BATCH} per batch", labels[0]),
+                    kafka: false,
+                    cmd: format!("lookup-batch {kind}-default {tid} {sab_lookup} {LOOKUP_BATCH}"),
+                    outputs: Vec::new(),
+                    ceiling: None,
+                });
                 cs.push(Competitor {
                     label: "Kafka".into(),
                     kafka: true,
