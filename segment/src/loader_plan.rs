@@ -158,10 +158,11 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
         last_indexed = Some(base + r1 as i64);
     }
 
-    // The first batch (read by the tail scan below when there is no index entry).
+    // The first batch (read by the tail scan below when there is no index entry): its
+    // header alone, where and why a whole-batch scan would stop (`Scanner::headers`).
     if size > 0 && scan_from > 0 {
-        let mut sc = Scanner::<F>::new(log, 0);
-        match sc.next_batch().map_err(io)? {
+        let mut sc = Scanner::<F>::headers(log, 0);
+        match sc.next_header().map_err(io)? {
             Some((info, _)) => {
                 if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset)
                 {
