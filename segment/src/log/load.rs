@@ -287,7 +287,7 @@ impl<F: BatchFormat> Log<F> {
             )?;
             // The quick index check runs with the consistency check below, on one read
             // of each index's ends.
-            let needs_recovery = match seg.sanity_check(!time_index_existed) {
+            let needs_recovery = match seg.sanity_check_listed(!time_index_existed, txn_listed) {
                 Ok(()) => false,
                 Err(SegmentError::MissingIndex { .. }) if seg.size() == 0 => false,
                 Err(e @ SegmentError::MissingIndex { .. }) => {
