@@ -43,7 +43,8 @@ pub enum PeekError {
 
 /// The first and last entries of an index file of `len` bytes, read with
 /// `read_exact_at(buf, offset)` (which must fill `buf` from byte `offset` or fail):
-/// `Ok(None)` for an empty file (no read is made), else two reads of `E::SIZE` bytes.
+/// `Ok(None)` for an empty file (no read is made), else two reads of `E::SIZE` bytes (one
+/// when the file holds a single entry).
 ///
 /// A caller that wants the complete entries of a file with a torn tail passes
 /// `len - len % E::SIZE` (Kafka's `roundDown`).
@@ -62,7 +63,11 @@ pub fn peek_ends<E: IndexEntry>(
     let mut first: E = bytemuck::Zeroable::zeroed();
     let mut last: E = bytemuck::Zeroable::zeroed();
     read_exact_at(bytemuck::bytes_of_mut(&mut first), 0)?;
-    read_exact_at(bytemuck::bytes_of_mut(&mut last), (entries - 1) * size)?;
+    if entries == 1 {
+        last = first;
+    } else {
+        read_exact_at(bytemuck::bytes_of_mut(&mut last), (entries - 1) * size)?;
+    }
     Ok(Some(Ends {
         entries,
         first,

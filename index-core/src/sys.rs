@@ -6,7 +6,9 @@
 //! [`crate::readers`]), and the
 //! few operating-system calls the bench harness needs to measure real page residency
 //! (`mincore`, `madvise`, `posix_fadvise` on a whole file or a range, `getrusage` of the
-//! process or of the calling thread), Linux's `membarrier`, which
+//! process or of the calling thread), the read-ahead hint the segment crate's loader
+//! gives for the pages it is about to check (`posix_fadvise(POSIX_FADV_WILLNEED)` on a
+//! range, [`advise_range_will_need`]), Linux's `membarrier`, which
 //! lets lookups announce themselves without a fence instruction, and Linux's `sendfile`
 //! ([`sendfile`], [`sendfile_all`]), the zero-copy transfer of the segment crate's
 //! file regions; and the index writer's lock (`StoreLock`, a value behind an
@@ -655,6 +657,44 @@ pub fn advise_range_dont_need(file: &File, offset: u64, len: u64) -> io::Result<
 #[cfg(not(target_os = "linux"))]
 pub fn advise_range_dont_need(_file: &File, _offset: u64, _len: u64) -> io::Result<()> {
     Err(unsupported("posix_fadvise(POSIX_FADV_DONTNEED)"))
+}
+
+/// Asks the kernel to start reading `len` bytes of `file` from `offset` into the page
+/// cache (`posix_fadvise(POSIX_FADV_WILLNEED)`: the reads are queued and the call
+/// returns without waiting for them). `len == 0` means "to the end of the file". The
+/// segment crate's loader gives it for the pages its load-time check of the next
+/// segments will read, so that a cold disk serves many of them at once instead of one
+/// at a time (docs/performance.md#vs-kafka-opens). Pages already cached are left alone.
+///
+/// # Errors
+/// The system call's error; [`io::ErrorKind::InvalidInput`] if `offset` or `len` does not
+/// fit the kernel's `off_t`; `Unsupported` off Linux (callers treat every error as "no
+/// advice given": it is only a hint).
+#[cfg(target_os = "linux")]
+pub fn advise_range_will_need(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "posix_fadvise range out of range",
+        ));
+    };
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid
+    // for the duration of the call because `file` is borrowed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), off, len, libc::POSIX_FADV_WILLNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Off Linux: no advice is given ([`unsupported`]).
+///
+/// # Errors
+/// Always `Unsupported`.
+#[cfg(not(target_os = "linux"))]
+pub fn advise_range_will_need(_file: &File, _offset: u64, _len: u64) -> io::Result<()> {
+    Err(unsupported("posix_fadvise(POSIX_FADV_WILLNEED)"))
 }
 
 /// A load fence (`lfence` on x86_64): no later instruction starts before every earlier

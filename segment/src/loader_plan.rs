@@ -101,6 +101,22 @@ pub fn segment_check<F: BatchFormat>(
     seg: &LogSegment<F>,
     is_last: bool,
 ) -> std::result::Result<SegmentCheck, String> {
+    let oi = index_ends::<RawOffsetEntry>(&seg.offset_index_file())?;
+    segment_check_with(seg, is_last, oi, || {
+        index_ends::<RawTimeEntry>(&seg.time_index_file())
+    })
+}
+
+/// [`segment_check`] with the offset index's ends already read (`oi`) and the time
+/// index's read by `ti` when the check gets to it: the loader reads both once, for this
+/// check and for [`LogSegment::quick_index_check`]'s
+/// ([`crate::validate::check_loaded_segments`]).
+pub(crate) fn segment_check_with<F: BatchFormat>(
+    seg: &LogSegment<F>,
+    is_last: bool,
+    oi_ends: Option<Ends<RawOffsetEntry>>,
+    ti_ends: impl FnOnce() -> std::result::Result<Option<Ends<RawTimeEntry>>, String>,
+) -> std::result::Result<SegmentCheck, String> {
     let log = seg.log();
     let size = log.size_in_bytes();
     let base = seg.base_offset();
@@ -116,7 +132,7 @@ pub fn segment_check<F: BatchFormat>(
         entries: n,
         first,
         last,
-    }) = index_ends::<RawOffsetEntry>(&oi)?
+    }) = oi_ends
     {
         // Positions as Java ints (Kafka's `OffsetIndex` reads them with `getInt`): one
         // above `i32::MAX` is negative.
@@ -142,10 +158,11 @@ pub fn segment_check<F: BatchFormat>(
         last_indexed = Some(base + r1 as i64);
     }
 
-    // The first batch (read by the tail scan below when there is no index entry).
+    // The first batch (read by the tail scan below when there is no index entry): its
+    // header alone, where and why a whole-batch scan would stop (`Scanner::headers`).
     if size > 0 && scan_from > 0 {
-        let mut sc = Scanner::<F>::new(log, 0);
-        match sc.next_batch().map_err(io)? {
+        let mut sc = Scanner::<F>::headers(log, 0);
+        match sc.next_header().map_err(io)? {
             Some((info, _)) => {
                 if info.base_offset < base || !seg.can_convert_to_relative_offset(info.last_offset)
                 {
@@ -227,7 +244,7 @@ pub fn segment_check<F: BatchFormat>(
         }
     }
     let ti = seg.time_index_file();
-    if let Some(Ends { last, .. }) = index_ends::<RawTimeEntry>(&ti)? {
+    if let Some(Ends { last, .. }) = ti_ends()? {
         let rel = last.relative_offset.get();
         let abs = base + i64::from(rel.max(0));
         // An all-zero time index entry with an empty segment is the untrimmed form Kafka

@@ -135,6 +135,16 @@ impl LogFile {
         }
     }
 
+    /// Asks the kernel to start reading `len` bytes from `position` into the page cache
+    /// without waiting (`posix_fadvise(WILLNEED)`,
+    /// [`advise_range_will_need`](index_core::sys::advise_range_will_need)). Only a hint:
+    /// failures, and a closed file, are ignored.
+    pub(crate) fn advise_will_need(&self, position: u64, len: u64) {
+        if let Some(f) = self.file.read().as_ref() {
+            let _ = index_core::sys::advise_range_will_need(f, position, len);
+        }
+    }
+
     /// The logical size in bytes (Kafka's `sizeInBytes`).
     pub fn size_in_bytes(&self) -> u64 {
         self.size.load(Ordering::Acquire)

@@ -21,6 +21,7 @@ use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
 use crate::names;
+use crate::segment::IndexFiles;
 use crate::segment_map::LogSegments;
 
 /// `Log::roll(Some(base))`: the base must be at or above the log end offset and below
@@ -121,31 +122,53 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
         || rest == names::PRODUCER_SNAPSHOT_FILE_SUFFIX
 }
 
-/// Runs [`segment_check`](crate::loader_plan::segment_check) on every loaded segment not
-/// already `flagged`, and checks that offsets increase across segment boundaries (a
-/// segment's next offset is at most the next segment's base offset). Returns the base offsets of the segments that failed
-/// (each warned about): the loader recovers them from their `.log`.
+/// Segments whose index files [`check_loaded_segments`] opens, and whose pages it asks
+/// the kernel to read, ahead of the one it checks: with a cold page cache the disk then
+/// serves up to this many segments' reads at once instead of one read at a time
+/// (docs/performance.md#vs-kafka-opens). It holds two descriptors for each (their
+/// `.index` and `.timeindex`), so an open needs this many pairs above one descriptor a
+/// segment.
+pub(crate) const LOAD_CHECK_AHEAD: usize = 128;
+
+/// The load-time check of every loaded segment not already `flagged`, in offset order:
+/// [`LogSegment::quick_index_check`](crate::LogSegment::quick_index_check) and then
+/// [`segment_check`](crate::loader_plan::segment_check) on one read of each index's
+/// ends, and offsets increasing across segment boundaries (a segment's next offset is at
+/// most the next segment's base offset). The index files of the next
+/// [`LOAD_CHECK_AHEAD`] segments are opened ahead, with a read-ahead hint for the pages
+/// both checks read. Returns the base offsets of the segments that failed (each warned
+/// about): the loader recovers them from their `.log`.
 pub(crate) fn check_loaded_segments<F: BatchFormat>(
     segments: &LogSegments<F>,
     flagged: &[i64],
 ) -> Vec<i64> {
     let all = segments.values();
+    let flagged: std::collections::HashSet<i64> = flagged.iter().copied().collect();
+    let is_flagged = |seg: &crate::segment::LogSegment<F>| flagged.contains(&seg.base_offset());
+    let mut ahead: std::collections::VecDeque<Option<IndexFiles>> =
+        std::collections::VecDeque::with_capacity(LOAD_CHECK_AHEAD);
+    let mut opened = 0;
     let mut bad = Vec::new();
     let mut prev: Option<(i64, Option<i64>)> = None;
     for (i, seg) in all.iter().enumerate() {
+        while opened < all.len() && opened < i + LOAD_CHECK_AHEAD {
+            let s = &all[opened];
+            ahead.push_back((!is_flagged(s)).then(|| s.open_index_files(true)));
+            opened += 1;
+        }
+        let files = ahead.pop_front().flatten();
         let base = seg.base_offset();
         let is_last = i + 1 == all.len();
-        let next = if flagged.contains(&base) {
-            None
-        } else {
-            match crate::loader_plan::segment_check(seg, is_last) {
-                Ok(c) => c.next_offset,
+        let next = match files {
+            None => None,
+            Some(files) => match check_one(seg, is_last, files) {
+                Ok(next) => next,
                 Err(reason) => {
-                    tracing::warn!(segment = %seg.log_path().display(), %reason, "segment failed the load-time consistency check; recovering it from its log");
                     bad.push(base);
+                    warn_failed(seg, &reason);
                     None
                 }
-            }
+            },
         };
         if let Some((pbase, Some(pnext))) = prev {
             if pnext > base && !bad.contains(&pbase) {
@@ -161,6 +184,39 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
         prev = Some((base, next));
     }
     bad
+}
+
+/// Why one segment failed the load-time check.
+enum Failed {
+    /// [`LogSegment::quick_index_check`](crate::LogSegment::quick_index_check)'s reason.
+    Index(String),
+    /// [`segment_check`](crate::loader_plan::segment_check)'s reason.
+    Segment(String),
+}
+
+/// Both load-time checks of one segment on one read of its indexes' ends: the segment's
+/// next offset (`None`: its tail was not scanned to the end), or why it failed.
+fn check_one<F: BatchFormat>(
+    seg: &crate::segment::LogSegment<F>,
+    is_last: bool,
+    files: IndexFiles,
+) -> std::result::Result<Option<i64>, Failed> {
+    let ends = seg.read_index_ends(files).map_err(Failed::Index)?;
+    seg.quick_check_ends(&ends).map_err(Failed::Index)?;
+    crate::loader_plan::segment_check_with(seg, is_last, ends.offset, || Ok(ends.time))
+        .map(|c| c.next_offset)
+        .map_err(Failed::Segment)
+}
+
+fn warn_failed<F: BatchFormat>(seg: &crate::segment::LogSegment<F>, failed: &Failed) {
+    match failed {
+        Failed::Index(reason) => {
+            tracing::warn!(segment = %seg.log_path().display(), %reason, "index failed the load check; rebuilding it from the log");
+        }
+        Failed::Segment(reason) => {
+            tracing::warn!(segment = %seg.log_path().display(), %reason, "segment failed the load-time consistency check; recovering it from its log");
+        }
+    }
 }
 
 #[cfg(test)]

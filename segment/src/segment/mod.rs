@@ -34,6 +34,7 @@ mod recover;
 
 pub(crate) use read::SegmentSlice;
 pub use read::{FetchDataInfo, LogOffsetMetadata, RegionFetch};
+pub(crate) use recover::IndexFiles;
 
 #[derive(Debug)]
 struct State {

@@ -2,8 +2,6 @@
 //! the loader's load-time checks (`sanityCheck`, the cheap index check, the active
 //! segment's index resize).
 
-use std::path::Path;
-
 use index_core::peek::{self, Ends, PeekError};
 use index_core::IndexEntry;
 use index_offset::RawOffsetEntry;
@@ -16,6 +14,44 @@ use crate::format::BatchFormat;
 use crate::fs::FsOp;
 use crate::producer::{LeaderEpochCache, ProducerStateManager};
 use crate::scan::{self, ScanStop, Scanner};
+
+/// Bytes at the start of a `.log` that [`LogSegment::open_index_files`] asks the kernel
+/// to read ahead: the page holding the first batch's header, which the load-time check
+/// reads, and the rest of a whole-batch scan's first window (the tail scan of a segment
+/// with no offset index entry starts there).
+pub(crate) const LOAD_CHECK_HEAD: u64 = 16 << 10;
+
+/// Bytes at the end of a `.log` that [`LogSegment::open_index_files`] asks the kernel to
+/// read ahead: where the load-time check's tail scan runs (from the last offset index
+/// entry, `index.interval.bytes` (4 KiB by default) plus one batch before the end, in a
+/// well-indexed segment). A longer tail is read when the scan gets there.
+pub(crate) const LOAD_CHECK_TAIL: u64 = 64 << 10;
+
+/// The page size the read-ahead hints assume: an index's last entry is advised apart
+/// from its first only when it lies this far or more from the start.
+const ADVICE_PAGE: u64 = 4096;
+
+/// One index file opened for the load-time check: `None` if it does not exist, else its
+/// path, the file and its length; `Err(reason)` if it could not be opened or measured.
+pub(crate) type IndexFile =
+    std::result::Result<Option<(std::path::PathBuf, std::fs::File, u64)>, String>;
+
+/// A segment's `.index` and `.timeindex` opened for the load-time check
+/// ([`LogSegment::open_index_files`]).
+#[derive(Debug)]
+pub(crate) struct IndexFiles {
+    offset: IndexFile,
+    time: IndexFile,
+}
+
+/// The first and last entries of a segment's `.index` and `.timeindex` (`None`: missing
+/// or empty), read once at load ([`LogSegment::read_index_ends`]) for both load-time
+/// checks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IndexEnds {
+    pub(crate) offset: Option<Ends<RawOffsetEntry>>,
+    pub(crate) time: Option<Ends<RawTimeEntry>>,
+}
 
 impl<F: BatchFormat> LogSegment<F> {
     /// Kafka's `recover` (docs/kafka-behaviour.md#segment-recover): validates every batch, rebuilds the offset, time and
@@ -269,6 +305,17 @@ impl<F: BatchFormat> LogSegment<F> {
     /// [`SegmentError::MissingIndex`]; [`SegmentError::TxnIndex`] with a corruption;
     /// index errors.
     pub fn sanity_check(&self, time_index_file_newly_created: bool) -> Result<()> {
+        self.sanity_check_listed(time_index_file_newly_created, true)
+    }
+
+    /// [`Self::sanity_check`] by the loader, which listed the directory: with
+    /// `txn_index_listed` false the `.txnindex` is known absent (the directory is locked,
+    /// nothing creates it meanwhile) and is not probed (an empty index passes the check).
+    pub(crate) fn sanity_check_listed(
+        &self,
+        time_index_file_newly_created: bool,
+        txn_index_listed: bool,
+    ) -> Result<()> {
         let oi = self.offset_index.file();
         if !oi.exists() {
             return Err(SegmentError::MissingIndex {
@@ -282,29 +329,84 @@ impl<F: BatchFormat> LogSegment<F> {
             ti.resize(0)?;
             self.after(FsOp::IndexResize, &ti.path());
         }
-        self.txn_index.sanity_check()?;
+        if txn_index_listed {
+            self.txn_index.sanity_check()?;
+        }
         Ok(())
     }
 
-    /// The entry count and first and last entries of the index file at `path`, opened
-    /// through the file-system seam: `None` if it is missing or empty; `Err(reason)` on a
-    /// length that is not whole entries or an I/O error.
-    fn index_ends<E: IndexEntry>(
-        &self,
-        path: &Path,
-    ) -> std::result::Result<Option<Ends<E>>, String> {
-        let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+    /// Opens the segment's `.index` and `.timeindex` for reading (through the
+    /// file-system seam) and reads their lengths, for [`Self::read_index_ends`]. With
+    /// `advise`, also asks the kernel to start reading the pages the load-time checks
+    /// read (each index's first and last entries, the `.log`'s first
+    /// [`LOAD_CHECK_HEAD`] and last [`LOAD_CHECK_TAIL`] bytes) without waiting for them
+    /// (`posix_fadvise(WILLNEED)`): the loader does this some segments ahead of the one
+    /// it checks, so that with a cold page cache the disk serves many segments' reads at
+    /// once (docs/performance.md#vs-kafka-opens). The advice is a hint: its failure is
+    /// ignored.
+    pub(crate) fn open_index_files(&self, advise: bool) -> IndexFiles {
+        let open = |path: std::path::PathBuf, entry: u64| -> IndexFile {
+            let f = match self.fs.open_file(&path, crate::fs::OpenMode::Read) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(format!("{}: {e}", path.display())),
+            };
+            let len = f
+                .metadata()
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .len();
+            if advise && len > 0 {
+                // The first entry's page, and the last entry's when it is another one.
+                let _ = index_core::sys::advise_range_will_need(&f, 0, entry);
+                let last = (len - len % entry).saturating_sub(entry);
+                if last >= ADVICE_PAGE {
+                    let _ = index_core::sys::advise_range_will_need(&f, last, entry);
+                }
+            }
+            Ok(Some((path, f, len)))
         };
-        // Only non-empty files are checked by the caller (`n >= 1` there).
-        peek::peek_file_ends::<E>(&f).map_err(|e| match e {
-            PeekError::NotWholeEntries { len, entry_size } => format!(
-                "{}: length {len} is not a multiple of {entry_size}",
-                path.display()
-            ),
-            e => e.to_string(),
+        let files = IndexFiles {
+            offset: open(self.offset_index.file(), RawOffsetEntry::SIZE as u64),
+            time: open(self.time_index.file(), RawTimeEntry::SIZE as u64),
+        };
+        if advise {
+            let size = self.log.size_in_bytes();
+            if size > 0 {
+                self.log.advise_will_need(0, size.min(LOAD_CHECK_HEAD));
+                if size > LOAD_CHECK_HEAD {
+                    let from = size.saturating_sub(LOAD_CHECK_TAIL).max(LOAD_CHECK_HEAD);
+                    self.log.advise_will_need(from, size - from);
+                }
+            }
+        }
+        files
+    }
+
+    /// The first and last entries of the two index files opened by
+    /// [`Self::open_index_files`] (two positioned reads each; the files are closed).
+    ///
+    /// # Errors
+    /// `Err(reason)` on a length that is not whole entries or an I/O error.
+    pub(crate) fn read_index_ends(
+        &self,
+        files: IndexFiles,
+    ) -> std::result::Result<IndexEnds, String> {
+        fn ends<E: IndexEntry>(f: IndexFile) -> std::result::Result<Option<Ends<E>>, String> {
+            use crate::pio::FileExt;
+            let Some((path, f, len)) = f? else {
+                return Ok(None);
+            };
+            peek::peek_ends::<E>(len, |b, at| f.read_exact_at(b, at)).map_err(|e| match e {
+                PeekError::NotWholeEntries { len, entry_size } => format!(
+                    "{}: length {len} is not a multiple of {entry_size}",
+                    path.display()
+                ),
+                e => format!("{}: {e}", path.display()),
+            })
+        }
+        Ok(IndexEnds {
+            offset: ends(files.offset)?,
+            time: ends(files.time)?,
         })
     }
 
@@ -317,42 +419,50 @@ impl<F: BatchFormat> LogSegment<F> {
     ///
     /// Returns `Err(reason)` describing the first problem found.
     pub fn quick_index_check(&self) -> std::result::Result<(), String> {
-        let oi = self.offset_index.file();
+        let ends = self.read_index_ends(self.open_index_files(false))?;
+        self.quick_check_ends(&ends)
+    }
+
+    /// [`Self::quick_index_check`] on index ends already read ([`Self::read_index_ends`]):
+    /// the loader reads them once for this check and for
+    /// [`segment_check`](crate::loader_plan::segment_check).
+    pub(crate) fn quick_check_ends(&self, ends: &IndexEnds) -> std::result::Result<(), String> {
+        let oi = || self.offset_index.file();
         if let Some(Ends {
             entries: n,
             first,
             last,
-        }) = self.index_ends::<RawOffsetEntry>(&oi)?
+        }) = ends.offset
         {
             let (r0, r1) = (first.relative_offset.get(), last.relative_offset.get());
             if r0 < 0 || r1 < 0 {
-                return Err(format!("{}: negative relative offset", oi.display()));
+                return Err(format!("{}: negative relative offset", oi().display()));
             }
             if n >= 2 && r1 <= r0 {
                 return Err(format!(
                     "{}: {n} entries but the last offset {} is not above the first {}",
-                    oi.display(),
+                    oi().display(),
                     self.base_offset + r1 as i64,
                     self.base_offset + r0 as i64
                 ));
             }
         }
-        let ti = self.time_index.file();
+        let ti = || self.time_index.file();
         if let Some(Ends {
             entries: n,
             first,
             last,
-        }) = self.index_ends::<RawTimeEntry>(&ti)?
+        }) = ends.time
         {
             let (t0, t1) = (first.timestamp.get(), last.timestamp.get());
             let (o0, o1) = (first.relative_offset.get(), last.relative_offset.get());
             if o0 < 0 || o1 < 0 {
-                return Err(format!("{}: negative relative offset", ti.display()));
+                return Err(format!("{}: negative relative offset", ti().display()));
             }
             if n >= 2 && (t1 <= t0 || o1 < o0) {
                 return Err(format!(
                     "{}: {n} entries but the last entry ({t1}, {}) does not follow the first ({t0}, {})",
-                    ti.display(),
+                    ti().display(),
                     self.base_offset + o1 as i64,
                     self.base_offset + o0 as i64
                 ));

@@ -330,3 +330,49 @@ fn a_marker_that_is_not_a_regular_file_is_not_trusted() {
         other => panic!("expected NotARegularFile, got {:?}", other.map(|_| ())),
     }
 }
+
+/// The loader opens the index files of the next segments ahead of the one it checks
+/// (`validate::LOAD_CHECK_AHEAD`, 128) and reads each index's ends once for both of its
+/// checks: lying files far past the first window, each failing a different check, are
+/// still found, each segment rebuilt once, and every offset read back from its own
+/// segment.
+#[test]
+fn lying_indexes_beyond_the_read_ahead_window_are_each_rebuilt() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), 1_000);
+    assert!(bases.len() > 300, "{} segments", bases.len());
+    let end = 3_000i64;
+    // Segment 140: a time index whose last entry names an offset the segment does not
+    // hold (the consistency check).
+    let p = seg_file(dir.path(), bases[140], "timeindex");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.extend(9_999_999i64.to_be_bytes());
+    bytes.extend(500i32.to_be_bytes());
+    std::fs::write(&p, bytes).unwrap();
+    // Segment 200: an offset index whose last entry is not above its first (the quick
+    // index check: zero padding, field case B1).
+    let p = seg_file(dir.path(), bases[200], "index");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.extend([0u8; 16]);
+    std::fs::write(&p, bytes).unwrap();
+    // Segment 290: an offset index that is not whole entries (the quick index check).
+    let p = seg_file(dir.path(), bases[290], "index");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.extend([1u8; 3]);
+    std::fs::write(&p, bytes).unwrap();
+
+    let log = open(dir.path());
+    assert_eq!(log.stats().indexes_rebuilt.load(Ordering::Relaxed), 3);
+    assert_eq!(log.stats().bytes_truncated.load(Ordering::Relaxed), 0);
+    assert_eq!(log.log_end_offset(), end);
+    assert_eq!(log.offset_for_timestamp(9_000_000).unwrap(), None);
+    let expected: Vec<_> = (0..end).map(|o| (o, value(o))).collect();
+    assert_eq!(records(&log, 0), expected);
+    for i in [139, 140, 141, 199, 200, 201, 289, 290, 291] {
+        let b = bases[i];
+        for o in b..bases[i + 1] {
+            assert_eq!(records(&log, o).first(), Some(&(o, value(o))), "read({o})");
+        }
+    }
+    appends_survive(dir.path(), log, &expected);
+}
