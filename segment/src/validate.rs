@@ -130,17 +130,30 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
 /// segment.
 pub(crate) const LOAD_CHECK_AHEAD: usize = 128;
 
+/// A load-time check of one segment that takes longer than this probably waited for the
+/// disk (its reads of cached pages take a few microseconds; three reads from the disk at
+/// queue depth 1 take 300 µs or more on the development machine).
+const SLOW_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Consecutive checks slower than [`SLOW_CHECK`] after which [`check_loaded_segments`]
+/// asks for read-ahead (for the rest of the open).
+const SLOW_CHECKS: u32 = 3;
+
 /// The load-time check of every loaded segment not already `flagged`, in offset order:
 /// [`LogSegment::quick_index_check`](crate::LogSegment::quick_index_check) and then
 /// [`segment_check`](crate::loader_plan::segment_check) on one read of each index's
 /// ends, and offsets increasing across segment boundaries (a segment's next offset is at
 /// most the next segment's base offset). The index files of the next
-/// [`LOAD_CHECK_AHEAD`] segments are opened ahead, with a read-ahead hint for the pages
-/// both checks read. Returns the base offsets of the segments that failed (each warned
-/// about): the loader recovers them from their `.log`.
+/// [`LOAD_CHECK_AHEAD`] segments are opened ahead; with `advise` (the loader's first opens
+/// found the page cache cold), or from the [`SLOW_CHECKS`]th consecutive check slower
+/// than [`SLOW_CHECK`] on, with a read-ahead hint for the pages both checks read (a hint
+/// to a warm page cache would only cost three calls a segment). Returns the base offsets
+/// of the segments that failed (each warned about): the loader recovers them from their
+/// `.log`.
 pub(crate) fn check_loaded_segments<F: BatchFormat>(
     segments: &LogSegments<F>,
     flagged: &[i64],
+    mut advise: bool,
 ) -> Vec<i64> {
     let all = segments.values();
     let flagged: std::collections::HashSet<i64> = flagged.iter().copied().collect();
@@ -148,20 +161,24 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
     let mut ahead: std::collections::VecDeque<Option<IndexFiles>> =
         std::collections::VecDeque::with_capacity(LOAD_CHECK_AHEAD);
     let mut opened = 0;
+    let mut slow = 0;
     let mut bad = Vec::new();
     let mut prev: Option<(i64, Option<i64>)> = None;
     for (i, seg) in all.iter().enumerate() {
         while opened < all.len() && opened < i + LOAD_CHECK_AHEAD {
             let s = &all[opened];
-            ahead.push_back((!is_flagged(s)).then(|| s.open_index_files(true)));
+            ahead.push_back((!is_flagged(s)).then(|| s.open_index_files(advise)));
             opened += 1;
         }
+        // A run of slow checks, not one: a check can be slow because the thread was
+        // descheduled.
+        advise |= slow >= SLOW_CHECKS;
         let files = ahead.pop_front().flatten();
         let base = seg.base_offset();
         let is_last = i + 1 == all.len();
         let next = match files {
             None => None,
-            Some(files) => match check_one(seg, is_last, files) {
+            Some(files) => match timed(&mut slow, || check_one(seg, is_last, files)) {
                 Ok(next) => next,
                 Err(reason) => {
                     bad.push(base);
@@ -184,6 +201,19 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
         prev = Some((base, next));
     }
     bad
+}
+
+/// Runs `check`; counts it in `slow` if it took longer than [`SLOW_CHECK`], else
+/// restarts the count.
+fn timed<T>(slow: &mut u32, check: impl FnOnce() -> T) -> T {
+    let started = std::time::Instant::now();
+    let r = check();
+    *slow = if started.elapsed() > SLOW_CHECK {
+        *slow + 1
+    } else {
+        0
+    };
+    r
 }
 
 /// Why one segment failed the load-time check.

@@ -71,6 +71,17 @@ use crate::segment_map::LogSegments;
 use crate::tier::DeletionReason;
 use crate::time::Clock;
 
+/// Segments the loader opens before it judges whether the page cache is cold: if opening
+/// these took longer than [`COLD_PROBE_TIME`] (the first of them waited for inode reads),
+/// the load-time checks ask the kernel to read their pages ahead
+/// (docs/performance.md#vs-kafka-opens).
+const COLD_PROBE_SEGMENTS: usize = 8;
+
+/// The time opening [`COLD_PROBE_SEGMENTS`] segments takes at most when their files'
+/// inodes are cached (80–140 µs on the development machine, 5–10 µs a segment; cold, the
+/// first open alone waits 0.6–1 ms for the disk).
+const COLD_PROBE_TIME: std::time::Duration = std::time::Duration::from_micros(400);
+
 impl Log<KafkaBatchFormat> {
     /// Opens (creating if needed) the log in `dir`, of Kafka's record batches — Kafka's
     /// loader (docs/kafka-behaviour.md#log-loading). It locks the directory ([`DirLock`]) and removes the
@@ -265,6 +276,8 @@ impl<F: BatchFormat> Log<F> {
             }
         }
         let mut flagged = Vec::new();
+        let started = std::time::Instant::now();
+        let (mut opened, mut cold) = (0, false);
         for p in &files {
             if !names::is_log_file(p) {
                 continue;
@@ -273,6 +286,10 @@ impl<F: BatchFormat> Log<F> {
                 continue; // not named like a segment (e.g. `notes.log`)
             }
             let base = names::canonical_offset_from_file(p)?;
+            if opened == COLD_PROBE_SEGMENTS {
+                cold = started.elapsed() > COLD_PROBE_TIME;
+            }
+            opened += 1;
             let time_index_existed = has(&names::time_index_file(&self.dir, base, ""));
             // The listing checked the segment's files: the open does not `lstat` them again.
             let txn_listed = has(&names::transaction_index_file(&self.dir, base, ""));
@@ -287,19 +304,21 @@ impl<F: BatchFormat> Log<F> {
             )?;
             // The quick index check runs with the consistency check below, on one read
             // of each index's ends.
-            let needs_recovery = match seg.sanity_check_listed(!time_index_existed, txn_listed) {
-                Ok(()) => false,
-                Err(SegmentError::MissingIndex { .. }) if seg.size() == 0 => false,
-                Err(e @ SegmentError::MissingIndex { .. }) => {
-                    tracing::info!(error = %e, "recovering segment with a missing index");
-                    true
-                }
-                Err(e) if e.is_corruption() => {
-                    tracing::warn!(error = %e, "recovering segment with a corrupt index");
-                    true
-                }
-                Err(e) => return Err(e),
-            };
+            let index_listed = has(&names::offset_index_file(&self.dir, base, ""));
+            let needs_recovery =
+                match seg.sanity_check_listed(!time_index_existed, index_listed, txn_listed) {
+                    Ok(()) => false,
+                    Err(SegmentError::MissingIndex { .. }) if seg.size() == 0 => false,
+                    Err(e @ SegmentError::MissingIndex { .. }) => {
+                        tracing::info!(error = %e, "recovering segment with a missing index");
+                        true
+                    }
+                    Err(e) if e.is_corruption() => {
+                        tracing::warn!(error = %e, "recovering segment with a corrupt index");
+                        true
+                    }
+                    Err(e) => return Err(e),
+                };
             // Kafka leaves a missing `.timeindex` empty (sanityCheck resizes it to 0), which
             // hides the segment from lookups by timestamp: its largest timestamp reads as
             // unknown. Here a non-empty segment without one is recovered, which rebuilds it.
@@ -315,8 +334,11 @@ impl<F: BatchFormat> Log<F> {
         }
         // Before the marker or the recovery point is trusted for a segment: do its files
         // agree (crate::validate: the quick index check and the consistency check)? A
-        // segment that fails is recovered.
-        let failed = crate::validate::check_loaded_segments(&self.segments, &flagged);
+        // segment that fails is recovered. The checks' reads are advised ahead when the
+        // first opens found the page cache cold (or once the checks find themselves
+        // waiting for the disk); advice to a warm page cache would only cost three calls
+        // a segment.
+        let failed = crate::validate::check_loaded_segments(&self.segments, &flagged, cold);
         self.stats
             .indexes_rebuilt
             .fetch_add(failed.len() as u64, Ordering::Relaxed);

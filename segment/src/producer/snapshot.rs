@@ -247,7 +247,11 @@ pub fn list_snapshot_files(dir: &Path) -> Result<BTreeMap<i64, PathBuf>> {
         if stem.len() != 20 || !stem.bytes().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        // A regular file as the directory reports it (`d_type`) needs no `stat`; a
+        // symlink (followed) or an entry of unknown type is asked of the file system.
+        let regular = e.file_type().is_ok_and(|t| t.is_file())
+            || std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+        if !regular {
             continue;
         }
         if let Ok(offset) = stem.parse::<i64>() {

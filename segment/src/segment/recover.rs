@@ -53,6 +53,32 @@ pub(crate) struct IndexEnds {
     pub(crate) time: Option<Ends<RawTimeEntry>>,
 }
 
+/// The ranges `(position, length)` of a `.log` of `size` bytes that the load-time checks
+/// read: its first [`LOAD_CHECK_HEAD`] bytes and its last [`LOAD_CHECK_TAIL`] (none for an
+/// empty file; one range when they meet).
+fn log_advice(size: u64) -> impl Iterator<Item = (u64, u64)> {
+    let head = (size > 0).then(|| (0, size.min(LOAD_CHECK_HEAD)));
+    let tail = (size > LOAD_CHECK_HEAD).then(|| {
+        let from = size.saturating_sub(LOAD_CHECK_TAIL).max(LOAD_CHECK_HEAD);
+        (from, size - from)
+    });
+    head.into_iter().chain(tail)
+}
+
+/// Asks the kernel to read ahead the pages of an index file of `len` bytes (entries of
+/// `entry` bytes) that the load-time checks read: the first entry's page, and the last
+/// entry's when it is another one. A hint: failures are ignored.
+fn advise_index(f: &std::fs::File, len: u64, entry: u64) {
+    if len == 0 {
+        return;
+    }
+    let _ = index_core::sys::advise_range_will_need(f, 0, entry);
+    let last = (len - len % entry).saturating_sub(entry);
+    if last >= ADVICE_PAGE {
+        let _ = index_core::sys::advise_range_will_need(f, last, entry);
+    }
+}
+
 impl<F: BatchFormat> LogSegment<F> {
     /// Kafka's `recover` (docs/kafka-behaviour.md#segment-recover): validates every batch, rebuilds the offset, time and
     /// transaction indexes per batch, truncates the `.log` after the last valid batch and
@@ -305,21 +331,28 @@ impl<F: BatchFormat> LogSegment<F> {
     /// [`SegmentError::MissingIndex`]; [`SegmentError::TxnIndex`] with a corruption;
     /// index errors.
     pub fn sanity_check(&self, time_index_file_newly_created: bool) -> Result<()> {
-        self.sanity_check_listed(time_index_file_newly_created, true)
+        self.sanity_check_listed(
+            time_index_file_newly_created,
+            self.offset_index.file().exists(),
+            true,
+        )
     }
 
-    /// [`Self::sanity_check`] by the loader, which listed the directory: with
-    /// `txn_index_listed` false the `.txnindex` is known absent (the directory is locked,
-    /// nothing creates it meanwhile) and is not probed (an empty index passes the check).
+    /// [`Self::sanity_check`] by the loader, which listed the directory: whether the
+    /// `.index` exists is `index_listed`, read from the listing instead of asked of the
+    /// file system again (a `stat` a segment, which waits for the inode on a cold open),
+    /// and with `txn_index_listed` false the `.txnindex` is known absent (the directory
+    /// is locked, nothing creates either meanwhile) and is not probed (an empty index
+    /// passes the check).
     pub(crate) fn sanity_check_listed(
         &self,
         time_index_file_newly_created: bool,
+        index_listed: bool,
         txn_index_listed: bool,
     ) -> Result<()> {
-        let oi = self.offset_index.file();
-        if !oi.exists() {
+        if !index_listed {
             return Err(SegmentError::MissingIndex {
-                path: oi,
+                path: self.offset_index.file(),
                 base_offset: self.base_offset,
             });
         }
@@ -355,13 +388,8 @@ impl<F: BatchFormat> LogSegment<F> {
                 .metadata()
                 .map_err(|e| format!("{}: {e}", path.display()))?
                 .len();
-            if advise && len > 0 {
-                // The first entry's page, and the last entry's when it is another one.
-                let _ = index_core::sys::advise_range_will_need(&f, 0, entry);
-                let last = (len - len % entry).saturating_sub(entry);
-                if last >= ADVICE_PAGE {
-                    let _ = index_core::sys::advise_range_will_need(&f, last, entry);
-                }
+            if advise {
+                advise_index(&f, len, entry);
             }
             Ok(Some((path, f, len)))
         };
@@ -370,13 +398,8 @@ impl<F: BatchFormat> LogSegment<F> {
             time: open(self.time_index.file(), RawTimeEntry::SIZE as u64),
         };
         if advise {
-            let size = self.log.size_in_bytes();
-            if size > 0 {
-                self.log.advise_will_need(0, size.min(LOAD_CHECK_HEAD));
-                if size > LOAD_CHECK_HEAD {
-                    let from = size.saturating_sub(LOAD_CHECK_TAIL).max(LOAD_CHECK_HEAD);
-                    self.log.advise_will_need(from, size - from);
-                }
+            for (from, len) in log_advice(self.log.size_in_bytes()) {
+                self.log.advise_will_need(from, len);
             }
         }
         files
