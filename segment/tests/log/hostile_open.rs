@@ -142,11 +142,23 @@ fn served_or_corrupt(bytes: &[u8], from: i64) -> (Vec<(i64, String, i64)>, Optio
 }
 
 /// Every offset the log serves, walking `read` from 0.
-fn walk(log: &Log) -> Vec<i64> {
+/// Every offset the log serves, walking `read` from 0, and the offsets whose read is a
+/// typed format error (allowed only with [`corrupt_ok`]: the damaged bytes are left in
+/// place by a clean open and a read that meets them says so).
+fn walk_with_errors(log: &Log) -> (Vec<i64>, Vec<i64>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     let mut o = 0;
     while o < log.log_end_offset() {
-        let r = log.read(o, 1 << 20).unwrap();
+        let r = match log.read(o, 1 << 20) {
+            Ok(r) => r,
+            Err(SegmentError::Format { .. }) if corrupt_ok() => {
+                errors.push(o);
+                o += 1;
+                continue;
+            }
+            Err(e) => panic!("read({o}): {e}"),
+        };
         let (recs, corrupt) = served_or_corrupt(&r.records, o);
         let Some(last) = corrupt.or(recs.last().map(|r| r.0)) else {
             break;
@@ -154,20 +166,33 @@ fn walk(log: &Log) -> Vec<i64> {
         out.extend(recs.iter().map(|r| r.0));
         o = last + 1;
     }
-    out
+    (out, errors)
+}
+
+/// The served offsets are `expected` but for those whose read is a typed error.
+fn assert_walk(log: &Log, expected: &[i64], what: &str) {
+    let (got, errors) = walk_with_errors(log);
+    let want: Vec<i64> = expected
+        .iter()
+        .copied()
+        .filter(|o| !errors.contains(o))
+        .collect();
+    assert_eq!(got, want, "{what} (read errors at {errors:?})");
 }
 
 /// Checks an opened log against the survivors: every read from every offset, every
 /// timestamp lookup; then appends and two reopens.
 fn verify(dir: &Path, c: &LogConfig, log: Log, survivors: &[i64], what: &str) {
-    assert_eq!(walk(&log), survivors, "{what}: records served");
+    assert_walk(&log, survivors, &format!("{what}: records served"));
     let leo = log.log_end_offset();
     let top = survivors.last().map_or(0, |o| o + 1);
     assert!(leo >= top, "{what}: log end {leo} below {top}");
     for o in 0..leo {
-        let r = log
-            .read(o, 1 << 20)
-            .unwrap_or_else(|e| panic!("{what}: read({o}): {e}"));
+        let r = match log.read(o, 1 << 20) {
+            Ok(r) => r,
+            Err(SegmentError::Format { .. }) if corrupt_ok() => continue,
+            Err(e) => panic!("{what}: read({o}): {e}"),
+        };
         let (recs, corrupt) = served_or_corrupt(&r.records, o);
         for (x, v, t) in &recs {
             assert!(
@@ -199,17 +224,19 @@ fn verify(dir: &Path, c: &LogConfig, log: Log, survivors: &[i64], what: &str) {
                     ts == ts_of(x) && ts >= t && want.is_none_or(|w| x < w.1)
                 })
         };
-        let got = log
-            .offset_for_timestamp(t)
-            .unwrap_or_else(|e| panic!("{what}: offset_for_timestamp({t}): {e}"))
-            .map(|f| (f.timestamp, f.offset));
+        let got = match log.offset_for_timestamp(t) {
+            Ok(f) => f.map(|f| (f.timestamp, f.offset)),
+            Err(SegmentError::Format { .. }) if corrupt_ok() => continue,
+            Err(e) => panic!("{what}: offset_for_timestamp({t}): {e}"),
+        };
         if !stored(got) {
             assert_eq!(got, want, "{what}: offset_for_timestamp({t})");
         }
-        let got = log
-            .fetch_offset_by_timestamp(t)
-            .unwrap_or_else(|e| panic!("{what}: fetch_offset_by_timestamp({t}): {e}"))
-            .map(|f| (f.timestamp, f.offset));
+        let got = match log.fetch_offset_by_timestamp(t) {
+            Ok(f) => f.map(|f| (f.timestamp, f.offset)),
+            Err(SegmentError::Format { .. }) if corrupt_ok() => continue,
+            Err(e) => panic!("{what}: fetch_offset_by_timestamp({t}): {e}"),
+        };
         if !stored(got) {
             assert_eq!(got, want, "{what}: fetch_offset_by_timestamp({t})");
         }
@@ -228,7 +255,7 @@ fn verify(dir: &Path, c: &LogConfig, log: Log, survivors: &[i64], what: &str) {
     log.append(&batch(leo, 3, 9_000)).unwrap();
     let mut expected = survivors.to_vec();
     expected.extend(leo..leo + 3);
-    assert_eq!(walk(&log), expected, "{what}: after an append");
+    assert_walk(&log, &expected, &format!("{what}: after an append"));
     log.close().unwrap();
     let (_t, clock) = mock();
     let log = Log::options().clock(clock).open(dir, c.clone()).unwrap();
@@ -237,13 +264,13 @@ fn verify(dir: &Path, c: &LogConfig, log: Log, survivors: &[i64], what: &str) {
         0,
         "{what}: the second clean open recovers nothing"
     );
-    assert_eq!(walk(&log), expected, "{what}: after a clean reopen");
+    assert_walk(&log, &expected, &format!("{what}: after a clean reopen"));
     log.append(&batch(leo + 3, 2, 9_000)).unwrap();
     expected.extend(leo + 3..leo + 5);
     log.close_handlers();
     let (_t, clock) = mock();
     let log = Log::options().clock(clock).open(dir, c.clone()).unwrap();
-    assert_eq!(walk(&log), expected, "{what}: after an unclean reopen");
+    assert_walk(&log, &expected, &format!("{what}: after an unclean reopen"));
 }
 
 /// Opens `dir` (marker present) and checks the outcome: a typed error if `error_ok`,
@@ -267,9 +294,14 @@ fn attack_with(
     match Log::options().clock(clock).open(dir, c.clone()) {
         Err(e) => assert!(error_ok, "{what}: open failed: {e}"),
         Ok(log) => {
-            let got = walk(&log);
-            let Some(s) = options.iter().find(|o| **o == got) else {
-                panic!("{what}: served {got:?}, expected one of {options:?}");
+            let (got, errors) = walk_with_errors(&log);
+            let Some(s) = options.iter().find(|o| {
+                o.iter()
+                    .copied()
+                    .filter(|x| !errors.contains(x))
+                    .eq(got.iter().copied())
+            }) else {
+                panic!("{what}: served {got:?} (read errors at {errors:?}), expected one of {options:?}");
             };
             verify(dir, c, log, &s.clone(), what);
         }
@@ -735,12 +767,12 @@ fn exactly_full_indexes() {
 
 /// An entry between the first and the last that lies: the load check reads only the
 /// ends (as Kafka, which reads none), so the read path meets it. A read of an offset
-/// that entry covers starts its scan mid-batch, stops without an error and moves on to
-/// the next segment: the segment's later offsets are hidden (`read(83)` serves 108).
-/// Kafka does the same (`searchForOffsetFromPosition` finds nothing, `LocalLog.read`
-/// moves on).
+/// that entry covers starts its scan mid-batch; Kafka's then finds nothing and moves on
+/// to the next segment (`searchForOffsetFromPosition`, `LocalLog.read`), and so did ours
+/// (`read(83)` served 108, `offset_for_timestamp` likewise). Now the scan is done again
+/// from the segment's start, and every offset and timestamp is found
+/// (`docs/kafka-behaviour.md#scan-stops-short`).
 #[test]
-#[ignore = "defect: a read scan from a lying index entry stops mid-segment and moves on to the next segment, hiding offsets"]
 fn middle_offset_index_entry_inside_a_batch() {
     let c = cfg(2_000, 1, 10 << 20);
     on_middle_and_last(
@@ -750,7 +782,7 @@ fn middle_offset_index_entry_inside_a_batch() {
         |dir, lay, k| {
             let p = seg_file(dir, lay[k].0, "index");
             let mut e = index_entries(&p);
-            assert!(e.len() >= 4, "{e:?}");
+            assert!(e.len() >= 3, "{e:?}");
             let m = e.len() / 2;
             e[m].1 += 9;
             write_index(&p, &e);
@@ -762,13 +794,14 @@ fn middle_offset_index_entry_inside_a_batch() {
 /// A first batch's length field that frames a shorter batch (49: the header alone)
 /// passes the load checks, which read headers (Kafka's clean open checks none). The
 /// stored bytes are then served from that batch's position (failing the consumer's
-/// checksum: allowed), but a read of an offset of the second batch that starts its scan
-/// at position 0 meets the mid-batch bytes after the short batch, stops without an
-/// error and moves on to the next segment: offsets the files hold (12..=14 here) are
-/// skipped by `read(12)` while `read(14)` serves them. Kafka's read does the same
-/// (`LocalLog.read` moves to the next segment on a segment read that finds nothing).
+/// checksum: allowed); a read of an offset of the second batch that starts its scan at
+/// position 0 meets the mid-batch bytes after the short batch, which frame a torn tail.
+/// Kafka's read then moves on to the next segment (`LocalLog.read` on a segment read
+/// that finds nothing), and so does ours: `read(12)` serves 18, skipping 12..=14 that
+/// `read(14)` serves (its index entry is past the damage). Telling this from a torn last
+/// batch, which reads ignore, needs the load check to read more than the first header.
 #[test]
-#[ignore = "defect: a read scan that stops mid-segment (not at End) moves on to the next segment, hiding offsets"]
+#[ignore = "defect: a lying first-batch length that frames a shorter batch hides the next batch from reads that scan from position 0"]
 fn first_batch_length_framing_a_shorter_batch() {
     let c = small();
     for len in [49i32, 50] {
@@ -779,4 +812,28 @@ fn first_batch_length_framing_a_shorter_batch() {
             (vec![lose_from(lay, k, 0), lose_batch(lay, k, 0)], false)
         });
     }
+}
+
+/// A middle entry at the start of a later batch (positions still in order, so no form
+/// check sees it): a read of the offsets it covers started past their batch and served
+/// the later one, as Kafka's does; now the batch at an entry's position must start at
+/// or below the entry's offset, else the scan is done again from the segment's start
+/// (`docs/kafka-behaviour.md#scan-stops-short`).
+#[test]
+fn middle_offset_index_entry_at_a_later_batch() {
+    let c = cfg(2_000, 1, 10 << 20);
+    on_middle_and_last(
+        &c,
+        40,
+        "middle .index entry at a later batch",
+        |dir, lay, k| {
+            let p = seg_file(dir, lay[k].0, "index");
+            let mut e = index_entries(&p);
+            assert!(e.len() >= 3, "{e:?}");
+            let m = e.len() / 2;
+            e[m].1 = e[m + 1].1;
+            write_index(&p, &e);
+            (vec![all(lay)], true)
+        },
+    );
 }
