@@ -100,10 +100,35 @@ impl<F: BatchFormat> LogSegment<F> {
         if found.is_err() && from_index {
             found = search(starting_position, None)?;
         }
+        while let Err(scan::ScanStop::TornTail { position, .. }) = found {
+            let Some(next) = self.indexed_past(position)? else {
+                break;
+            };
+            found = search(u64::from(next.position), Some(next.offset))?;
+        }
         match found {
             Ok(found) => Ok(found),
             Err(stop) => scan::stopped_short(&self.log, stop).map_or(Ok(None), Err),
         }
+    }
+
+    /// The first offset index entry at a position after `position`, where a scan met a
+    /// torn tail: a torn last batch (a crash mid-write) has no indexed batch after it, so
+    /// such an entry means bytes before it lie (a length field framing less than its
+    /// batch) and the batches it names are read from there
+    /// (`docs/kafka-behaviour.md#scan-stops-short`). `None` if there is none.
+    fn indexed_past(&self, position: u64) -> Result<Option<OffsetPosition>> {
+        let Ok(position) = u32::try_from(position) else {
+            return Ok(None);
+        };
+        let at = OffsetPosition {
+            offset: self.base_offset,
+            position,
+        };
+        Ok(self
+            .offset_index()?
+            .fetch_upper_bound_offset(at, 1)?
+            .filter(|next| next.position > position))
     }
 
     /// Kafka's two-argument `read(startOffset, maxSize)` (docs/kafka-behaviour.md#segment-read): up to
@@ -295,6 +320,12 @@ impl<F: BatchFormat> LogSegment<F> {
         let mut found = search(pos, (pos > 0).then_some(at.offset))?;
         if found.is_err() && pos > 0 {
             found = search(0, None)?;
+        }
+        while let Err(scan::ScanStop::TornTail { position, .. }) = found {
+            let Some(next) = self.indexed_past(position)? else {
+                break;
+            };
+            found = search(u64::from(next.position), Some(next.offset))?;
         }
         match found {
             Ok(found) => Ok(found),
