@@ -408,56 +408,103 @@ fn stop_error(file: &LogFile, stop: Option<&ScanStop>) -> Result<()> {
 }
 
 /// Kafka's `searchForOffsetWithSize` (`searchForOffsetFromPosition` in Kafka 4.4): the
-/// first batch from `start` whose last offset is ≥ `target`.
+/// first batch from `start` whose last offset is ≥ `target`: `Ok(Some(_))`, or `Ok(None)`
+/// when the scan reaches the end of the file first. A scan that stops before the end (a
+/// torn tail, a corrupt batch) is returned as its [`ScanStop`], `Err(stop)`, for the
+/// caller to decide (`docs/kafka-behaviour.md#scan-stops-short`); so is a first batch
+/// whose base offset is above `first_base_at_most` (the offset of the index entry that
+/// gave `start`: the batch there holds offsets up to it), as a
+/// [`ScanStop::Corrupt`].
 ///
 /// Reads only batch headers ([`Scanner::headers`]): one positioned read of the header
 /// (Kafka: 61 bytes) per batch passed, never a batch's records, as Kafka reads only the
 /// headers of the batches it passes.
 ///
 /// # Errors
-/// [`SegmentError::Format`] if a corrupt batch is met before a match; I/O.
+/// I/O.
 pub(crate) fn search_for_offset_with_size<F: BatchFormat>(
     file: &LogFile,
     target: i64,
     start: u64,
-) -> Result<Option<LogOffsetPosition>> {
+    first_base_at_most: Option<i64>,
+) -> Result<std::result::Result<Option<LogOffsetPosition>, ScanStop>> {
     let mut sc = Scanner::<F>::headers(file, start);
+    let mut first = first_base_at_most;
     while let Some((info, size)) = sc.next_header()? {
+        if let Some(stop) = first.take().and_then(|at_most| index_lies(&info, at_most)) {
+            return Ok(Err(stop));
+        }
         if info.last_offset >= target {
-            return Ok(Some(LogOffsetPosition {
+            return Ok(Ok(Some(LogOffsetPosition {
                 offset: info.last_offset,
                 position: info.position,
                 size: size as u64,
-            }));
+            })));
         }
     }
-    stop_error(file, sc.stop())?;
-    Ok(None)
+    Ok(match sc.stop() {
+        None | Some(ScanStop::End) => Ok(None),
+        Some(stop) => Err(stop.clone()),
+    })
+}
+
+/// The stop for a first batch at an index entry's position whose base offset is above
+/// the entry's offset `at_most`.
+fn index_lies(info: &BatchInfo, at_most: i64) -> Option<ScanStop> {
+    (info.base_offset > at_most).then(|| ScanStop::Corrupt {
+        position: info.position,
+        error: FormatError::Corrupt {
+            position: info.position,
+            reason: format!(
+                "the offset index names offset {at_most} here, but the batch starts at {}",
+                info.base_offset
+            ),
+        },
+    })
 }
 
 /// Kafka's `searchForTimestamp`: the first record from position `start` with
-/// `timestamp ≥ target` and `offset ≥ starting_offset`.
+/// `timestamp ≥ target` and `offset ≥ starting_offset`; a scan that stops before the end
+/// of the file, or a first batch above `first_base_at_most`, as in
+/// [`search_for_offset_with_size`].
 ///
 /// # Errors
-/// As [`search_for_offset_with_size`], plus record decoding errors.
+/// Record decoding errors ([`SegmentError::Format`]); I/O.
 pub(crate) fn search_for_timestamp<F: BatchFormat>(
     file: &LogFile,
     target: i64,
     start: u64,
     starting_offset: i64,
-) -> Result<Option<TimestampAndOffset>> {
+    first_base_at_most: Option<i64>,
+) -> Result<std::result::Result<Option<TimestampAndOffset>, ScanStop>> {
     let mut sc = Scanner::<F>::new(file, start);
+    let mut first = first_base_at_most;
     while let Some((info, bytes)) = sc.next_batch()? {
+        if let Some(stop) = first.take().and_then(|at_most| index_lies(&info, at_most)) {
+            return Ok(Err(stop));
+        }
         if info.max_timestamp >= target {
             let found = F::search_timestamp(bytes, info.position, target, starting_offset)
                 .map_err(|e| SegmentError::format(file.path(), e))?;
             if found.is_some() {
-                return Ok(found);
+                return Ok(Ok(found));
             }
         }
     }
-    stop_error(file, sc.stop())?;
-    Ok(None)
+    Ok(match sc.stop() {
+        None | Some(ScanStop::End) => Ok(None),
+        Some(stop) => Err(stop.clone()),
+    })
+}
+
+/// What a read answers for a search that stopped before the end of the file: `None`
+/// for a torn tail (a crash mid-write: readers ignore it, recovery truncates it, as in
+/// Kafka) or the end, the corrupt batch's [`SegmentError::Format`] otherwise.
+pub(crate) fn stopped_short(file: &LogFile, stop: ScanStop) -> Option<SegmentError> {
+    match stop {
+        ScanStop::End | ScanStop::TornTail { .. } => None,
+        ScanStop::Corrupt { error, .. } => Some(SegmentError::format(file.path(), error)),
+    }
 }
 
 /// Kafka's `largestTimestampAfter`: the max batch timestamp from `start` with the offset
@@ -656,7 +703,8 @@ mod tests {
                 prop_assert_eq!(whole.stop(), heads.stop());
                 for target in 0..last + 3 {
                     let want = search_whole_batches(&file, target, from).map_err(|e| e.to_string());
-                    let got = search_for_offset_with_size::<KafkaBatchFormat>(&file, target, from)
+                    let got = search_for_offset_with_size::<KafkaBatchFormat>(&file, target, from, None)
+                        .and_then(|r| r.or_else(|stop| stop_error(&file, Some(&stop)).map(|()| None)))
                         .map_err(|e| e.to_string());
                     prop_assert_eq!(want, got, "target {} from {}", target, from);
                 }

@@ -73,17 +73,62 @@ pub struct RegionFetch {
 impl<F: BatchFormat> LogSegment<F> {
     /// Kafka's `translateOffset`: the first batch at or after position
     /// `starting_position` whose last offset is ≥ `offset`, starting the scan at the
-    /// offset index's lower bound. `None` if `offset` is beyond the segment.
+    /// offset index's lower bound. `None` if `offset` is beyond the segment (the scan
+    /// reached the end of the `.log`).
+    ///
+    /// Stricter than Kafka, whose read then moves on to the next segment: a scan from the
+    /// index's position that stops before the end of the `.log` (a torn or corrupt batch)
+    /// or whose first batch starts above the index entry's offset (the entry is not at
+    /// its batch's start) is done again from `starting_position`
+    /// (`docs/kafka-behaviour.md#scan-stops-short`).
     ///
     /// # Errors
-    /// Index errors; [`SegmentError::Format`] if a corrupt batch is met; I/O.
+    /// Index errors; [`SegmentError::Format`] if a corrupt batch is met before a match
+    /// (a torn tail is `None`, as in Kafka); I/O.
     pub fn translate_offset(
         &self,
         offset: i64,
         starting_position: u64,
     ) -> Result<Option<LogOffsetPosition>> {
-        let p = self.offset_index()?.lookup(offset)?.position as u64;
-        scan::search_for_offset_with_size::<F>(&self.log, offset, p.max(starting_position))
+        let entry = self.offset_index()?.lookup(offset)?;
+        let p = u64::from(entry.position);
+        let from_index = p > starting_position;
+        let search = |from, at_most| {
+            scan::search_for_offset_with_size::<F>(&self.log, offset, from, at_most)
+        };
+        let mut found = search(p.max(starting_position), from_index.then_some(entry.offset))?;
+        if found.is_err() && from_index {
+            found = search(starting_position, None)?;
+        }
+        while let Err(scan::ScanStop::TornTail { position, .. }) = found {
+            let Some(next) = self.indexed_past(position)? else {
+                break;
+            };
+            found = search(u64::from(next.position), Some(next.offset))?;
+        }
+        match found {
+            Ok(found) => Ok(found),
+            Err(stop) => scan::stopped_short(&self.log, stop).map_or(Ok(None), Err),
+        }
+    }
+
+    /// The first offset index entry at a position after `position`, where a scan met a
+    /// torn tail: a torn last batch (a crash mid-write) has no indexed batch after it, so
+    /// such an entry means bytes before it lie (a length field framing less than its
+    /// batch) and the batches it names are read from there
+    /// (`docs/kafka-behaviour.md#scan-stops-short`). `None` if there is none.
+    fn indexed_past(&self, position: u64) -> Result<Option<OffsetPosition>> {
+        let Ok(position) = u32::try_from(position) else {
+            return Ok(None);
+        };
+        let at = OffsetPosition {
+            offset: self.base_offset,
+            position,
+        };
+        Ok(self
+            .offset_index()?
+            .fetch_upper_bound_offset(at, 1)?
+            .filter(|next| next.position > position))
     }
 
     /// Kafka's two-argument `read(startOffset, maxSize)` (docs/kafka-behaviour.md#segment-read): up to
@@ -249,21 +294,43 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// Kafka's `findOffsetByTimestamp` (docs/kafka-behaviour.md#segment-find-by-timestamp): the first record with timestamp ≥
-    /// `timestamp` (ms since epoch) and offset ≥ `starting_offset`.
+    /// `timestamp` (ms since epoch) and offset ≥ `starting_offset`. Stricter than Kafka
+    /// as [`translate_offset`](Self::translate_offset): a scan from an index entry that
+    /// lies is done again from the start of the `.log`
+    /// (`docs/kafka-behaviour.md#scan-stops-short`).
     ///
     /// # Errors
-    /// Index, format and I/O errors.
+    /// Index and I/O errors; [`SegmentError::Format`] if a corrupt batch is met before a
+    /// match.
     pub fn find_offset_by_timestamp(
         &self,
         timestamp: i64,
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
         let entry = self.time_index()?.lookup(timestamp)?;
-        let pos = self
+        let at = self
             .offset_index()?
-            .lookup(entry.offset.max(starting_offset))?
-            .position as u64;
-        scan::search_for_timestamp::<F>(&self.log, timestamp, pos, starting_offset)
+            .lookup(entry.offset.max(starting_offset))?;
+        let pos = u64::from(at.position);
+        let search = |from, at_most| {
+            scan::search_for_timestamp::<F>(&self.log, timestamp, from, starting_offset, at_most)
+        };
+        // As `translate_offset`: a scan from a lying index entry is done again from the
+        // start (docs/kafka-behaviour.md#scan-stops-short).
+        let mut found = search(pos, (pos > 0).then_some(at.offset))?;
+        if found.is_err() && pos > 0 {
+            found = search(0, None)?;
+        }
+        while let Err(scan::ScanStop::TornTail { position, .. }) = found {
+            let Some(next) = self.indexed_past(position)? else {
+                break;
+            };
+            found = search(u64::from(next.position), Some(next.offset))?;
+        }
+        match found {
+            Ok(found) => Ok(found),
+            Err(stop) => scan::stopped_short(&self.log, stop).map_or(Ok(None), Err),
+        }
     }
 
     /// Kafka's `fetchUpperBoundOffset`: the offset of the first index entry whose position

@@ -24,6 +24,7 @@ mod fetch_isolation;
 mod file_regions;
 mod garbage_checkpoints;
 mod generated_fixture;
+mod hostile_open;
 mod io_fault_injection;
 mod isolation_one_moment;
 mod isolation_under_change;
