@@ -96,9 +96,30 @@ impl<F: BatchFormat> LogSegment<F> {
         let search = |from, at_most| {
             scan::search_for_offset_with_size::<F>(&self.log, offset, from, at_most)
         };
-        let mut found = search(p.max(starting_position), from_index.then_some(entry.offset))?;
-        if found.is_err() && from_index {
-            found = search(starting_position, None)?;
+        self.search_from_entry(
+            p.max(starting_position),
+            from_index.then_some(entry.offset),
+            from_index.then_some(starting_position),
+            search,
+        )
+    }
+
+    /// A search that starts at an offset index entry's position without trusting the
+    /// entry (`docs/kafka-behaviour.md#scan-stops-short`): `search(from, at_most)`, its
+    /// first batch checked against the entry's offset `at_most`; when it stops before the
+    /// end of the `.log`, once more from `restart` (if given, unchecked); past a torn
+    /// tail, on from each offset index entry after it. A scan that still stops short
+    /// answers `None` for a torn tail and [`SegmentError::Format`] for a corrupt batch.
+    fn search_from_entry<T>(
+        &self,
+        from: u64,
+        at_most: Option<i64>,
+        restart: Option<u64>,
+        search: impl Fn(u64, Option<i64>) -> Result<std::result::Result<Option<T>, scan::ScanStop>>,
+    ) -> Result<Option<T>> {
+        let mut found = search(from, at_most)?;
+        if let (Err(_), Some(restart)) = (&found, restart) {
+            found = search(restart, None)?;
         }
         while let Err(scan::ScanStop::TornTail { position, .. }) = found {
             let Some(next) = self.indexed_past(position)? else {
@@ -317,20 +338,12 @@ impl<F: BatchFormat> LogSegment<F> {
         };
         // As `translate_offset`: a scan from a lying index entry is done again from the
         // start (docs/kafka-behaviour.md#scan-stops-short).
-        let mut found = search(pos, (pos > 0).then_some(at.offset))?;
-        if found.is_err() && pos > 0 {
-            found = search(0, None)?;
-        }
-        while let Err(scan::ScanStop::TornTail { position, .. }) = found {
-            let Some(next) = self.indexed_past(position)? else {
-                break;
-            };
-            found = search(u64::from(next.position), Some(next.offset))?;
-        }
-        match found {
-            Ok(found) => Ok(found),
-            Err(stop) => scan::stopped_short(&self.log, stop).map_or(Ok(None), Err),
-        }
+        self.search_from_entry(
+            pos,
+            (pos > 0).then_some(at.offset),
+            (pos > 0).then_some(0),
+            search,
+        )
     }
 
     /// Kafka's `fetchUpperBoundOffset`: the offset of the first index entry whose position
