@@ -465,6 +465,7 @@ fn truncation_and_delete_records_race_running_cleans_without_loss_or_deadlock() 
         // The model: every (offset, key, value) appended and not truncated away.
         let mut model: Vec<(i64, String, Option<String>)> = Vec::new();
         let mut truncations = 0;
+        let mut cleans_seen = 0;
         for i in 0..2000u32 {
             let key = format!("k{}", i % 17);
             let value = (i % 13 != 0).then(|| format!("v{i}"));
@@ -487,6 +488,17 @@ fn truncation_and_delete_records_race_running_cleans_without_loss_or_deadlock() 
             if i == 1000 {
                 let start = log.log_end_offset() - 400;
                 log.delete_records(start).unwrap();
+            }
+            if i % 600 == 599 {
+                // A clean between these points however slow the machine is, so that the
+                // appends, truncations and `delete_records` race running cleans (on a
+                // loaded machine the loop could otherwise outrun every clean).
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                while cleaner.cleans_completed() <= cleans_seen {
+                    assert!(std::time::Instant::now() < deadline, "no clean in 60 s");
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                cleans_seen = cleaner.cleans_completed();
             }
         }
         // Catch up (see the test above): the high watermark at the end, every log cleaned
