@@ -8,8 +8,10 @@
 //! targets) on tmpfs, and both sides open the **same bytes**. Every competitor runs the
 //! same work once (its first run: for Kafka, the JIT's warm-up, reported on its own),
 //! then a few untimed warm-up runs, then `rounds` timed rounds in which every competitor
-//! runs once, the order rotated from round to round. A row's ratio is the median over the
-//! rounds of ours/Kafka within each round (both measured seconds apart), with quartiles.
+//! runs once, the order rotated from round to round, each run after a `sync` (so no
+//! side's time holds the writeback of the side before it). A row's ratio is the median
+//! over the rounds of ours/Kafka within each round (both measured seconds apart), with
+//! quartiles.
 //!
 //! The segment rows also run the machine's **ceilings** (`ceil-*` commands of our
 //! server, so pinned to the same core, on the same bytes, interleaved with the row they
@@ -719,6 +721,10 @@ impl Bench<'_> {
             let mut answers = vec![String::new(); n];
             for &c in &order {
                 let comp = &cs[c];
+                // Every run starts with nothing dirty: the previous side's writes (up to
+                // a GiB on ext4, kept for the file checks) are on disk before this side's
+                // timer starts, so their writeback does not land in its time. Untimed.
+                settle();
                 let (ns, answer) = self.server(comp.kafka).run(&comp.cmd)?;
                 let per_op = ns / ops.max(1) as f64;
                 if run == 0 {
@@ -1530,6 +1536,12 @@ fn measure_log_append(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&keep);
     let _ = std::fs::remove_dir_all(&input_dir);
     Ok(())
+}
+
+/// `sync(1)`: the page cache's dirty pages written back (and waited for) between two
+/// timed runs. Harmless where nothing is dirty (tmpfs, lookups).
+fn settle() {
+    let _ = Command::new("sync").status();
 }
 
 /// LogSegment append, recovery and `translate_offset` on the same batches.
