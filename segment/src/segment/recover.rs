@@ -31,17 +31,28 @@ pub(crate) const LOAD_CHECK_TAIL: u64 = 64 << 10;
 /// from its first only when it lies this far or more from the start.
 const ADVICE_PAGE: u64 = 4096;
 
-/// One index file opened for the load-time check: `None` if it does not exist, else its
-/// path, the file and its length; `Err(reason)` if it could not be opened or measured.
-pub(crate) type IndexFile =
-    std::result::Result<Option<(std::path::PathBuf, std::fs::File, u64)>, String>;
+/// One index file opened for reading by the load-time check
+/// ([`LogSegment::open_index_files`]).
+#[derive(Debug)]
+pub(crate) struct IndexFile {
+    /// Where the file is: named in the check's error reasons.
+    pub(crate) path: std::path::PathBuf,
+    /// The file, opened for reading; closed when this is dropped.
+    pub(crate) file: std::fs::File,
+    /// The file's length in bytes when it was opened (its metadata).
+    pub(crate) len: u64,
+}
+
+/// One index file of [`IndexFiles`]: `Ok(None)` if it does not exist, `Err(reason)` if it
+/// could not be opened or measured.
+type OpenedIndex = std::result::Result<Option<IndexFile>, String>;
 
 /// A segment's `.index` and `.timeindex` opened for the load-time check
 /// ([`LogSegment::open_index_files`]).
 #[derive(Debug)]
 pub(crate) struct IndexFiles {
-    offset: IndexFile,
-    time: IndexFile,
+    offset: OpenedIndex,
+    time: OpenedIndex,
 }
 
 /// The first and last entries of a segment's `.index` and `.timeindex` (`None`: missing
@@ -378,7 +389,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// once (docs/performance.md#vs-kafka-opens). The advice is a hint: its failure is
     /// ignored.
     pub(crate) fn open_index_files(&self, advise: bool) -> IndexFiles {
-        let open = |path: std::path::PathBuf, entry: u64| -> IndexFile {
+        let open = |path: std::path::PathBuf, entry: u64| -> OpenedIndex {
             let f = match self.fs.open_file(&path, crate::fs::OpenMode::Read) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -391,7 +402,7 @@ impl<F: BatchFormat> LogSegment<F> {
             if advise {
                 advise_index(&f, len, entry);
             }
-            Ok(Some((path, f, len)))
+            Ok(Some(IndexFile { path, file: f, len }))
         };
         let files = IndexFiles {
             offset: open(self.offset_index.file(), RawOffsetEntry::SIZE as u64),
@@ -414,17 +425,17 @@ impl<F: BatchFormat> LogSegment<F> {
         &self,
         files: IndexFiles,
     ) -> std::result::Result<IndexEnds, String> {
-        fn ends<E: IndexEntry>(f: IndexFile) -> std::result::Result<Option<Ends<E>>, String> {
+        fn ends<E: IndexEntry>(f: OpenedIndex) -> std::result::Result<Option<Ends<E>>, String> {
             use crate::pio::FileExt;
-            let Some((path, f, len)) = f? else {
+            let Some(f) = f? else {
                 return Ok(None);
             };
-            peek::peek_ends::<E>(len, |b, at| f.read_exact_at(b, at)).map_err(|e| match e {
+            peek::peek_ends::<E>(f.len, |b, at| f.file.read_exact_at(b, at)).map_err(|e| match e {
                 PeekError::NotWholeEntries { len, entry_size } => format!(
                     "{}: length {len} is not a multiple of {entry_size}",
-                    path.display()
+                    f.path.display()
                 ),
-                e => format!("{}: {e}", path.display()),
+                e => format!("{}: {e}", f.path.display()),
             })
         }
         Ok(IndexEnds {

@@ -355,6 +355,25 @@ public final class VsBench {
     }
 
     /**
+     * A new {@code UnifiedLog} in {@code dir} (emptied first with {@link #clearDir}; the
+     * topic-partition directory name) whose {@code LogConfig} is {@code props} over Kafka's
+     * defaults: log start offset and recovery point 0, the system clock, a clean last
+     * shutdown, no topic id. Its tasks go to {@code scheduler}, which is drained before the
+     * log is returned (the creation's scheduled flush), so that none of this falls inside a
+     * caller's timed region.
+     */
+    static org.apache.kafka.storage.internals.log.UnifiedLog newLog(File dir, java.util.Properties props,
+            LeaderOracle.QueueScheduler scheduler) throws Exception {
+        clearDir(dir);
+        org.apache.kafka.storage.internals.log.UnifiedLog log = org.apache.kafka.storage.internals.log.UnifiedLog.create(
+                dir, new LogConfig(props), 0L, 0L, scheduler, new org.apache.kafka.storage.log.metrics.BrokerTopicStats(),
+                Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
+                new org.apache.kafka.storage.internals.log.LogDirFailureChannel(1), true, java.util.Optional.empty());
+        scheduler.drain();
+        return log;
+    }
+
+    /**
      * Every entry of {@code input} (origin byte, big-endian length, a producer's v2 batch)
      * appended with {@code UnifiedLog.appendAsLeader} (leader epoch 0; a client's batches
      * with transaction version -1, the coordinator's markers with 0, as {@code
@@ -377,19 +396,10 @@ public final class VsBench {
             origins.add(origin == 1 ? org.apache.kafka.storage.internals.log.AppendOrigin.COORDINATOR
                     : org.apache.kafka.storage.internals.log.AppendOrigin.CLIENT);
         }
-        if (dir.exists()) {
-            try (var paths = Files.walk(dir.toPath())) {
-                paths.sorted(Comparator.reverseOrder()).forEach(q -> q.toFile().delete());
-            }
-        }
         java.util.Properties props = new java.util.Properties();
         props.put("compression.type", codec.equals("none") ? "producer" : codec);
         LeaderOracle.QueueScheduler scheduler = new LeaderOracle.QueueScheduler();
-        org.apache.kafka.storage.internals.log.UnifiedLog log = org.apache.kafka.storage.internals.log.UnifiedLog.create(
-                dir, new LogConfig(props), 0L, 0L, scheduler, new org.apache.kafka.storage.log.metrics.BrokerTopicStats(),
-                Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
-                new org.apache.kafka.storage.internals.log.LogDirFailureChannel(1), true, java.util.Optional.empty());
-        scheduler.drain();
+        org.apache.kafka.storage.internals.log.UnifiedLog log = newLog(dir, props, scheduler);
         org.apache.kafka.server.common.RequestLocal local = org.apache.kafka.server.common.RequestLocal.withThreadConfinedCaching();
         long h = FOLD_START;
         long start = System.nanoTime();
@@ -428,15 +438,10 @@ public final class VsBench {
             batches.add(MemoryRecords.readableRecords(buf.slice(pos, size)));
             pos += size;
         }
-        clearDir(dir);
         java.util.Properties props = new java.util.Properties();
         props.put("segment.bytes", Integer.toString(segmentBytes));
         LeaderOracle.QueueScheduler scheduler = new LeaderOracle.QueueScheduler();
-        org.apache.kafka.storage.internals.log.UnifiedLog log = org.apache.kafka.storage.internals.log.UnifiedLog.create(
-                dir, new LogConfig(props), 0L, 0L, scheduler, new org.apache.kafka.storage.log.metrics.BrokerTopicStats(),
-                Time.SYSTEM, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
-                new org.apache.kafka.storage.internals.log.LogDirFailureChannel(1), true, java.util.Optional.empty());
-        scheduler.drain();
+        org.apache.kafka.storage.internals.log.UnifiedLog log = newLog(dir, props, scheduler);
         long h = FOLD_START;
         long start = System.nanoTime();
         for (MemoryRecords b : batches) {
