@@ -8,7 +8,7 @@ use crate::error::decode_error_kind;
 use crate::error::{Result, SegmentError};
 use crate::format::{set_v2_max_timestamp, BatchFormat, KafkaBatchFormat};
 use crate::record::{
-    BatchBuilder, CompressionType, Record, RecordBatch, RecordError as DecodeError,
+    BatchBuilder, CompressionType, Record, RecordBatch, RecordError as DecodeError, RecordSummary,
 };
 
 /// The settings the validator reads (from [`LogConfig`](crate::LogConfig) and the call).
@@ -91,7 +91,7 @@ fn check_batch(b: &RecordBatch<'_>, origin: AppendOrigin) -> Result<()> {
 /// Kafka's `validateKey` and `validateTimestamp` for one record.
 fn check_record(
     b: &RecordBatch<'_>,
-    r: &Record<'_>,
+    r: &RecordSummary,
     index: i32,
     p: &Params,
 ) -> Option<(KafkaError, RecordError)> {
@@ -104,7 +104,7 @@ fn check_record(
             },
         ))
     };
-    if p.compact && r.key.is_none() {
+    if p.compact && !r.has_key {
         return err(
             KafkaError::InvalidRecord,
             "Compacted topic cannot accept message without key".into(),
@@ -209,21 +209,33 @@ pub(crate) fn validate_v2(batch: &[u8], p: &Params) -> Result<Validated> {
     let mut max_ts = -1i64;
     let mut kept: Vec<Record<'_>> = Vec::new();
     let mut n: u64 = 0;
-    for (i, r) in b.records().map_err(decode)?.enumerate() {
-        let r = r.map_err(decode)?;
-        let index = i32::try_from(i).unwrap_or(i32::MAX);
-        let expected = n as i64;
-        n += 1;
-        match check_record(&b, &r, index, p) {
-            Some(e) => errors.push(e),
-            None => {
-                max_ts = max_ts.max(r.timestamp);
-                // Compressed path only: records whose offsets are not 0, 1, 2... are
-                // rebuilt (Kafka's rule for clients with wrong inner offsets).
-                if !uncompressed && r.offset != expected {
-                    in_place = false;
-                }
-                if !uncompressed {
+    if uncompressed {
+        // Stored as received: only the fields the checks read are taken, with the
+        // errors of the full decode (`RecordBatch::records`).
+        for (i, r) in b.skim_records().map_err(decode)?.enumerate() {
+            let r = r.map_err(decode)?;
+            let index = i32::try_from(i).unwrap_or(i32::MAX);
+            n += 1;
+            match check_record(&b, &r, index, p) {
+                Some(e) => errors.push(e),
+                None => max_ts = max_ts.max(r.timestamp),
+            }
+        }
+    } else {
+        for (i, r) in b.records().map_err(decode)?.enumerate() {
+            let r = r.map_err(decode)?;
+            let index = i32::try_from(i).unwrap_or(i32::MAX);
+            let expected = n as i64;
+            n += 1;
+            match check_record(&b, &RecordSummary::of(&r), index, p) {
+                Some(e) => errors.push(e),
+                None => {
+                    max_ts = max_ts.max(r.timestamp);
+                    // Records whose offsets are not 0, 1, 2... are rebuilt (Kafka's
+                    // rule for clients with wrong inner offsets).
+                    if r.offset != expected {
+                        in_place = false;
+                    }
                     kept.push(r);
                 }
             }
@@ -377,5 +389,193 @@ mod tests {
         assert_eq!(e.record_errors()[0].batch_index, 0);
         p.before_max_ms = 10_000;
         assert!(validate_v2(&b, &p).is_ok());
+    }
+
+    /// Damage done to a generated batch's record bytes (positions taken modulo the
+    /// records' length, from byte 61 on).
+    #[derive(Debug, Clone)]
+    enum Damage {
+        Flip(usize, u8),
+        Set(usize, u8),
+        /// A one-byte varint written over a length or count: -1, -2, 0 or a few bytes.
+        Varint(usize, i8),
+        Insert(usize, u8),
+        Remove(usize),
+        Truncate(usize),
+        /// The batch's record count.
+        Count(i32),
+    }
+
+    fn damage() -> impl proptest::strategy::Strategy<Value = Damage> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (any::<usize>(), 0u8..8).prop_map(|(i, b)| Damage::Flip(i, b)),
+            (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Damage::Set(i, b)),
+            (any::<usize>(), -3i8..40).prop_map(|(i, v)| Damage::Varint(i, v)),
+            (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Damage::Insert(i, b)),
+            any::<usize>().prop_map(Damage::Remove),
+            any::<usize>().prop_map(Damage::Truncate),
+            (-2i32..10).prop_map(Damage::Count),
+        ]
+    }
+
+    type Header = (Vec<u8>, Option<Vec<u8>>);
+    type Spec = (i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<Header>);
+
+    fn record_spec() -> impl proptest::strategy::Strategy<Value = Spec> {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+        let bytes = |n: usize| vec(any::<u8>(), 0..n);
+        (
+            prop_oneof![9_000i64..11_000, Just(-1i64), 0..i64::MAX],
+            proptest::option::of(bytes(6)),
+            proptest::option::of(bytes(12)),
+            vec((bytes(4), proptest::option::of(bytes(4))), 0..3),
+        )
+    }
+
+    fn build(records: &[Spec], log_append: bool, damage: &[Damage]) -> Vec<u8> {
+        let mut builder = BatchBuilder::new(0);
+        if log_append {
+            builder = builder.log_append_time(9_999);
+        }
+        for (ts, key, value, headers) in records {
+            let headers: Vec<(&[u8], Option<&[u8]>)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_slice(), v.as_deref()))
+                .collect();
+            builder = builder.record_with_headers(*ts, key.as_deref(), value.as_deref(), &headers);
+        }
+        let mut b = builder.build().unwrap();
+        for d in damage {
+            let len = b.len() - 61;
+            let at = |i: usize| 61 + if len == 0 { 0 } else { i % len };
+            match *d {
+                Damage::Flip(i, bit) if len > 0 => b[at(i)] ^= 1 << bit,
+                Damage::Set(i, v) if len > 0 => b[at(i)] = v,
+                Damage::Varint(i, v) if len > 0 => {
+                    b[at(i)] = ((i32::from(v) << 1) ^ (i32::from(v) >> 31)) as u8;
+                }
+                Damage::Insert(i, v) => b.insert(61 + i % (len + 1), v),
+                Damage::Remove(i) if len > 0 => {
+                    b.remove(at(i));
+                }
+                Damage::Truncate(i) => b.truncate(61 + i % (len + 1)),
+                Damage::Count(c) => b[57..61].copy_from_slice(&c.to_be_bytes()),
+                _ => {}
+            }
+        }
+        let size = i32::try_from(b.len() - 12).unwrap();
+        b[8..12].copy_from_slice(&size.to_be_bytes());
+        b
+    }
+
+    /// The leader's record checks done the old way, on every field of every record
+    /// decoded by [`RecordBatch::records`]: `(last offset, max timestamp, records)`.
+    fn reference(batch: &[u8], p: &Params) -> Result<(i64, i64, u64)> {
+        let b = RecordBatch::new(batch).map_err(decode)?;
+        b.compression().map_err(decode)?;
+        check_batch(&b, p.origin)?;
+        let mut errors = Vec::new();
+        let (mut max_ts, mut n) = (-1i64, 0u64);
+        for (i, r) in b.records().map_err(decode)?.enumerate() {
+            let r = r.map_err(decode)?;
+            n += 1;
+            let summary = RecordSummary {
+                offset: r.offset,
+                timestamp: r.timestamp,
+                has_key: r.key.is_some(),
+            };
+            match check_record(&b, &summary, i32::try_from(i).unwrap(), p) {
+                Some(e) => errors.push(e),
+                None => max_ts = max_ts.max(r.timestamp),
+            }
+        }
+        reject_records(errors)?;
+        let last = last_offset(p.first_offset, n)?;
+        if last - i64::from(b.last_offset_delta()) < p.first_offset {
+            return Err(invalid(format!(
+                "the batch's last offset delta {} exceeds its {n} records",
+                b.last_offset_delta()
+            )));
+        }
+        let lat = p.timestamp_type == TimestampType::LogAppendTime;
+        Ok((last, if lat { p.now } else { max_ts }, n))
+    }
+
+    /// Each item of a record walk: the summary, or the error's kind and text.
+    fn walk<I, T>(
+        it: I,
+        f: impl Fn(T) -> RecordSummary,
+    ) -> Vec<std::result::Result<RecordSummary, (bool, String)>>
+    where
+        I: Iterator<Item = std::result::Result<T, DecodeError>>,
+    {
+        it.map(|r| {
+            r.map(&f).map_err(|e| {
+                (
+                    matches!(e, DecodeError::InvalidRecord { .. }),
+                    e.to_string(),
+                )
+            })
+        })
+        .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 2048,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// On random uncompressed batches, intact or damaged (bit flips, bytes set,
+        /// inserted or removed, truncation, one-byte lengths such as -1 or -2, a wrong
+        /// record count), the light walk sees what the full decode sees, and the leader's
+        /// validation answers what the old full decode and check answered: the same
+        /// offsets, timestamp and count, or the same error kind, message and record errors.
+        #[test]
+        fn the_light_walk_answers_what_the_full_decode_answers(
+            records in proptest::collection::vec(record_spec(), 1..6),
+            damage in proptest::collection::vec(damage(), 0..4),
+            log_append in proptest::prelude::any::<bool>(),
+            client in proptest::prelude::any::<bool>(),
+            compact in proptest::prelude::any::<bool>(),
+            lat in proptest::prelude::any::<bool>(),
+            before_max_ms in proptest::prop_oneof![proptest::strategy::Just(i64::MAX), 0i64..2_000],
+        ) {
+            let batch = build(&records, log_append, &damage);
+            let b = RecordBatch::new(&batch).unwrap();
+            if let (Ok(full), Ok(light)) = (b.records(), b.skim_records()) {
+                proptest::prop_assert_eq!(
+                    walk(light, |r| r),
+                    walk(full, |r| RecordSummary {
+                        offset: r.offset,
+                        timestamp: r.timestamp,
+                        has_key: r.key.is_some(),
+                    })
+                );
+            }
+            let mut p = params(
+                if client { AppendOrigin::Client } else { AppendOrigin::Coordinator },
+                CompressionType::None,
+            );
+            p.compact = compact;
+            p.before_max_ms = before_max_ms;
+            if lat {
+                p.timestamp_type = TimestampType::LogAppendTime;
+            }
+            match (validate_v2(&batch, &p), reference(&batch, &p)) {
+                (Ok(v), Ok(want)) => {
+                    proptest::prop_assert!(!v.rebuilt);
+                    proptest::prop_assert_eq!((v.last_offset, v.max_timestamp, v.num_records), want);
+                }
+                (Err(got), Err(want)) => {
+                    proptest::prop_assert_eq!(got.kafka_error(), want.kafka_error());
+                    proptest::prop_assert_eq!(got.to_string(), want.to_string());
+                    proptest::prop_assert_eq!(got.record_errors(), want.record_errors());
+                }
+                (got, want) => proptest::prop_assert!(false, "got {:?}, want {:?}", got, want),
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ use bytemuck::{Pod, Zeroable};
 use index_core::codec::{I16Be, I32Be, I64Be, U32Be};
 
 use super::compression::{decompress_bounded, CompressionType, DecompressError};
-use super::records::{increment_sequence, RecordContext, Records};
+use super::records::{increment_sequence, RecordContext, Records, SkimRecords};
 use super::{
     RecordError, TimestampType, CRC_OFFSET, DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES, LOG_OVERHEAD,
     NO_SEQUENCE, RECORD_BATCH_OVERHEAD,
@@ -412,6 +412,36 @@ impl<'a> RecordBatch<'a> {
     /// for malformed records (see [`Record`](super::Record)).
     pub fn records(&self) -> Result<Records<'a>, RecordError> {
         self.records_with_limit(DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
+    }
+
+    /// The records of an uncompressed batch as [`RecordSummary`](super::records::RecordSummary)s, for the leader's
+    /// checks: the same walk and the same errors as [`records`](Self::records) without
+    /// decoding the records' bytes.
+    ///
+    /// # Errors
+    /// As [`records`](Self::records) for a negative record count or an unknown codec;
+    /// [`RecordError::InvalidArgument`] for a compressed batch.
+    pub(crate) fn skim_records(&self) -> Result<SkimRecords<'a>, RecordError> {
+        let count = self.records_count();
+        if count < 0 {
+            return Err(RecordError::invalid(
+                self.position,
+                format!(
+                    "found invalid record count {count} in magic v{} batch",
+                    self.magic()
+                ),
+            ));
+        }
+        if self.compression()? != CompressionType::None {
+            return Err(RecordError::argument(
+                "only an uncompressed batch's records can be skimmed",
+            ));
+        }
+        Ok(SkimRecords::new(
+            self.records_bytes(),
+            count as u32,
+            self.record_context(),
+        ))
     }
 
     /// [`records`](Self::records) with a limit of `max_decompressed_bytes` on the

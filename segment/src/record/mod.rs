@@ -56,6 +56,7 @@ pub use iter::{
 pub use legacy::{
     readable_value, KeyValue, LegacyBatch, RawLegacyHeader, RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1,
 };
+pub(crate) use records::RecordSummary;
 pub use records::{increment_sequence, Header, Record, Records, TimestampType};
 
 /// Bytes before a batch's payload common to all magics: base offset (8) + size (4) = 12

@@ -235,6 +235,174 @@ pub(crate) fn decode_v2_record<'b>(
     })
 }
 
+/// What the leader's per-record checks read of one v2 record
+/// (docs/kafka-behaviour.md#leader-validation): taken by [`skim_v2_record`] without
+/// building a [`Record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RecordSummary {
+    /// Absolute offset, as [`Record::offset`].
+    pub(crate) offset: i64,
+    /// Timestamp, ms since the epoch, as [`Record::timestamp`].
+    pub(crate) timestamp: i64,
+    /// Whether the key is non-null.
+    pub(crate) has_key: bool,
+}
+
+impl RecordSummary {
+    /// The summary of a decoded record.
+    pub(crate) fn of(r: &Record<'_>) -> Self {
+        RecordSummary {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            has_key: r.key.is_some(),
+        }
+    }
+}
+
+/// Skips a length-prefixed field of length `len` (negative: null, nothing to skip).
+fn skip_len_prefixed(body: &mut Cursor<'_>, len: i32) -> Result<(), DecodeError> {
+    if len >= 0 {
+        body.read_bytes(len as usize)?;
+    }
+    Ok(())
+}
+
+/// Walks one v2 record at the cursor as [`decode_v2_record`] does, with the same checks
+/// in the same order and the same errors, but reads only lengths, the timestamp and
+/// offset deltas and the key's null-ness: no header list is built, nothing allocates.
+pub(crate) fn skim_v2_record(
+    cur: &mut Cursor<'_>,
+    ctx: &RecordContext,
+    index: u32,
+) -> Result<RecordSummary, RecordError> {
+    let body_len = cur
+        .read_varint()
+        .map_err(|e| structure_error(ctx, index, e))?;
+    if body_len < 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!("invalid record size {body_len} in record {index}"),
+        ));
+    }
+    let body_len = body_len as usize;
+    if cur.remaining() < body_len {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "invalid record size: expected {body_len} bytes in record payload of record {index}, but the buffer has only {} remaining bytes",
+                cur.remaining()
+            ),
+        ));
+    }
+    let body_bytes = cur
+        .read_bytes(body_len)
+        .map_err(|e| structure_error(ctx, index, e))?;
+    let mut body = Cursor::new(body_bytes);
+    let err = |e| structure_error(ctx, index, e);
+
+    body.read_u8().map_err(err)?;
+    let timestamp_delta = body.read_varlong().map_err(err)?;
+    let offset_delta = body.read_varint().map_err(err)?;
+    let key_len = body.read_varint().map_err(err)?;
+    skip_len_prefixed(&mut body, key_len).map_err(err)?;
+    let value_len = body.read_varint().map_err(err)?;
+    skip_len_prefixed(&mut body, value_len).map_err(err)?;
+    let header_count = body.read_varint().map_err(err)?;
+    if header_count < 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!("found invalid number of record headers {header_count} in record {index}"),
+        ));
+    }
+    if header_count as usize > body.remaining() {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "found invalid number of record headers {header_count} in record {index}: only {} bytes remain",
+                body.remaining()
+            ),
+        ));
+    }
+    for _ in 0..header_count {
+        let key_len = body.read_varint().map_err(err)?;
+        if key_len < 0 {
+            return Err(RecordError::invalid(
+                ctx.position,
+                format!("invalid negative header key size {key_len} in record {index}"),
+            ));
+        }
+        body.read_bytes(key_len as usize).map_err(err)?;
+        let value_len = body.read_varint().map_err(err)?;
+        skip_len_prefixed(&mut body, value_len).map_err(err)?;
+    }
+    if body.remaining() != 0 {
+        return Err(RecordError::invalid(
+            ctx.position,
+            format!(
+                "invalid record size: expected to read {body_len} bytes in record payload of record {index}, but instead read {}",
+                body.position()
+            ),
+        ));
+    }
+    Ok(RecordSummary {
+        offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp: match ctx.log_append_time {
+            Some(t) => t,
+            None => ctx.base_timestamp.wrapping_add(timestamp_delta),
+        },
+        has_key: key_len >= 0,
+    })
+}
+
+/// The records of an uncompressed v2 batch as [`RecordSummary`]s: the walk of [`Records`]
+/// (same framing rules, same errors, ends after the first error) with
+/// [`skim_v2_record`] in place of the full decode.
+#[derive(Debug)]
+pub(crate) struct SkimRecords<'a> {
+    data: &'a [u8],
+    pos: usize,
+    ctx: RecordContext,
+    total: u32,
+    read: u32,
+    done: bool,
+}
+
+impl<'a> SkimRecords<'a> {
+    pub(crate) fn new(data: &'a [u8], count: u32, ctx: RecordContext) -> Self {
+        SkimRecords {
+            data,
+            pos: 0,
+            ctx,
+            total: count,
+            read: 0,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for SkimRecords<'_> {
+    type Item = Result<RecordSummary, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let out = step(
+            self.data,
+            &mut self.pos,
+            &self.ctx,
+            self.read,
+            self.total,
+            skim_v2_record,
+        );
+        match &out {
+            None | Some(Err(_)) => self.done = true,
+            Some(Ok(_)) => self.read += 1,
+        }
+        out
+    }
+}
+
 enum Inner<'a> {
     V2Borrowed {
         data: &'a [u8],
@@ -310,13 +478,16 @@ impl<'a> Records<'a> {
     }
 }
 
-fn step<'b>(
+/// One step of a v2 record walk: the framing rules of [`Records`] (declared count against
+/// the bytes left), then `decode` of the record at `*pos`, which advances it.
+fn step<'b, T>(
     data: &'b [u8],
     pos: &mut usize,
     ctx: &RecordContext,
     read: u32,
     total: u32,
-) -> Option<Result<Record<'b>, RecordError>> {
+    decode: impl FnOnce(&mut Cursor<'b>, &RecordContext, u32) -> Result<T, RecordError>,
+) -> Option<Result<T, RecordError>> {
     // *pos <= data.len(): it only advances by what a cursor over `rest` consumed; past
     // the end would read as the end of the records.
     let rest = data.get(*pos..).unwrap_or_default();
@@ -341,7 +512,7 @@ fn step<'b>(
         )));
     }
     let mut cur = Cursor::new(rest);
-    let r = decode_v2_record(&mut cur, ctx, read);
+    let r = decode(&mut cur, ctx, read);
     *pos += cur.position();
     Some(r)
 }
@@ -356,10 +527,11 @@ impl<'a> Iterator for Records<'a> {
         let out = match (&mut self.inner, &self.ctx) {
             (Inner::V2Borrowed { data, pos }, Some(ctx)) => {
                 let data: &'a [u8] = data;
-                step(data, pos, ctx, self.read, self.total)
+                step(data, pos, ctx, self.read, self.total, decode_v2_record)
             }
             (Inner::V2Owned { data, pos }, Some(ctx)) => {
-                step(data, pos, ctx, self.read, self.total).map(|r| r.map(Record::into_owned))
+                step(data, pos, ctx, self.read, self.total, decode_v2_record)
+                    .map(|r| r.map(Record::into_owned))
             }
             (Inner::List(it), _) => it.next().map(Ok),
             _ => None,
