@@ -414,6 +414,21 @@ impl<'a> RecordBatch<'a> {
         self.records_with_limit(DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
     }
 
+    /// The header's record count, refused when negative (Kafka's `InvalidRecordException`
+    /// "found invalid record count").
+    fn checked_records_count(&self) -> Result<u32, RecordError> {
+        let count = self.records_count();
+        u32::try_from(count).map_err(|_| {
+            RecordError::invalid(
+                self.position,
+                format!(
+                    "found invalid record count {count} in magic v{} batch",
+                    self.magic()
+                ),
+            )
+        })
+    }
+
     /// The records of an uncompressed batch as [`RecordSummary`](super::records::RecordSummary)s, for the leader's
     /// checks: the same walk and the same errors as [`records`](Self::records) without
     /// decoding the records' bytes.
@@ -422,16 +437,7 @@ impl<'a> RecordBatch<'a> {
     /// As [`records`](Self::records) for a negative record count or an unknown codec;
     /// [`RecordError::InvalidArgument`] for a compressed batch.
     pub(crate) fn skim_records(&self) -> Result<SkimRecords<'a>, RecordError> {
-        let count = self.records_count();
-        if count < 0 {
-            return Err(RecordError::invalid(
-                self.position,
-                format!(
-                    "found invalid record count {count} in magic v{} batch",
-                    self.magic()
-                ),
-            ));
-        }
+        let count = self.checked_records_count()?;
         if self.compression()? != CompressionType::None {
             return Err(RecordError::argument(
                 "only an uncompressed batch's records can be skimmed",
@@ -439,7 +445,7 @@ impl<'a> RecordBatch<'a> {
         }
         Ok(SkimRecords::new(
             self.records_bytes(),
-            count as u32,
+            count,
             self.record_context(),
         ))
     }
@@ -454,24 +460,11 @@ impl<'a> RecordBatch<'a> {
         &self,
         max_decompressed_bytes: usize,
     ) -> Result<Records<'a>, RecordError> {
-        let count = self.records_count();
-        if count < 0 {
-            return Err(RecordError::invalid(
-                self.position,
-                format!(
-                    "found invalid record count {count} in magic v{} batch",
-                    self.magic()
-                ),
-            ));
-        }
+        let count = self.checked_records_count()?;
         let codec = self.compression()?;
         let ctx = self.record_context();
         if codec == CompressionType::None {
-            return Ok(Records::v2_borrowed(
-                self.records_bytes(),
-                count as u32,
-                ctx,
-            ));
+            return Ok(Records::v2_borrowed(self.records_bytes(), count, ctx));
         }
         let data = decompress_bounded(codec, self.records_bytes(), max_decompressed_bytes)
             .map_err(|e| match e {
@@ -485,6 +478,6 @@ impl<'a> RecordBatch<'a> {
                     limit: max_decompressed_bytes,
                 },
             })?;
-        Ok(Records::v2_owned(data, count as u32, ctx))
+        Ok(Records::v2_owned(data, count, ctx))
     }
 }

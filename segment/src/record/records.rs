@@ -131,12 +131,26 @@ fn read_len_prefixed<'b>(body: &mut Cursor<'b>, len: i32) -> Result<Option<&'b [
     body.read_bytes(len as usize).map(Some)
 }
 
-/// Decodes one v2 record at the cursor (Kafka `DefaultRecord.readFrom`).
-pub(crate) fn decode_v2_record<'b>(
+/// One v2 record as [`walk_v2_record`] read it, borrowed from the batch.
+struct Walked<'b> {
+    attributes: i8,
+    offset: i64,
+    timestamp: i64,
+    offset_delta: i32,
+    key: Option<&'b [u8]>,
+    value: Option<&'b [u8]>,
+    size_in_bytes: usize,
+}
+
+/// Walks one v2 record at the cursor (Kafka `DefaultRecord.readFrom`): every length and
+/// count checked, in Kafka's order, with its error. The headers go to `headers` when it
+/// is given (the full decode); the leader's skim passes `None` and nothing allocates.
+fn walk_v2_record<'b>(
     cur: &mut Cursor<'b>,
     ctx: &RecordContext,
     index: u32,
-) -> Result<Record<'b>, RecordError> {
+    mut headers: Option<&mut Vec<Header<'b>>>,
+) -> Result<Walked<'b>, RecordError> {
     let start = cur.position();
     let body_len = cur
         .read_varint()
@@ -187,7 +201,9 @@ pub(crate) fn decode_v2_record<'b>(
             ),
         ));
     }
-    let mut headers = Vec::with_capacity(header_count as usize);
+    if let Some(h) = headers.as_deref_mut() {
+        h.reserve_exact(header_count as usize);
+    }
     for _ in 0..header_count {
         let key_len = body.read_varint().map_err(err)?;
         if key_len < 0 {
@@ -199,10 +215,12 @@ pub(crate) fn decode_v2_record<'b>(
         let key = body.read_bytes(key_len as usize).map_err(err)?;
         let value_len = body.read_varint().map_err(err)?;
         let value = read_len_prefixed(&mut body, value_len).map_err(err)?;
-        headers.push(Header {
-            key: Cow::Borrowed(key),
-            value: value.map(Cow::Borrowed),
-        });
+        if let Some(h) = headers.as_deref_mut() {
+            h.push(Header {
+                key: Cow::Borrowed(key),
+                value: value.map(Cow::Borrowed),
+            });
+        }
     }
     if body.remaining() != 0 {
         return Err(RecordError::invalid(
@@ -213,25 +231,42 @@ pub(crate) fn decode_v2_record<'b>(
             ),
         ));
     }
+    Ok(Walked {
+        attributes,
+        offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp: match ctx.log_append_time {
+            Some(t) => t,
+            None => ctx.base_timestamp.wrapping_add(timestamp_delta),
+        },
+        offset_delta,
+        key,
+        value,
+        size_in_bytes,
+    })
+}
 
-    let timestamp = match ctx.log_append_time {
-        Some(t) => t,
-        None => ctx.base_timestamp.wrapping_add(timestamp_delta),
-    };
+/// Decodes one v2 record at the cursor (Kafka `DefaultRecord.readFrom`).
+pub(crate) fn decode_v2_record<'b>(
+    cur: &mut Cursor<'b>,
+    ctx: &RecordContext,
+    index: u32,
+) -> Result<Record<'b>, RecordError> {
+    let mut headers = Vec::new();
+    let w = walk_v2_record(cur, ctx, index, Some(&mut headers))?;
     let sequence = if ctx.base_sequence >= 0 {
-        increment_sequence(ctx.base_sequence, offset_delta)
+        increment_sequence(ctx.base_sequence, w.offset_delta)
     } else {
         NO_SEQUENCE
     };
     Ok(Record {
-        offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
-        timestamp,
+        offset: w.offset,
+        timestamp: w.timestamp,
         sequence,
-        attributes,
-        key: key.map(Cow::Borrowed),
-        value: value.map(Cow::Borrowed),
+        attributes: w.attributes,
+        key: w.key.map(Cow::Borrowed),
+        value: w.value.map(Cow::Borrowed),
         headers,
-        size_in_bytes,
+        size_in_bytes: w.size_in_bytes,
     })
 }
 
@@ -259,98 +294,19 @@ impl RecordSummary {
     }
 }
 
-/// Skips a length-prefixed field of length `len` (negative: null, nothing to skip).
-fn skip_len_prefixed(body: &mut Cursor<'_>, len: i32) -> Result<(), DecodeError> {
-    if len >= 0 {
-        body.read_bytes(len as usize)?;
-    }
-    Ok(())
-}
-
-/// Walks one v2 record at the cursor as [`decode_v2_record`] does, with the same checks
-/// in the same order and the same errors, but reads only lengths, the timestamp and
-/// offset deltas and the key's null-ness: no header list is built, nothing allocates.
+/// Walks one v2 record at the cursor as [`decode_v2_record`] does (the same walk: the
+/// same checks in the same order and the same errors) but keeps only what the leader's
+/// checks read: no header list is built, nothing allocates.
 pub(crate) fn skim_v2_record(
     cur: &mut Cursor<'_>,
     ctx: &RecordContext,
     index: u32,
 ) -> Result<RecordSummary, RecordError> {
-    let body_len = cur
-        .read_varint()
-        .map_err(|e| structure_error(ctx, index, e))?;
-    if body_len < 0 {
-        return Err(RecordError::invalid(
-            ctx.position,
-            format!("invalid record size {body_len} in record {index}"),
-        ));
-    }
-    let body_len = body_len as usize;
-    if cur.remaining() < body_len {
-        return Err(RecordError::invalid(
-            ctx.position,
-            format!(
-                "invalid record size: expected {body_len} bytes in record payload of record {index}, but the buffer has only {} remaining bytes",
-                cur.remaining()
-            ),
-        ));
-    }
-    let body_bytes = cur
-        .read_bytes(body_len)
-        .map_err(|e| structure_error(ctx, index, e))?;
-    let mut body = Cursor::new(body_bytes);
-    let err = |e| structure_error(ctx, index, e);
-
-    body.read_u8().map_err(err)?;
-    let timestamp_delta = body.read_varlong().map_err(err)?;
-    let offset_delta = body.read_varint().map_err(err)?;
-    let key_len = body.read_varint().map_err(err)?;
-    skip_len_prefixed(&mut body, key_len).map_err(err)?;
-    let value_len = body.read_varint().map_err(err)?;
-    skip_len_prefixed(&mut body, value_len).map_err(err)?;
-    let header_count = body.read_varint().map_err(err)?;
-    if header_count < 0 {
-        return Err(RecordError::invalid(
-            ctx.position,
-            format!("found invalid number of record headers {header_count} in record {index}"),
-        ));
-    }
-    if header_count as usize > body.remaining() {
-        return Err(RecordError::invalid(
-            ctx.position,
-            format!(
-                "found invalid number of record headers {header_count} in record {index}: only {} bytes remain",
-                body.remaining()
-            ),
-        ));
-    }
-    for _ in 0..header_count {
-        let key_len = body.read_varint().map_err(err)?;
-        if key_len < 0 {
-            return Err(RecordError::invalid(
-                ctx.position,
-                format!("invalid negative header key size {key_len} in record {index}"),
-            ));
-        }
-        body.read_bytes(key_len as usize).map_err(err)?;
-        let value_len = body.read_varint().map_err(err)?;
-        skip_len_prefixed(&mut body, value_len).map_err(err)?;
-    }
-    if body.remaining() != 0 {
-        return Err(RecordError::invalid(
-            ctx.position,
-            format!(
-                "invalid record size: expected to read {body_len} bytes in record payload of record {index}, but instead read {}",
-                body.position()
-            ),
-        ));
-    }
+    let w = walk_v2_record(cur, ctx, index, None)?;
     Ok(RecordSummary {
-        offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
-        timestamp: match ctx.log_append_time {
-            Some(t) => t,
-            None => ctx.base_timestamp.wrapping_add(timestamp_delta),
-        },
-        has_key: key_len >= 0,
+        offset: w.offset,
+        timestamp: w.timestamp,
+        has_key: w.key.is_some(),
     })
 }
 
