@@ -890,12 +890,15 @@ impl Gen<'_> {
                         b = b.record(self.now, Some(b"big"), Some(&v));
                     }
                     self.sent += n as i64;
-                    let what = if big {
+                    let bytes = b.build().expect("a batch");
+                    // What Kafka answers first: max.message.bytes is checked on the batch
+                    // as sent, before segment.bytes.
+                    let what = if big || bytes.len() > self.topic.max_message_bytes as usize {
                         What::TooLarge
                     } else {
                         What::BiggerThanSegment
                     };
-                    self.push_append(false, b.build().expect("a batch"), what);
+                    self.push_append(false, bytes, what);
                 } else {
                     self.plain()
                 }
@@ -966,6 +969,11 @@ fn gen_topic(rng: &mut StdRng, i: usize, kind: Kind) -> Topic {
         t.segment_bytes = t.segment_bytes.max(1 << 20);
         if kind == Kind::Limits {
             t.compression = "uncompressed";
+            // A batch above the raised segment.bytes must still fit max.message.bytes,
+            // which Kafka checks first (MESSAGE_TOO_LARGE before RECORD_LIST_TOO_LARGE).
+            if t.max_message_bytes >= t.segment_bytes {
+                t.max_message_bytes = 2 * t.segment_bytes;
+            }
         }
     }
     t
