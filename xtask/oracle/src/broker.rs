@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 /// Process groups of the live children (killed by the Ctrl-C handler).
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// Whether the Ctrl-C handler is installed (`cargo xtask ci` runs the Kafka step twice in
-/// one process: the scenarios, then the sabotages).
+/// Whether the Ctrl-C handler is installed (once per process, however many runs and jobs).
 static CTRLC: std::sync::Once = std::sync::Once::new();
 
 /// Installs the Ctrl-C handler (once per process, however often it is called): kill every
@@ -309,10 +308,48 @@ pub fn tail(s: &str, n: usize) -> String {
     t
 }
 
-/// A free loopback port (bound to port 0, then released).
+/// The ports [`free_port`] has handed out in this process.
+static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+
+/// The lowest port [`free_port`] draws from below the kernel's ephemeral range.
+const LOW_PORT: u16 = 10_000;
+
+/// A free loopback port, never one this process has handed out before: the jobs of a run
+/// start brokers at once, and a port one job was given but has not bound yet (or bound,
+/// lost to `kill -9` and binds again at the restart) must not go to another. It is drawn
+/// below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), where no
+/// outgoing connection of another JVM takes it meanwhile, and checked free by binding it;
+/// when that range leaves no room, the kernel's choice (port 0) is taken instead.
 pub fn free_port() -> Result<u16, String> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind 127.0.0.1:0: {e}"))?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(0);
+    if ephemeral_low > LOW_PORT + 1_000 {
+        let span = u32::from(ephemeral_low - LOW_PORT);
+        // A start that differs between processes (two runs on one machine), then a walk.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let start = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % span;
+        for i in 0..span {
+            let port = LOW_PORT + ((start + i * 7919) % span) as u16;
+            if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                given.push(port);
+                return Ok(port);
+            }
+        }
+    }
+    for _ in 0..64 {
+        let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind 127.0.0.1:0: {e}"))?;
+        let port = l.local_addr().map_err(|e| e.to_string())?.port();
+        if !given.contains(&port) {
+            given.push(port);
+            return Ok(port);
+        }
+    }
+    Err("no loopback port this process has not handed out before, in 64 tries".into())
 }
 
 /// Fixed KRaft cluster id (base64 of 16 bytes) of every test broker.

@@ -62,6 +62,7 @@ use broker::Jvm;
 const USAGE: &str = "\
 usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-fixtures]
                          [--recovery-mib N] [--keep] [--sabotage NAME|all]
+                         [--with-sabotages] [--jobs N]
 
   --only NAME,..     run only these scenarios (lifecycle, k1, k3, k4-epochs, k4-leader, k2,
                      k1-crash, k1-recovery-time, k5-cluster, k6-dump, k7-cleaner,
@@ -78,9 +79,14 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                      the magic 0/1 and inconsistent-index fixtures (segment/tests/dump/
                      legacy/, inconsistent/)
   --keep             keep the scratch directory (printed) for inspection
+  --jobs N           run N scenarios (and sabotage runs) at once, longest first (default 2,
+                     at most the machine's cores; 1 under --write-fixtures). Each job has
+                     its own scratch directory, brokers and ports
+  --with-sabotages   after (and in the same pool as) the scenarios, run every sabotage of
+                     the scenarios run (all, or those of --only): what CI runs
   --sabotage NAME    damage our side on purpose and run the scenario it targets, which
-                     must fail (the check can fail); `all` runs every sabotage in turn and
-                     prints `sabotage: N of N caught`. Names:
+                     must fail (the check can fail); `all` runs every sabotage (in the
+                     pool of --jobs) and prints `sabotage: N of N caught`. Names:
                        k2-index-position, k2-txnindex-drop, k2-trailing-garbage,
                        k1-timestamp, k1-crash-torn, k1-recovery-time-drop-unflushed,
                        k3-late-slot, k4-equal-offset-kept,
@@ -367,7 +373,8 @@ pub const SABOTAGES: &[Sabotage] = &[
     },
 ];
 
-/// Shared state of a run.
+/// Shared state of a run (each job of the pool holds its own copy).
+#[derive(Clone)]
 pub struct Ctx {
     pub jvm: Jvm,
     pub scratch: PathBuf,
@@ -541,6 +548,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut keep = false;
     let mut sabotage: Option<String> = None;
     let mut recovery_mib: Option<u64> = None;
+    let mut with_sabotages = false;
+    let mut jobs: Option<usize> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -579,6 +588,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 sabotage = Some(it.next().ok_or("--sabotage needs a name or `all`")?.clone())
             }
             "--write-fixtures" => write_fixtures = true,
+            "--with-sabotages" => with_sabotages = true,
+            "--jobs" => {
+                jobs = Some(
+                    it.next()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|&n| n > 0)
+                        .ok_or("--jobs needs a positive number")?,
+                )
+            }
             "--keep" => keep = true,
             "-h" | "--help" => {
                 print!("{USAGE}");
@@ -609,11 +627,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
             )
         })?],
     };
-    if !sabotages.is_empty() && (only.is_some() || write_fixtures) {
+    if !sabotages.is_empty() && (only.is_some() || write_fixtures || with_sabotages) {
         return Err(
-            "--sabotage runs its own scenario: it goes with neither --only nor --write-fixtures"
+            "--sabotage runs its own scenario: it goes with neither --only, --with-sabotages nor --write-fixtures"
                 .into(),
         );
+    }
+    if with_sabotages && write_fixtures {
+        return Err("--with-sabotages goes without --write-fixtures".into());
     }
     let seed = seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -639,7 +660,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .tempdir_in(&scratch_root)
         .map_err(|e| e.to_string())?;
     eprintln!("kafka: seed {seed} (replay with --seed {seed})");
-    let mut ctx = Ctx {
+    let ctx = Ctx {
         jvm,
         scratch: scratch.path().to_path_buf(),
         scale,
@@ -648,116 +669,247 @@ pub fn run(args: &[String]) -> Result<(), String> {
         sabotage: None,
         recovery_mib,
     };
-    if !sabotages.is_empty() {
-        let r = run_sabotages(&mut ctx, &sabotages);
-        if keep {
-            let p = scratch.keep();
-            eprintln!("kafka: scratch kept in {}", p.display());
+    // The jobs: the scenarios (none under --sabotage), then the sabotage runs.
+    let mut list: Vec<Job> = Vec::new();
+    if sabotages.is_empty() {
+        for (name, f) in SCENARIOS {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
+                continue;
+            }
+            list.push(Job {
+                scenario: name,
+                f: *f,
+                sabotage: None,
+            });
         }
-        return r;
     }
+    let sabotages: Vec<&'static Sabotage> = if with_sabotages {
+        SABOTAGES
+            .iter()
+            .filter(|s| list.iter().any(|j| j.scenario == s.scenario))
+            .collect()
+    } else {
+        sabotages
+    };
+    for s in &sabotages {
+        let (_, f) = SCENARIOS
+            .iter()
+            .find(|(n, _)| *n == s.scenario)
+            .ok_or_else(|| format!("sabotage {}: no scenario {}", s.name, s.scenario))?;
+        list.push(Job {
+            scenario: s.scenario,
+            f: *f,
+            sabotage: Some(s),
+        });
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = if write_fixtures {
+        1
+    } else {
+        jobs.unwrap_or(2).min(cores).max(1)
+    };
     let start = Instant::now();
-    let (mut passed, mut failed) = (0, 0);
-    for (name, f) in SCENARIOS {
-        if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == name)) {
-            continue;
-        }
-        let t = Instant::now();
-        let r = f(&ctx);
-        let secs = t.elapsed().as_secs_f64();
-        match r {
-            Ok(line) => {
-                passed += 1;
-                println!("kafka {name}: ok ({secs:.1} s): {line}");
-            }
-            Err(e) => {
-                failed += 1;
-                println!("kafka {name}: FAILED ({secs:.1} s): {e}");
-            }
+    let outcomes = run_jobs(&ctx, list, workers)?;
+    let (mut passed, mut failed, mut caught) = (0, 0, 0);
+    let mut missed = Vec::new();
+    let mut serial = 0.0;
+    for o in &outcomes {
+        serial += o.secs;
+        match o.job.sabotage {
+            None if o.ok => passed += 1,
+            None => failed += 1,
+            Some(_) if o.ok => caught += 1,
+            Some(s) => missed.push(s.name),
         }
     }
     eprintln!(
-        "kafka: scenarios took {:.1} s",
+        "kafka: {} job(s) took {:.1} s on {workers} worker(s) ({serial:.1} s one after another)",
+        outcomes.len(),
         start.elapsed().as_secs_f64()
     );
     if keep {
         let p = scratch.keep();
         eprintln!("kafka: scratch kept in {}", p.display());
     }
-    println!("{passed} passed, {failed} failed");
+    let scenarios_run = outcomes.iter().any(|o| o.job.sabotage.is_none());
+    if scenarios_run {
+        println!("{passed} passed, {failed} failed");
+    }
+    if !sabotages.is_empty() {
+        println!("sabotage: {caught} of {} caught", sabotages.len());
+    }
+    let mut errors = Vec::new();
     if failed > 0 {
-        Err(format!("{failed} Kafka scenario(s) failed"))
-    } else {
-        Ok(())
+        errors.push(format!("{failed} Kafka scenario(s) failed"));
     }
-}
-
-/// Runs each sabotage's scenario with the sabotage on, in a scratch directory of its own;
-/// each must fail with a failure that names what was damaged.
-fn run_sabotages(ctx: &mut Ctx, sabotages: &[&'static Sabotage]) -> Result<(), String> {
-    let root = ctx.scratch.clone();
-    let mut caught = 0;
-    let mut missed = Vec::new();
-    for s in sabotages {
-        let (_, f) = SCENARIOS
-            .iter()
-            .find(|(n, _)| *n == s.scenario)
-            .ok_or_else(|| format!("sabotage {}: no scenario {}", s.name, s.scenario))?;
-        ctx.scratch = root.join(format!("sabotage-{}", s.name));
-        std::fs::create_dir_all(&ctx.scratch).map_err(|e| e.to_string())?;
-        ctx.sabotage = Some(s);
-        let t = Instant::now();
-        let r = f(ctx);
-        let secs = t.elapsed().as_secs_f64();
-        match r {
-            // The first line is the scenario's summary: the damage must be named in a
-            // finding below it, so a summary's own words never count as a catch.
-            Err(e)
-                if e.lines()
-                    .skip(1)
-                    .any(|l| s.expect.iter().any(|x| l.contains(x))) =>
-            {
-                caught += 1;
-                let why = e
-                    .lines()
-                    .skip(1)
-                    .find(|l| s.expect.iter().any(|x| l.contains(x)))
-                    .unwrap_or("")
-                    .trim();
-                let why: String = why.chars().take(240).collect();
-                println!(
-                    "sabotage {}: caught by {} ({secs:.1} s): {why}",
-                    s.name, s.scenario
-                );
-            }
-            Err(e) => {
-                let first: String = e.lines().next().unwrap_or("").chars().take(300).collect();
-                println!(
-                    "sabotage {}: NOT caught: {} failed ({secs:.1} s), but not for the damage ({}): {first}",
-                    s.name, s.scenario, s.what
-                );
-                missed.push(s.name);
-            }
-            Ok(line) => {
-                println!(
-                    "sabotage {}: NOT caught: {} passed ({secs:.1} s) with {}: {line}",
-                    s.name, s.scenario, s.what
-                );
-                missed.push(s.name);
-            }
-        }
-    }
-    ctx.scratch = root;
-    ctx.sabotage = None;
-    println!("sabotage: {caught} of {} caught", sabotages.len());
-    if missed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
+    if !missed.is_empty() {
+        errors.push(format!(
             "{} sabotage(s) not caught: {}",
             missed.len(),
             missed.join(", ")
-        ))
+        ));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// One job of a run: a scenario, plain or with one sabotage on.
+#[derive(Clone, Copy)]
+struct Job {
+    scenario: &'static str,
+    f: Scenario,
+    sabotage: Option<&'static Sabotage>,
+}
+
+impl Job {
+    /// About how long the job takes (seconds, CI's run of 2026-12-06 on a 2-core machine).
+    /// It only orders the pool, longest first, so that the workers end together; a wrong
+    /// figure costs time, never a check.
+    fn expected_secs(&self) -> u32 {
+        let sabotaged = self.sabotage.is_some();
+        match (self.scenario, sabotaged) {
+            ("k1-crash", false) => 185,
+            ("k1-crash", true) => 64,
+            ("k6-dump", false) => 154,
+            ("k6-dump", true) => 30,
+            ("k1-recovery-time", false) => 117,
+            ("k1-recovery-time", true) => 23,
+            ("k5-cluster", _) => 35,
+            ("k4-leader" | "k8-tiered", _) => 36,
+            ("k2", _) => 30,
+            ("k7-broker-compaction", _) => 28,
+            ("k7-cleaner" | "k1", _) => 16,
+            ("lifecycle" | "k8-local-retention", _) => 7,
+            _ => 4,
+        }
+    }
+
+    /// Whether the job runs alone: `k1-recovery-time` writes and fsyncs 512 MiB and times
+    /// the broker's recovery, so that another job's brokers would wait behind its disk
+    /// (their controllers' fsyncs) and its printed times would be another job's too. Its
+    /// sabotage run (16 MiB) shares the machine.
+    fn exclusive(&self) -> bool {
+        self.scenario == "k1-recovery-time" && self.sabotage.is_none()
+    }
+}
+
+/// What a job gave: `ok` is a passed scenario, or a sabotage caught.
+struct Outcome {
+    job: Job,
+    ok: bool,
+    secs: f64,
+}
+
+/// Runs the jobs on `workers` threads, each with its own copy of `ctx`: a scenario in the
+/// run's scratch directory (each scenario names its own directories in it), a sabotage run
+/// in `sabotage-NAME` beside them. The [exclusive](Job::exclusive) jobs run first, alone;
+/// then the others, longest first. Prints each job's line as it ends.
+fn run_jobs(ctx: &Ctx, mut list: Vec<Job>, workers: usize) -> Result<Vec<Outcome>, String> {
+    // A stable sort: equal figures keep the order of SCENARIOS and SABOTAGES.
+    list.sort_by_key(|j| (!j.exclusive(), std::cmp::Reverse(j.expected_secs())));
+    // An exclusive job holds it for writing, every other job for reading. The exclusive
+    // ones come first, so no worker waits for a long job to end.
+    let alone = std::sync::RwLock::new(());
+    let queue = std::sync::Mutex::new(list.into_iter());
+    let outcomes = std::sync::Mutex::new(Vec::new());
+    let errors = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                // The lock is taken with the queue held, so the job popped first runs first.
+                let (job, _alone, _shared) = {
+                    let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                    let Some(job) = q.next() else {
+                        break;
+                    };
+                    if job.exclusive() {
+                        (
+                            job,
+                            Some(alone.write().unwrap_or_else(|e| e.into_inner())),
+                            None,
+                        )
+                    } else {
+                        (
+                            job,
+                            None,
+                            Some(alone.read().unwrap_or_else(|e| e.into_inner())),
+                        )
+                    }
+                };
+                let mut c = ctx.clone();
+                if let Some(s) = job.sabotage {
+                    c.scratch = ctx.scratch.join(format!("sabotage-{}", s.name));
+                    if let Err(e) = std::fs::create_dir_all(&c.scratch) {
+                        errors
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(format!("{}: {e}", c.scratch.display()));
+                        continue;
+                    }
+                    c.sabotage = Some(s);
+                }
+                let t = Instant::now();
+                let r = (job.f)(&c);
+                let secs = t.elapsed().as_secs_f64();
+                let ok = report(&job, &r, secs);
+                outcomes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Outcome { job, ok, secs });
+            });
+        }
+    });
+    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !errors.is_empty() {
+        return Err(errors.join("; "));
+    }
+    Ok(outcomes.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Prints a job's line and says whether it went as it must: a scenario passes; a
+/// sabotage run fails with a finding that names the damage.
+fn report(job: &Job, r: &Result<String, String>, secs: f64) -> bool {
+    let name = job.scenario;
+    let Some(s) = job.sabotage else {
+        match r {
+            Ok(line) => println!("kafka {name}: ok ({secs:.1} s): {line}"),
+            Err(e) => println!("kafka {name}: FAILED ({secs:.1} s): {e}"),
+        }
+        return r.is_ok();
+    };
+    // The first line is the scenario's summary: the damage must be named in a finding
+    // below it, so a summary's own words never count as a catch.
+    let finding = |e: &str| -> Option<String> {
+        e.lines()
+            .skip(1)
+            .find(|l| s.expect.iter().any(|x| l.contains(x)))
+            .map(|l| l.trim().chars().take(240).collect())
+    };
+    match r {
+        Err(e) => match finding(e) {
+            Some(why) => {
+                println!("sabotage {}: caught by {name} ({secs:.1} s): {why}", s.name);
+                true
+            }
+            None => {
+                let first: String = e.lines().next().unwrap_or("").chars().take(300).collect();
+                println!(
+                    "sabotage {}: NOT caught: {name} failed ({secs:.1} s), but not for the damage ({}): {first}",
+                    s.name, s.what
+                );
+                false
+            }
+        },
+        Ok(line) => {
+            println!(
+                "sabotage {}: NOT caught: {name} passed ({secs:.1} s) with {}: {line}",
+                s.name, s.what
+            );
+            false
+        }
     }
 }
 
