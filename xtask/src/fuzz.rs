@@ -31,8 +31,9 @@ pub const TARGETS: [&str; 5] = [
 const USAGE: &str = "\
 usage: cargo xtask fuzz [--smoke] [--target NAME] [--runs N | --time SECONDS] [-- LIBFUZZER_ARGS...]
 
-  (no option)   run every target for 10,000,000 executions, one after the other
-  --smoke       run every target for ~30 s (what CI runs)
+  (no option)   run every target for 10,000,000 executions, two targets at a time
+                (one on a single-core machine)
+  --smoke       run every target for ~30 s, two at a time (what CI runs)
   --target T    only target T (index_open, batch_iter, segment_recover, log_open, dump_parsers)
   --runs N      executions per target
   --time S      seconds per target (-max_total_time; with --runs, whichever ends first)
@@ -126,25 +127,47 @@ pub fn fuzz(rest: &[String]) -> Res {
     if build_only {
         return Ok(());
     }
-    for t in &targets {
-        let corpus = fuzz_dir().join("corpus").join(t);
-        let mut c = cargo_fuzz("run");
-        c.arg("-O").arg(t).arg(&corpus).arg("--");
-        c.args(["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1"]);
-        if smoke {
-            c.arg("-max_total_time=30");
-        } else {
-            if let Some(s) = time {
-                c.arg(format!("-max_total_time={s}"));
+    // Two targets at once on a machine with two cores or more: each libFuzzer process keeps
+    // one core busy, so CI's smoke takes three rounds of 30 s instead of five.
+    let at_once = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    for round in targets.chunks(at_once) {
+        let mut children = Vec::new();
+        for t in round {
+            let corpus = fuzz_dir().join("corpus").join(t);
+            let mut c = cargo_fuzz("run");
+            c.arg("-O").arg(t).arg(&corpus).arg("--");
+            c.args(["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1"]);
+            if smoke {
+                c.arg("-max_total_time=30");
+            } else {
+                if let Some(s) = time {
+                    c.arg(format!("-max_total_time={s}"));
+                }
+                if runs.is_some() || time.is_none() {
+                    c.arg(format!("-runs={}", runs.unwrap_or(10_000_000)));
+                }
             }
-            if runs.is_some() || time.is_none() {
-                c.arg(format!("-runs={}", runs.unwrap_or(10_000_000)));
+            c.args(&extra);
+            eprintln!("\n==> {c:?}");
+            match c.spawn() {
+                Ok(child) => children.push((t, child)),
+                Err(e) => return Err(format!("cannot start {c:?}: {e}")),
             }
         }
-        c.args(&extra);
-        run(c).map_err(|e| {
-            format!("fuzz target {t}: {e} (crash input under xtask/fuzz/artifacts/{t}/)")
-        })?;
+        // Every child of the round is waited for, also after one failed.
+        let mut failed = Vec::new();
+        for (t, mut child) in children {
+            match child.wait() {
+                Ok(s) if s.success() => {}
+                Ok(s) => failed.push(format!(
+                    "fuzz target {t}: failed with {s} (crash input under xtask/fuzz/artifacts/{t}/)"
+                )),
+                Err(e) => failed.push(format!("fuzz target {t}: {e}")),
+            }
+        }
+        if !failed.is_empty() {
+            return Err(failed.join("; "));
+        }
     }
     Ok(())
 }

@@ -139,29 +139,52 @@ fn ci() -> Res {
             }
         );
     }
-    lint()?;
-    let (passed, failed) = test_counted()?;
-    docs()?;
-    package()?;
-    lean()?;
-    portability()?;
-    examples()?;
-    object_store_check()?;
-    loom()?;
-    kafka_oracle::run(&[])?;
-    // Every sabotage must make the scenario it targets fail (the oracle can fail).
-    kafka_oracle::run(&["--sabotage".to_string(), "all".to_string()])?;
-    fuzz::fuzz(&["--smoke".to_string()])?;
+    // Each step's wall time, printed at the end (where CI's time goes).
+    let mut times: Vec<(&str, f64)> = Vec::new();
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> Res| -> Res {
+        let t = std::time::Instant::now();
+        let r = f();
+        times.push((name, t.elapsed().as_secs_f64()));
+        r
+    };
+    step("lint", &mut lint)?;
+    let (mut passed, mut failed) = (0, 0);
+    step("test", &mut || {
+        (passed, failed) = test_counted()?;
+        Ok(())
+    })?;
+    step("docs", &mut docs)?;
+    step("package", &mut package)?;
+    step("lean", &mut lean)?;
+    step("portability", &mut portability)?;
+    step("examples", &mut examples)?;
+    step("object-store-check", &mut object_store_check)?;
+    step("loom", &mut loom)?;
+    // The scenarios and every sabotage, in one pool of jobs: every sabotage must make the
+    // scenario it targets fail (the oracle can fail).
+    step("kafka", &mut || {
+        kafka_oracle::run(&["--with-sabotages".to_string()])
+    })?;
+    step("fuzz", &mut || fuzz::fuzz(&["--smoke".to_string()]))?;
     // Crash states, then every mutant must be caught (the checker can fail).
-    mutants::run("crash", &["--smoke".to_string()])?;
-    mutants::run("crash", &["--mutants".to_string()])?;
+    step("crash", &mut || {
+        mutants::run("crash", &["--smoke".to_string()])?;
+        mutants::run("crash", &["--mutants".to_string()])
+    })?;
     // Every lin mutant must be caught (the checker can fail); the smoke itself is the
     // test `segment/tests/log/linearizability.rs` (docs/testing.md#linearizability).
-    mutants::run("lin", &["--mutants".to_string()])?;
+    step("lin", &mut || {
+        mutants::run("lin", &["--mutants".to_string()])
+    })?;
     // The main job, exactly as the README runs it (quiet: no progress bar in logs).
-    let mut c = cargo();
-    c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);
-    run(c)?;
+    step("bench-harness", &mut || {
+        let mut c = cargo();
+        c.args(["run", "--release", "-p", "bench-harness", "--", "--quiet"]);
+        run(c)
+    })?;
+    let total: f64 = times.iter().map(|(_, s)| s).sum();
+    let line: Vec<String> = times.iter().map(|(n, s)| format!("{n} {s:.0}")).collect();
+    println!("ci: step seconds: {} (total {total:.0})", line.join(", "));
     println!("ci: {passed} passed, {failed} failed");
     Ok(())
 }
