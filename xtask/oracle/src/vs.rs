@@ -1540,7 +1540,7 @@ fn measure_log_append(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
 
 /// `sync(1)`: the page cache's dirty pages written back (and waited for) between two
 /// timed runs. Harmless where nothing is dirty (tmpfs, lookups).
-fn settle() {
+pub(super) fn settle() {
     let _ = Command::new("sync").status();
 }
 

@@ -46,11 +46,10 @@
 //! close writes it back).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use super::broker::Jvm;
-use super::vs::{quantile, Server};
+use super::vs::{quantile, settle, Server};
 
 /// Sizes and repetitions of the opens rows.
 #[derive(Clone, Copy)]
@@ -295,7 +294,7 @@ fn measure_warm(
 /// `sync` then `echo 3 > /proc/sys/vm/drop_caches`; false when the caches cannot be
 /// dropped (not root).
 fn drop_caches() -> bool {
-    let _ = Command::new("sync").status();
+    settle();
     std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
 }
 
@@ -332,7 +331,7 @@ fn measure_cold(
         let _ = std::fs::remove_dir_all(&tmp);
         inputs.push((on_disk, leo));
     }
-    let _ = Command::new("sync").status();
+    settle();
     eprintln!(
         "vs-kafka opens cold: {parts} partitions of {per} segments written to {} in {:.1} s ({})",
         disk.path().display(),
