@@ -481,11 +481,7 @@ mod tests {
         for (i, r) in b.records().map_err(decode)?.enumerate() {
             let r = r.map_err(decode)?;
             n += 1;
-            let summary = RecordSummary {
-                offset: r.offset,
-                timestamp: r.timestamp,
-                has_key: r.key.is_some(),
-            };
+            let summary = RecordSummary::of(&r);
             match check_record(&b, &summary, i32::try_from(i).unwrap(), p) {
                 Some(e) => errors.push(e),
                 None => max_ts = max_ts.max(r.timestamp),
@@ -548,11 +544,7 @@ mod tests {
             if let (Ok(full), Ok(light)) = (b.records(), b.skim_records()) {
                 proptest::prop_assert_eq!(
                     walk(light, |r| r),
-                    walk(full, |r| RecordSummary {
-                        offset: r.offset,
-                        timestamp: r.timestamp,
-                        has_key: r.key.is_some(),
-                    })
+                    walk(full, |r| RecordSummary::of(&r))
                 );
             }
             let mut p = params(
