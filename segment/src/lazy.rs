@@ -157,6 +157,20 @@ impl<T: TypedIndex> LazyIndex<T> {
         matches!(self.state.read().slot, Slot::Gone)
     }
 
+    /// Runs `f` on the file's path while the index is not loaded, holding the wrapper's
+    /// lock so that no [`get`](Self::get) loads it (and so creates and preallocates a
+    /// missing file, or maps it) and no [`unload`](Self::unload) trims it meanwhile:
+    /// what `f` reads of the file is what an unloaded index holds. `None` (and `f` is
+    /// not run) when the index is loaded, when an earlier instance is still alive in a
+    /// reader's hands (ask it), or after close or delete.
+    pub fn with_unloaded_file<R>(&self, f: impl FnOnce(&Path) -> R) -> Option<R> {
+        let st = self.state.read();
+        match &st.slot {
+            Slot::Unloaded(w) if w.strong_count() == 0 => Some(f(&st.path)),
+            _ => None,
+        }
+    }
+
     /// The current file path (it may not exist).
     pub fn file(&self) -> PathBuf {
         let st = self.state.read();

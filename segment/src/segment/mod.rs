@@ -432,29 +432,34 @@ impl<F: BatchFormat> LogSegment<F> {
     /// index would.
     fn peek_time_index_last_entry(&self) -> Option<TimestampOffset> {
         use crate::pio::FileExt;
-        if self.time_index.is_loaded() || self.time_index.is_gone() {
-            return None;
-        }
         let empty = TimestampOffset {
             timestamp: -1,
             offset: self.base_offset,
         };
-        let path = self.time_index.file();
-        let f = match self.fs.open_file(&path, crate::fs::OpenMode::Read) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(empty),
-            Err(_) => return None,
-        };
-        let len = f.metadata().ok()?.len();
-        // Empty: `Ok(None)`; not whole entries or a failed read: `Err`.
-        match peek::peek_last::<RawTimeEntry>(len, |b, at| f.read_exact_at(b, at)) {
-            Ok(None) => Some(empty),
-            Ok(Some((_, last))) => Some(TimestampOffset {
-                timestamp: last.timestamp.get(),
-                offset: self.base_offset + last.relative_offset.get() as i64,
-            }),
-            Err(_) => None,
-        }
+        // Under the lazy index's lock: a concurrent first use (a reader's timestamp
+        // search) would otherwise create and preallocate the file, or map it, between
+        // the check and the read, and its zero-filled last slot would read as an entry
+        // `(0, base offset)`: a wrong largest timestamp, and a wrong offset for the final
+        // time-index entry at roll or close.
+        self.time_index
+            .with_unloaded_file(|path| {
+                let f = match self.fs.open_file(path, crate::fs::OpenMode::Read) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(empty),
+                    Err(_) => return None,
+                };
+                let len = f.metadata().ok()?.len();
+                // Empty: `Ok(None)`; not whole entries or a failed read: `Err`.
+                match peek::peek_last::<RawTimeEntry>(len, |b, at| f.read_exact_at(b, at)) {
+                    Ok(None) => Some(empty),
+                    Ok(Some((_, last))) => Some(TimestampOffset {
+                        timestamp: last.timestamp.get(),
+                        offset: self.base_offset + last.relative_offset.get() as i64,
+                    }),
+                    Err(_) => None,
+                }
+            })
+            .flatten()
     }
 
     /// Largest timestamp appended so far (ms since epoch; −1 if none), loading it from the

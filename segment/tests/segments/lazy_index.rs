@@ -84,3 +84,48 @@ fn opening_many_segments_maps_no_index() {
         1
     );
 }
+
+/// A segment's largest timestamp read while another thread's first use of the time
+/// index creates and preallocates its file is the empty index's, `(−1, base offset)`:
+/// never the zero-filled last slot of the file being preallocated, which reads as the
+/// entry `(0, base offset)`. (The linearizability smoke found it: a close whose final
+/// time-index entry took that offset, below the index's last one.)
+#[test]
+fn the_largest_timestamp_is_never_read_from_a_file_being_preallocated() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    let cfg = config(10, 1200);
+    let mut zeros = 0;
+    for i in 0..3_000i64 {
+        let base = i * 10;
+        let seg = new_segment(dir.path(), base, &cfg, clock.clone());
+        // Both threads spin to a common start; this one then waits a delay that sweeps
+        // the other's whole first use (create, preallocate, map) across the segments.
+        let go = std::sync::atomic::AtomicBool::new(false);
+        let max = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !go.load(std::sync::atomic::Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                seg.time_index().unwrap()
+            });
+            std::thread::sleep(std::time::Duration::from_micros(50));
+            go.store(true, std::sync::atomic::Ordering::Release);
+            for _ in 0..(i % 300) * 20 {
+                std::hint::spin_loop();
+            }
+            (
+                seg.max_timestamp_so_far().unwrap(),
+                seg.shallow_offset_of_max_timestamp_so_far().unwrap(),
+            )
+        });
+        if max != (-1, base) {
+            zeros += 1;
+            assert_eq!(max, (0, base), "segment {base}: an answer from nowhere");
+        }
+    }
+    assert_eq!(
+        zeros, 0,
+        "largest timestamps read from a file being preallocated"
+    );
+}
