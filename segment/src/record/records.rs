@@ -310,28 +310,113 @@ pub(crate) fn skim_v2_record(
     })
 }
 
+/// The walk state shared by [`Records`] and [`SkimRecords`]: the byte position in the
+/// records section, the declared count, how many records were read, and whether the walk
+/// ended (after the declared records, or after its first error, yielded once).
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    /// Byte offset of the next record in the records section; it only advances by what
+    /// a cursor over the bytes left consumed, so it never passes their end.
+    pos: usize,
+    total: u32,
+    read: u32,
+    done: bool,
+}
+
+impl Walk {
+    fn new(total: u32) -> Self {
+        Walk {
+            pos: 0,
+            total,
+            read: 0,
+            done: false,
+        }
+    }
+
+    /// The next item `produce` gives, with the accounting of every walk: nothing once
+    /// the walk ended; an end or an error ends it; a record counts as read.
+    #[inline]
+    fn advance<T>(
+        &mut self,
+        produce: impl FnOnce(&mut Self) -> Option<Result<T, RecordError>>,
+    ) -> Option<Result<T, RecordError>> {
+        if self.done {
+            return None;
+        }
+        let out = produce(self);
+        match &out {
+            None | Some(Err(_)) => self.done = true,
+            Some(Ok(_)) => self.read += 1,
+        }
+        out
+    }
+
+    /// The next v2 record of `data` (the records section), read by `decode`: the framing
+    /// rules of [`Records`] (declared count against the bytes left), then `decode` of the
+    /// record at the position, which advances it.
+    #[inline]
+    fn next_with<'b, T>(
+        &mut self,
+        data: &'b [u8],
+        ctx: &RecordContext,
+        decode: impl FnOnce(&mut Cursor<'b>, &RecordContext, u32) -> Result<T, RecordError>,
+    ) -> Option<Result<T, RecordError>> {
+        self.advance(|w| {
+            let rest = data.get(w.pos..).unwrap_or_default();
+            let (read, total) = (w.read, w.total);
+            if read >= total {
+                if rest.is_empty() {
+                    return None;
+                }
+                return Some(Err(RecordError::invalid(
+                    ctx.position,
+                    format!(
+                        "incorrect declared batch size, {} bytes remain after the {total} declared records",
+                        rest.len()
+                    ),
+                )));
+            }
+            if rest.is_empty() {
+                return Some(Err(RecordError::invalid(
+                    ctx.position,
+                    format!(
+                        "incorrect declared batch size, premature end of records after {read} of {total}"
+                    ),
+                )));
+            }
+            let mut cur = Cursor::new(rest);
+            let r = decode(&mut cur, ctx, read);
+            w.pos += cur.position();
+            Some(r)
+        })
+    }
+
+    /// At most the records left and one error.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.done {
+            return (0, Some(0));
+        }
+        let left = self.total.saturating_sub(self.read) as usize;
+        (0, Some(left + 1))
+    }
+}
+
 /// The records of an uncompressed v2 batch as [`RecordSummary`]s: the walk of [`Records`]
 /// (same framing rules, same errors, ends after the first error) with
 /// [`skim_v2_record`] in place of the full decode.
 #[derive(Debug)]
 pub(crate) struct SkimRecords<'a> {
     data: &'a [u8],
-    pos: usize,
     ctx: RecordContext,
-    total: u32,
-    read: u32,
-    done: bool,
+    walk: Walk,
 }
 
 impl<'a> SkimRecords<'a> {
     pub(crate) fn new(data: &'a [u8], count: u32, ctx: RecordContext) -> Self {
         SkimRecords {
             data,
-            pos: 0,
             ctx,
-            total: count,
-            read: 0,
-            done: false,
+            walk: Walk::new(count),
         }
     }
 }
@@ -340,33 +425,22 @@ impl Iterator for SkimRecords<'_> {
     type Item = Result<RecordSummary, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let out = step(
-            self.data,
-            &mut self.pos,
-            &self.ctx,
-            self.read,
-            self.total,
-            skim_v2_record,
-        );
-        match &out {
-            None | Some(Err(_)) => self.done = true,
-            Some(Ok(_)) => self.read += 1,
-        }
-        out
+        self.walk.next_with(self.data, &self.ctx, skim_v2_record)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.walk.size_hint()
     }
 }
 
 enum Inner<'a> {
     V2Borrowed {
         data: &'a [u8],
-        pos: usize,
+        ctx: RecordContext,
     },
     V2Owned {
         data: Vec<u8>,
-        pos: usize,
+        ctx: RecordContext,
     },
     /// Already decoded records (legacy messages).
     List(std::vec::IntoIter<Record<'a>>),
@@ -380,18 +454,15 @@ enum Inner<'a> {
 /// records, or after the first error (the error is yielded once).
 pub struct Records<'a> {
     inner: Inner<'a>,
-    ctx: Option<RecordContext>,
-    total: u32,
-    read: u32,
-    done: bool,
+    walk: Walk,
 }
 
 impl std::fmt::Debug for Records<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Records")
-            .field("total", &self.total)
-            .field("read", &self.read)
-            .field("done", &self.done)
+            .field("total", &self.walk.total)
+            .field("read", &self.walk.read)
+            .field("done", &self.walk.done)
             .finish_non_exhaustive()
     }
 }
@@ -399,21 +470,15 @@ impl std::fmt::Debug for Records<'_> {
 impl<'a> Records<'a> {
     pub(crate) fn v2_borrowed(data: &'a [u8], count: u32, ctx: RecordContext) -> Self {
         Records {
-            inner: Inner::V2Borrowed { data, pos: 0 },
-            ctx: Some(ctx),
-            total: count,
-            read: 0,
-            done: false,
+            inner: Inner::V2Borrowed { data, ctx },
+            walk: Walk::new(count),
         }
     }
 
     pub(crate) fn v2_owned(data: Vec<u8>, count: u32, ctx: RecordContext) -> Self {
         Records {
-            inner: Inner::V2Owned { data, pos: 0 },
-            ctx: Some(ctx),
-            total: count,
-            read: 0,
-            done: false,
+            inner: Inner::V2Owned { data, ctx },
+            walk: Walk::new(count),
         }
     }
 
@@ -421,91 +486,35 @@ impl<'a> Records<'a> {
         let total = u32::try_from(records.len()).unwrap_or(u32::MAX);
         Records {
             inner: Inner::List(records.into_iter()),
-            ctx: None,
-            total,
-            read: 0,
-            done: false,
+            walk: Walk::new(total),
         }
     }
 
     /// Number of records the batch declares (legacy: number of messages decoded).
     pub fn declared_count(&self) -> u32 {
-        self.total
+        self.walk.total
     }
-}
-
-/// One step of a v2 record walk: the framing rules of [`Records`] (declared count against
-/// the bytes left), then `decode` of the record at `*pos`, which advances it.
-fn step<'b, T>(
-    data: &'b [u8],
-    pos: &mut usize,
-    ctx: &RecordContext,
-    read: u32,
-    total: u32,
-    decode: impl FnOnce(&mut Cursor<'b>, &RecordContext, u32) -> Result<T, RecordError>,
-) -> Option<Result<T, RecordError>> {
-    // *pos <= data.len(): it only advances by what a cursor over `rest` consumed; past
-    // the end would read as the end of the records.
-    let rest = data.get(*pos..).unwrap_or_default();
-    if read >= total {
-        if rest.is_empty() {
-            return None;
-        }
-        return Some(Err(RecordError::invalid(
-            ctx.position,
-            format!(
-                "incorrect declared batch size, {} bytes remain after the {total} declared records",
-                rest.len()
-            ),
-        )));
-    }
-    if rest.is_empty() {
-        return Some(Err(RecordError::invalid(
-            ctx.position,
-            format!(
-                "incorrect declared batch size, premature end of records after {read} of {total}"
-            ),
-        )));
-    }
-    let mut cur = Cursor::new(rest);
-    let r = decode(&mut cur, ctx, read);
-    *pos += cur.position();
-    Some(r)
 }
 
 impl<'a> Iterator for Records<'a> {
     type Item = Result<Record<'a>, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let out = match (&mut self.inner, &self.ctx) {
-            (Inner::V2Borrowed { data, pos }, Some(ctx)) => {
+        match &mut self.inner {
+            Inner::V2Borrowed { data, ctx } => {
                 let data: &'a [u8] = data;
-                step(data, pos, ctx, self.read, self.total, decode_v2_record)
+                self.walk.next_with(data, ctx, decode_v2_record)
             }
-            (Inner::V2Owned { data, pos }, Some(ctx)) => {
-                step(data, pos, ctx, self.read, self.total, decode_v2_record)
-                    .map(|r| r.map(Record::into_owned))
-            }
-            (Inner::List(it), _) => it.next().map(Ok),
-            _ => None,
-        };
-        match &out {
-            None | Some(Err(_)) => self.done = true,
-            Some(Ok(_)) => self.read += 1,
+            Inner::V2Owned { data, ctx } => self
+                .walk
+                .next_with(data, ctx, decode_v2_record)
+                .map(|r| r.map(Record::into_owned)),
+            Inner::List(it) => self.walk.advance(|_| it.next().map(Ok)),
         }
-        out
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        if self.done {
-            return (0, Some(0));
-        }
-        // One extra item may be an error.
-        let left = self.total.saturating_sub(self.read) as usize;
-        (0, Some(left + 1))
+        self.walk.size_hint()
     }
 }
 
