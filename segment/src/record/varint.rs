@@ -58,6 +58,7 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 
+    #[inline]
     pub(crate) fn read_bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let remaining = self.remaining();
         let out = self
@@ -72,6 +73,7 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
+    #[inline]
     pub(crate) fn read_u8(&mut self) -> Result<u8, DecodeError> {
         let Some(&b) = self.buf.get(self.pos) else {
             return Err(DecodeError::Eof {
@@ -84,7 +86,29 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a zig-zag varint (at most 5 bytes).
+    ///
+    /// Encodings of one and two bytes (values in -8192..8192: the record fields of
+    /// typical batches) are read in line; longer ones, and every error, by the
+    /// byte-by-byte loop, which starts over at the same position and so answers as if
+    /// it had read them all.
+    #[inline]
     pub(crate) fn read_varint(&mut self) -> Result<i32, DecodeError> {
+        let raw = match self.buf.get(self.pos..).unwrap_or_default() {
+            [b0, ..] if b0 & 0x80 == 0 => {
+                self.pos += 1;
+                u32::from(*b0)
+            }
+            [b0, b1, ..] if b1 & 0x80 == 0 => {
+                self.pos += 2;
+                u32::from(b0 & 0x7f) | (u32::from(*b1) << 7)
+            }
+            _ => return self.read_varint_loop(),
+        };
+        Ok(((raw >> 1) as i32) ^ -((raw & 1) as i32))
+    }
+
+    /// [`read_varint`](Self::read_varint) byte by byte.
+    fn read_varint_loop(&mut self) -> Result<i32, DecodeError> {
         let mut raw: u32 = 0;
         let mut shift = 0u32;
         loop {
@@ -102,8 +126,26 @@ impl<'a> Cursor<'a> {
         Ok(((raw >> 1) as i32) ^ -((raw & 1) as i32))
     }
 
-    /// Reads a zig-zag varlong (at most 10 bytes).
+    /// Reads a zig-zag varlong (at most 10 bytes); one and two bytes in line, as
+    /// [`read_varint`](Self::read_varint).
+    #[inline]
     pub(crate) fn read_varlong(&mut self) -> Result<i64, DecodeError> {
+        let raw = match self.buf.get(self.pos..).unwrap_or_default() {
+            [b0, ..] if b0 & 0x80 == 0 => {
+                self.pos += 1;
+                u64::from(*b0)
+            }
+            [b0, b1, ..] if b1 & 0x80 == 0 => {
+                self.pos += 2;
+                u64::from(b0 & 0x7f) | (u64::from(*b1) << 7)
+            }
+            _ => return self.read_varlong_loop(),
+        };
+        Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
+    }
+
+    /// [`read_varlong`](Self::read_varlong) byte by byte.
+    fn read_varlong_loop(&mut self) -> Result<i64, DecodeError> {
         let mut raw: u64 = 0;
         let mut shift = 0u32;
         loop {
@@ -190,6 +232,32 @@ mod tests {
         }
         for v in [0, 1, -1, i64::from(i32::MAX) + 1, i64::MAX, i64::MIN] {
             round_trip_long(v);
+        }
+    }
+
+    /// The in-line reads of one and two bytes answer as the byte-by-byte loop does
+    /// (value, error and bytes consumed) on every pair of leading bytes, whole or cut
+    /// short, and with each kind of tail after them.
+    #[test]
+    fn the_fast_reads_answer_as_the_loop() {
+        let tails: [&[u8]; 4] = [&[], &[0x00], &[0x81, 0x01], &[0xff; 9]];
+        for b0 in 0..=255u8 {
+            for b1 in 0..=255u8 {
+                for (cut, tail) in [(1usize, &[][..]), (2, &[][..])]
+                    .into_iter()
+                    .chain(tails.iter().map(|t| (2, *t)))
+                {
+                    let mut buf = vec![b0, b1];
+                    buf.truncate(cut);
+                    buf.extend_from_slice(tail);
+                    let (mut fast, mut slow) = (Cursor::new(&buf), Cursor::new(&buf));
+                    assert_eq!(fast.read_varint(), slow.read_varint_loop(), "{buf:x?}");
+                    assert_eq!(fast.position(), slow.position(), "{buf:x?}");
+                    let (mut fast, mut slow) = (Cursor::new(&buf), Cursor::new(&buf));
+                    assert_eq!(fast.read_varlong(), slow.read_varlong_loop(), "{buf:x?}");
+                    assert_eq!(fast.position(), slow.position(), "{buf:x?}");
+                }
+            }
         }
     }
 
