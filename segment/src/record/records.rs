@@ -145,6 +145,8 @@ struct Walked<'b> {
 /// Walks one v2 record at the cursor (Kafka `DefaultRecord.readFrom`): every length and
 /// count checked, in Kafka's order, with its error. The headers go to `headers` when it
 /// is given (the full decode); the leader's skim passes `None` and nothing allocates.
+/// In line, so each caller gets a copy fitted to it (the skim's without headers).
+#[inline(always)]
 fn walk_v2_record<'b>(
     cur: &mut Cursor<'b>,
     ctx: &RecordContext,

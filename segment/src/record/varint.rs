@@ -91,7 +91,7 @@ impl<'a> Cursor<'a> {
     /// typical batches) are read in line; longer ones, and every error, by the
     /// byte-by-byte loop, which starts over at the same position and so answers as if
     /// it had read them all.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read_varint(&mut self) -> Result<i32, DecodeError> {
         let raw = match self.buf.get(self.pos..).unwrap_or_default() {
             [b0, ..] if b0 & 0x80 == 0 => {
@@ -107,7 +107,9 @@ impl<'a> Cursor<'a> {
         Ok(((raw >> 1) as i32) ^ -((raw & 1) as i32))
     }
 
-    /// [`read_varint`](Self::read_varint) byte by byte.
+    /// [`read_varint`](Self::read_varint) byte by byte (kept out of line, so the in-line
+    /// part stays small).
+    #[inline(never)]
     fn read_varint_loop(&mut self) -> Result<i32, DecodeError> {
         let mut raw: u32 = 0;
         let mut shift = 0u32;
@@ -128,7 +130,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a zig-zag varlong (at most 10 bytes); one and two bytes in line, as
     /// [`read_varint`](Self::read_varint).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read_varlong(&mut self) -> Result<i64, DecodeError> {
         let raw = match self.buf.get(self.pos..).unwrap_or_default() {
             [b0, ..] if b0 & 0x80 == 0 => {
@@ -144,7 +146,8 @@ impl<'a> Cursor<'a> {
         Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
     }
 
-    /// [`read_varlong`](Self::read_varlong) byte by byte.
+    /// [`read_varlong`](Self::read_varlong) byte by byte (out of line).
+    #[inline(never)]
     fn read_varlong_loop(&mut self) -> Result<i64, DecodeError> {
         let mut raw: u64 = 0;
         let mut shift = 0u32;
