@@ -124,7 +124,10 @@ impl<F: BatchFormat> Log<F> {
         origin: AppendOrigin,
     ) -> Result<LogAppendInfo> {
         let now = self.clock.milliseconds();
-        let mut found = Vec::new();
+        // The first batch and how many there are: a produce holds one, so nothing is
+        // collected (no allocation a call).
+        let mut first = None;
+        let mut batches = 0usize;
         let mut it = format::scan::<F>(records, 0);
         for b in &mut it {
             let b =
@@ -150,15 +153,16 @@ impl<F: BatchFormat> Log<F> {
             self.check_max_message_bytes(b.info.size_in_bytes, "the batch")?;
             F::validate(b.bytes, b.info.position)
                 .map_err(|e| SegmentError::rejected(KafkaError::CorruptMessage, e.to_string()))?;
-            found.push(b);
+            batches += 1;
+            first.get_or_insert(b);
         }
-        let Some(first) = found.first() else {
+        let Some(first) = first else {
             return Err(no_batch());
         };
-        if found.len() > 1 {
+        if batches > 1 {
             return Err(SegmentError::rejected(
                 KafkaError::InvalidRecord,
-                format!("a produce holds one v2 batch, not {}", found.len()),
+                format!("a produce holds one v2 batch, not {batches}"),
             ));
         }
         let source = RecordBatch::new(first.bytes)

@@ -238,12 +238,16 @@ fn batch_level_rules() {
         rejected(log.append_as_leader(&v1, 0, client)).0,
         KafkaError::InvalidRecord
     );
-    // One batch per append.
+    // One batch per append; the message counts them all.
     let two = [plain(1, NOW), plain(1, NOW)].concat();
     assert_eq!(
         rejected(log.append_as_leader(&two, 0, client)).0,
         KafkaError::InvalidRecord
     );
+    let three = [plain(1, NOW), plain(2, NOW), plain(1, NOW)].concat();
+    let (e, message, _) = rejected(log.append_as_leader(&three, 0, client));
+    assert_eq!(e, KafkaError::InvalidRecord);
+    assert!(message.ends_with("one v2 batch, not 3"), "{message}");
     // Record count against the last offset delta.
     let mut count = plain(1, NOW);
     count[57..61].copy_from_slice(&2i32.to_be_bytes());
