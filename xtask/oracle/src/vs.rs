@@ -101,7 +101,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
   --sabotage NAME  damage our side, the run must fail: lookup-slot-before (our lookups
                    answer the slot before the right one), append-position (our appends
                    write one position one too high), segment-drop-batch (our segment
-                   append leaves out the last batch), translate-early (our
+                   append leaves out the last batch), ceiling-index-drop (our
+                   index fill ceilings leave out the last entry), translate-early (our
                    translate_offset answers the batch before), ceiling-write-drop (our
                    write(2) ceilings leave out the last batch), log-skip-batch (our
                    Log::append rows leave out the last batch), leader-skip-batch (our
@@ -124,6 +125,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "append-position",
         "appends",
         "our appends write one entry's position (time index: offset) one too high",
+    ),
+    (
+        "ceiling-index-drop",
+        "appends",
+        "our index fill ceilings leave out the last entry",
     ),
     (
         "segment-drop-batch",
@@ -1123,6 +1129,7 @@ const LOOKUP_BATCH: usize = 1000;
 fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
     let sab_lookup = u8::from(b.opts.sabotage == Some("lookup-slot-before"));
     let sab_append = u8::from(b.opts.sabotage == Some("append-position"));
+    let sab_ceiling_index = u8::from(b.opts.sabotage == Some("ceiling-index-drop"));
     if b.opts.lookups {
         let mut strategies = vec!["default".to_string()];
         strategies.extend(vs_kafka_ours_names().iter().map(|s| s.to_string()));
@@ -1209,7 +1216,28 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 .map_err(|e| format!("{src:?}: {e}"))?
                 .len();
             let entries = len as usize / if kind == "offset" { 8 } else { 12 };
-            let mut cs = Vec::new();
+            // The fill ceiling: the entries' bytes stored into a fresh mapped file (the
+            // bound of the rows: `docs/performance.md#index-append-ceiling`), first.
+            let fill = dir.join(format!("ceiling.{kind}"));
+            let mut cs = vec![Competitor {
+                label: format!(
+                    "{}-byte stores into a fresh mapped file, {}",
+                    if kind == "offset" { 8 } else { 12 },
+                    fs_type(dir)
+                ),
+                kafka: false,
+                cmd: format!(
+                    "ceil-index {kind} {} {} {INDEX_BYTES} {sab_ceiling_index}",
+                    src.display(),
+                    fill.display()
+                ),
+                outputs: vec![fill.clone()],
+                ceiling: Some(Ceiling {
+                    expect: None,
+                    bytes_per_op: if kind == "offset" { 8.0 } else { 12.0 },
+                    bound: true,
+                }),
+            }];
             for (mode, label) in [("call", call), ("appender", "appender()")] {
                 let out = dir.join(format!("ours-{mode}.{kind}"));
                 cs.push(Competitor {
@@ -1243,6 +1271,7 @@ fn measure(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
                 &[Some(src)],
                 None,
             )?;
+            let _ = std::fs::remove_file(&fill);
         }
     }
     if b.opts.segments {

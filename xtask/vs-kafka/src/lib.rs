@@ -77,6 +77,11 @@
 //!                          (MODE crc: and its CRC-32C checked) -> ok NANOS BYTES|MATCHED
 //! ceil-memcpy SRC MODE     every batch of SRC (in memory) copied into fresh (MODE fresh)
 //!                          or reused memory -> ok NANOS equal
+//! ceil-index KIND SRC DST MAX SABOTAGE   the fill ceiling of an index append: every
+//!                          entry of the KIND (offset, time) index SRC stored as its raw
+//!                          bytes into a new file DST of MAX bytes, mapped (no lock, no
+//!                          check, no count published), then trimmed ([`ceiling_index`])
+//!                          -> ok NANOS ENTRIES
 //! ceil-crc CRATE SRC SIZE TOTAL   CRC-32C of SRC's first TOTAL bytes in SIZE-byte pieces
 //!                          with CRATE (crc32c, crc-fast, crc) -> ok NANOS HASH
 //! ceil-fetch SRC LOG TID   one pread of the 12-byte header of each target's batch in LOG
@@ -963,6 +968,54 @@ pub fn ceiling_write(
     Ok((ns, if crc { checked } else { written }))
 }
 
+/// The fill ceiling of an index append: every slot of the index `src` (8-byte offset or
+/// 12-byte time entries, `entry` bytes each; the file holds exactly its entries) stored as
+/// its raw bytes into a new file `dst`, created at `max` bytes (`set_len`: a sparse file,
+/// as a new index is created) and mapped read-write, one store a slot, timed; then the
+/// mapping is dropped and the file trimmed to the entries. None of an append's work but
+/// the store: no writer lock, no rule checked, no entry count published. What is left is
+/// what no append avoids, the store and the kernel handing each fresh page to the mapping
+/// on its first touch (on this virtual machine the larger part). `sabotage` leaves out the
+/// last entry (the trimmed file keeps a zeroed slot there). Returns the nanoseconds and
+/// the entries stored.
+pub fn ceiling_index(
+    src: &Path,
+    dst: &Path,
+    entry: usize,
+    max: usize,
+    sabotage: bool,
+) -> Result<(u128, usize), String> {
+    let bytes = std::fs::read(src).map_err(e("read source"))?;
+    if entry == 0 || bytes.len() % entry != 0 || bytes.len() > max {
+        return Err(format!(
+            "{}: {} bytes is not a whole number of {entry}-byte entries within {max}",
+            src.display(),
+            bytes.len()
+        ));
+    }
+    let n = bytes.len() / entry;
+    let stored = if sabotage { n.saturating_sub(1) } else { n };
+    let _ = std::fs::remove_file(dst);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dst)
+        .map_err(e("create"))?;
+    f.set_len(max as u64).map_err(e("preallocate"))?;
+    let m = index_core::sys::Mapping::map(&f, max, true).map_err(e("map"))?;
+    let start = Instant::now();
+    for (i, slot) in bytes.chunks_exact(entry).take(stored).enumerate() {
+        if !m.write(i * entry, slot) {
+            return Err(format!("slot {i} is out of the mapping"));
+        }
+    }
+    let ns = start.elapsed().as_nanos();
+    drop(m);
+    f.set_len(bytes.len() as u64).map_err(e("trim"))?;
+    Ok((ns, stored))
+}
+
 /// The read ceilings of recovery: every batch of `log` (in the page cache) read with one
 /// `pread` into one reused buffer, timed; with `crc`, each batch's CRC-32C (`crc32c`, as
 /// `RecordBatch::compute_checksum`) is computed over its CRC range and compared with the
@@ -1186,6 +1239,21 @@ impl CeilState {
                 let (_, log, ranges) = self.src.as_ref().expect("loaded");
                 let (ns, a) = ceiling_memcpy(log, ranges, (!fresh).then_some(&mut self.reused));
                 Ok(format!("{ns} {a}"))
+            }
+            "ceil-index" => {
+                let entry = match arg(w, 1)? {
+                    "offset" => 8,
+                    "time" => 12,
+                    k => return Err(format!("no index kind {k}")),
+                };
+                let (ns, n) = ceiling_index(
+                    Path::new(arg(w, 2)?),
+                    Path::new(arg(w, 3)?),
+                    entry,
+                    num(w, 4)?,
+                    arg(w, 5)? == "1",
+                )?;
+                Ok(format!("{ns} {n}"))
             }
             "ceil-crc" => {
                 let total: usize = num(w, 4)?;
@@ -1584,6 +1652,33 @@ mod tests {
         assert!(joined == source);
         let (_, bad_leo, bad) = log_append(&src, &a, 1 << 20, true).unwrap();
         assert!(bad_leo != leo && bad != h, "{n} batches");
+    }
+
+    #[test]
+    fn the_index_fill_ceiling_writes_the_source_index_and_its_sabotage_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (entries, time_entries) = generate(3, dir.path(), 10, 64 << 10).unwrap();
+        for (kind, file, entry, n) in [
+            ("offset", "offset.index", 8, entries),
+            ("time", "time.timeindex", 12, time_entries),
+        ] {
+            let src = dir.path().join(file);
+            let source = std::fs::read(&src).unwrap();
+            assert_eq!(source.len(), n * entry, "{kind}");
+            let out = dir.path().join(format!("ceiling.{kind}"));
+            let (_, stored) = ceiling_index(&src, &out, entry, 64 << 10, false).unwrap();
+            assert_eq!(stored, n, "{kind}");
+            assert!(std::fs::read(&out).unwrap() == source, "{kind}");
+            let (_, stored) = ceiling_index(&src, &out, entry, 64 << 10, true).unwrap();
+            assert_eq!(stored, n - 1, "{kind}");
+            let damaged = std::fs::read(&out).unwrap();
+            assert_eq!(damaged.len(), source.len(), "{kind}");
+            assert!(damaged != source, "{kind}: the sabotage must show");
+            // Not a whole number of entries, or larger than the mapping: an error.
+            assert!(ceiling_index(&src, &out, entry, source.len() - 1, false).is_err());
+            assert!(ceiling_index(&src, &out, 11, 64 << 10, false).is_err());
+            assert!(ceiling_index(&src, &out, 0, 64 << 10, false).is_err());
+        }
     }
 
     #[test]
