@@ -1743,7 +1743,16 @@ fn measure_segments(b: &mut Bench<'_>, dir: &Path) -> Result<(), String> {
             kafka: false,
             cmd: format!("ceil-pread {} crc", src.display()),
             outputs: Vec::new(),
-            ceiling: ceiling(Some(n_batches), true),
+            ceiling: ceiling(Some(n_batches.clone()), true),
+        },
+        Competitor {
+            label: format!(
+                "mmap + CRC-32C (crc32c) of each batch in place, {tmpfs_name} (no copy)"
+            ),
+            kafka: false,
+            cmd: format!("ceil-pread {} mapped-crc", src.display()),
+            outputs: Vec::new(),
+            ceiling: ceiling(Some(n_batches.clone()), true),
         },
         Competitor {
             label: format!("pread of each batch, {tmpfs_name}"),

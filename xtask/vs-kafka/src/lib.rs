@@ -74,7 +74,9 @@
 //! leader-log PATH OUT      the batches of the leader input PATH back to back in OUT (the
 //!                          bytes a plain leader row writes, for its ceilings) -> ok BYTES
 //! ceil-pread LOG MODE      every batch of LOG read with one pread into a reused buffer
-//!                          (MODE crc: and its CRC-32C checked) -> ok NANOS BYTES|MATCHED
+//!                          (MODE crc: and its CRC-32C checked; mapped-crc: no read, LOG
+//!                          mapped and each CRC-32C checked in place,
+//!                          [`ceiling_mapped_crc`]) -> ok NANOS BYTES|MATCHED
 //! ceil-memcpy SRC MODE     every batch of SRC (in memory) copied into fresh (MODE fresh)
 //!                          or reused memory -> ok NANOS equal
 //! ceil-index KIND SRC DST MAX SABOTAGE   the fill ceiling of an index append: every
@@ -1042,6 +1044,31 @@ pub fn ceiling_pread(log: &Path, crc: bool) -> Result<(u128, usize), String> {
     Ok((ns, if crc { matched } else { bytes }))
 }
 
+/// The no-copy read ceiling of recovery: `log` (in the page cache) mapped read-only for
+/// one sequential pass (`Mapping::map_sequential`, as `LogSegment::recover` maps it), each
+/// batch's CRC-32C (`crc32c`) computed in place over its CRC range and compared with the
+/// stored one, then unmapped; the map, the page faults of the pass and the unmap are all
+/// timed, as they are part of a recovery. Returns the nanoseconds and the batches whose
+/// CRC matched.
+pub fn ceiling_mapped_crc(log: &Path) -> Result<(u128, usize), String> {
+    let (_, ranges) = batch_ranges(log)?;
+    let f = std::fs::File::open(log).map_err(e("open"))?;
+    let len = ranges.last().map_or(0, |r| r.end);
+    let crc_at = segment::record::CRC_OFFSET;
+    let mut matched = 0usize;
+    let start = Instant::now();
+    let m = index_core::sys::Mapping::map_sequential(&f, len).map_err(e("map"))?;
+    let bytes = m.bytes(len);
+    for r in &ranges {
+        let b = bytes.get(r.clone()).ok_or("a batch past the mapping")?;
+        let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
+        matched += usize::from(crc32c::crc32c(&b[crc_at + 4..]) == stored);
+    }
+    drop(m);
+    let ns = start.elapsed().as_nanos();
+    Ok((ns, matched))
+}
+
 /// The `memcpy` ceiling: every batch of `src` (held in memory) appended to `dst`, timed.
 /// `fresh`: `dst` is allocated for the run (first touch of its pages; freed after);
 /// otherwise the kept `dst` is cleared and refilled (its pages already touched). Returns
@@ -1230,7 +1257,10 @@ impl CeilState {
                 Ok(format!("{ns} {n}"))
             }
             "ceil-pread" => {
-                let (ns, n) = ceiling_pread(Path::new(arg(w, 1)?), arg(w, 2)? == "crc")?;
+                let (ns, n) = match arg(w, 2)? {
+                    "mapped-crc" => ceiling_mapped_crc(Path::new(arg(w, 1)?))?,
+                    mode => ceiling_pread(Path::new(arg(w, 1)?), mode == "crc")?,
+                };
                 Ok(format!("{ns} {n}"))
             }
             "ceil-memcpy" => {
@@ -1710,6 +1740,8 @@ mod tests {
         damaged[100] ^= 1;
         std::fs::write(&out, &damaged).unwrap();
         assert_eq!(ceiling_pread(&out, true).unwrap().1, n - 1);
+        assert_eq!(ceiling_mapped_crc(&src).unwrap().1, n);
+        assert_eq!(ceiling_mapped_crc(&out).unwrap().1, n - 1);
         // A damaged batch's bytes are not counted by the CRC-checking write ceiling.
         let bad_src = dir.path().join("damaged.log");
         std::fs::write(&bad_src, &damaged).unwrap();
