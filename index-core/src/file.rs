@@ -1082,8 +1082,9 @@ impl<E: IndexEntry> IndexWriter<'_, E> {
             });
         }
         // The fence (if slot n begins a page) before the count: readers that see the new
-        // count see the fence too.
-        if let Some(dir) = &mapping.dir {
+        // count see the fence too. Most slots begin neither a page nor a block, and the
+        // directory's note says so without the slice of used slots.
+        if let Some(dir) = mapping.dir.as_ref().filter(|d| !d.is_quiet(n)) {
             let base = self.index.base_offset;
             let slots: &[E] = bytemuck::cast_slice(mapping.bytes(n * E::SIZE));
             dir.record::<E>(n, entry.key(base), entry, slots, base);
