@@ -52,9 +52,11 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
             .unwrap(),
     );
     let done = Arc::new(AtomicBool::new(false));
-    // Truncations begun (`truncate_to` moves the log end back: a log end a reader loaded
-    // before one may lie above the log end its read meets).
-    let truncations = Arc::new(AtomicU64::new(0));
+    // Truncations begun and ended (`truncate_to` moves the log end back: a log end a
+    // reader loaded before or during one may lie above the log end its read meets). A
+    // read ran under a truncation when more had begun after it than had ended before it:
+    // a truncation begun before the read's first load but still running counts too.
+    let truncations = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let mut readers = Vec::new();
     for seed in 0..2u64 {
         let (log, done, truncations) = (log.clone(), done.clone(), truncations.clone());
@@ -63,7 +65,7 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
             let (mut data, mut out_of_range) = (0u64, 0u64);
             while !done.load(Ordering::Acquire) {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let generation = truncations.load(Ordering::SeqCst);
+                let ended = truncations[1].load(Ordering::SeqCst);
                 let start = log.log_start_offset();
                 let leo = log.log_end_offset();
                 // Mostly the oldest offsets, where retention deletes; some anywhere.
@@ -75,7 +77,7 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
                         // A truncation under this read may have put the log end at `o`
                         // (appends then start again below the old one), where a fetch is
                         // empty, as in Kafka. Anything else must hold `o`.
-                        let moved_back = truncations.load(Ordering::SeqCst) != generation;
+                        let moved_back = truncations[0].load(Ordering::SeqCst) != ended;
                         assert!(
                             offs.contains(&o) || (offs.is_empty() && moved_back),
                             "{kind:?}: read({o}) inside [{start}, {leo}) returned offsets {offs:?}"
@@ -158,8 +160,9 @@ fn stress(kind: Kind, file_delete_delay_ms: i64) {
                     let segments = log.segments().number_of_segments();
                     log.increment_log_start_offset(o - 5).unwrap();
                     next = o - 20;
-                    truncations.fetch_add(1, Ordering::SeqCst);
+                    truncations[0].fetch_add(1, Ordering::SeqCst);
                     assert!(log.truncate_to(next).unwrap());
+                    truncations[1].fetch_add(1, Ordering::SeqCst);
                     segments
                 }
                 Kind::TruncateBelowStart => 0,
