@@ -513,10 +513,32 @@ impl Directory {
         if self.is_quiet(slot) {
             return;
         }
-        self.record_slot(slot, key, entry, slots, base_offset);
+        // The note first (it depends on the geometry alone), then the slot's work.
         let (from, to) = self.quiet_after::<E>(slot);
         self.quiet[0].store(from, Ordering::Relaxed);
         self.quiet[1].store(to, Ordering::Relaxed);
+        let first = self.pages::<E>(slot);
+        let end = self.pages::<E>(slot + 1);
+        for p in first..end {
+            let _g = self.fill.lock();
+            // The page starts again: its block keys follow from this fence on (and none
+            // with a fence of i64::MIN, which stays unknown).
+            let known = if key == UNKNOWN_FENCE {
+                BLOCKS_MIN_FENCE
+            } else {
+                0
+            };
+            self.known_blocks[p].store(known, Ordering::Relaxed);
+            self.store_fence(p, key, entry);
+        }
+        if self.blocks_per_page == 0 {
+            return;
+        }
+        let page = self.page_of::<E>(slot);
+        let offset = slot - self.fence_slot::<E>(page);
+        if offset & (self.block_slots() - 1) == 0 {
+            self.record_block(page, offset >> self.block_shift, key, slots, base_offset);
+        }
     }
 
     /// Whether appending slot `slot` records nothing, by the writer's note of the last
@@ -549,40 +571,6 @@ impl Directory {
             to = to.min(next_block);
         }
         (slot + 1, to)
-    }
-
-    /// [`record`](Self::record) without the writer's note: the page and block work.
-    #[inline]
-    fn record_slot<E: IndexEntry>(
-        &self,
-        slot: usize,
-        key: i64,
-        entry: &E,
-        slots: &[E],
-        base_offset: i64,
-    ) {
-        let first = self.pages::<E>(slot);
-        let end = self.pages::<E>(slot + 1);
-        for p in first..end {
-            let _g = self.fill.lock();
-            // The page starts again: its block keys follow from this fence on (and none
-            // with a fence of i64::MIN, which stays unknown).
-            let known = if key == UNKNOWN_FENCE {
-                BLOCKS_MIN_FENCE
-            } else {
-                0
-            };
-            self.known_blocks[p].store(known, Ordering::Relaxed);
-            self.store_fence(p, key, entry);
-        }
-        if self.blocks_per_page == 0 {
-            return;
-        }
-        let page = self.page_of::<E>(slot);
-        let offset = slot - self.fence_slot::<E>(page);
-        if offset & (self.block_slots() - 1) == 0 {
-            self.record_block(page, offset >> self.block_shift, key, slots, base_offset);
-        }
     }
 
     /// Stores block key `j` of `page` (the writer appended its first slot, whose key is
@@ -1147,7 +1135,7 @@ mod tests {
 
     /// Whether appending slot `slot` records something: the slot holds a page's first
     /// byte, or it is the first slot of a block of its page (the conditions of
-    /// `record_slot`, restated).
+    /// `Directory::record`, restated).
     fn records<E: IndexEntry>(d: &Directory, slot: usize) -> bool {
         let fence_slot = d.pages::<E>(slot) < d.pages::<E>(slot + 1);
         let page = d.page_of::<E>(slot);
