@@ -333,8 +333,10 @@ pub fn free_port() -> Result<u16, String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let start = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % span;
+        // A prime step visits every port of the span unless the span is its multiple.
+        let step = if span % 7919 == 0 { 1 } else { 7919 };
         for i in 0..span {
-            let port = LOW_PORT + ((start + i * 7919) % span) as u16;
+            let port = LOW_PORT + ((start + i * step) % span) as u16;
             if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
                 given.push(port);
                 return Ok(port);

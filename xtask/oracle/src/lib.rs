@@ -540,6 +540,18 @@ const SCENARIOS: &[(&str, Scenario)] = &[
 ];
 
 /// `cargo xtask kafka [options]`.
+/// The value of option `name`, a number above zero (`--scale`, `--recovery-mib`,
+/// `--jobs`), or the error to print.
+fn positive<T>(value: Option<&String>, name: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + Default,
+{
+    value
+        .and_then(|s| s.parse::<T>().ok())
+        .filter(|n| *n > T::default())
+        .ok_or_else(|| format!("{name} needs a positive number"))
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut only: Option<Vec<String>> = None;
     let mut scale = 3u32;
@@ -562,21 +574,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                         .collect(),
                 )
             }
-            "--scale" => {
-                scale = it
-                    .next()
-                    .and_then(|s| s.parse().ok())
-                    .filter(|&s| s > 0)
-                    .ok_or("--scale needs a positive number")?
-            }
-            "--recovery-mib" => {
-                recovery_mib = Some(
-                    it.next()
-                        .and_then(|s| s.parse().ok())
-                        .filter(|&s| s > 0)
-                        .ok_or("--recovery-mib needs a positive number")?,
-                )
-            }
+            "--scale" => scale = positive(it.next(), "--scale")?,
+            "--recovery-mib" => recovery_mib = Some(positive(it.next(), "--recovery-mib")?),
             "--seed" => {
                 seed = Some(
                     it.next()
@@ -589,14 +588,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             "--write-fixtures" => write_fixtures = true,
             "--with-sabotages" => with_sabotages = true,
-            "--jobs" => {
-                jobs = Some(
-                    it.next()
-                        .and_then(|s| s.parse().ok())
-                        .filter(|&n| n > 0)
-                        .ok_or("--jobs needs a positive number")?,
-                )
-            }
+            "--jobs" => jobs = Some(positive(it.next(), "--jobs")?),
             "--keep" => keep = true,
             "-h" | "--help" => {
                 print!("{USAGE}");
@@ -1032,4 +1024,27 @@ pub(crate) fn write_fixtures(
     }
     eprintln!("kafka: fixtures written to {}", dest.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::positive;
+
+    #[test]
+    fn positive_takes_numbers_above_zero_only() {
+        let v = |s: &str| Some(s.to_string());
+        assert_eq!(positive::<u32>(v("3").as_ref(), "--jobs"), Ok(3));
+        assert_eq!(
+            positive::<u64>(v("512").as_ref(), "--recovery-mib"),
+            Ok(512)
+        );
+        for bad in ["0", "-1", "x", ""] {
+            assert_eq!(
+                positive::<u32>(v(bad).as_ref(), "--jobs"),
+                Err("--jobs needs a positive number".to_string()),
+                "{bad:?}"
+            );
+        }
+        assert!(positive::<usize>(None, "--scale").is_err());
+    }
 }
