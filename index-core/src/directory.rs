@@ -986,13 +986,17 @@ impl Directory {
     /// [`page_range`](Self::page_range) for a lookup that is not a hot-tail one (the cold
     /// part of [`SearchStrategy::Hybrid`](crate::SearchStrategy::Hybrid)): the same page,
     /// found first by interpolation. When the last fence qualifies the page is the last
-    /// one; else, if the first one qualifies, the page that interpolating the target
-    /// between the two predicts (offsets and timestamps grow about evenly) is taken if its
-    /// fence qualifies and the next one's does not, which is the definition of the page
-    /// for increasing fences. Two independent fence loads instead of the `log2(pages)`
-    /// dependent steps of the halving; any other case (a wrong guess, a short index) runs
-    /// [`page_range`](Self::page_range). On fences that do not increase the page's fence
-    /// qualifies, as with `page_range`.
+    /// one; else, if the first one qualifies, the search starts at the page that
+    /// interpolating the target between the two predicts (offsets and timestamps grow
+    /// about evenly): it is taken if its fence qualifies and the next one's does not,
+    /// which is the definition of the page for increasing fences (two independent fence
+    /// loads instead of the `log2(pages)` dependent steps of the halving). A guess a few
+    /// pages off (keys that drift from a straight line: about one lagging time-index lookup
+    /// in five lands one page off) gallops from it (1, 2, 4, … pages) to a qualifying
+    /// fence and a later one that does not qualify, and halves between the two:
+    /// `2 log2(miss)` fence reads rather than a restart. Any other case (a short index,
+    /// fences that do not increase) runs [`page_range`](Self::page_range). The page's
+    /// fence always qualifies, also on fences that do not increase, as with `page_range`.
     #[inline(always)]
     pub fn cold_page_range<E: IndexEntry, P: Probe>(
         &self,
@@ -1021,13 +1025,75 @@ impl Directory {
                 let guess = ((at / span * last as f64) as usize).min(last - 1);
                 let fence = self.fence_key(guess, slots, base_offset, probe);
                 let next = self.fence_key(guess + 1, slots, base_offset, probe);
-                if qualifies(fence) && !qualifies(next) {
-                    return Some(self.range_of::<E>(guess, pages, entries, fence));
+                let mut fence_at = |page: usize| self.fence_key(page, slots, base_offset, probe);
+                // `lo` qualifies, `hi > lo` does not (`last` does not).
+                let bracket = match (qualifies(fence), qualifies(next)) {
+                    (true, false) => {
+                        return Some(self.range_of::<E>(guess, pages, entries, fence));
+                    }
+                    (true, true) => gallop(guess + 1, last, |p| qualifies(fence_at(p))),
+                    (false, _) => gallop_down(guess, |p| qualifies(fence_at(p))),
+                };
+                if let Some((mut lo, mut hi)) = bracket {
+                    while hi - lo > 1 {
+                        let mid = lo + (hi - lo) / 2;
+                        if qualifies(fence_at(mid)) {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    let fence = fence_at(lo);
+                    // Read again: a fence stored meanwhile (after a truncation) must
+                    // still qualify.
+                    if qualifies(fence) {
+                        return Some(self.range_of::<E>(lo, pages, entries, fence));
+                    }
                 }
             }
         }
         self.page_range(slots, base_offset, target, strict, probe)
     }
+}
+
+/// Gallops up from page `lo`, whose fence qualifies, towards `last`, whose fence does not:
+/// pages `lo + 1`, `lo + 2`, `lo + 4`, … (capped at `last`) until one does not qualify.
+/// Returns `(qualifying, not qualifying)` pages, the first below the second; `None` if
+/// `last` qualifies after all (fences stored meanwhile).
+#[inline(always)]
+fn gallop(
+    mut lo: usize,
+    last: usize,
+    mut qualifies: impl FnMut(usize) -> bool,
+) -> Option<(usize, usize)> {
+    let mut step = 1;
+    while lo < last {
+        let p = lo.saturating_add(step).min(last);
+        if !qualifies(p) {
+            return Some((lo, p));
+        }
+        lo = p;
+        step = step.saturating_mul(2);
+    }
+    None
+}
+
+/// Gallops down from page `hi`, whose fence does not qualify, towards page 0, whose
+/// fence does: pages `hi - 1`, `hi - 2`, `hi - 4`, … (down to 0) until one qualifies.
+/// Returns `(qualifying, not qualifying)` pages, the first below the second; `None` if
+/// page 0 does not qualify after all.
+#[inline(always)]
+fn gallop_down(mut hi: usize, mut qualifies: impl FnMut(usize) -> bool) -> Option<(usize, usize)> {
+    let mut step = 1;
+    while hi > 0 {
+        let p = hi.saturating_sub(step);
+        if qualifies(p) {
+            return Some((p, hi));
+        }
+        hi = p;
+        step = step.saturating_mul(2);
+    }
+    None
 }
 
 /// The page that holds a search's answer ([`Directory::page_range`]).
@@ -1627,6 +1693,49 @@ mod tests {
         assert!(lookup(1001) <= binary_pages);
         assert_eq!(lookup(1001), 1);
         assert_eq!(lookup(1003), 1);
+    }
+
+    #[test]
+    fn a_cold_lookup_off_its_interpolated_page_gallops_from_the_guess() {
+        // 64 pages of 512 slots whose keys grow faster towards the tail: interpolating
+        // between the first and the last fence guesses pages up to several too low.
+        let pages = 64;
+        let n = pages * 512;
+        let keys: Vec<i64> = (0..n as i64).map(|i| i * i / 1024 + 2 * i).collect();
+        let slots: Vec<E8> = keys.iter().map(|&k| e8(k, 0)).collect();
+        let last = pages - 1;
+        let (first_fence, last_fence) = (keys[0], keys[last * 512]);
+        let mut misses = [0usize; 3];
+        for t in (keys[0]..keys[last * 512]).step_by(331) {
+            for strict in [false, true] {
+                let qualifies = |k: i64| if strict { k < t } else { k <= t };
+                let Some(truth) = (0..pages).rev().find(|&p| qualifies(keys[p * 512])) else {
+                    continue;
+                };
+                // The code's guess, to bound the fence reads by how far off it is.
+                let span = (last_fence - first_fence) as f64;
+                let guess =
+                    (((t - first_fence) as f64 / span * last as f64) as usize).min(last - 1);
+                let miss = guess.abs_diff(truth);
+                misses[miss.min(2)] += 1;
+                // A fresh directory: every fence unknown, so each fence the lookup needs
+                // is read from the slots and counted.
+                let d = Directory::new::<E8>(4096, n * 8, n);
+                let mut probe = PageProbe::new(4096);
+                let r = d.cold_page_range(&slots, 0, t, strict, &mut probe).unwrap();
+                assert_eq!(r.page, truth, "target {t} strict {strict}");
+                assert_eq!((r.first, r.fence), (truth * 512, keys[truth * 512]));
+                // First, last, guess and next fences, then about 2 log2(miss) more.
+                let bound = 4 + 2 * (usize::BITS - miss.leading_zeros()) as usize;
+                assert!(
+                    probe.reads() <= bound,
+                    "target {t} strict {strict}: {} fence reads, guess {guess}, page {truth}",
+                    probe.reads()
+                );
+            }
+        }
+        // The keys do bend the guess off by one page and by more.
+        assert!(misses.iter().all(|&m| m > 0), "{misses:?}");
     }
 
     #[test]
