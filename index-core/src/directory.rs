@@ -737,14 +737,14 @@ impl Directory {
         // The row's cache lines are fetched in parallel, then halved in L1: one miss,
         // not one per halving step. The row need not start a line: prefetch its first
         // key's line, then every key that starts one.
+        // A plain index loop: the iterator form (`skip` then `step_by`) was left as an
+        // out-of-line call in the lookup, about a tenth of a lagging time lookup's profile.
         crate::sys::prefetch(&row[0]);
         let misalign = (row.as_ptr() as usize & (4 * KEY_GROUP - 1)) / 4;
-        for line in row
-            .iter()
-            .skip((KEY_GROUP - misalign) % KEY_GROUP)
-            .step_by(KEY_GROUP)
-        {
-            crate::sys::prefetch(line);
+        let mut line = (KEY_GROUP - misalign) % KEY_GROUP;
+        while let Some(key) = row.get(line) {
+            crate::sys::prefetch(key);
+            line += KEY_GROUP;
         }
         let (mut j, mut size) = (0, m);
         while size > 1 {
