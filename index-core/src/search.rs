@@ -518,7 +518,9 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
             Bound::SmallestUpperBound => Some(0),
         };
     }
-    let cold = &slots[..=first_warm];
+    // `..first_warm + 1`, not `..=first_warm`: the inclusive range's index was left as an
+    // out-of-line call in the lookup (`first_warm < n`, so the sum cannot overflow).
+    let cold = &slots[..first_warm + 1];
     let strict = bound == Bound::SmallestUpperBound;
     // The page's fence qualifies, also on fences that do not increase.
     let range = dir.cold_page_range(cold, base_offset, target, strict, probe);
@@ -654,7 +656,9 @@ fn halve<E: IndexEntry, P: Probe>(
     probe: &mut P,
     qualifies: impl Fn(&E) -> bool,
 ) -> usize {
-    let slots = &slots[..=hi];
+    // `..hi + 1` rather than `..=hi`: the inclusive range's index was compiled as an
+    // out-of-line call before every hybrid bisection (`hi < slots.len()`: no overflow).
+    let slots = &slots[..hi + 1];
     let mut base = lo;
     let mut size = hi - lo + 1;
     // The wide steps first: with the comparison a conditional move nothing is fetched
