@@ -711,12 +711,17 @@ impl Directory {
         // evenly inside a page), else the page's first slot: either walks the page tables
         // of a cold page, and a right guess fetches the answer's line too. A prefetch
         // only: the answer comes from the search below, guess right or wrong.
-        let guess = self
-            .fence(page + 1)
-            .map(|next| next.wrapping_sub(fence) as u64)
-            .filter(|&span| t < span)
-            .and_then(|span| t.checked_mul((last + 1 - first) as u64).map(|x| x / span))
-            .map_or(first, |k| first + k as usize);
+        // Straight-line code: the `Option` chain this was (`map`, `filter`, `and_then`)
+        // was compiled as an out-of-line closure call in the hybrid's lookup.
+        let mut guess = first;
+        if let Some(next) = self.fence(page + 1) {
+            let span = next.wrapping_sub(fence) as u64;
+            if t < span {
+                if let Some(x) = t.checked_mul((last + 1 - first) as u64) {
+                    guess = first + (x / span) as usize;
+                }
+            }
+        }
         crate::sys::prefetch(&slots[guess.min(last)]);
         // A block of 12-byte entries may cross into the next line.
         crate::sys::prefetch(&slots[(guess + self.block_slots() - 1).min(last)]);
