@@ -418,6 +418,16 @@ fn admin(log: &Log, r: &mut Recorder<'_>, rng: &mut StdRng, ops: usize, shape: S
     }
 }
 
+/// The error of a history whose log failed to close: its directory is kept (not removed
+/// with the history) and named, so that its files can be read with `dump-log`.
+fn close_failed(dir: tempfile::TempDir, seed: u64, e: &dyn std::fmt::Display) -> String {
+    let kept = dir.keep();
+    format!(
+        "history seed {seed}: close: {e} (its log kept in {})",
+        kept.display()
+    )
+}
+
 /// Records one history in a fresh directory under `root`. Errors of the harness itself
 /// (a failed open or close) are returned as text.
 pub fn record(shape: Shape, root: &Path) -> Result<History, String> {
@@ -500,18 +510,18 @@ pub fn record(shape: Shape, root: &Path) -> Result<History, String> {
             return Err("the log is still shared after the phase".into());
         };
         if phase + 1 == shape.phases {
-            owned
-                .close()
-                .map_err(|e| format!("history seed {}: close: {e}", shape.seed))?;
+            if let Err(e) = owned.close() {
+                return Err(close_failed(dir, shape.seed, &e));
+            }
             break;
         }
         // The barrier: close, reopen with a high watermark near the end.
         let call = clock.tick();
         let end = owned.log_end_offset();
         let hw = end - rng.gen_range(0..3);
-        owned
-            .close()
-            .map_err(|e| format!("history seed {}: close: {e}", shape.seed))?;
+        if let Err(e) = owned.close() {
+            return Err(close_failed(dir, shape.seed, &e));
+        }
         log = open(dir.path(), shape.manual.then_some(hw))
             .map_err(|e| format!("history seed {}: reopen: {e}", shape.seed))?;
         let out = Ret::Reopened {
