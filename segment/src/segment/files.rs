@@ -109,10 +109,25 @@ impl<F: BatchFormat> LogSegment<F> {
         };
         let max = self.state.lock().max_timestamp_and_offset;
         if let Some(m) = max {
-            keep(
-                self.time_index()
-                    .and_then(|ti| Ok(ti.maybe_append_final(m.timestamp, m.offset).map(|_| ())?)),
-            );
+            // The final entry is ours alone (Kafka 4.4's close writes none, Kafka 3.x's
+            // swallowed its failure: docs/kafka-behaviour.md#close-no-time-entry). One the
+            // index's rules refuse (a largest timestamp recomputed by a truncation can lie
+            // at an offset below the last entry's, as Kafka's `loadLargestTimestamp` leaves
+            // it) is left out with a warning, and the close goes on.
+            match self.time_index() {
+                Ok(ti) => match ti.maybe_append_final(m.timestamp, m.offset) {
+                    Ok(_) => {}
+                    Err(
+                        e @ (index_core::IndexError::InvalidOffset { .. }
+                        | index_core::IndexError::InvalidTimestamp { .. }
+                        | index_core::IndexError::IndexFull { .. }),
+                    ) => {
+                        tracing::warn!(error = %e, "final time-index entry left out at close");
+                    }
+                    Err(e) => keep(Err(e.into())),
+                },
+                Err(e) => keep(Err(e)),
+            }
         }
         let loaded = self.offset_index.is_loaded();
         if loaded {

@@ -107,3 +107,34 @@ fn case61_unified_log_variant_index_resizing_at_truncation() {
     assert_eq!(seg.offset_index().unwrap().max_entries(), 1000 / 8);
     assert_eq!(seg.time_index().unwrap().max_entries(), 1000 / 12);
 }
+
+/// Our close appends the segment's largest timestamp to the time index, which Kafka 4.4's
+/// close does not (docs/kafka-behaviour.md#close-no-time-entry; Kafka 3.x's did, and
+/// swallowed its failure). When the index's rules refuse that entry, the close leaves it
+/// out and closes everything else: here a truncation recomputes the largest timestamp, as
+/// Kafka's `loadLargestTimestamp` does, from the batches after the position of the last
+/// time-index entry's offset, and finds it at an offset below that entry's.
+#[test]
+fn close_leaves_out_a_final_time_entry_the_index_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_t, clock) = mock();
+    let cfg = config(1, 1000);
+    let seg = new_segment(dir.path(), 13, &cfg, clock.clone());
+    // The first append makes no index entry.
+    seg.append(13, 100, 13, &batch(13, 1, 100)).unwrap();
+    // The second makes the entries (16, its position) and (200, 16): its caller gives its
+    // largest timestamp as 200, though its first batch's is 1,000.
+    let mut two = batch(14, 1, 1000);
+    two.extend(batch(15, 2, 200));
+    seg.append(16, 200, 16, &two).unwrap();
+    // Nothing is cut; the largest timestamp is read again: (1000, 14).
+    seg.truncate_to(17).unwrap();
+    assert_eq!(seg.max_timestamp_so_far().unwrap(), 1000);
+    seg.close().unwrap();
+    let seg = reopen_segment(dir.path(), 13, &cfg, clock);
+    let ti = seg.time_index().unwrap();
+    assert_eq!(ti.entries(), 1, "the refused entry is left out");
+    let last = ti.last_entry().unwrap();
+    assert_eq!((last.timestamp, last.offset), (200, 16));
+    assert_eq!(seg.read_next_offset().unwrap(), 17, "every batch is kept");
+}
