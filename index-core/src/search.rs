@@ -350,9 +350,8 @@ fn kafka_bisect<E: IndexEntry, P: Probe>(
 /// [`Bound::LargestLowerBound`] every field is `> target`; for
 /// [`Bound::SmallestUpperBound`] every field is `< target` (see the slot-0 quirk there).
 ///
-/// Every **key** search runs a **branch-free** bisection (a fixed number of steps for a
-/// given range, quartering then halving, each a compare and a conditional move per slot
-/// read, no early exit on an exact match)
+/// Every **key** search runs a **branch-free** bisection (a fixed number of halving steps for a
+/// given range, each a compare and a conditional move, no early exit on an exact match)
 /// over the same slot range as Kafka's search, so that consecutive lookups overlap in the
 /// processor instead of waiting on mispredicted branches. For strictly increasing keys
 /// (every valid index) the result is exactly Kafka's ([`kafka_search`], the oracle),
@@ -496,7 +495,6 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
                 key,
                 false,
                 (first_warm, n - 1),
-                true,
                 probe,
             )),
             Bound::SmallestUpperBound => {
@@ -507,7 +505,6 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
                     key,
                     true,
                     (first_warm, n - 1),
-                    true,
                     probe,
                 );
                 (lo + 1 < n).then_some(lo + 1)
@@ -545,17 +542,7 @@ fn search_hybrid<E: IndexEntry, P: Probe>(
         );
     };
     let (lo, hi) = dir.block_range(range, cold, base_offset, target, strict, probe);
-    // Within one page (a block, or the page's slots): quartering reads no other page.
-    let last = last_qualifying(
-        cold,
-        base_offset,
-        target,
-        key,
-        strict,
-        (lo, hi),
-        true,
-        probe,
-    );
+    let last = last_qualifying(cold, base_offset, target, key, strict, (lo, hi), probe);
     match bound {
         Bound::LargestLowerBound => Some(last),
         Bound::SmallestUpperBound => (last + 1 < n).then_some(last + 1),
@@ -593,7 +580,6 @@ fn search_paged<E: IndexEntry, P: Probe>(
                 SearchField::Key,
                 false,
                 (lo, hi),
-                true,
                 probe,
             ))
         }
@@ -609,7 +595,6 @@ fn search_paged<E: IndexEntry, P: Probe>(
                         SearchField::Key,
                         true,
                         (lo, hi),
-                        true,
                         probe,
                     );
                     (last_below + 1 < n).then_some(last_below + 1)
@@ -630,19 +615,10 @@ fn search_paged<E: IndexEntry, P: Probe>(
 /// The last slot of `[lo, hi]` whose field is `<= target` (`strict = false`) or
 /// `< target` (`strict = true`), for fields increasing over the range; slot `lo` is known
 /// to qualify (or is Kafka's `begin`, which Kafka's bisection never compares either) and
-/// is never read. Branch-free: halving while the range is wide (prefetching), then, with
-/// `quarter`, quartering (three slots read at once per step) down to fewer than four
-/// slots, then halving; all reads in `(lo, hi]`, their count fixed by the range alone
-/// (the loop branches are predictable; the comparisons become conditional moves). The
-/// range is passed as `(lo, hi)`. Only the hybrid quarters, and only its warm section
-/// (pages every tail lookup keeps resident: still at most 3, a mean of 2.97 pages a
-/// hot-tail offset lookup in `bench-harness` against Kafka's 2.94) and ranges within one
-/// page (the directory's blocks and pages: no other page read). Binary and warm/cold
-/// halve, reading the pages Kafka's bisection reads.
+/// is never read. Branch-free halving: `ceil(log2(hi - lo + 1))` slot reads, all in
+/// `(lo, hi]`, the count fixed by the range alone (the loop branch is predictable; the
+/// comparison becomes a conditional move). The range is passed as `(lo, hi)`.
 #[inline(always)]
-// The arguments are the search's (as `search`'s) plus the range and whether to quarter it:
-// inlined at every call site with constants, so a struct would only be unpacked again.
-#[allow(clippy::too_many_arguments)]
 fn last_qualifying<E: IndexEntry, P: Probe>(
     slots: &[E],
     base_offset: i64,
@@ -650,24 +626,19 @@ fn last_qualifying<E: IndexEntry, P: Probe>(
     which: SearchField,
     strict: bool,
     (lo, hi): (usize, usize),
-    quarter: bool,
     probe: &mut P,
 ) -> usize {
     // One monomorphic loop per field and bound, so that nothing but the halving step is
     // left inside it.
     match (which, strict) {
-        (SearchField::Key, false) => halve(slots, (lo, hi), quarter, probe, |e| {
-            e.key(base_offset) <= target
-        }),
-        (SearchField::Key, true) => halve(slots, (lo, hi), quarter, probe, |e| {
-            e.key(base_offset) < target
-        }),
-        (SearchField::Value, false) => halve(slots, (lo, hi), quarter, probe, |e| {
-            e.value(base_offset) <= target
-        }),
-        (SearchField::Value, true) => halve(slots, (lo, hi), quarter, probe, |e| {
-            e.value(base_offset) < target
-        }),
+        (SearchField::Key, false) => halve(slots, lo, hi, probe, |e| e.key(base_offset) <= target),
+        (SearchField::Key, true) => halve(slots, lo, hi, probe, |e| e.key(base_offset) < target),
+        (SearchField::Value, false) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) <= target)
+        }
+        (SearchField::Value, true) => {
+            halve(slots, lo, hi, probe, |e| e.value(base_offset) < target)
+        }
     }
 }
 
@@ -680,8 +651,8 @@ const PREFETCH_MIN_BYTES: usize = 4096;
 #[inline(always)]
 fn halve<E: IndexEntry, P: Probe>(
     slots: &[E],
-    (lo, hi): (usize, usize),
-    quarter: bool,
+    lo: usize,
+    hi: usize,
     probe: &mut P,
     qualifies: impl Fn(&E) -> bool,
 ) -> usize {
@@ -705,47 +676,14 @@ fn halve<E: IndexEntry, P: Probe>(
         base = step(slots, mid, base, probe, &qualifies);
         size -= half;
     }
-    // The narrow steps (a hot tail's whole search, already cached). Quartering first:
-    // the three quartile slots are read at once (independent loads) and the last that
-    // qualifies is kept (three conditional moves), so each step waits on one load for
-    // two halvings' worth of range. The range keeps `size - 3 * quarter` slots from the
-    // new base (at least a quarter; overlapping the next quartile's slots, which do not
-    // qualify when the keys increase, as halving's ranges do), within the old range, and
-    // the new base qualifies (or is still `lo`), as with halving.
-    while quarter && size >= 4 {
-        let quarter = size / 4;
-        let (a, b, c) = (base + quarter, base + 2 * quarter, base + 3 * quarter);
-        let (qa, qb, qc) = (
-            touch_qualifies(slots, a, probe, &qualifies),
-            touch_qualifies(slots, b, probe, &qualifies),
-            touch_qualifies(slots, c, probe, &qualifies),
-        );
-        base = std::hint::select_unpredictable(qa, a, base);
-        base = std::hint::select_unpredictable(qb, b, base);
-        base = std::hint::select_unpredictable(qc, c, base);
-        size -= 3 * quarter;
-    }
-    // Then halving: nothing but the step, so that back-to-back lookups overlap as far
-    // as the core allows.
+    // The narrow steps (a hot tail's whole search, already cached): nothing but the
+    // halving, so that back-to-back lookups overlap as far as the core allows.
     while size > 1 {
         let half = size / 2;
         base = step(slots, base + half, base, probe, &qualifies);
         size -= half;
     }
     base
-}
-
-/// Whether slot `at` qualifies, reporting the read to `probe` (a quartering step of
-/// [`halve`]).
-#[inline(always)]
-fn touch_qualifies<E: IndexEntry, P: Probe>(
-    slots: &[E],
-    at: usize,
-    probe: &mut P,
-    qualifies: &impl Fn(&E) -> bool,
-) -> bool {
-    probe.touch(at * E::SIZE, E::SIZE);
-    qualifies(&slots[at])
 }
 
 /// One halving step of [`halve`]: `mid` if its slot qualifies, else `base`.
@@ -791,9 +729,6 @@ fn search_fast<E: IndexEntry, P: Probe>(
         return None;
     }
     let below_first = |probe: &mut P| field(slots, 0, base_offset, which, probe) > target;
-    // Halving only (no quartering, which reads three slots a step): binary and warm/cold
-    // read the slots, and so the pages, that Kafka's bisection reads (the page traces of
-    // `bench-harness` and the KAFKA-6432 scenario are Kafka's).
     let (begin, end) = match strategy.first_warm_slot(n, E::SIZE) {
         Some(first_warm) if field(slots, first_warm, base_offset, which, probe) < target => {
             (first_warm, n - 1)
@@ -816,20 +751,10 @@ fn search_fast<E: IndexEntry, P: Probe>(
             which,
             false,
             (begin, end),
-            false,
             probe,
         )),
         Bound::SmallestUpperBound => {
-            let lo = last_qualifying(
-                slots,
-                base_offset,
-                target,
-                which,
-                true,
-                (begin, end),
-                false,
-                probe,
-            );
+            let lo = last_qualifying(slots, base_offset, target, which, true, (begin, end), probe);
             (lo + 1 < n).then_some(lo + 1)
         }
     }
@@ -1030,76 +955,6 @@ mod tests {
             ),
             None
         );
-    }
-
-    #[test]
-    fn last_qualifying_is_the_last_slot_at_or_below_the_target_for_every_range() {
-        // Every range of up to 300 slots, every target: the last slot `<= target` (or
-        // `< target`) of increasing keys, `lo` counted as qualifying and never read.
-        let keys: Vec<i64> = (0..300).map(|i| 3 * i).collect();
-        let slots = kvs(&keys);
-        for lo in [0, 1, 7] {
-            for hi in lo..300 {
-                for t in keys[lo] - 1..=keys[hi] + 1 {
-                    for (strict, quarter) in
-                        [(false, false), (false, true), (true, false), (true, true)]
-                    {
-                        let mut p = PageProbe::new(16);
-                        let got = last_qualifying(
-                            &slots,
-                            0,
-                            t,
-                            SearchField::Key,
-                            strict,
-                            (lo, hi),
-                            quarter,
-                            &mut p,
-                        );
-                        let want = (lo + 1..=hi)
-                            .rev()
-                            .find(|&s| if strict { keys[s] < t } else { keys[s] <= t })
-                            .unwrap_or(lo);
-                        assert_eq!(got, want, "[{lo}, {hi}] target {t} strict {strict}");
-                        // Pages of 16 bytes are the slots read: all in `(lo, hi]`.
-                        assert!(
-                            p.pages().iter().all(|&s| lo < s && s <= hi),
-                            "{:?}",
-                            p.pages()
-                        );
-                    }
-                }
-            }
-        }
-        // Keys that do not increase: the answer still qualifies (or is `lo`).
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let noise: Vec<i64> = (0..300)
-            .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                (rng % 1000) as i64
-            })
-            .collect();
-        let slots = kvs(&noise);
-        for hi in 0..300 {
-            for t in (0..1000).step_by(37) {
-                let got = last_qualifying(
-                    &slots,
-                    0,
-                    t,
-                    SearchField::Key,
-                    false,
-                    (0, hi),
-                    true,
-                    &mut NoProbe,
-                );
-                assert!(
-                    got == 0 || noise[got] <= t,
-                    "[0, {hi}] target {t}: slot {got}"
-                );
-                assert!(got <= hi);
-            }
-        }
     }
 
     #[test]
