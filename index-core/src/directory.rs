@@ -510,10 +510,9 @@ impl Directory {
         slots: &[E],
         base_offset: i64,
     ) {
-        if self.is_quiet(slot) {
-            return;
-        }
-        // The note first (it depends on the geometry alone), then the slot's work.
+        // The writer calls this only for a slot its note does not cover
+        // ([`is_quiet`](Self::is_quiet)); for one it covers, the work below finds nothing
+        // to record. The note first (it depends on the geometry alone), then the work.
         let (from, to) = self.quiet_after::<E>(slot);
         self.quiet[0].store(from, Ordering::Relaxed);
         self.quiet[1].store(to, Ordering::Relaxed);

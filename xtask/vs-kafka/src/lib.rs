@@ -913,6 +913,15 @@ fn batch_ranges(src: &Path) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>), St
     Ok((log, ranges))
 }
 
+/// Whether the v2 batch `b` (whole, at least its header) holds the CRC-32C of its CRC
+/// range (`crc32c`, as `RecordBatch::compute_checksum`): the check the ceilings make of
+/// every batch, as a follower's and a leader's append and a recovery do.
+fn crc_matches(b: &[u8]) -> bool {
+    let at = segment::record::CRC_OFFSET;
+    let stored = u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    crc32c::crc32c(&b[at + 4..]) == stored
+}
+
 /// The `write(2)` ceiling of a segment append: every batch of `src` written with one
 /// `write(2)` to `out`, timed. `over` false: `out` is removed and created anew (fresh
 /// pages, as a new segment's `.log`); true: `out` is first given `src`'s bytes (untimed,
@@ -946,15 +955,13 @@ pub fn ceiling_write(
         std::fs::File::create_new(out)
     }
     .map_err(e("open"))?;
-    let crc_at = segment::record::CRC_OFFSET;
     let mut checked = 0usize;
     for r in &ranges {
         let b = &log[r.clone()];
         if crc {
             // The check a follower's and a leader's append make of every batch (Kafka's
             // `RecordBatch.isValid` in `analyzeAndValidateRecords`), before its write.
-            let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
-            if crc32c::crc32c(&b[crc_at + 4..]) == stored {
+            if crc_matches(b) {
                 checked += b.len();
             }
         }
@@ -1028,7 +1035,6 @@ pub fn ceiling_pread(log: &Path, crc: bool) -> Result<(u128, usize), String> {
     let (_, ranges) = batch_ranges(log)?;
     let f = std::fs::File::open(log).map_err(e("open"))?;
     let mut buf = vec![0u8; ranges.iter().map(|r| r.len()).max().unwrap_or(0)];
-    let crc_at = segment::record::CRC_OFFSET;
     let (mut matched, mut bytes) = (0usize, 0usize);
     let start = Instant::now();
     for r in &ranges {
@@ -1036,8 +1042,7 @@ pub fn ceiling_pread(log: &Path, crc: bool) -> Result<(u128, usize), String> {
         f.read_exact_at(b, r.start as u64).map_err(e("pread"))?;
         bytes += b.len();
         if crc {
-            let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
-            matched += usize::from(crc32c::crc32c(&b[crc_at + 4..]) == stored);
+            matched += usize::from(crc_matches(b));
         }
     }
     let ns = start.elapsed().as_nanos();
@@ -1054,15 +1059,13 @@ pub fn ceiling_mapped_crc(log: &Path) -> Result<(u128, usize), String> {
     let (_, ranges) = batch_ranges(log)?;
     let f = std::fs::File::open(log).map_err(e("open"))?;
     let len = ranges.last().map_or(0, |r| r.end);
-    let crc_at = segment::record::CRC_OFFSET;
     let mut matched = 0usize;
     let start = Instant::now();
     let m = index_core::sys::Mapping::map_sequential(&f, len).map_err(e("map"))?;
     let bytes = m.bytes(len);
     for r in &ranges {
         let b = bytes.get(r.clone()).ok_or("a batch past the mapping")?;
-        let stored = u32::from_be_bytes(b[crc_at..crc_at + 4].try_into().expect("4 bytes"));
-        matched += usize::from(crc32c::crc32c(&b[crc_at + 4..]) == stored);
+        matched += usize::from(crc_matches(b));
     }
     drop(m);
     let ns = start.elapsed().as_nanos();
