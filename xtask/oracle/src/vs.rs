@@ -89,10 +89,12 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    physical limit: read + CRC-32C + write of the same bytes)
                    opens (Log::open against UnifiedLog.create of one partition of 5,000
                    small segments, clean and unclean, on copies on tmpfs; --quick: 500;
-                   answers and segment files compared; descriptors and mappings held),
+                   answers and segment files compared; descriptors and mappings held;
+                   against two ceilings on the same bytes: list + open + fstat of every
+                   .log, and that plus the load-time check's reads),
                    opens-cold (50,000 segments, --quick 5,000, in partitions of at most
-                   12,500 on /var/tmp, page cache dropped before each side's turn; 3
-                   rounds, --quick 1)
+                   12,500 on /var/tmp, page cache dropped before each side's and each
+                   ceiling's turn; 3 rounds, --quick 1)
   --rounds N       timed rounds (default 5, --quick 3; dump: default 3, --quick 2;
                    clean: 3 after one warm-up)
   --seed N         the seed of the inputs (default 1)
@@ -109,7 +111,8 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    leader rows leave out their last batch), dump-lost-line (our
                    dump-log's output loses its 1000th record line), clean-flip-byte
                    (one byte of our cleaned segment flipped), open-drop-segment (our
-                   open loses the first segment's .log); `all` runs each
+                   open loses the first segment's .log), ceiling-open-skip (our
+                   open ceilings leave out the listing's last .log); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
@@ -170,6 +173,11 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
         "open-drop-segment",
         "opens",
         "the first segment's .log of our copy is deleted before our open",
+    ),
+    (
+        "ceiling-open-skip",
+        "opens",
+        "our open ceilings leave out the last .log of the directory's listing",
     ),
 ];
 
@@ -232,6 +240,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             cold_rounds: 3,
             seed: 1,
             drop_segment: false,
+            ceiling_skip: false,
         },
         clean_opts: super::vs_clean::CleanOpts {
             bytes: 1 << 30,
@@ -359,6 +368,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     }
     o.opens_opts.seed = o.seed;
     o.opens_opts.drop_segment = o.sabotage == Some("open-drop-segment");
+    o.opens_opts.ceiling_skip = o.sabotage == Some("ceiling-open-skip");
     o.clean_opts.seed = o.seed;
     o.clean_opts.flip_byte = o.sabotage == Some("clean-flip-byte");
     o.dump_opts.seed = o.seed;

@@ -65,6 +65,110 @@ pub struct OpensOpts {
     pub seed: u64,
     /// The sabotage `open-drop-segment`.
     pub drop_segment: bool,
+    /// The sabotage `ceiling-open-skip`: the ceilings leave out the listing's last `.log`.
+    pub ceiling_skip: bool,
+}
+
+/// The two ceilings of every opens row, bound in this order (name, `ceil-open` mode):
+/// `docs/performance.md#vs-kafka-opens-ceilings`.
+const CEILINGS: [(&str, &str); 2] = [
+    ("list + open", "open"),
+    ("list + open + check reads", "reads"),
+];
+
+/// A ceiling's answer to `ceil-open`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct CeilingReply {
+    secs: f64,
+    /// `.log` files opened.
+    logs: i64,
+    /// The sum of their sizes.
+    bytes: i64,
+    /// `.log`s whose first header's base offset matched the name (`reads` only).
+    matched: i64,
+}
+
+/// Asks our server for one run of the ceiling `mode` (`open`, `reads`) on `dir`.
+fn ceiling(
+    server: &mut Server,
+    dir: &Path,
+    mode: &str,
+    advise: bool,
+    skip: bool,
+) -> Result<CeilingReply, String> {
+    let w = server.call(&format!(
+        "ceil-open {} {mode} {} {}",
+        dir.display(),
+        u8::from(advise),
+        u8::from(skip)
+    ))?;
+    let n: Vec<i64> = w.iter().filter_map(|s| s.parse().ok()).collect();
+    if n.len() != 4 || w.len() != 4 {
+        return Err(format!("{}: a `ceil-open` reply of {w:?}", server.name));
+    }
+    Ok(CeilingReply {
+        secs: n[0] as f64 / 1e9,
+        logs: n[1],
+        bytes: n[2],
+        matched: n[3],
+    })
+}
+
+/// The answer check of one ceiling run (`reads`: the ceiling with the check's reads):
+/// the `.log`s opened must be the `segments` both sides report, their sizes must sum to
+/// the directory's `.log` bytes (`bytes`, measured untimed), and with `reads` every
+/// first header's base offset must equal its file name's.
+fn check_ceiling(
+    label: &str,
+    c: &CeilingReply,
+    reads: bool,
+    segments: i64,
+    bytes: u64,
+) -> Option<String> {
+    let matched_ok = !reads || c.matched == segments;
+    (c.logs != segments || c.bytes != bytes as i64 || !matched_ok).then(|| {
+        format!(
+            "MISMATCH {label}: {} .log files of {} bytes opened{}, the sides' segments {segments}, \
+             the directory's .log bytes {bytes}",
+            c.logs,
+            c.bytes,
+            if reads {
+                format!(", {} first headers at their name's offset", c.matched)
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
+/// The bytes of the `.log` files in `dir` (untimed, for the ceilings' answer check).
+fn log_bytes(dir: &Path) -> Result<u64, String> {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let p = e.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        if p.extension().is_some_and(|x| x == "log") {
+            n += std::fs::metadata(&p)
+                .map_err(|e| format!("{}: {e}", p.display()))?
+                .len();
+        }
+    }
+    Ok(n)
+}
+
+/// `, ours/ceiling = C [Q1, Q3] (ceiling: NAME; first runs F)` for each ceiling: the
+/// ratio within each timed round, and the first runs'.
+fn ceiling_ratios(ratios: &[Vec<f64>; 2], first: &[f64; 2]) -> String {
+    let mut l = String::new();
+    for (j, (name, _)) in CEILINGS.iter().enumerate() {
+        l.push_str(&format!(
+            ", ours/ceiling = {:.2} [{:.2}, {:.2}] (ceiling: {name}; first runs {:.2})",
+            quantile(&ratios[j], 0.5),
+            quantile(&ratios[j], 0.25),
+            quantile(&ratios[j], 0.75),
+            first[j]
+        ));
+    }
+    l
 }
 
 /// At most this many segments in one cold partition: below the hard descriptor limit
@@ -193,6 +297,7 @@ fn measure_warm(
         t.elapsed().as_secs_f64()
     );
     let work = |side: &str| dir.join(format!("opens-{side}/opens-0"));
+    let input_bytes = log_bytes(&input)?;
     let runs = 1 + o.warmups + o.rounds;
     let mut rows = Vec::new();
     for clean in [true, false] {
@@ -201,8 +306,20 @@ fn measure_warm(
         let mut first = (0.0, 0.0);
         let mut last: Option<(OpenReply, OpenReply)> = None;
         let mut compared = (0usize, 0u64);
+        // The ceilings: each run's times, ours/ceiling within each timed run, the first
+        // run's ratio.
+        let (mut ct, mut cratios) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+        let mut cfirst = [(0.0, 0.0); 2];
         for run in 0..runs {
             let kafka_first = run > o.warmups && run % 2 == 1;
+            // The ceilings first, on a copy made as the sides' are.
+            let cd = work("ceiling");
+            super::vs_clean::copy_dir(&input, &cd)?;
+            let mut cr = [CeilingReply::default(); 2];
+            for (j, (_, mode)) in CEILINGS.iter().enumerate() {
+                cr[j] = ceiling(ours, &cd, mode, false, o.ceiling_skip)?;
+            }
+            let _ = std::fs::remove_dir_all(dir.join("opens-ceiling"));
             let mut replies: [Option<OpenReply>; 2] = [None, None];
             for k in [kafka_first, !kafka_first] {
                 let (side, server) = if k {
@@ -225,6 +342,15 @@ fn measure_warm(
                     or.answer, kr.answer
                 ));
             }
+            for (j, (name, _)) in CEILINGS.iter().enumerate() {
+                findings.extend(check_ceiling(
+                    &format!("ceiling {name} before {label}"),
+                    &cr[j],
+                    j == 1,
+                    kr.answer[2],
+                    input_bytes,
+                ));
+            }
             compared =
                 super::vs_clean::compare_dirs(&label, &work("kafka"), &work("ours"), findings)?;
             close(ours, false, "w")?;
@@ -233,17 +359,26 @@ fn measure_warm(
                 let _ = std::fs::remove_dir_all(dir.join(format!("opens-{side}")));
             }
             eprintln!(
-                "vs-kafka opens {mode}: run {run}{}: ours {:.3} s, Kafka {:.3} s",
+                "vs-kafka opens {mode}: run {run}{}: ours {:.3} s, Kafka {:.3} s, ceilings {:.3} s, {:.3} s",
                 super::vs_clean::run_label(run, o.warmups),
                 or.secs,
-                kr.secs
+                kr.secs,
+                cr[0].secs,
+                cr[1].secs
             );
             if run == 0 {
                 first = (or.secs, kr.secs);
+                for j in 0..2 {
+                    cfirst[j] = (cr[j].secs, or.secs / cr[j].secs);
+                }
             } else if run > o.warmups {
                 ratios.push(or.secs / kr.secs);
                 ot.push(or.secs);
                 kt.push(kr.secs);
+                for j in 0..2 {
+                    ct[j].push(cr[j].secs);
+                    cratios[j].push(or.secs / cr[j].secs);
+                }
             }
             last = Some((or, kr));
         }
@@ -257,9 +392,17 @@ fn measure_warm(
             compared.1
         );
         let med = |v: &[f64]| quantile(v, 0.5);
+        for (j, (name, _)) in CEILINGS.iter().enumerate() {
+            rows.push(format!(
+                "ceiling {name} of {} segments ({mode} rounds, tmpfs) = {:.1} ms (first run {:.1} ms)",
+                o.segments,
+                med(&ct[j]) * 1e3,
+                cfirst[j].0 * 1e3
+            ));
+        }
         rows.push(format!(
             "open {} segments {mode} (tmpfs) ours/kafka = {:.3} [{:.3}, {:.3}] (ours {:.1} ms, kafka {:.1} ms; \
-             first run ours {:.1} ms, kafka {:.1} ms)",
+             first run ours {:.1} ms, kafka {:.1} ms){}",
             o.segments,
             med(&ratios),
             quantile(&ratios, 0.25),
@@ -267,7 +410,8 @@ fn measure_warm(
             med(&ot) * 1e3,
             med(&kt) * 1e3,
             first.0 * 1e3,
-            first.1 * 1e3
+            first.1 * 1e3,
+            ceiling_ratios(&cratios, &[cfirst[0].1, cfirst[1].1])
         ));
         rows.push(format!(
             "held after an open {mode} of {} segments: fds ours +{} ({} -> {}) / kafka +{} ({} -> {}), \
@@ -314,7 +458,7 @@ fn measure_cold(
         .prefix("vs-kafka-cold-")
         .tempdir_in("/var/tmp")
         .map_err(|e| format!("/var/tmp: {e}"))?;
-    let mut inputs: Vec<(PathBuf, i64)> = Vec::new();
+    let mut inputs: Vec<(PathBuf, i64, u64)> = Vec::new();
     for p in 0..parts {
         let tmp = dir.join(format!("cold-input/opens-{p}"));
         let w = ours.call(&format!(
@@ -329,7 +473,8 @@ fn measure_cold(
         let on_disk = disk.path().join(format!("opens-{p}"));
         super::vs_clean::copy_dir(&tmp, &on_disk)?;
         let _ = std::fs::remove_dir_all(&tmp);
-        inputs.push((on_disk, leo));
+        let bytes = log_bytes(&on_disk)?;
+        inputs.push((on_disk, leo, bytes));
     }
     settle();
     eprintln!(
@@ -342,14 +487,27 @@ fn measure_cold(
     let mut dropped = true;
     // What one partition's open holds, per side (fds, mappings), from the first run.
     let mut held = [(0i64, 0i64); 2];
+    let (mut ct, mut cratios) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
     for run in 0..o.cold_rounds {
         let kafka_first = run % 2 == 1;
+        // The ceilings first, each after its own drop, every partition in turn; the one
+        // with the check's reads gives the loader's cold read-ahead advice.
+        let mut csecs = [0.0f64; 2];
+        let mut creplies: [Vec<CeilingReply>; 2] = [Vec::new(), Vec::new()];
+        for (j, (_, mode)) in CEILINGS.iter().enumerate() {
+            dropped &= drop_caches();
+            for (p, _, _) in &inputs {
+                let c = ceiling(ours, p, mode, j == 1, o.ceiling_skip)?;
+                csecs[j] += c.secs;
+                creplies[j].push(c);
+            }
+        }
         let mut secs = [0.0f64; 2];
         let mut answers: [Vec<[i64; 3]>; 2] = [Vec::new(), Vec::new()];
         for k in [kafka_first, !kafka_first] {
             dropped &= drop_caches();
             let server = if k { &mut *kafka } else { &mut *ours };
-            for (p, leo) in &inputs {
+            for (p, leo, _) in &inputs {
                 let r = open(server, k, "c", p, true, *leo, o.drop_segment)?;
                 secs[usize::from(k)] += r.secs;
                 if run == 0 {
@@ -365,26 +523,62 @@ fn measure_cold(
                 answers[0], answers[1]
             ));
         }
+        for (j, (name, _)) in CEILINGS.iter().enumerate() {
+            for (i, ((_, _, bytes), c)) in inputs.iter().zip(&creplies[j]).enumerate() {
+                let segments = answers[1].get(i).map_or(-1, |a| a[2]);
+                findings.extend(check_ceiling(
+                    &format!("ceiling {name} cold, partition {i} (run {run})"),
+                    c,
+                    j == 1,
+                    segments,
+                    *bytes,
+                ));
+            }
+        }
         eprintln!(
-            "vs-kafka opens cold: run {run}{}: ours {:.2} s, Kafka {:.2} s",
+            "vs-kafka opens cold: run {run}{}: ours {:.2} s, Kafka {:.2} s, ceilings {:.2} s, {:.2} s",
             if kafka_first {
                 " (Kafka first)"
             } else {
                 " (ours first)"
             },
             secs[0],
-            secs[1]
+            secs[1],
+            csecs[0],
+            csecs[1]
         );
         ratios.push(secs[0] / secs[1]);
         ot.push(secs[0]);
         kt.push(secs[1]);
+        for j in 0..2 {
+            ct[j].push(csecs[j]);
+            cratios[j].push(secs[0] / csecs[j]);
+        }
     }
     let fs = super::vs::fs_type(&inputs[0].0);
     drop(disk);
-    Ok(vec![
+    let mut rows: Vec<String> = CEILINGS
+        .iter()
+        .enumerate()
+        .map(|(j, (name, _))| {
+            format!(
+                "ceiling {name} of {} segments cold ({parts} partitions of {per}{}) = {:.2} s (median of {} rounds)",
+                o.cold_segments,
+                if j == 1 { ", read-ahead advised" } else { "" },
+                quantile(&ct[j], 0.5),
+                o.cold_rounds
+            )
+        })
+        .collect();
+    // The first round is a timed one here: no first-run ratio apart.
+    let first = [
+        cratios[0].first().copied().unwrap_or(f64::NAN),
+        cratios[1].first().copied().unwrap_or(f64::NAN),
+    ];
+    rows.extend([
         format!(
             "open {} segments cold ({parts} partitions of {per}, {fs} under /var/tmp, {}) ours/kafka = {:.3} \
-             (ours {:.2} s, kafka {:.2} s; median of {} rounds, each side once a round, alternating first); \
+             (ours {:.2} s, kafka {:.2} s; median of {} rounds, each side once a round, alternating first){}; \
              Kafka's published figure: 21-23 s for 46,000 segments (KAFKA-3163)",
             o.cold_segments,
             if dropped {
@@ -396,6 +590,7 @@ fn measure_cold(
             quantile(&ot, 0.5),
             quantile(&kt, 0.5),
             o.cold_rounds,
+            ceiling_ratios(&cratios, &first),
         ),
         format!(
             "held after a cold open of one partition of {per} segments: fds ours +{} / kafka +{}, \
@@ -406,7 +601,8 @@ fn measure_cold(
             held[1].1,
             nofile_limit()
         ),
-    ])
+    ]);
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -424,5 +620,47 @@ mod tests {
         assert_eq!(r.answer, [0, 320000, 5000]);
         assert_eq!((r.fds, r.maps), ((6, 5007), (31, 32)));
         assert!(parse_reply(&w[..7], "t").is_err());
+    }
+
+    #[test]
+    fn a_ceiling_answer_is_checked_against_the_sides_and_the_directory() {
+        let good = CeilingReply {
+            secs: 0.1,
+            logs: 500,
+            bytes: 4_506_000,
+            matched: 500,
+        };
+        for reads in [false, true] {
+            assert_eq!(check_ceiling("c", &good, reads, 500, 4_506_000), None);
+            // One segment short (the sabotage), or bytes that are not the directory's.
+            let short = CeilingReply {
+                logs: 499,
+                bytes: 4_506_000 - 9_012,
+                ..good
+            };
+            assert!(check_ceiling("c", &short, reads, 500, 4_506_000).is_some());
+            let bytes = CeilingReply {
+                bytes: 4_506_001,
+                ..good
+            };
+            assert!(check_ceiling("c", &bytes, reads, 500, 4_506_000).is_some());
+        }
+        // A first header at the wrong offset fails the ceiling with the reads only.
+        let header = CeilingReply {
+            matched: 499,
+            ..good
+        };
+        assert!(check_ceiling("c", &header, true, 500, 4_506_000).is_some());
+        assert_eq!(check_ceiling("c", &header, false, 500, 4_506_000), None);
+    }
+
+    #[test]
+    fn the_ceilings_ratios_print_one_per_ceiling() {
+        let l = ceiling_ratios(&[vec![2.0, 3.0, 4.0], vec![1.0, 1.5, 2.0]], &[5.0, 2.5]);
+        assert_eq!(
+            l,
+            ", ours/ceiling = 3.00 [2.50, 3.50] (ceiling: list + open; first runs 5.00), \
+             ours/ceiling = 1.50 [1.25, 1.75] (ceiling: list + open + check reads; first runs 2.50)"
+        );
     }
 }

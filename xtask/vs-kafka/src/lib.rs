@@ -105,6 +105,11 @@
 //!                          ([`opens::OpenState::open`]) -> ok NANOS LOG_START LOG_END
 //!                          SEGMENTS FDS_BEFORE FDS_AFTER MAPS_BEFORE MAPS_AFTER
 //! log-close ID             close the log held as ID -> ok
+//! ceil-open DIR MODE ADVISE SABOTAGE   the ceilings of an open of DIR
+//!                          ([`opens::ceiling`]): MODE open (list + open + fstat of every
+//!                          `.log`) or reads (and the load-time check's reads; ADVISE 1:
+//!                          with its cold read-ahead advice); SABOTAGE 1 leaves out the
+//!                          listing's last `.log` -> ok NANOS LOGS LOG_BYTES MATCHED
 //! quit
 //! ```
 //!
@@ -1300,6 +1305,23 @@ impl CeilState {
                 let (ns, h) =
                     ceiling_fetch_header(Path::new(arg(w, 1)?), Path::new(arg(w, 2)?), t)?;
                 Ok(format!("{ns} {h}"))
+            }
+            "ceil-open" => {
+                let reads = match arg(w, 2)? {
+                    "open" => false,
+                    "reads" => true,
+                    m => return Err(format!("ceil-open: no mode {m}")),
+                };
+                let c = opens::ceiling(
+                    Path::new(arg(w, 1)?),
+                    reads,
+                    arg(w, 3)? == "1",
+                    arg(w, 4)? == "1",
+                )?;
+                Ok(format!(
+                    "{} {} {} {}",
+                    c.nanos, c.logs, c.log_bytes, c.matched
+                ))
             }
             "ceil-clean" => {
                 let (ns, read, batches) =

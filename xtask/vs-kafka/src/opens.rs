@@ -146,6 +146,227 @@ impl OpenState {
     }
 }
 
+/// The segments ahead of the one it reads whose `.index` and `.timeindex` the
+/// [`ceiling`] opens (and, with `advise`, advises), as the loader's load-time check does
+/// (`LOAD_CHECK_AHEAD` of `segment/src/validate.rs`).
+pub const CEILING_AHEAD: usize = 128;
+
+/// Bytes at the start of a `.log` the loader advises when cold (`LOAD_CHECK_HEAD` of
+/// `segment/src/segment/recover.rs`).
+const ADVISE_HEAD: u64 = 16 << 10;
+
+/// Bytes at the end of a `.log` the loader advises when cold (`LOAD_CHECK_TAIL`).
+const ADVISE_TAIL: u64 = 64 << 10;
+
+/// An index's last entry is advised apart from its first only this far or more from the
+/// start (the loader's `ADVICE_PAGE`).
+const ADVISE_PAGE: u64 = 4096;
+
+/// The most of a `.log`'s tail one check reads (the load-time check's
+/// `TAIL_SCAN_BUDGET`, `segment::loader_plan::TAIL_SCAN_BUDGET`).
+const TAIL_READ_MAX: u64 = segment::loader_plan::TAIL_SCAN_BUDGET;
+
+/// Bytes of a batch header the load-time check reads (Kafka's v2 header, 61 bytes).
+const HEADER_BYTES: u64 = 61;
+
+/// What a [`ceiling`] of an open did; its answer is checked against the two sides'
+/// segment count and the directory's `.log` bytes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct CeilingOpen {
+    /// The timed part: listing, opens and `fstat`s (and the check's reads), in ns.
+    pub nanos: u128,
+    /// `.log` files opened (and held until the timer stopped).
+    pub logs: usize,
+    /// The sum of their sizes, as `fstat` gave them, in bytes.
+    pub log_bytes: u64,
+    /// With the check's reads: the `.log`s whose first batch header's base offset (its
+    /// first 8 bytes, big-endian) equals the base offset of the file's name; 0 without.
+    pub matched: usize,
+}
+
+/// One index file as the ceiling reads it: the file and its length (`None`: missing).
+type CeilIndex = Option<(std::fs::File, u64)>;
+
+/// The physical ceilings of an open of the partition directory `dir`, issue 41's
+/// `ours/ceiling` of the opens rows (docs/performance.md#vs-kafka-opens-ceilings):
+///
+/// * **list + open** (`reads` false): the work no loader can skip, and all of Kafka's
+///   clean open does with the disk: the directory listed once, every `*.log` in it opened
+///   read-only and `fstat`ed, the descriptors held until the timer stops (then closed,
+///   untimed);
+/// * **list + open + check reads** (`reads` true): the same, then for every segment the
+///   pages our load-time check reads (`check_loaded_segments`, `read_index_ends`,
+///   `segment_check_with`), as plain `pread`s and no checking: the `.index` and
+///   `.timeindex` opened and `fstat`ed ([`CEILING_AHEAD`] segments ahead) and their first
+///   and last entries read (one read when there is one entry), the `.log`'s first 61
+///   bytes (the batch header) when its last offset-index entry is past position 0, and
+///   its tail from that entry's position to the end (one read, at most the check's
+///   8 MiB budget). With `advise`, as the loader when it finds the page cache cold:
+///   `posix_fadvise(WILLNEED)` of each index's first and last entries and the `.log`'s
+///   first 16 KiB and last 64 KiB, [`CEILING_AHEAD`] segments ahead.
+///
+/// The `.log`s are taken in the listing's order (not sorted: no loader needs to sort to
+/// open). `skip_last` (the sabotage `ceiling-open-skip`) leaves out the listing's last
+/// `.log`, so the answer is one segment short.
+///
+/// # Errors
+/// The listing, an open, a `fstat` or a read failing (a missing index is not an error:
+/// it is read as empty, as the loader's check does).
+pub fn ceiling(
+    dir: &Path,
+    reads: bool,
+    advise: bool,
+    skip_last: bool,
+) -> Result<CeilingOpen, String> {
+    let start = Instant::now();
+    let mut stems = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(e("list"))? {
+        let entry = entry.map_err(e("list"))?;
+        let name = entry.file_name();
+        if let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".log")) {
+            stems.push(stem.to_string());
+        }
+    }
+    if skip_last {
+        stems.pop();
+    }
+    let mut logs = Vec::with_capacity(stems.len());
+    let mut log_bytes = 0u64;
+    for stem in &stems {
+        let f = std::fs::File::open(dir.join(format!("{stem}.log"))).map_err(e("open"))?;
+        let len = f.metadata().map_err(e("fstat"))?.len();
+        log_bytes += len;
+        logs.push((f, len));
+    }
+    // The first 8 bytes of each `.log` (its first batch's base offset), compared with
+    // the name once the timer stops.
+    let mut heads: Vec<Option<[u8; 8]>> = Vec::new();
+    if reads {
+        heads = read_check_pages(dir, &stems, &logs, advise)?;
+    }
+    let nanos = start.elapsed().as_nanos();
+    drop(logs);
+    let matched = stems
+        .iter()
+        .zip(&heads)
+        .filter(|(stem, head)| {
+            stem.parse::<i64>()
+                .is_ok_and(|base| head.is_some_and(|h| i64::from_be_bytes(h) == base))
+        })
+        .count();
+    Ok(CeilingOpen {
+        nanos,
+        logs: stems.len(),
+        log_bytes,
+        matched,
+    })
+}
+
+/// The load-time check's reads of every segment ([`ceiling`] with `reads`); returns the
+/// first 8 bytes of each `.log` (`None` for an empty one).
+fn read_check_pages(
+    dir: &Path,
+    stems: &[String],
+    logs: &[(std::fs::File, u64)],
+    advise: bool,
+) -> Result<Vec<Option<[u8; 8]>>, String> {
+    use std::os::unix::fs::FileExt;
+    let open_index = |path: std::path::PathBuf, entry: u64| -> Result<CeilIndex, String> {
+        let f = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(er) if er.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(er) => return Err(format!("open {}: {er}", path.display())),
+        };
+        let len = f.metadata().map_err(e("fstat"))?.len();
+        if advise && len >= entry {
+            let _ = index_core::sys::advise_range_will_need(&f, 0, entry);
+            let last = (len - len % entry) - entry;
+            if last >= ADVISE_PAGE {
+                let _ = index_core::sys::advise_range_will_need(&f, last, entry);
+            }
+        }
+        Ok(Some((f, len)))
+    };
+    let open_ahead = |i: usize| -> Result<(CeilIndex, CeilIndex), String> {
+        let (log, size) = &logs[i];
+        let pair = (
+            open_index(dir.join(format!("{}.index", stems[i])), 8)?,
+            open_index(dir.join(format!("{}.timeindex", stems[i])), 12)?,
+        );
+        if advise && *size > 0 {
+            let _ = index_core::sys::advise_range_will_need(log, 0, (*size).min(ADVISE_HEAD));
+            if *size > ADVISE_HEAD {
+                let from = size.saturating_sub(ADVISE_TAIL).max(ADVISE_HEAD);
+                let _ = index_core::sys::advise_range_will_need(log, from, size - from);
+            }
+        }
+        Ok(pair)
+    };
+    // Reads an index's first and last entries into `first` and `last` (one read when
+    // it holds one entry); false when it holds none.
+    let ends = |ix: &CeilIndex, first: &mut [u8], last: &mut [u8]| -> Result<bool, String> {
+        let Some((f, len)) = ix else {
+            return Ok(false);
+        };
+        let size = first.len() as u64;
+        let entries = len / size;
+        if entries == 0 {
+            return Ok(false);
+        }
+        f.read_exact_at(first, 0).map_err(e("pread"))?;
+        if entries == 1 {
+            last.copy_from_slice(first);
+        } else {
+            f.read_exact_at(last, (entries - 1) * size)
+                .map_err(e("pread"))?;
+        }
+        Ok(true)
+    };
+    let mut ahead = std::collections::VecDeque::with_capacity(CEILING_AHEAD);
+    let mut opened = 0;
+    let mut heads = Vec::with_capacity(logs.len());
+    let mut tail = Vec::new();
+    let (mut o_first, mut o_last, mut t_first, mut t_last) =
+        ([0u8; 8], [0u8; 8], [0u8; 12], [0u8; 12]);
+    for (i, (log, size)) in logs.iter().enumerate() {
+        while opened < logs.len() && opened < i + CEILING_AHEAD {
+            ahead.push_back(open_ahead(opened)?);
+            opened += 1;
+        }
+        let (oi, ti) = ahead.pop_front().ok_or("no index files opened")?;
+        // The last offset-index entry's position (4 bytes big-endian after the relative
+        // offset): where the tail read starts.
+        let scan_from = if ends(&oi, &mut o_first, &mut o_last)? {
+            u64::from(u32::from_be_bytes([
+                o_last[4], o_last[5], o_last[6], o_last[7],
+            ]))
+            .min(*size)
+        } else {
+            0
+        };
+        ends(&ti, &mut t_first, &mut t_last)?;
+        drop((oi, ti));
+        let mut head = None;
+        if *size > 0 && scan_from > 0 {
+            let mut h = [0u8; HEADER_BYTES as usize];
+            let n = HEADER_BYTES.min(*size) as usize;
+            log.read_exact_at(&mut h[..n], 0).map_err(e("pread"))?;
+            head = (n >= 8).then(|| h[..8].try_into().expect("8 bytes"));
+        }
+        let n = (size - scan_from).min(TAIL_READ_MAX) as usize;
+        if n > 0 {
+            tail.resize(n, 0);
+            log.read_exact_at(&mut tail, scan_from)
+                .map_err(e("pread"))?;
+            if scan_from == 0 && n >= 8 {
+                head = Some(tail[..8].try_into().expect("8 bytes"));
+            }
+        }
+        heads.push(head);
+    }
+    Ok(heads)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +389,52 @@ mod tests {
         assert_eq!(o.segments, 4);
         assert!(o.log_start > 0);
         st.close("a").unwrap();
+    }
+
+    /// The `.log` bytes of `dir`, from the file system.
+    fn log_bytes(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .sum()
+    }
+
+    #[test]
+    fn the_open_ceilings_count_the_logs_and_check_their_first_headers() {
+        let d = tempfile::tempdir().unwrap();
+        generate(2, d.path(), 6).unwrap();
+        let bytes = log_bytes(d.path());
+        let c = ceiling(d.path(), false, false, false).unwrap();
+        assert_eq!((c.logs, c.log_bytes, c.matched), (6, bytes, 0));
+        for advise in [false, true] {
+            let c = ceiling(d.path(), true, advise, false).unwrap();
+            assert_eq!((c.logs, c.log_bytes, c.matched), (6, bytes, 6));
+        }
+        // The sabotage: one segment short, in the count and in the bytes.
+        for reads in [false, true] {
+            let c = ceiling(d.path(), reads, false, true).unwrap();
+            assert_eq!(c.logs, 5);
+            assert!(c.log_bytes < bytes);
+        }
+        // A segment without its offset index: its header is read from the tail read
+        // (from position 0), and still checked.
+        let seg = |base: i64, suffix: &str| d.path().join(format!("{base:020}.{suffix}"));
+        let per = BATCHES_PER_SEGMENT as i64 * i64::from(RECORDS_PER_BATCH);
+        std::fs::remove_file(seg(per, "index")).unwrap();
+        assert_eq!(ceiling(d.path(), true, false, false).unwrap().matched, 6);
+        // A first header whose base offset is not the name's fails the check, with and
+        // without the offset index.
+        for base in [per, 2 * per] {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(seg(base, "log"))
+                .unwrap();
+            use std::os::unix::fs::FileExt;
+            f.write_all_at(&(base + 1).to_be_bytes(), 0).unwrap();
+        }
+        assert_eq!(ceiling(d.path(), true, true, false).unwrap().matched, 4);
+        assert!(ceiling(&d.path().join("nope"), false, false, false).is_err());
     }
 }
