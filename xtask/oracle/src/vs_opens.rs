@@ -31,6 +31,20 @@
 //! `docs/kafka-behaviour.md#log-loading`). `--sabotage open-drop-segment` deletes the first
 //! segment's `.log` of our copy before our open, and the run fails.
 //!
+//! **Ceilings** (`docs/performance.md#vs-kafka-opens-ceilings`), ours (`ceil-open`,
+//! `vs-kafka-ours`'s `opens::ceiling`), run first in every run of every row, on the same
+//! bytes: **list + open** (the directory listed, every `.log` opened and `fstat`ed, the
+//! descriptors held until the timer stops: what any loader must do, and all Kafka's clean
+//! open does with the disk), bound first, and **list + open + check reads** (the same,
+//! plus the pages our load-time check reads, as plain `pread`s; cold: with the loader's
+//! read-ahead advice). Warm: on a fresh copy of the input, made as each side's is; cold:
+//! on the same partitions, each ceiling after its own `drop_caches`. Their answers are
+//! checked on every run: the `.log`s opened must be the segments the sides report, their
+//! sizes must sum to the directory's `.log` bytes (measured untimed), and each first
+//! batch header's base offset must be its file name's. Each row gets `ours/ceiling`
+//! against both. `--sabotage ceiling-open-skip` makes the ceilings leave out the
+//! listing's last `.log`, and the run fails.
+//!
 //! **Descriptors and mappings**: each process counts `/proc/self/fd` entries and
 //! `/proc/self/maps` lines just before and just after its open; the rows print the
 //! difference (what the open holds) and `vm.max_map_count`.
