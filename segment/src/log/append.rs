@@ -120,7 +120,9 @@ impl<F: BatchFormat> Log<F> {
                 });
             }
         }
-        let active = self.maybe_roll_locked(first.max(leo), last, max_ts, records.len() as u64)?;
+        let now = self.clock.milliseconds();
+        let active =
+            self.maybe_roll_locked(first.max(leo), last, max_ts, records.len() as u64, now)?;
         self.write_locked(&active, records, &parsed, last, max_ts, max_ts_off)?;
         Ok(AppendInfo {
             first_offset: first,
@@ -135,14 +137,16 @@ impl<F: BatchFormat> Log<F> {
 
     /// The segment an append of `size` bytes with offsets up to `last` and largest
     /// timestamp `max_ts` goes to (Kafka's `maybeRoll`): the active segment, or a new one
-    /// rolled at `roll_base` when [`LogSegment::should_roll`] says so. Shared by the
-    /// follower and the leader append; the caller holds the append lock.
+    /// rolled at `roll_base` when [`LogSegment::should_roll`] says so at time `now` (ms
+    /// since the epoch, the log's clock read by the caller under the append lock). Shared
+    /// by the follower and the leader append; the caller holds the append lock.
     pub(super) fn maybe_roll_locked(
         &self,
         roll_base: i64,
         last: i64,
         max_ts: i64,
         size: u64,
+        now: i64,
     ) -> Result<Arc<LogSegment<F>>> {
         let mut active = self.segments.active_segment()?;
         if !self.active_ready.swap(true, Ordering::AcqRel) {
@@ -154,7 +158,7 @@ impl<F: BatchFormat> Log<F> {
             max_timestamp_in_messages: max_ts,
             max_offset_in_messages: last,
             messages_size: size,
-            now: self.clock.milliseconds(),
+            now,
         };
         if active.should_roll(&params)? {
             active = self.roll_locked(roll_base)?;

@@ -215,8 +215,17 @@ impl<F: BatchFormat> Log<F> {
             target_compression: if v.rebuilt { target } else { source },
             duplicate: false,
         };
-        let active =
-            self.maybe_roll_locked(first_offset, last, v.max_timestamp, v.bytes.len() as u64)?;
+        // The validation's clock read serves the roll check too: Kafka reads the clock
+        // again in `maybeRoll`, under the same lock, so this is its run in which the
+        // clock did not move between the two reads
+        // (`docs/kafka-behaviour.md#leader-append-one-clock-read`).
+        let active = self.maybe_roll_locked(
+            first_offset,
+            last,
+            v.max_timestamp,
+            v.bytes.len() as u64,
+            now,
+        )?;
         if info.producer_id >= 0 {
             let dup = producer::append::check(
                 &self.producer_state.lock(),
@@ -296,7 +305,7 @@ impl<F: BatchFormat> Log<F> {
                 max_ts_off = i.offset_of_max_timestamp;
             }
         }
-        let active = self.maybe_roll_locked(first_offset, last, max_ts, bytes.len() as u64)?;
+        let active = self.maybe_roll_locked(first_offset, last, max_ts, bytes.len() as u64, now)?;
         let parsed: Vec<pstate::AppendedBatch> = infos
             .iter()
             .map(|&info| pstate::AppendedBatch { info, marker: None })

@@ -930,3 +930,54 @@ fn a_new_epoch_starts_even_when_the_batch_is_refused_after_validation() {
     );
     assert!(log2.leader_epochs().is_empty());
 }
+
+/// A clock that moves `STEP` ms forward on every read and counts its reads.
+#[derive(Debug, Default)]
+struct TickingClock(std::sync::atomic::AtomicI64);
+
+impl TickingClock {
+    const STEP: i64 = 1_000;
+
+    fn reads(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl segment::time::Time for TickingClock {
+    fn milliseconds(&self) -> i64 {
+        NOW + Self::STEP * self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// One clock read an append: the LogAppendTime stamp and the `segment.ms` roll check
+/// see the same time (docs/kafka-behaviour.md#leader-append-one-clock-read), so the
+/// segments' boundaries agree with the stamps the batches carry.
+#[test]
+fn the_stamp_and_the_roll_check_share_one_clock_read() {
+    let clock = Arc::new(TickingClock::default());
+    let dir = tmpdir();
+    let cfg = LogConfig {
+        message_timestamp_type: TimestampType::LogAppendTime,
+        segment_ms: TickingClock::STEP,
+        ..LogConfig::default()
+    };
+    let log = open_log(dir.path(), cfg, clock.clone());
+    let c = AppendOrigin::Client;
+    let before = clock.reads();
+    let a = log.append_as_leader(&plain(2, 0), 0, c).unwrap();
+    assert_eq!(clock.reads() - before, 1, "one clock read a batch");
+    let b = log.append_as_leader(&plain(2, 0), 0, c).unwrap();
+    assert_eq!(clock.reads() - before, 2, "one clock read a batch");
+    // Stamped `segment.ms` apart, not more: no roll (Kafka rolls when the time waited
+    // exceeds `segment.ms`).
+    assert_eq!(b.log_append_time - a.log_append_time, TickingClock::STEP);
+    assert_eq!(log.segments().number_of_segments(), 1);
+    // The next is stamped 2·`segment.ms` after the first batch: it starts a segment.
+    let c3 = log.append_as_leader(&plain(2, 0), 0, c).unwrap();
+    assert_eq!(
+        c3.log_append_time - a.log_append_time,
+        2 * TickingClock::STEP
+    );
+    assert_eq!(log.segments().number_of_segments(), 2);
+    assert_eq!(log.segments().active_segment().unwrap().base_offset(), 4);
+}
