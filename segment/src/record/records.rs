@@ -423,6 +423,68 @@ impl<'a> SkimRecords<'a> {
     }
 }
 
+impl SkimRecords<'_> {
+    /// The whole walk in one loop, for a batch that passes: each record's summary, in
+    /// order, goes to `accept`, and `Some(records)` comes back when every record is
+    /// well formed (each check of [`walk_v2_record`], in the same terms: the same
+    /// cursor reads) and the bytes hold exactly the declared count, and `accept` took
+    /// every summary. `None` when anything fails, with nothing said of why: the caller
+    /// then walks again with the iterator, which gives Kafka's error. So `Some` is
+    /// answered exactly where the iterator would yield these summaries and no error,
+    /// without its per-record error plumbing (a [`RecordError`] with its message in
+    /// every `Result`). Does not move the iterator.
+    #[inline]
+    pub(crate) fn accept_all(&self, mut accept: impl FnMut(RecordSummary) -> bool) -> Option<u32> {
+        if self.walk.pos != 0 || self.walk.done {
+            return None;
+        }
+        let ctx = &self.ctx;
+        let mut cur = Cursor::new(self.data);
+        for _ in 0..self.walk.total {
+            let body_len = usize::try_from(cur.read_varint().ok()?).ok()?;
+            let mut body = Cursor::new(cur.read_bytes(body_len).ok()?);
+            body.read_u8().ok()?;
+            let timestamp_delta = body.read_varlong().ok()?;
+            let offset_delta = body.read_varint().ok()?;
+            let key_len = body.read_varint().ok()?;
+            if key_len >= 0 {
+                body.read_bytes(key_len as usize).ok()?;
+            }
+            let value_len = body.read_varint().ok()?;
+            if value_len >= 0 {
+                body.read_bytes(value_len as usize).ok()?;
+            }
+            let header_count = usize::try_from(body.read_varint().ok()?).ok()?;
+            if header_count > body.remaining() {
+                return None;
+            }
+            for _ in 0..header_count {
+                let key_len = usize::try_from(body.read_varint().ok()?).ok()?;
+                body.read_bytes(key_len).ok()?;
+                let value_len = body.read_varint().ok()?;
+                if value_len >= 0 {
+                    body.read_bytes(value_len as usize).ok()?;
+                }
+            }
+            if body.remaining() != 0 {
+                return None;
+            }
+            let summary = RecordSummary {
+                offset: ctx.base_offset.wrapping_add(i64::from(offset_delta)),
+                timestamp: match ctx.log_append_time {
+                    Some(t) => t,
+                    None => ctx.base_timestamp.wrapping_add(timestamp_delta),
+                },
+                has_key: key_len >= 0,
+            };
+            if !accept(summary) {
+                return None;
+            }
+        }
+        (cur.remaining() == 0).then_some(self.walk.total)
+    }
+}
+
 impl Iterator for SkimRecords<'_> {
     type Item = Result<RecordSummary, RecordError>;
 
