@@ -43,7 +43,7 @@
 //! sizes must sum to the directory's `.log` bytes (measured untimed), and each first
 //! batch header's base offset must be its file name's. Each row gets `ours/ceiling`
 //! against both. `--sabotage ceiling-open-skip` makes the ceilings leave out the
-//! listing's last `.log`, and the run fails.
+//! last `.log` (by base offset), and the run fails.
 //!
 //! **Descriptors and mappings**: each process counts `/proc/self/fd` entries and
 //! `/proc/self/maps` lines just before and just after its open; the rows print the
@@ -79,7 +79,7 @@ pub struct OpensOpts {
     pub seed: u64,
     /// The sabotage `open-drop-segment`.
     pub drop_segment: bool,
-    /// The sabotage `ceiling-open-skip`: the ceilings leave out the listing's last `.log`.
+    /// The sabotage `ceiling-open-skip`: the ceilings leave out the last `.log` (by base offset).
     pub ceiling_skip: bool,
 }
 

@@ -201,12 +201,14 @@ type CeilIndex = Option<(std::fs::File, u64)>;
 ///   and last entries read (one read when there is one entry), the `.log`'s first 61
 ///   bytes (the batch header) when its last offset-index entry is past position 0, and
 ///   its tail from that entry's position to the end (one read, at most the check's
-///   8 MiB budget). With `advise`, as the loader when it finds the page cache cold:
+///   8 MiB budget but for the last segment, which the loader scans to its end). With `advise`, as the loader when it finds the page cache cold:
 ///   `posix_fadvise(WILLNEED)` of each index's first and last entries and the `.log`'s
 ///   first 16 KiB and last 64 KiB, [`CEILING_AHEAD`] segments ahead.
 ///
-/// The `.log`s are taken in the listing's order (not sorted: no loader needs to sort to
-/// open). `skip_last` (the sabotage `ceiling-open-skip`) leaves out the listing's last
+/// The `.log`s are taken in base-offset order, as the loader checks them (on ext4 the
+/// listing's order is the name hash's, so unsorted reads would not follow the loader's
+/// I/O order), and only regular files (a FIFO named `*.log` would block the open).
+/// `skip_last` (the sabotage `ceiling-open-skip`) leaves out the last
 /// `.log`, so the answer is one segment short.
 ///
 /// # Errors
@@ -224,9 +226,13 @@ pub fn ceiling(
         let entry = entry.map_err(e("list"))?;
         let name = entry.file_name();
         if let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".log")) {
-            stems.push(stem.to_string());
+            if entry.file_type().map_err(e("list"))?.is_file() {
+                stems.push(stem.to_string());
+            }
         }
     }
+    // Base-offset order (a name that is not an offset last, by name).
+    stems.sort_unstable_by_key(|s| (s.parse::<i64>().unwrap_or(i64::MAX), s.clone()));
     if skip_last {
         stems.pop();
     }
@@ -235,7 +241,9 @@ pub fn ceiling(
     for stem in &stems {
         let f = std::fs::File::open(dir.join(format!("{stem}.log"))).map_err(e("open"))?;
         let len = f.metadata().map_err(e("fstat"))?.len();
-        log_bytes += len;
+        log_bytes = log_bytes
+            .checked_add(len)
+            .ok_or("the .log sizes overflow a u64")?;
         logs.push((f, len));
     }
     // The first 8 bytes of each `.log` (its first batch's base offset), compared with
@@ -245,13 +253,18 @@ pub fn ceiling(
         heads = read_check_pages(dir, &stems, &logs, advise)?;
     }
     let nanos = start.elapsed().as_nanos();
+    let logs_len: Vec<u64> = logs.iter().map(|(_, len)| *len).collect();
     drop(logs);
     let matched = stems
         .iter()
         .zip(&heads)
-        .filter(|(stem, head)| {
-            stem.parse::<i64>()
-                .is_ok_and(|base| head.is_some_and(|h| i64::from_be_bytes(h) == base))
+        .zip(&logs_len)
+        .filter(|((stem, head), &len)| {
+            // An empty `.log` (a freshly rolled active segment) has no header to match.
+            len == 0
+                || stem
+                    .parse::<i64>()
+                    .is_ok_and(|base| head.is_some_and(|h| i64::from_be_bytes(h) == base))
         })
         .count();
     Ok(CeilingOpen {
@@ -353,7 +366,13 @@ fn read_check_pages(
             log.read_exact_at(&mut h[..n], 0).map_err(e("pread"))?;
             head = (n >= 8).then(|| h[..8].try_into().expect("8 bytes"));
         }
-        let n = (size - scan_from).min(TAIL_READ_MAX) as usize;
+        // The loader scans the last segment to its end, the others within its budget.
+        let budget = if i + 1 == logs.len() {
+            u64::MAX
+        } else {
+            TAIL_READ_MAX
+        };
+        let n = (size - scan_from).min(budget) as usize;
         if n > 0 {
             tail.resize(n, 0);
             log.read_exact_at(&mut tail, scan_from)
@@ -435,6 +454,15 @@ mod tests {
             f.write_all_at(&(base + 1).to_be_bytes(), 0).unwrap();
         }
         assert_eq!(ceiling(d.path(), true, true, false).unwrap().matched, 4);
+        // An empty `.log` (a freshly rolled active segment) has no header and passes; a
+        // directory named `*.log` is not a segment.
+        std::fs::write(seg(1 << 40, "log"), b"").unwrap();
+        std::fs::create_dir(d.path().join("x.log")).unwrap();
+        let c = ceiling(d.path(), true, false, false).unwrap();
+        assert_eq!((c.logs, c.log_bytes, c.matched), (7, bytes, 5));
+        // The sabotage leaves out the largest base offset: here the empty one.
+        let c = ceiling(d.path(), true, false, true).unwrap();
+        assert_eq!((c.logs, c.log_bytes, c.matched), (6, bytes, 4));
         assert!(ceiling(&d.path().join("nope"), false, false, false).is_err());
     }
 }
