@@ -81,6 +81,9 @@ pub enum RecordError {
     /// A builder or helper was called with arguments that cannot be encoded
     /// (Kafka `IllegalArgumentException`), e.g. an offset delta that does not fit an `i32`,
     /// records out of offset order, or a non-marker control type for an end-transaction marker.
+    /// Also a v2 record whose length is an over-long varint, which Kafka's
+    /// `DefaultRecord.readFrom` lets escape as that exception
+    /// (docs/kafka-behaviour.md#record-length-overlong).
     #[error("invalid argument: {reason}")]
     InvalidArgument {
         /// What is wrong.

@@ -154,9 +154,20 @@ fn walk_v2_record<'b>(
     mut headers: Option<&mut Vec<Header<'b>>>,
 ) -> Result<Walked<'b>, RecordError> {
     let start = cur.position();
-    let body_len = cur
-        .read_varint()
-        .map_err(|e| structure_error(ctx, index, e))?;
+    // Kafka reads the record's length outside the check that turns a decoding error
+    // into an `InvalidRecordException`, so an over-long varint there escapes as its
+    // `IllegalArgumentException` (a produce answered `UNKNOWN_SERVER_ERROR`,
+    // docs/kafka-behaviour.md#record-length-overlong); a length cut short is Kafka's
+    // premature EOF, an invalid record.
+    let body_len = cur.read_varint().map_err(|e| match e {
+        DecodeError::VarintTooLong => RecordError::InvalidArgument {
+            reason: format!(
+                "record {index} of the batch at position {}: its length: {e}",
+                ctx.position
+            ),
+        },
+        e => structure_error(ctx, index, e),
+    })?;
     if body_len < 0 {
         return Err(RecordError::invalid(
             ctx.position,
