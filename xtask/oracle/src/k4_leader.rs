@@ -29,7 +29,8 @@
 //!   their aborted-transaction lists;
 //! * LogAppendTime, with the topic's compression.type differing from the producer's;
 //! * CreateTime out of order, with `message.timestamp.before/after.max.ms` and timestamps
-//!   outside them;
+//!   outside them, and now and then an uncompressed batch whose first record's length is
+//!   an over-long varint under a valid CRC (what Kafka's record walk answers to it);
 //! * limits: `max.message.bytes` below a batch (RECORD_TOO_LARGE) or `segment.bytes` below
 //!   a batch (RECORD_BATCH_TOO_LARGE), size rolls;
 //! * a compacted topic, with keyless records (INVALID_RECORD and its record errors).
@@ -199,9 +200,10 @@ enum What {
     BadTimestamp,
     Keyless,
     LowerLeaderEpoch,
+    MalformedLength,
 }
 
-const WHATS: [What; 17] = [
+const WHATS: [What; 18] = [
     What::Plain,
     What::Idempotent,
     What::Duplicate,
@@ -219,6 +221,7 @@ const WHATS: [What; 17] = [
     What::BadTimestamp,
     What::Keyless,
     What::LowerLeaderEpoch,
+    What::MalformedLength,
 ];
 
 impl What {
@@ -241,6 +244,9 @@ impl What {
             What::BadTimestamp => "a timestamp outside before/after.max.ms",
             What::Keyless => "keyless records on a compacted topic",
             What::LowerLeaderEpoch => "a lower leader epoch than the latest",
+            What::MalformedLength => {
+                "a record length encoded as an over-long varint, the batch's CRC recomputed"
+            }
         }
     }
 }
@@ -264,7 +270,7 @@ impl What {
             What::SequenceGap => error("OUT_OF_ORDER_SEQUENCE_NUMBER"),
             What::FencedEpoch => error("INVALID_PRODUCER_EPOCH"),
             What::StaleCoordinator => error("TRANSACTION_COORDINATOR_FENCED"),
-            What::ClientMarker => matches!(o, Outcome::Error(_)),
+            What::ClientMarker | What::MalformedLength => matches!(o, Outcome::Error(_)),
             What::TooLarge => error("MESSAGE_TOO_LARGE"),
             What::BiggerThanSegment => error("RECORD_LIST_TOO_LARGE"),
             What::BadTimestamp => error("INVALID_TIMESTAMP"),
@@ -583,6 +589,21 @@ impl Gen<'_> {
         bytes
     }
 
+    /// An uncompressed batch whose first record's length is an over-long varint (five
+    /// bytes, each with its continuation bit set), its CRC recomputed: an encoding bug of
+    /// the producer that the batch's CRC does not catch, so only the record walk of the
+    /// leader's validation meets it. Both sides append these bytes (Kafka's own build of
+    /// the batch is compared undamaged).
+    fn malformed_length(&mut self) {
+        let n = self.rng.gen_range(1..6);
+        let mut bytes = self.batch(None, CompressionType::None, n, 100, false, false);
+        bytes[61..66].fill(0xff);
+        if let Ok(crc) = RecordBatch::new(&bytes).map(|b| b.compute_checksum()) {
+            bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+        }
+        self.push_append(false, bytes, What::MalformedLength);
+    }
+
     /// Asks Kafka to build the batch of `line` (`{}` for its id) too; half of them are
     /// appended as Kafka built them, on both sides.
     fn record_built(&mut self, line: String, ours: &[u8], codec: CompressionType, records: usize) {
@@ -865,7 +886,9 @@ impl Gen<'_> {
             }
             Kind::AppendTime | Kind::CreateTime => {
                 let bad = self.rng.gen_range(0..8) == 0;
-                if bad {
+                if bad && self.rng.gen_range(0..4) == 0 {
+                    self.malformed_length();
+                } else if bad {
                     let codec = self.codec();
                     let n = self.rng.gen_range(1..10);
                     let bytes = self.batch(None, codec, n, 300, false, true);
