@@ -473,6 +473,9 @@ pub(crate) fn decode_error_kind(e: &DecodeError) -> KafkaError {
         }
         DecodeError::UnsupportedCompression { .. } => KafkaError::UnsupportedCompressionType,
         DecodeError::Io { .. } => KafkaError::KafkaStorageError,
+        // Kafka's `IllegalArgumentException` escapes its record decoder
+        // (docs/kafka-behaviour.md#record-length-overlong).
+        DecodeError::RecordLengthOverlong { .. } => KafkaError::UnknownServerError,
         _ => KafkaError::UnknownServerError,
     }
 }

@@ -201,6 +201,12 @@ impl From<RecordError> for FormatError {
             RecordError::InvalidRecord { position, reason } => {
                 FormatError::InvalidRecord { position, reason }
             }
+            // Damaged data, as an invalid record (recovery stops there); only a produce's
+            // answer tells it apart (`decode_error_kind`).
+            e @ RecordError::RecordLengthOverlong { .. } => FormatError::InvalidRecord {
+                position,
+                reason: e.to_string(),
+            },
             other => FormatError::Unsupported {
                 position,
                 reason: other.to_string(),

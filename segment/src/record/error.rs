@@ -17,6 +17,8 @@ use super::compression::CompressionType;
 ///   intact but its content violates the record format (bad varint, negative header count,
 ///   record length mismatch, bad control-record key, trailing bytes after the last record).
 ///   Recovery also stops there.
+/// * [`RecordError::RecordLengthOverlong`] — damaged data as the previous one, which Kafka's
+///   decoder lets escape as an `IllegalArgumentException`. Recovery also stops there.
 /// * everything else is not a statement about the data on disk being damaged
 ///   (unsupported codec, decompression failure, misuse of a builder, I/O).
 ///
@@ -78,12 +80,22 @@ pub enum RecordError {
         /// The limit that was hit, in bytes.
         limit: usize,
     },
+    /// A v2 record whose **length** is an over-long varint (five bytes, the fifth with its
+    /// continuation bit set) inside an intact batch. Damaged data like
+    /// [`RecordError::InvalidRecord`] (recovery stops there too), but Kafka's
+    /// `DefaultRecord.readFrom` reads the length outside the check that makes decoding
+    /// errors `InvalidRecordException`, so Kafka's answer is its `IllegalArgumentException`
+    /// (a produce answered `UNKNOWN_SERVER_ERROR`; docs/kafka-behaviour.md#record-length-overlong).
+    #[error("invalid record in batch at position {position}: the length of record {index} is a varint too long, the most significant bit in the 5th byte is set")]
+    RecordLengthOverlong {
+        /// Byte position of the batch start.
+        position: u64,
+        /// The record's index in the batch (0-based).
+        index: u32,
+    },
     /// A builder or helper was called with arguments that cannot be encoded
     /// (Kafka `IllegalArgumentException`), e.g. an offset delta that does not fit an `i32`,
     /// records out of offset order, or a non-marker control type for an end-transaction marker.
-    /// Also a v2 record whose length is an over-long varint, which Kafka's
-    /// `DefaultRecord.readFrom` lets escape as that exception
-    /// (docs/kafka-behaviour.md#record-length-overlong).
     #[error("invalid argument: {reason}")]
     InvalidArgument {
         /// What is wrong.
@@ -106,6 +118,7 @@ impl RecordError {
         match self {
             RecordError::CorruptRecord { position, .. }
             | RecordError::InvalidRecord { position, .. }
+            | RecordError::RecordLengthOverlong { position, .. }
             | RecordError::UnsupportedCompression { position, .. }
             | RecordError::Decompression { position, .. }
             | RecordError::DecompressedTooLarge { position, .. } => Some(*position),
@@ -113,12 +126,15 @@ impl RecordError {
         }
     }
 
-    /// `true` for the two kinds of error at which Kafka's log recovery stops and truncates:
-    /// [`RecordError::CorruptRecord`] and [`RecordError::InvalidRecord`].
+    /// `true` for the kinds of error at which log recovery stops and truncates:
+    /// [`RecordError::CorruptRecord`], [`RecordError::InvalidRecord`] and
+    /// [`RecordError::RecordLengthOverlong`] (damaged data all three).
     pub fn is_corruption(&self) -> bool {
         matches!(
             self,
-            RecordError::CorruptRecord { .. } | RecordError::InvalidRecord { .. }
+            RecordError::CorruptRecord { .. }
+                | RecordError::InvalidRecord { .. }
+                | RecordError::RecordLengthOverlong { .. }
         )
     }
 

@@ -160,11 +160,9 @@ fn walk_v2_record<'b>(
     // docs/kafka-behaviour.md#record-length-overlong); a length cut short is Kafka's
     // premature EOF, an invalid record.
     let body_len = cur.read_varint().map_err(|e| match e {
-        DecodeError::VarintTooLong => RecordError::InvalidArgument {
-            reason: format!(
-                "record {index} of the batch at position {}: its length: {e}",
-                ctx.position
-            ),
+        DecodeError::VarintTooLong => RecordError::RecordLengthOverlong {
+            position: ctx.position,
+            index,
         },
         e => structure_error(ctx, index, e),
     })?;
