@@ -112,7 +112,7 @@ usage: cargo xtask vs-kafka [--quick] [--only lookups,appends,segments,dump,clea
                    dump-log's output loses its 1000th record line), clean-flip-byte
                    (one byte of our cleaned segment flipped), open-drop-segment (our
                    open loses the first segment's .log), ceiling-open-skip (our
-                   open ceilings leave out the listing's last .log); `all` runs each
+                   open ceilings leave out the last .log by name); `all` runs each
                    (--quick, its group only) and prints `sabotage: N of N caught`
 ";
 
@@ -177,7 +177,7 @@ pub const SABOTAGES: &[(&str, &str, &str)] = &[
     (
         "ceiling-open-skip",
         "opens",
-        "our open ceilings leave out the last .log of the directory's listing",
+        "our open ceilings leave out the last .log of the directory, by name",
     ),
 ];
 

@@ -109,7 +109,7 @@
 //!                          ([`opens::ceiling`]): MODE open (list + open + fstat of every
 //!                          `.log`) or reads (and the load-time check's reads; ADVISE 1:
 //!                          with its cold read-ahead advice); SABOTAGE 1 leaves out the
-//!                          listing's last `.log` -> ok NANOS LOGS LOG_BYTES MATCHED
+//!                          last `.log` by name -> ok NANOS LOGS LOG_BYTES MATCHED
 //! quit
 //! ```
 //!
