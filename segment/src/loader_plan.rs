@@ -48,6 +48,13 @@ use crate::segment::LogSegment;
 /// `readNextOffset` does to find the log end offset.
 pub const TAIL_SCAN_BUDGET: u64 = 8 << 20;
 
+/// The largest `.log` of a segment (not the last one) whose index files the loader checks
+/// at their first load instead of at the open (docs/kafka-behaviour.md#deferred-index-check):
+/// its whole `.log` is checked at the open instead, from its first batch, which reads no
+/// page more than the check with the offset index would, since the check's read-ahead
+/// gives a `.log`'s first batch this many bytes.
+pub const DEFER_INDEX_CHECK_MAX_LOG_BYTES: u64 = crate::segment::LOAD_CHECK_HEAD;
+
 /// The entry count and first and last entries of an index file, read with two positioned
 /// reads without mapping it: `None` if missing or empty. A trailing partial entry is
 /// ignored (the complete entries are checked).
@@ -85,10 +92,12 @@ pub struct SegmentCheck {
 ///   batch whose base offset is not above the entry's offset;
 /// * the first batch header is readable, fits in the file, and its offsets are
 ///   representable relative to the segment base;
-/// * from the last index entry (or the start) every batch header up to the end is
-///   readable and fits, offsets increase from batch to batch, and the scan ends exactly
-///   at the end of the file; the last offset index entry and the last time index entry
-///   name offsets the segment holds (`is_last`, or within [`TAIL_SCAN_BUDGET`]).
+/// * from the last index entry (or the start; from the start too when the `.log` is at
+///   most [`DEFER_INDEX_CHECK_MAX_LOG_BYTES`]) every batch header up to the end is
+///   readable and fits, offsets increase from batch to batch, a batch starts at the last
+///   index entry's position, and the scan ends exactly at the end of the file; the last
+///   offset index entry and the last time index entry name offsets the segment holds
+///   (`is_last`, or within [`TAIL_SCAN_BUDGET`]).
 ///
 /// `is_last` says whether `seg` is the last segment of its log: its tail is then always
 /// scanned to the end of the file, as `readNextOffset` does to find the log end offset.
@@ -128,6 +137,8 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
     let oi = seg.offset_index_file();
     let mut scan_from = 0u64;
     let mut last_indexed: Option<i64> = None;
+    // Where the last offset index entry points: a batch must start there.
+    let mut entry_at: Option<u64> = None;
     if let Some(Ends {
         entries: n,
         first,
@@ -154,7 +165,13 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
                 oi.display()
             ));
         }
-        scan_from = p1;
+        // A `.log` no longer than the check's read-ahead of its first batch is scanned
+        // whole, as when its index check is deferred (`DEFER_INDEX_CHECK_MAX_LOG_BYTES`):
+        // the same pages, and every batch's framing checked, with or without its index.
+        if size > DEFER_INDEX_CHECK_MAX_LOG_BYTES {
+            scan_from = p1;
+        }
+        entry_at = Some(p1);
         last_indexed = Some(base + r1 as i64);
     }
 
@@ -185,9 +202,9 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
     // The tail, from the last offset index entry.
     let mut sc = Scanner::<F>::new(log, scan_from);
     let mut prev_last: Option<i64> = None;
-    let mut at_entry = true;
+    let mut entry_seen = false;
     while let Some((info, _)) = sc.next_batch().map_err(io)? {
-        if at_entry {
+        if !entry_seen && Some(info.position) == entry_at {
             if let Some(x) = last_indexed {
                 if info.base_offset > x {
                     return Err(format!(
@@ -198,7 +215,7 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
                     ));
                 }
             }
-            at_entry = false;
+            entry_seen = true;
         }
         if info.last_offset < info.base_offset || prev_last.is_some_and(|p| info.base_offset <= p) {
             return Err(format!(
@@ -234,6 +251,12 @@ pub(crate) fn segment_check_with<F: BatchFormat>(
             .ok_or_else(|| format!("{shown}: a batch ends at i64::MAX"))?,
         None => base,
     };
+    if let (Some(p), false) = (entry_at, entry_seen) {
+        return Err(format!(
+            "{}: the last entry's position {p} is not the start of a batch in {shown}",
+            oi.display()
+        ));
+    }
     if let Some(x) = last_indexed {
         if x >= next {
             return Err(format!(

@@ -16,6 +16,8 @@
 //! `leader/batch_validation.rs`.
 
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
@@ -154,11 +156,11 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
     segments: &LogSegments<F>,
     flagged: &[i64],
     mut advise: bool,
+    rebuilt: &Arc<AtomicU64>,
 ) -> Vec<i64> {
     let all = segments.values();
     let flagged: std::collections::HashSet<i64> = flagged.iter().copied().collect();
-    let is_flagged = |seg: &crate::segment::LogSegment<F>| flagged.contains(&seg.base_offset());
-    let mut ahead: std::collections::VecDeque<Option<IndexFiles>> =
+    let mut ahead: std::collections::VecDeque<Plan> =
         std::collections::VecDeque::with_capacity(LOAD_CHECK_AHEAD);
     let mut opened = 0;
     let mut slow = 0;
@@ -167,25 +169,44 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
     for (i, seg) in all.iter().enumerate() {
         while opened < all.len() && opened < i + LOAD_CHECK_AHEAD {
             let s = &all[opened];
-            ahead.push_back((!is_flagged(s)).then(|| s.open_index_files(advise)));
+            ahead.push_back(if flagged.contains(&s.base_offset()) {
+                Plan::Skip
+            } else if defers_index_check(s, opened + 1 == all.len()) {
+                s.advise_log(advise);
+                Plan::LogOnly
+            } else {
+                Plan::Full(s.open_index_files(advise))
+            });
             opened += 1;
         }
         // A run of slow checks, not one: a check can be slow because the thread was
         // descheduled.
         advise |= slow >= SLOW_CHECKS;
-        let files = ahead.pop_front().flatten();
+        let plan = ahead.pop_front().unwrap_or(Plan::Skip);
+        let log_only = matches!(plan, Plan::LogOnly);
         let base = seg.base_offset();
         let is_last = i + 1 == all.len();
-        let next = match files {
-            None => None,
-            Some(files) => match timed(&mut slow, || check_one(seg, is_last, files)) {
-                Ok(next) => next,
-                Err(reason) => {
-                    bad.push(base);
-                    warn_failed(seg, &reason);
-                    None
+        let checked = match plan {
+            Plan::Skip => Ok(None),
+            Plan::Full(files) => timed(&mut slow, || check_one(seg, is_last, files)),
+            Plan::LogOnly => timed(&mut slow, || {
+                crate::loader_plan::segment_check_with(seg, is_last, None, || Ok(None))
+                    .map(|c| c.next_offset)
+                    .map_err(Failed::Segment)
+            }),
+        };
+        let next = match checked {
+            Ok(next) => {
+                if log_only {
+                    seg.defer_index_check(rebuilt.clone());
                 }
-            },
+                next
+            }
+            Err(reason) => {
+                bad.push(base);
+                warn_failed(seg, &reason);
+                None
+            }
         };
         if let Some((pbase, Some(pnext))) = prev {
             if pnext > base && !bad.contains(&pbase) {
@@ -201,6 +222,36 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
         prev = Some((base, next));
     }
     bad
+}
+
+/// How [`check_loaded_segments`] checks one segment.
+enum Plan {
+    /// Not at all: the loader recovers it anyway.
+    Skip,
+    /// Its index files (opened ahead) and its `.log`.
+    Full(IndexFiles),
+    /// Its `.log` alone; its index files at their first load.
+    LogOnly,
+}
+
+/// Whether the load-time check of `seg`'s index files waits for their first load: a
+/// segment that is not the last one, with a `.log` of at most
+/// [`DEFER_INDEX_CHECK_MAX_LOG_BYTES`](crate::loader_plan::DEFER_INDEX_CHECK_MAX_LOG_BYTES). The last segment's indexes are checked at the
+/// open, as it is the one appended to next.
+fn defers_index_check<F: BatchFormat>(seg: &crate::segment::LogSegment<F>, is_last: bool) -> bool {
+    !is_last && seg.size() <= crate::loader_plan::DEFER_INDEX_CHECK_MAX_LOG_BYTES
+}
+
+/// The load-time check of `seg`'s index files against its `.log` (the check
+/// [`check_loaded_segments`] makes of a segment it does not defer), for a check the
+/// loader deferred to the indexes' first load: `Err(reason)` if they disagree.
+pub(crate) fn check_segment_indexes<F: BatchFormat>(
+    seg: &crate::segment::LogSegment<F>,
+) -> std::result::Result<(), String> {
+    match check_one(seg, false, seg.open_index_files(false)) {
+        Ok(_) => Ok(()),
+        Err(Failed::Index(reason) | Failed::Segment(reason)) => Err(reason),
+    }
 }
 
 /// Runs `check`; counts it in `slow` if it took longer than [`SLOW_CHECK`], else

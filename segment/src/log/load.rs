@@ -338,7 +338,12 @@ impl<F: BatchFormat> Log<F> {
         // first opens found the page cache cold (or once the checks find themselves
         // waiting for the disk); advice to a warm page cache would only cost three calls
         // a segment.
-        let failed = crate::validate::check_loaded_segments(&self.segments, &flagged, cold);
+        let failed = crate::validate::check_loaded_segments(
+            &self.segments,
+            &flagged,
+            cold,
+            &self.stats.indexes_rebuilt,
+        );
         self.stats
             .indexes_rebuilt
             .fetch_add(failed.len() as u64, Ordering::Relaxed);

@@ -165,7 +165,7 @@ pub struct LogStats {
     /// failed a load-time check (index order, or the consistency check [`Log::open`]
     /// makes before it trusts the marker or the recovery point) and were recovered from
     /// their `.log` (Kafka would have trusted them).
-    pub indexes_rebuilt: AtomicU64,
+    pub indexes_rebuilt: std::sync::Arc<AtomicU64>,
     /// Segments rolled.
     pub rolls: AtomicU64,
     /// Segments deleted (retention, truncation, recovery).
@@ -257,7 +257,7 @@ impl Default for LogStats {
         LogStats {
             segments_recovered: AtomicU64::new(0),
             bytes_truncated: AtomicU64::new(0),
-            indexes_rebuilt: AtomicU64::new(0),
+            indexes_rebuilt: std::sync::Arc::new(AtomicU64::new(0)),
             rolls: AtomicU64::new(0),
             segments_deleted: AtomicU64::new(0),
             first_truncated_offset: AtomicI64::new(-1),

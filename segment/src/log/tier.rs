@@ -211,6 +211,9 @@ impl<F: BatchFormat> Log<F> {
             seg_epochs.truncate_from_end(next);
             let mut prefix = cache.clone();
             prefix.truncate_from_end(next);
+            // The index files are shipped as they are on disk: make a check the loader
+            // deferred to their first load now (docs/kafka-behaviour.md#deferred-index-check).
+            s.ensure_index_checked()?;
             let size = s.size();
             out.push(SegmentUpload {
                 base_offset: base,

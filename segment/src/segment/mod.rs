@@ -28,13 +28,14 @@ use crate::names::{self, FileKind};
 use crate::time::Clock;
 
 mod append;
+mod deferred;
 mod files;
 mod read;
 mod recover;
 
 pub(crate) use read::SegmentSlice;
 pub use read::{FetchDataInfo, LogOffsetMetadata, RegionFetch};
-pub(crate) use recover::IndexFiles;
+pub(crate) use recover::{IndexFiles, LOAD_CHECK_HEAD};
 
 #[derive(Debug)]
 struct State {
@@ -171,6 +172,9 @@ pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
     state: Mutex<State>,
     /// Set once the segment was renamed `.deleted` or its files removed.
     deleted: AtomicBool,
+    /// The load-time check of the index files, when the loader deferred it to their
+    /// first load (`deferred.rs`).
+    index_check: deferred::IndexCheck,
     _format: PhantomData<F>,
 }
 
@@ -285,6 +289,7 @@ impl<F: BatchFormat> LogSegment<F> {
                 bytes_since_last_index_entry: 0,
             }),
             deleted: AtomicBool::new(false),
+            index_check: deferred::IndexCheck::default(),
             _format: PhantomData,
         })
     }
@@ -337,6 +342,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// [`IndexError::Closed`](index_core::IndexError::Closed) once the segment was closed
     /// or deleted.
     pub fn offset_index(&self) -> Result<Arc<OffsetIndex>> {
+        self.ensure_index_checked()?;
         Ok(self.offset_index.get()?)
     }
 
@@ -346,6 +352,7 @@ impl<F: BatchFormat> LogSegment<F> {
     /// # Errors
     /// As [`offset_index`](Self::offset_index).
     pub fn time_index(&self) -> Result<Arc<TimeIndex>> {
+        self.ensure_index_checked()?;
         Ok(self.time_index.get()?)
     }
 
@@ -416,6 +423,8 @@ impl<F: BatchFormat> LogSegment<F> {
         if let Some(m) = st.max_timestamp_and_offset {
             return Ok(m);
         }
+        // The peek below reads the file itself: a deferred check first.
+        self.ensure_index_checked()?;
         let m = match self.peek_time_index_last_entry() {
             Some(m) => m,
             None => self.time_index()?.last_entry()?,

@@ -90,6 +90,163 @@ fn advise_index(f: &std::fs::File, len: u64, entry: u64) {
     }
 }
 
+/// Recovery's running state for the offset and time indexes it rebuilds, batch by batch
+/// ([`LogSegment::recover_with`], and the rebuild of a deferred index check in
+/// `deferred.rs`, so that both write the same entries for the same batches).
+pub(super) struct IndexRebuild {
+    /// The largest timestamp so far and the offset of its record.
+    pub(super) max: TimestampOffset,
+    /// Bytes of the batches added so far (the `.log`'s valid prefix).
+    pub(super) valid_bytes: u64,
+    /// Where the last index entry points.
+    last_index_entry: u64,
+    index_interval_bytes: u64,
+}
+
+impl IndexRebuild {
+    pub(super) fn new(base_offset: i64, index_interval_bytes: u64) -> Self {
+        IndexRebuild {
+            max: TimestampOffset {
+                timestamp: -1,
+                offset: base_offset,
+            },
+            valid_bytes: 0,
+            last_index_entry: 0,
+            index_interval_bytes,
+        }
+    }
+
+    /// Adds the batch `info`, which starts at [`valid_bytes`](Self::valid_bytes): an
+    /// entry in each index once more than `index.interval.bytes` lie between the last
+    /// entry and the batch (Kafka's `recover`).
+    pub(super) fn add(
+        &mut self,
+        oi: &index_offset::OffsetIndex,
+        ti: &index_time::TimeIndex,
+        info: &crate::format::BatchInfo,
+    ) -> Result<()> {
+        if info.max_timestamp > self.max.timestamp {
+            self.max = TimestampOffset {
+                timestamp: info.max_timestamp,
+                offset: info.offset_of_max_timestamp,
+            };
+        }
+        if self.valid_bytes - self.last_index_entry > self.index_interval_bytes {
+            // Recovery indexes batch by batch, an append once per call: a segment
+            // written by multi-batch appends can need more entries here than its
+            // indexes hold. A full index stays sparse (lookups scan on from its last
+            // entry) instead of failing the open, where Kafka's `recover` throws
+            // (`docs/kafka-behaviour.md#recovery-full-index`).
+            if !oi.is_full() {
+                oi.append(info.last_offset, self.valid_bytes as u32)?;
+            }
+            if !ti.is_full() {
+                ti.maybe_append(self.max.timestamp, self.max.offset)?;
+            }
+            self.last_index_entry = self.valid_bytes;
+        }
+        self.valid_bytes += info.size_in_bytes as u64;
+        Ok(())
+    }
+}
+
+impl<F: BatchFormat> LogSegment<F> {
+    /// Maps both indexes (bypassing a deferred check: the caller rebuilds them) and
+    /// empties them, each through the file-system seam.
+    pub(super) fn reset_indexes(
+        &self,
+    ) -> Result<(
+        std::sync::Arc<index_offset::OffsetIndex>,
+        std::sync::Arc<index_time::TimeIndex>,
+    )> {
+        let oi = self.offset_index.get()?;
+        let ti = self.time_index.get()?;
+        self.before(FsOp::IndexResize, &oi.path())?;
+        oi.reset()?;
+        self.after(FsOp::IndexResize, &oi.path());
+        self.before(FsOp::IndexResize, &ti.path())?;
+        ti.reset()?;
+        self.after(FsOp::IndexResize, &ti.path());
+        Ok((oi, ti))
+    }
+
+    /// Ends a rebuild of both indexes: the time index's final entry, then both trimmed to
+    /// their entries. Returns the largest timestamp and its offset.
+    pub(super) fn finish_index_rebuild(
+        &self,
+        oi: &index_offset::OffsetIndex,
+        ti: &index_time::TimeIndex,
+        rebuilt: &IndexRebuild,
+    ) -> Result<TimestampOffset> {
+        let max = rebuilt.max;
+        self.before(FsOp::IndexTrim, &oi.path())?;
+        oi.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &oi.path());
+        ti.maybe_append_final(max.timestamp, max.offset)?;
+        self.before(FsOp::IndexTrim, &ti.path())?;
+        ti.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &ti.path());
+        Ok(max)
+    }
+
+    /// Whether recovery keeps the batch `info` (`bytes`, after a batch whose last offset
+    /// is `prev_last`): `Some` with its transaction marker if it is a control batch of a
+    /// producer, `None` where recovery stops (the batch and all after it are invalid).
+    ///
+    /// # Errors
+    /// [`SegmentError::OffsetOverflow`] if its last offset is not representable relative
+    /// to the base; a format error that is not a corruption.
+    pub(super) fn recovery_verdict(
+        &self,
+        info: &crate::format::BatchInfo,
+        bytes: &[u8],
+        prev_last: Option<i64>,
+    ) -> Result<Option<Option<crate::record::EndTransactionMarker>>> {
+        if let Err(e) = F::validate(bytes, info.position) {
+            if e.is_corruption() {
+                tracing::warn!(path = %self.log.path().display(), error = %e, "invalid batch found during recovery");
+                return Ok(None);
+            }
+            return Err(self.fmt_err(e));
+        }
+        // Offsets that go backwards (or below the segment's base) cannot have been
+        // appended (`Log::append` refuses them): keeping such a batch would make the
+        // segment's next offset, read from its last batch, fall below offsets it
+        // holds, and they would be handed out again. Treat it as corrupt.
+        if info.base_offset < self.base_offset
+            || info.last_offset < info.base_offset
+            || prev_last.is_some_and(|p| info.base_offset <= p)
+        {
+            tracing::warn!(path = %self.log.path().display(), position = info.position, base_offset = info.base_offset, last_offset = info.last_offset, ?prev_last, "batch whose offsets go backwards found during recovery");
+            return Ok(None);
+        }
+        if info.last_offset == i64::MAX {
+            // Nothing can follow it: the next offset is not representable. Such a batch
+            // cannot have been appended (`Log::append` refuses it): treat it as corrupt.
+            tracing::warn!(path = %self.log.path().display(), position = info.position, "batch with last offset i64::MAX found during recovery");
+            return Ok(None);
+        }
+        if !self.can_convert_to_relative_offset(info.last_offset) {
+            return Err(self.overflow(info.last_offset));
+        }
+        let kafka_v2 = F::KAFKA_PRODUCER_STATE && info.magic >= 2;
+        // Kafka's `updateProducerState` parses a control record only in a batch with a
+        // producer id (docs/kafka-behaviour.md#control-batch-without-producer).
+        if kafka_v2 && info.is_control && info.producer_id >= 0 {
+            match F::end_txn_marker(bytes, info.position) {
+                Ok(m) => Ok(Some(m)),
+                Err(e) if e.is_corruption() => {
+                    tracing::warn!(path = %self.log.path().display(), error = %e, "invalid control record during recovery");
+                    Ok(None)
+                }
+                Err(e) => Err(self.fmt_err(e)),
+            }
+        } else {
+            Ok(Some(None))
+        }
+    }
+}
+
 impl<F: BatchFormat> LogSegment<F> {
     /// Kafka's `recover` (docs/kafka-behaviour.md#segment-recover): validates every batch, rebuilds the offset, time and
     /// transaction indexes per batch, truncates the `.log` after the last valid batch and
@@ -135,23 +292,14 @@ impl<F: BatchFormat> LogSegment<F> {
         before_truncate: &mut dyn FnMut() -> Result<()>,
     ) -> Result<u64> {
         let mut st = self.state.lock();
-        let oi = self.offset_index()?;
-        let ti = self.time_index()?;
-        self.before(FsOp::IndexResize, &oi.path())?;
-        oi.reset()?;
-        self.after(FsOp::IndexResize, &oi.path());
-        self.before(FsOp::IndexResize, &ti.path())?;
-        ti.reset()?;
-        self.after(FsOp::IndexResize, &ti.path());
+        // The indexes are rebuilt here: a check deferred to their first load
+        // (`deferred.rs`) has nothing left to check.
+        self.index_check.clear();
+        let (oi, ti) = self.reset_indexes()?;
         self.before(FsOp::TxnWrite, &self.txn_index.path())?;
         self.txn_index.reset()?;
         self.after(FsOp::TxnWrite, &self.txn_index.path());
-        let mut max = TimestampOffset {
-            timestamp: -1,
-            offset: self.base_offset,
-        };
-        let mut valid_bytes: u64 = 0;
-        let mut last_index_entry: u64 = 0;
+        let mut rebuilt = IndexRebuild::new(self.base_offset, self.index_interval_bytes);
         let mut prev_last: Option<i64> = None;
         // Mapped, not copied: the copy was most of a recovery's time in the page cache
         // (docs/kafka-behaviour.md#recovery-mapped-scan).
@@ -163,71 +311,12 @@ impl<F: BatchFormat> LogSegment<F> {
                 }
                 break;
             };
-            if let Err(e) = F::validate(bytes, info.position) {
-                if e.is_corruption() {
-                    tracing::warn!(path = %self.log.path().display(), error = %e, "invalid batch found during recovery");
-                    break;
-                }
-                return Err(self.fmt_err(e));
-            }
-            // Offsets that go backwards (or below the segment's base) cannot have been
-            // appended (`Log::append` refuses them): keeping such a batch would make the
-            // segment's next offset, read from its last batch, fall below offsets it
-            // holds, and they would be handed out again. Treat it as corrupt.
-            if info.base_offset < self.base_offset
-                || info.last_offset < info.base_offset
-                || prev_last.is_some_and(|p| info.base_offset <= p)
-            {
-                tracing::warn!(path = %self.log.path().display(), position = info.position, base_offset = info.base_offset, last_offset = info.last_offset, ?prev_last, "batch whose offsets go backwards found during recovery");
+            let Some(marker) = self.recovery_verdict(&info, bytes, prev_last)? else {
                 break;
-            }
-            if info.last_offset == i64::MAX {
-                // Nothing can follow it: the next offset is not representable. Such a batch
-                // cannot have been appended (`Log::append` refuses it): treat it as corrupt.
-                tracing::warn!(path = %self.log.path().display(), position = info.position, "batch with last offset i64::MAX found during recovery");
-                break;
-            }
-            if !self.can_convert_to_relative_offset(info.last_offset) {
-                return Err(self.overflow(info.last_offset));
-            }
-            let kafka_v2 = F::KAFKA_PRODUCER_STATE && info.magic >= 2;
-            // Kafka's `updateProducerState` parses a control record only in a batch with a
-            // producer id (docs/kafka-behaviour.md#control-batch-without-producer).
-            let marker = if kafka_v2 && info.is_control && info.producer_id >= 0 {
-                match F::end_txn_marker(bytes, info.position) {
-                    Ok(m) => m,
-                    Err(e) if e.is_corruption() => {
-                        tracing::warn!(path = %self.log.path().display(), error = %e, "invalid control record during recovery");
-                        break;
-                    }
-                    Err(e) => return Err(self.fmt_err(e)),
-                }
-            } else {
-                None
             };
-            if info.max_timestamp > max.timestamp {
-                max = TimestampOffset {
-                    timestamp: info.max_timestamp,
-                    offset: info.offset_of_max_timestamp,
-                };
-            }
-            if valid_bytes - last_index_entry > self.index_interval_bytes {
-                // Recovery indexes batch by batch, an append once per call: a segment
-                // written by multi-batch appends can need more entries here than its
-                // indexes hold. A full index stays sparse (lookups scan on from its last
-                // entry) instead of failing the open, where Kafka's `recover` throws
-                // (`docs/kafka-behaviour.md#recovery-full-index`).
-                if !oi.is_full() {
-                    oi.append(info.last_offset, valid_bytes as u32)?;
-                }
-                if !ti.is_full() {
-                    ti.maybe_append(max.timestamp, max.offset)?;
-                }
-                last_index_entry = valid_bytes;
-            }
-            valid_bytes += info.size_in_bytes as u64;
+            rebuilt.add(&oi, &ti, &info)?;
             prev_last = Some(info.last_offset);
-            if kafka_v2 {
+            if F::KAFKA_PRODUCER_STATE && info.magic >= 2 {
                 if let Some(cache) = epoch_cache.as_deref_mut() {
                     if info.partition_leader_epoch >= 0 {
                         cache.assign_if_newer(info.partition_leader_epoch, info.base_offset);
@@ -244,19 +333,14 @@ impl<F: BatchFormat> LogSegment<F> {
         }
         // The scanner holds the `.log`'s writer lock while it maps the file.
         drop(sc);
+        let valid_bytes = rebuilt.valid_bytes;
         let truncated = self.log.size_in_bytes() - valid_bytes;
         if truncated > 0 {
             tracing::warn!(path = %self.log.path().display(), truncated, valid_bytes, "truncating invalid bytes at the end of the segment");
             before_truncate()?;
         }
         self.log.truncate_to(valid_bytes)?;
-        self.before(FsOp::IndexTrim, &oi.path())?;
-        oi.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &oi.path());
-        ti.maybe_append_final(max.timestamp, max.offset)?;
-        self.before(FsOp::IndexTrim, &ti.path())?;
-        ti.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &ti.path());
+        let max = self.finish_index_rebuild(&oi, &ti, &rebuilt)?;
         st.max_timestamp_and_offset = Some(max);
         st.bytes_since_last_index_entry = 0;
         Ok(truncated)
@@ -408,12 +492,19 @@ impl<F: BatchFormat> LogSegment<F> {
             offset: open(self.offset_index.file(), RawOffsetEntry::SIZE as u64),
             time: open(self.time_index.file(), RawTimeEntry::SIZE as u64),
         };
+        self.advise_log(advise);
+        files
+    }
+
+    /// With `advise`, asks the kernel to start reading the pages of the `.log` the
+    /// load-time check reads (its first [`LOAD_CHECK_HEAD`] and last [`LOAD_CHECK_TAIL`]
+    /// bytes), as [`Self::open_index_files`] does; a hint, failures ignored.
+    pub(crate) fn advise_log(&self, advise: bool) {
         if advise {
             for (from, len) in log_advice(self.log.size_in_bytes()) {
                 self.log.advise_will_need(from, len);
             }
         }
-        files
     }
 
     /// The first and last entries of the two index files opened by

@@ -18,6 +18,7 @@ mod cleaner_plan;
 mod close_handlers;
 mod config_validation;
 mod crash_recovery_proptest;
+mod deferred_index_check;
 mod deleted_suffix_delay;
 mod empty_batch_segment;
 mod fetch_isolation;

@@ -1,0 +1,122 @@
+//! The load-time check of a segment's index files, deferred to their first load.
+//!
+//! The loader checks every segment before it trusts the clean-shutdown marker or the
+//! recovery point for it (`crate::validate::check_loaded_segments`). For a small segment
+//! that is not the last one, the `.log` alone is checked at the open (all of it: it is
+//! no longer than the read-ahead the check gives its first batch), and the check of its
+//! `.index` and `.timeindex` waits for the first time they are needed: with a cold page
+//! cache, opening and reading those two files was most of an open's time
+//! (docs/performance.md#deferred-index-check). Kafka checks neither at the open (its
+//! loader trusts every segment below the recovery point, and its `LazyIndex` maps an
+//! index on first use); here an index that fails the check is rebuilt from the `.log`
+//! before anything reads it, as the eager check would have had it rebuilt, so no lookup
+//! ever answers from it (docs/kafka-behaviour.md#deferred-index-check).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::recover::IndexRebuild;
+use super::LogSegment;
+use crate::diag as tracing;
+use crate::error::Result;
+use crate::format::BatchFormat;
+use crate::scan::Scanner;
+
+/// Whether a segment's index check is still to be made, and what to count a rebuild in.
+#[derive(Debug, Default)]
+pub(crate) struct IndexCheck {
+    /// Set while the check is pending: read without the lock on every index access.
+    pending: AtomicBool,
+    /// Held while the check runs, so that it runs once; holds the counter a rebuild is
+    /// added to (the log's `LogStats::indexes_rebuilt`).
+    rebuilt: Mutex<Option<Arc<AtomicU64>>>,
+}
+
+impl IndexCheck {
+    /// Marks the check pending; a rebuild it leads to is counted in `rebuilt`.
+    pub(crate) fn defer(&self, rebuilt: Arc<AtomicU64>) {
+        let mut g = self.rebuilt.lock();
+        *g = Some(rebuilt);
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Drops a pending check: the caller rebuilds the indexes (recovery). The lock order
+    /// is the segment's state, then this.
+    pub(crate) fn clear(&self) {
+        if self.pending.load(Ordering::Acquire) {
+            let mut g = self.rebuilt.lock();
+            *g = None;
+            self.pending.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether the check is still pending.
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+}
+
+impl<F: BatchFormat> LogSegment<F> {
+    /// Defers the load-time check of this segment's index files to their first load,
+    /// counting a rebuild it leads to in `rebuilt`. Its `.log` must have passed the check
+    /// alone ([`crate::loader_plan::segment_check_with`] without index ends).
+    pub(crate) fn defer_index_check(&self, rebuilt: Arc<AtomicU64>) {
+        self.index_check.defer(rebuilt);
+    }
+
+    /// Whether the load-time check of this segment's index files waits for their first
+    /// load (the loader deferred it, and nothing has loaded them since).
+    pub fn index_check_pending(&self) -> bool {
+        self.index_check.is_pending()
+    }
+
+    /// Makes the deferred index check if it is pending (once, whichever thread gets
+    /// here first; the others wait for it): the load-time check of both index files
+    /// against the `.log`, and if it fails, both indexes rebuilt from the `.log`. Takes
+    /// neither the segment's state nor the `.log`'s writer lock, so a caller may hold
+    /// either.
+    ///
+    /// # Errors
+    /// An index or I/O error of the rebuild; the check stays pending then.
+    pub(crate) fn ensure_index_checked(&self) -> Result<()> {
+        if !self.index_check.pending.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut g = self.index_check.rebuilt.lock();
+        if !self.index_check.pending.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if let Err(reason) = crate::validate::check_segment_indexes(self) {
+            tracing::warn!(segment = %self.log_path().display(), %reason, "index failed its deferred load check; rebuilding it from the log");
+            self.rebuild_indexes()?;
+            if let Some(n) = g.as_ref() {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        *g = None;
+        self.index_check.pending.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// Rebuilds both indexes from the `.log`, as [`recover`](Self::recover) would, over
+    /// the batches it would keep; unlike it, it changes nothing else: not the `.log` (a
+    /// batch it would truncate ends the rebuild, and reads meet it as damaged data), not
+    /// the transaction index, the producer state or the segment's largest timestamp.
+    fn rebuild_indexes(&self) -> Result<()> {
+        let (oi, ti) = self.reset_indexes()?;
+        let mut rebuilt = IndexRebuild::new(self.base_offset, self.index_interval_bytes);
+        let mut prev_last = None;
+        let mut sc = Scanner::<F>::new(&self.log, 0);
+        while let Some((info, bytes)) = sc.next_batch()? {
+            if self.recovery_verdict(&info, bytes, prev_last)?.is_none() {
+                break;
+            }
+            rebuilt.add(&oi, &ti, &info)?;
+            prev_last = Some(info.last_offset);
+        }
+        self.finish_index_rebuild(&oi, &ti, &rebuilt)?;
+        Ok(())
+    }
+}

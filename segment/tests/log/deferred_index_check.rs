@@ -1,0 +1,228 @@
+//! The load-time check of a small segment's index files waits for their first load
+//! (docs/kafka-behaviour.md#deferred-index-check): the open reads none of them, every
+//! use of a lying index first rebuilds it from the `.log` (once, whoever gets there
+//! first), and a large segment's indexes are still checked at the open.
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use crate::common::*;
+use segment::fs::{FileSystem, FsRef, OpenMode};
+use segment::{Log, LogConfig, LogSegment};
+
+fn seg_file(dir: &Path, base: i64, ext: &str) -> PathBuf {
+    dir.join(format!("{base:020}.{ext}"))
+}
+
+/// Records the index files opened through the seam.
+#[derive(Debug, Default)]
+struct IndexOpens(Mutex<Vec<PathBuf>>);
+
+impl FileSystem for IndexOpens {
+    fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<std::fs::File> {
+        if path
+            .extension()
+            .is_some_and(|e| e == "index" || e == "timeindex")
+        {
+            self.0.lock().unwrap().push(path.to_path_buf());
+        }
+        mode.open(path)
+    }
+}
+
+fn open_with(dir: &Path, cfg: LogConfig, fs: Option<FsRef>) -> Log {
+    let (_t, clock) = mock();
+    let mut o = Log::options().clock(clock);
+    if let Some(fs) = fs {
+        o = o.fs(fs);
+    }
+    o.open(dir, cfg).unwrap()
+}
+
+/// Small segments: about 400 bytes each.
+fn small() -> LogConfig {
+    LogConfig {
+        segment_bytes: 400,
+        ..config(100, 10 << 20)
+    }
+}
+
+/// Segments of about 40 KB, longer than the whole-`.log` check.
+fn large() -> LogConfig {
+    LogConfig {
+        segment_bytes: 40_000,
+        ..config(4096, 10 << 20)
+    }
+}
+
+/// A clean log of `batches` batches of 3 records; returns its segments' base offsets.
+fn build(dir: &Path, cfg: &LogConfig, batches: usize) -> Vec<i64> {
+    let log = open_with(dir, cfg.clone(), None);
+    fill(&log, 0, batches, 3, 1_000);
+    let bases = log.segments().base_offsets();
+    log.close().unwrap();
+    bases
+}
+
+/// Appends an entry past the end of the `.log` to the segment's offset index.
+fn lie_in_offset_index(dir: &Path, base: i64) {
+    let p = seg_file(dir, base, "index");
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last_rel = if bytes.len() >= 8 {
+        i32::from_be_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap())
+    } else {
+        0
+    };
+    bytes.extend((last_rel + 1).to_be_bytes());
+    bytes.extend(1_000_000i32.to_be_bytes());
+    std::fs::write(&p, bytes).unwrap();
+}
+
+fn rebuilt(log: &Log) -> u64 {
+    log.stats().indexes_rebuilt.load(Ordering::Relaxed)
+}
+
+#[test]
+fn a_clean_open_of_small_segments_opens_only_the_last_ones_index_files() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 60);
+    assert!(bases.len() >= 10, "{} segments", bases.len());
+    let fs = Arc::new(IndexOpens::default());
+    let log = open_with(dir.path(), small(), Some(fs.clone()));
+    let last = *bases.last().unwrap();
+    let opened = fs.0.lock().unwrap().clone();
+    assert!(
+        opened.iter().all(|p| p
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(&format!("{last:020}"))),
+        "index files opened by the open: {opened:?}"
+    );
+    for &b in &bases[..bases.len() - 1] {
+        assert!(log.segments().get(b).unwrap().index_check_pending(), "{b}");
+    }
+    assert!(!log.segments().get(last).unwrap().index_check_pending());
+    // A lookup in a segment makes its check, and only its.
+    let mid = bases[bases.len() / 2];
+    let r = log.read(mid, 1 << 20).unwrap();
+    assert_eq!(offsets_in(&r.records).first(), Some(&mid));
+    assert!(!log.segments().get(mid).unwrap().index_check_pending());
+    assert!(log.segments().get(bases[0]).unwrap().index_check_pending());
+    assert_eq!(read_all(&log, 0), (0..180).collect::<Vec<_>>());
+    assert_eq!(rebuilt(&log), 0);
+}
+
+#[test]
+fn a_large_segments_lying_index_is_still_rebuilt_by_the_open() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &large(), 1_200);
+    assert!(bases.len() >= 3, "{} segments", bases.len());
+    let mid = bases[1];
+    assert!(
+        std::fs::metadata(seg_file(dir.path(), mid, "log"))
+            .unwrap()
+            .len()
+            > 16 << 10
+    );
+    lie_in_offset_index(dir.path(), mid);
+    let log = open_with(dir.path(), large(), None);
+    assert_eq!(rebuilt(&log), 1, "rebuilt by the open");
+    assert!(!log.segments().get(mid).unwrap().index_check_pending());
+    assert_eq!(read_all(&log, 0), (0..3_600).collect::<Vec<_>>());
+}
+
+/// Readers racing to a segment whose offset index lies: each is answered from the
+/// rebuilt index, and the index is rebuilt once.
+#[test]
+fn concurrent_first_reads_of_a_lying_index_rebuild_it_once() {
+    for round in 0..20 {
+        let dir = tmpdir();
+        let bases = build(dir.path(), &small(), 30);
+        let mid = bases[bases.len() / 2];
+        let next = bases[bases.len() / 2 + 1];
+        lie_in_offset_index(dir.path(), mid);
+        let log = Arc::new(open_with(dir.path(), small(), None));
+        assert_eq!(rebuilt(&log), 0);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    for k in 0..(next - mid) {
+                        let o = mid + (k + t) % (next - mid);
+                        let r = log.read(o, 1 << 20).unwrap();
+                        got.push((o, offsets_in(&r.records).into_iter().find(|&x| x >= o)));
+                    }
+                    got
+                })
+            })
+            .collect();
+        for t in threads {
+            for (o, first) in t.join().unwrap() {
+                assert_eq!(first, Some(o), "round {round}: read({o})");
+            }
+        }
+        assert_eq!(rebuilt(&log), 1, "round {round}");
+    }
+}
+
+/// What the deferred check rebuilds is what a recovery of the segment writes.
+#[test]
+fn the_deferred_rebuild_writes_what_recovery_writes() {
+    let dir = tmpdir();
+    let cfg = small();
+    let bases = build(dir.path(), &cfg, 30);
+    let mid = bases[1];
+    // Recovery's indexes, from a copy of the segment.
+    let copy = tmpdir();
+    for ext in ["log", "index", "timeindex"] {
+        std::fs::copy(
+            seg_file(dir.path(), mid, ext),
+            seg_file(copy.path(), mid, ext),
+        )
+        .unwrap();
+    }
+    let (_t, clock) = mock();
+    let seg: LogSegment = reopen_segment(copy.path(), mid, &cfg, clock);
+    let mut ps = segment::ProducerStateManager::new();
+    assert_eq!(seg.recover(&mut ps, None).unwrap(), 0);
+    seg.close().unwrap();
+    // The deferred rebuild's, of the same segment with both indexes lying.
+    lie_in_offset_index(dir.path(), mid);
+    let ti = seg_file(dir.path(), mid, "timeindex");
+    let mut bytes = std::fs::read(&ti).unwrap();
+    bytes.extend(9_999_999i64.to_be_bytes());
+    bytes.extend(500i32.to_be_bytes());
+    std::fs::write(&ti, bytes).unwrap();
+    let log = open_with(dir.path(), cfg, None);
+    assert_eq!(rebuilt(&log), 0);
+    log.read(mid, 1).unwrap();
+    assert_eq!(rebuilt(&log), 1);
+    log.close().unwrap();
+    for ext in ["index", "timeindex"] {
+        assert_eq!(
+            std::fs::read(seg_file(dir.path(), mid, ext)).unwrap(),
+            std::fs::read(seg_file(copy.path(), mid, ext)).unwrap(),
+            ".{ext}"
+        );
+    }
+}
+
+/// The counter a rebuild is added to is the log's; a second log's is its own.
+#[test]
+fn a_rebuild_counts_in_its_own_logs_stats() {
+    let (a, b) = (tmpdir(), tmpdir());
+    let bases = build(a.path(), &small(), 30);
+    build(b.path(), &small(), 30);
+    lie_in_offset_index(a.path(), bases[2]);
+    let (la, lb) = (
+        open_with(a.path(), small(), None),
+        open_with(b.path(), small(), None),
+    );
+    read_all(&la, 0);
+    read_all(&lb, 0);
+    assert_eq!((rebuilt(&la), rebuilt(&lb)), (1, 0));
+}
