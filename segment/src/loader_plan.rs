@@ -55,6 +55,25 @@ pub const TAIL_SCAN_BUDGET: u64 = 8 << 20;
 /// gives a `.log`'s first batch this many bytes.
 pub const DEFER_INDEX_CHECK_MAX_LOG_BYTES: u64 = crate::segment::LOAD_CHECK_HEAD;
 
+/// Segments ahead of the one it checks whose files the load-time check opens, and whose
+/// pages it asks the kernel to read, with a cold page cache: the disk then serves up to
+/// this many segments' reads at once instead of one read at a time
+/// (docs/performance.md#vs-kafka-opens). It holds two descriptors for each segment whose
+/// index files it reads (their `.index` and `.timeindex`), so an open needs up to this
+/// many pairs above one descriptor a segment. Public for tools that model the loader's
+/// reads, such as `cargo xtask vs-kafka`'s open ceilings.
+pub const LOAD_CHECK_AHEAD: usize = 128;
+
+/// Bytes at the start of a `.log` the load-time check asks the kernel to read ahead.
+pub const LOAD_CHECK_HEAD: u64 = crate::segment::LOAD_CHECK_HEAD;
+
+/// Bytes at the end of a `.log` the load-time check asks the kernel to read ahead.
+pub const LOAD_CHECK_TAIL: u64 = crate::segment::LOAD_CHECK_TAIL;
+
+/// An index's last entry is advised apart from its first only this far or more from the
+/// start (the page size the read-ahead hints assume).
+pub const ADVICE_PAGE: u64 = crate::segment::ADVICE_PAGE;
+
 /// The entry count and first and last entries of an index file, read with two positioned
 /// reads without mapping it: `None` if missing or empty. A trailing partial entry is
 /// ignored (the complete entries are checked).

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::diag as tracing;
 use crate::error::{Result, SegmentError};
 use crate::format::BatchFormat;
+use crate::loader_plan::LOAD_CHECK_AHEAD;
 use crate::names;
 use crate::segment::IndexFiles;
 use crate::segment_map::LogSegments;
@@ -124,14 +125,6 @@ pub(crate) fn is_segment_file_name(name: &str) -> bool {
         || rest == names::PRODUCER_SNAPSHOT_FILE_SUFFIX
 }
 
-/// Segments whose index files [`check_loaded_segments`] opens, and whose pages it asks
-/// the kernel to read, ahead of the one it checks: with a cold page cache the disk then
-/// serves up to this many segments' reads at once instead of one read at a time
-/// (docs/performance.md#vs-kafka-opens). It holds two descriptors for each (their
-/// `.index` and `.timeindex`), so an open needs this many pairs above one descriptor a
-/// segment.
-pub(crate) const LOAD_CHECK_AHEAD: usize = 128;
-
 /// A load-time check of one segment that takes longer than this probably waited for the
 /// disk (its reads of cached pages take a few microseconds; three reads from the disk at
 /// queue depth 1 take 300 µs or more on the development machine).
@@ -198,7 +191,7 @@ pub(crate) fn check_loaded_segments<F: BatchFormat>(
         let next = match checked {
             Ok(next) => {
                 if log_only {
-                    seg.defer_index_check(rebuilt.clone());
+                    seg.defer_index_check(check_segment_indexes::<F>, rebuilt.clone());
                 }
                 next
             }

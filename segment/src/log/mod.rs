@@ -164,7 +164,10 @@ pub struct LogStats {
     /// Segments below the recovery point (or of a cleanly shut down log) whose files
     /// failed a load-time check (index order, or the consistency check [`Log::open`]
     /// makes before it trusts the marker or the recovery point) and were recovered from
-    /// their `.log` (Kafka would have trusted them).
+    /// their `.log` (Kafka would have trusted them); and small segments whose index
+    /// check, deferred to the indexes' first load, failed there and had their indexes
+    /// rebuilt (`docs/kafka-behaviour.md#deferred-index-check`). Shared with those
+    /// segments, hence the `Arc`.
     pub indexes_rebuilt: std::sync::Arc<AtomicU64>,
     /// Segments rolled.
     pub rolls: AtomicU64,

@@ -24,21 +24,48 @@ use crate::error::Result;
 use crate::format::BatchFormat;
 use crate::scan::Scanner;
 
-/// Whether a segment's index check is still to be made, and what to count a rebuild in.
-#[derive(Debug, Default)]
-pub(crate) struct IndexCheck {
-    /// Set while the check is pending: read without the lock on every index access.
-    pending: AtomicBool,
-    /// Held while the check runs, so that it runs once; holds the counter a rebuild is
-    /// added to (the log's `LogStats::indexes_rebuilt`).
-    rebuilt: Mutex<Option<Arc<AtomicU64>>>,
+/// The check a deferred index check makes: `Err(reason)` if the segment's index files
+/// disagree with its `.log` (the loader's, `crate::validate::check_segment_indexes`).
+pub(crate) type CheckIndexes<F> = fn(&LogSegment<F>) -> std::result::Result<(), String>;
+
+/// What a pending check makes, and what a rebuild is counted in.
+struct Pending<F: BatchFormat> {
+    check: CheckIndexes<F>,
+    /// The log's `LogStats::indexes_rebuilt`.
+    rebuilt: Arc<AtomicU64>,
 }
 
-impl IndexCheck {
-    /// Marks the check pending; a rebuild it leads to is counted in `rebuilt`.
-    pub(crate) fn defer(&self, rebuilt: Arc<AtomicU64>) {
-        let mut g = self.rebuilt.lock();
-        *g = Some(rebuilt);
+/// Whether a segment's index check is still to be made, and how.
+pub(crate) struct IndexCheck<F: BatchFormat> {
+    /// Set while the check is pending: read without the lock on every index access.
+    pending: AtomicBool,
+    /// Held while the check runs, so that it runs once.
+    state: Mutex<Option<Pending<F>>>,
+}
+
+impl<F: BatchFormat> Default for IndexCheck<F> {
+    fn default() -> Self {
+        IndexCheck {
+            pending: AtomicBool::new(false),
+            state: Mutex::new(None),
+        }
+    }
+}
+
+impl<F: BatchFormat> std::fmt::Debug for IndexCheck<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexCheck")
+            .field("pending", &self.is_pending())
+            .finish()
+    }
+}
+
+impl<F: BatchFormat> IndexCheck<F> {
+    /// Marks the check pending: `check` makes it, and a rebuild it leads to is counted in
+    /// `rebuilt`.
+    fn defer(&self, check: CheckIndexes<F>, rebuilt: Arc<AtomicU64>) {
+        let mut g = self.state.lock();
+        *g = Some(Pending { check, rebuilt });
         self.pending.store(true, Ordering::Release);
     }
 
@@ -46,7 +73,7 @@ impl IndexCheck {
     /// is the segment's state, then this.
     pub(crate) fn clear(&self) {
         if self.pending.load(Ordering::Acquire) {
-            let mut g = self.rebuilt.lock();
+            let mut g = self.state.lock();
             *g = None;
             self.pending.store(false, Ordering::Release);
         }
@@ -59,11 +86,12 @@ impl IndexCheck {
 }
 
 impl<F: BatchFormat> LogSegment<F> {
-    /// Defers the load-time check of this segment's index files to their first load,
-    /// counting a rebuild it leads to in `rebuilt`. Its `.log` must have passed the check
-    /// alone ([`crate::loader_plan::segment_check_with`] without index ends).
-    pub(crate) fn defer_index_check(&self, rebuilt: Arc<AtomicU64>) {
-        self.index_check.defer(rebuilt);
+    /// Defers the load-time check of this segment's index files to their first load:
+    /// `check` makes it then, and a rebuild it leads to is counted in `rebuilt`. Its `.log`
+    /// must have passed the check alone (`crate::loader_plan::segment_check_with` without
+    /// index ends).
+    pub(crate) fn defer_index_check(&self, check: CheckIndexes<F>, rebuilt: Arc<AtomicU64>) {
+        self.index_check.defer(check, rebuilt);
     }
 
     /// Whether the load-time check of this segment's index files waits for their first
@@ -84,15 +112,15 @@ impl<F: BatchFormat> LogSegment<F> {
         if !self.index_check.pending.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut g = self.index_check.rebuilt.lock();
+        let mut g = self.index_check.state.lock();
         if !self.index_check.pending.load(Ordering::Acquire) {
             return Ok(());
         }
-        if let Err(reason) = crate::validate::check_segment_indexes(self) {
-            tracing::warn!(segment = %self.log_path().display(), %reason, "index failed its deferred load check; rebuilding it from the log");
-            self.rebuild_indexes()?;
-            if let Some(n) = g.as_ref() {
-                n.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = g.as_ref() {
+            if let Err(reason) = (p.check)(self) {
+                tracing::warn!(segment = %self.log_path().display(), %reason, "index failed its deferred load check; rebuilding it from the log");
+                self.rebuild_indexes()?;
+                p.rebuilt.fetch_add(1, Ordering::Relaxed);
             }
         }
         *g = None;

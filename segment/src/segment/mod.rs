@@ -35,7 +35,7 @@ mod recover;
 
 pub(crate) use read::SegmentSlice;
 pub use read::{FetchDataInfo, LogOffsetMetadata, RegionFetch};
-pub(crate) use recover::{IndexFiles, LOAD_CHECK_HEAD};
+pub(crate) use recover::{IndexFiles, ADVICE_PAGE, LOAD_CHECK_HEAD, LOAD_CHECK_TAIL};
 
 #[derive(Debug)]
 struct State {
@@ -174,7 +174,7 @@ pub struct LogSegment<F: BatchFormat = KafkaBatchFormat> {
     deleted: AtomicBool,
     /// The load-time check of the index files, when the loader deferred it to their
     /// first load (`deferred.rs`).
-    index_check: deferred::IndexCheck,
+    index_check: deferred::IndexCheck<F>,
     _format: PhantomData<F>,
 }
 
@@ -335,9 +335,13 @@ impl<F: BatchFormat> LogSegment<F> {
     }
 
     /// The offset index, mapping (and creating) it if needed. Holding the returned `Arc`
-    /// keeps the mapping alive; hold it only for the duration of a lookup.
+    /// keeps the mapping alive; hold it only for the duration of a lookup. If the loader
+    /// deferred this segment's index check to the indexes' first load, it is made first,
+    /// and indexes that fail it are rebuilt from the `.log`
+    /// (docs/kafka-behaviour.md#deferred-index-check).
     ///
     /// # Errors
+    /// An index or I/O error of that rebuild;
     /// [`SegmentError::Index`] if it cannot be opened, or with
     /// [`IndexError::Closed`](index_core::IndexError::Closed) once the segment was closed
     /// or deleted.

@@ -29,7 +29,7 @@ pub(crate) const LOAD_CHECK_TAIL: u64 = 64 << 10;
 
 /// The page size the read-ahead hints assume: an index's last entry is advised apart
 /// from its first only when it lies this far or more from the start.
-const ADVICE_PAGE: u64 = 4096;
+pub(crate) const ADVICE_PAGE: u64 = 4096;
 
 /// One index file opened for reading by the load-time check
 /// ([`LogSegment::open_index_files`]).

@@ -146,21 +146,23 @@ impl OpenState {
     }
 }
 
-/// The segments ahead of the one it reads whose `.index` and `.timeindex` the
-/// [`ceiling`] opens (and, with `advise`, advises), as the loader's load-time check does
-/// (`LOAD_CHECK_AHEAD` of `segment/src/validate.rs`).
-pub const CEILING_AHEAD: usize = 128;
+/// The segments ahead of the one it reads whose files the [`ceiling`] opens (and, with
+/// `advise`, advises), as the loader's load-time check does.
+pub const CEILING_AHEAD: usize = segment::loader_plan::LOAD_CHECK_AHEAD;
 
-/// Bytes at the start of a `.log` the loader advises when cold (`LOAD_CHECK_HEAD` of
-/// `segment/src/segment/recover.rs`).
-const ADVISE_HEAD: u64 = 16 << 10;
+/// Bytes at the start of a `.log` the loader advises when cold.
+const ADVISE_HEAD: u64 = segment::loader_plan::LOAD_CHECK_HEAD;
 
-/// Bytes at the end of a `.log` the loader advises when cold (`LOAD_CHECK_TAIL`).
-const ADVISE_TAIL: u64 = 64 << 10;
+/// Bytes at the end of a `.log` the loader advises when cold.
+const ADVISE_TAIL: u64 = segment::loader_plan::LOAD_CHECK_TAIL;
 
 /// An index's last entry is advised apart from its first only this far or more from the
-/// start (the loader's `ADVICE_PAGE`).
-const ADVISE_PAGE: u64 = 4096;
+/// start.
+const ADVISE_PAGE: u64 = segment::loader_plan::ADVICE_PAGE;
+
+/// The largest `.log` the loader checks whole, and, in a segment that is not the last,
+/// without reading its index files (their check waits for their first load).
+const WHOLE_LOG_MAX: u64 = segment::loader_plan::DEFER_INDEX_CHECK_MAX_LOG_BYTES;
 
 /// The most of a `.log`'s tail one check reads (the load-time check's
 /// `TAIL_SCAN_BUDGET`, `segment::loader_plan::TAIL_SCAN_BUDGET`).
@@ -304,10 +306,16 @@ fn read_check_pages(
     };
     let open_ahead = |i: usize| -> Result<(CeilIndex, CeilIndex), String> {
         let (log, size) = &logs[i];
-        let pair = (
-            open_index(dir.join(format!("{}.index", stems[i])), 8)?,
-            open_index(dir.join(format!("{}.timeindex", stems[i])), 12)?,
-        );
+        // A small segment that is not the last: its `.log` alone (the loader checks its
+        // index files at their first load).
+        let pair = if i + 1 < logs.len() && *size <= WHOLE_LOG_MAX {
+            (None, None)
+        } else {
+            (
+                open_index(dir.join(format!("{}.index", stems[i])), 8)?,
+                open_index(dir.join(format!("{}.timeindex", stems[i])), 12)?,
+            )
+        };
         if advise && *size > 0 {
             let _ = index_core::sys::advise_range_will_need(log, 0, (*size).min(ADVISE_HEAD));
             if *size > ADVISE_HEAD {
@@ -351,7 +359,8 @@ fn read_check_pages(
         let (oi, ti) = ahead.pop_front().ok_or("no index files opened")?;
         // The last offset-index entry's position (4 bytes big-endian after the relative
         // offset): where the tail read starts.
-        let scan_from = if ends(&oi, &mut o_first, &mut o_last)? {
+        // A small `.log` is read whole, with or without its index.
+        let scan_from = if ends(&oi, &mut o_first, &mut o_last)? && *size > WHOLE_LOG_MAX {
             u64::from(u32::from_be_bytes([
                 o_last[4], o_last[5], o_last[6], o_last[7],
             ]))
