@@ -407,6 +407,86 @@ mod tests {
         assert!(validate_v2(&b, &p).is_ok());
     }
 
+    /// A client's batch of three records in `codec` whose first record's length is an
+    /// over-long varint (five bytes with the continuation bit set; in a compressed batch,
+    /// the first five bytes of the decompressed records, compressed again), its length and
+    /// CRC recomputed.
+    fn overlong_length(codec: CompressionType) -> Vec<u8> {
+        let mut b = BatchBuilder::new(0)
+            .compression(codec)
+            .record(9_000, Some(b"k"), Some(b"a"))
+            .record(9_001, Some(b"k"), Some(b"b"))
+            .record(9_002, None, Some(b"c"))
+            .build()
+            .unwrap();
+        if codec == CompressionType::None {
+            b[61..66].fill(0xff);
+        } else {
+            let mut records = crate::record::decompress(codec, &b[61..]).unwrap();
+            records[..5].fill(0xff);
+            let packed = crate::record::compress(codec, &records).unwrap();
+            b.truncate(61);
+            b.extend_from_slice(&packed);
+            let length = i32::try_from(b.len() - 12).unwrap();
+            b[8..12].copy_from_slice(&length.to_be_bytes());
+        }
+        let crc = crc32c::crc32c(&b[21..]);
+        b[17..21].copy_from_slice(&crc.to_be_bytes());
+        assert!(RecordBatch::new(&b).unwrap().is_valid());
+        b
+    }
+
+    /// Validates `overlong_length(source)` into each of `targets` (in place into the
+    /// source's codec, else recompressed): each error must be `expected`, without record
+    /// errors. Every target is tried before the check, so a failure names them all.
+    fn check_overlong(source: CompressionType, targets: &[CompressionType], expected: KafkaError) {
+        let b = overlong_length(source);
+        let wrong: Vec<String> = targets
+            .iter()
+            .filter_map(|&target| {
+                let e = validate_v2(&b, &params(AppendOrigin::Client, target)).unwrap_err();
+                (e.kafka_error() != expected || !e.record_errors().is_empty())
+                    .then(|| format!("{source:?} into {target:?}: {e}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "not {expected:?}: {wrong:#?}");
+    }
+
+    // docs/kafka-behaviour.md#record-length-overlong: in a compressed batch Kafka's
+    // stream iterator makes the length's `IllegalArgumentException` an
+    // `InvalidRecordException`, in place and recompressed.
+
+    #[test]
+    fn overlong_record_length_in_gzip_records_is_an_invalid_record() {
+        use CompressionType::*;
+        check_overlong(Gzip, &[Gzip, None, Zstd], KafkaError::InvalidRecord);
+    }
+
+    #[test]
+    fn overlong_record_length_in_snappy_records_is_an_invalid_record() {
+        use CompressionType::*;
+        check_overlong(Snappy, &[Snappy, None, Lz4], KafkaError::InvalidRecord);
+    }
+
+    #[test]
+    fn overlong_record_length_in_lz4_records_is_an_invalid_record() {
+        use CompressionType::*;
+        check_overlong(Lz4, &[Lz4, None, Gzip], KafkaError::InvalidRecord);
+    }
+
+    #[test]
+    fn overlong_record_length_in_zstd_records_is_an_invalid_record() {
+        use CompressionType::*;
+        check_overlong(Zstd, &[Zstd, None, Snappy], KafkaError::InvalidRecord);
+    }
+
+    #[test]
+    fn overlong_record_length_in_uncompressed_records_escapes() {
+        // Kafka's buffer iterator lets the exception escape, into any target.
+        use CompressionType::*;
+        check_overlong(None, &[None, Gzip, Zstd], KafkaError::UnknownServerError);
+    }
+
     /// Damage done to a generated batch's record bytes (positions taken modulo the
     /// records' length, from byte 61 on).
     #[derive(Debug, Clone)]

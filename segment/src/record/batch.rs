@@ -409,7 +409,10 @@ impl<'a> RecordBatch<'a> {
     /// [`RecordError::UnsupportedCompression`], [`RecordError::Decompression`] or
     /// [`RecordError::DecompressedTooLarge`] (more than
     /// [`DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES`]). Per item: [`RecordError::InvalidRecord`]
-    /// for malformed records (see [`Record`](super::Record)).
+    /// for malformed records (see [`Record`](super::Record)), but
+    /// [`RecordError::RecordLengthOverlong`] for a record length that is an over-long
+    /// varint in an uncompressed batch (in a compressed one it is an invalid record, as
+    /// Kafka's; docs/kafka-behaviour.md#record-length-overlong).
     pub fn records(&self) -> Result<Records<'a>, RecordError> {
         self.records_with_limit(DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES)
     }

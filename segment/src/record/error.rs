@@ -18,7 +18,8 @@ use super::compression::CompressionType;
 ///   record length mismatch, bad control-record key, trailing bytes after the last record).
 ///   Recovery also stops there.
 /// * [`RecordError::RecordLengthOverlong`] — damaged data as the previous one, which Kafka's
-///   decoder lets escape as an `IllegalArgumentException`. Recovery also stops there.
+///   decoder lets escape as an `IllegalArgumentException` (uncompressed batches only).
+///   Recovery also stops there.
 /// * everything else is not a statement about the data on disk being damaged
 ///   (unsupported codec, decompression failure, misuse of a builder, I/O).
 ///
@@ -81,11 +82,13 @@ pub enum RecordError {
         limit: usize,
     },
     /// A v2 record whose **length** is an over-long varint (five bytes, the fifth with its
-    /// continuation bit set) inside an intact batch. Damaged data like
+    /// continuation bit set) inside an intact uncompressed batch. Damaged data like
     /// [`RecordError::InvalidRecord`] (recovery stops there too), but Kafka's
     /// `DefaultRecord.readFrom` reads the length outside the check that makes decoding
     /// errors `InvalidRecordException`, so Kafka's answer is its `IllegalArgumentException`
     /// (a produce answered `UNKNOWN_SERVER_ERROR`; docs/kafka-behaviour.md#record-length-overlong).
+    /// In the decompressed records of a compressed batch the same bytes are
+    /// [`RecordError::InvalidRecord`]: Kafka's stream iterator catches that exception.
     #[error("invalid record in batch at position {position}: the length of record {index} is a varint too long, the most significant bit in the 5th byte is set")]
     RecordLengthOverlong {
         /// Byte position of the batch start.

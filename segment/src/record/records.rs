@@ -158,7 +158,8 @@ fn walk_v2_record<'b>(
     // into an `InvalidRecordException`, so an over-long varint there escapes as its
     // `IllegalArgumentException` (a produce answered `UNKNOWN_SERVER_ERROR`,
     // docs/kafka-behaviour.md#record-length-overlong); a length cut short is Kafka's
-    // premature EOF, an invalid record.
+    // premature EOF, an invalid record. In a compressed batch's records Kafka's stream
+    // iterator catches that exception: `Records` maps the kind there (`stream_error`).
     let body_len = cur.read_varint().map_err(|e| match e {
         DecodeError::VarintTooLong => RecordError::RecordLengthOverlong {
             position: ctx.position,
@@ -581,13 +582,31 @@ impl<'a> Iterator for Records<'a> {
             Inner::V2Owned { data, ctx } => self
                 .walk
                 .next_with(data, ctx, decode_v2_record)
-                .map(|r| r.map(Record::into_owned)),
+                .map(|r| r.map(Record::into_owned).map_err(stream_error)),
             Inner::List(it) => self.walk.advance(|_| it.next().map(Ok)),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.walk.size_hint()
+    }
+}
+
+/// The error of a record read from a compressed batch's decompressed records. Kafka reads
+/// those through the batch's stream iterator (`DefaultRecordBatch.StreamRecordIterator`),
+/// which turns every `IllegalArgumentException` of `DefaultRecord.readFrom` into an
+/// `InvalidRecordException` ("premature EOF"): there an over-long record length is an
+/// invalid record, not the escaping exception of an uncompressed batch
+/// (docs/kafka-behaviour.md#record-length-overlong). Every other error is kept.
+fn stream_error(e: RecordError) -> RecordError {
+    match e {
+        RecordError::RecordLengthOverlong { position, index } => RecordError::invalid(
+            position,
+            format!(
+                "incorrect declared batch size, premature EOF reached: the length of record {index} is a varint too long, the most significant bit in the 5th byte is set"
+            ),
+        ),
+        e => e,
     }
 }
 

@@ -396,6 +396,29 @@ fn varint_edge_cases_in_records_are_invalid_record_errors() {
         "{overlong:?}"
     );
     assert!(overlong.is_corruption());
+    // The same bytes opening a compressed batch's records: Kafka's stream iterator makes
+    // the exception an `InvalidRecordException`, an invalid record; damaged data still.
+    for codec in CompressionType::COMPRESSED {
+        let mut c = b[..61].to_vec();
+        c[21..23].copy_from_slice(&i16::from(codec.id()).to_be_bytes());
+        c.extend_from_slice(&segment::record::compress(codec, &b[61..]).unwrap());
+        let len = (c.len() - 12) as i32;
+        c[8..12].copy_from_slice(&len.to_be_bytes());
+        fix_crc(&mut c);
+        let view = RecordBatch::new(&c).unwrap();
+        assert_eq!(view.compression().unwrap(), codec);
+        let invalid = view
+            .records()
+            .unwrap()
+            .next()
+            .and_then(Result::err)
+            .expect("an error");
+        assert!(
+            matches!(invalid, RecordError::InvalidRecord { position: 0, .. }),
+            "{codec:?}: {invalid:?}"
+        );
+        assert!(invalid.is_corruption());
+    }
     // Cut short after four continuation bytes: Kafka's premature EOF, an invalid record.
     let mut short = b[..65].to_vec();
     let len = (short.len() - 12) as i32;
