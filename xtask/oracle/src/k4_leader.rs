@@ -29,8 +29,9 @@
 //!   their aborted-transaction lists;
 //! * LogAppendTime, with the topic's compression.type differing from the producer's;
 //! * CreateTime out of order, with `message.timestamp.before/after.max.ms` and timestamps
-//!   outside them, and now and then an uncompressed batch whose first record's length is
-//!   an over-long varint under a valid CRC (what Kafka's record walk answers to it);
+//!   outside them, and now and then a batch whose first record's length is an over-long
+//!   varint under a valid CRC (what Kafka's record walk answers to it): uncompressed, or
+//!   in the decompressed records of a batch of any codec, recompressed with that codec;
 //! * limits: `max.message.bytes` below a batch (RECORD_TOO_LARGE) or `segment.bytes` below
 //!   a batch (RECORD_BATCH_TOO_LARGE), size rolls;
 //! * a compacted topic, with keyless records (INVALID_RECORD and its record errors).
@@ -65,8 +66,8 @@
 //!
 //! Sabotages (`cargo xtask kafka --sabotage NAME`): `k4-leader-dup-offsets`,
 //! `k4-leader-stale-crc`, `k4-leader-builder-compressed`, `k4-leader-lso-high`,
-//! `k4-leader-marker-epoch`, `k4-leader-close-entry`, `k4-leader-prealloc-untrimmed`
-//! ([`Damage`], and the generator's `builder_bug`).
+//! `k4-leader-marker-epoch`, `k4-leader-close-entry`, `k4-leader-prealloc-untrimmed`,
+//! `k4-leader-overlong-escapes` ([`Damage`], and the generator's `builder_bug`).
 //!
 //! Every other round of the case kinds runs with Kafka's `preallocate` on both sides
 //! (each new `.log` created at `segment.bytes`, trimmed when the segment rolls): the
@@ -86,7 +87,8 @@ use rand::{Rng, SeedableRng};
 use std::sync::Arc;
 
 use segment::record::{
-    increment_sequence, Attributes, BatchBuilder, CompressionType, ControlRecordType, RecordBatch,
+    compress, decompress, increment_sequence, Attributes, BatchBuilder, CompressionType,
+    ControlRecordType, RecordBatch,
 };
 use segment::{
     AppendOrigin, FetchIsolation, Log, LogConfig, MockTime, TimestampType, TopicCompression,
@@ -201,9 +203,10 @@ enum What {
     Keyless,
     LowerLeaderEpoch,
     MalformedLength,
+    MalformedLengthCompressed,
 }
 
-const WHATS: [What; 18] = [
+const WHATS: [What; 19] = [
     What::Plain,
     What::Idempotent,
     What::Duplicate,
@@ -222,6 +225,7 @@ const WHATS: [What; 18] = [
     What::Keyless,
     What::LowerLeaderEpoch,
     What::MalformedLength,
+    What::MalformedLengthCompressed,
 ];
 
 impl What {
@@ -247,6 +251,9 @@ impl What {
             What::MalformedLength => {
                 "a record length encoded as an over-long varint, the batch's CRC recomputed"
             }
+            What::MalformedLengthCompressed => {
+                "a record length encoded as an over-long varint in a compressed batch's records, recompressed, the batch's CRC recomputed"
+            }
         }
     }
 }
@@ -270,7 +277,12 @@ impl What {
             What::SequenceGap => error("OUT_OF_ORDER_SEQUENCE_NUMBER"),
             What::FencedEpoch => error("INVALID_PRODUCER_EPOCH"),
             What::StaleCoordinator => error("TRANSACTION_COORDINATOR_FENCED"),
-            What::ClientMarker | What::MalformedLength => matches!(o, Outcome::Error(_)),
+            What::ClientMarker => matches!(o, Outcome::Error(_)),
+            // docs/kafka-behaviour.md#record-length-overlong: Kafka's decoder lets the
+            // length's `IllegalArgumentException` escape from an uncompressed batch; the
+            // stream iterator of a compressed one makes it an `InvalidRecordException`.
+            What::MalformedLength => error("UNKNOWN_SERVER_ERROR"),
+            What::MalformedLengthCompressed => error("INVALID_RECORD"),
             What::TooLarge => error("MESSAGE_TOO_LARGE"),
             What::BiggerThanSegment => error("RECORD_LIST_TOO_LARGE"),
             What::BadTimestamp => error("INVALID_TIMESTAMP"),
@@ -589,19 +601,40 @@ impl Gen<'_> {
         bytes
     }
 
-    /// An uncompressed batch whose first record's length is an over-long varint (five
+    /// A batch of any codec whose first record's length is an over-long varint (five
     /// bytes, each with its continuation bit set), its CRC recomputed: an encoding bug of
     /// the producer that the batch's CRC does not catch, so only the record walk of the
-    /// leader's validation meets it. Both sides append these bytes (Kafka's own build of
-    /// the batch is compared undamaged).
+    /// leader's validation meets it. In a compressed batch the five bytes open the
+    /// decompressed records, which are compressed again with the batch's codec (the
+    /// batch's length follows the new bytes): Kafka reads those records through another
+    /// iterator than an uncompressed batch's. Both sides append these bytes (Kafka's own
+    /// build of the batch is compared undamaged).
     fn malformed_length(&mut self) {
         let n = self.rng.gen_range(1..6);
-        let mut bytes = self.batch(None, CompressionType::None, n, 100, false, false);
-        bytes[61..66].fill(0xff);
+        // Half uncompressed, half in one of the four codecs, so that a run has both.
+        let codec = if self.rng.gen_bool(0.5) {
+            CompressionType::None
+        } else {
+            CODECS[self.rng.gen_range(1..CODECS.len())]
+        };
+        let mut bytes = self.batch(None, codec, n, 100, false, false);
+        let what = if codec == CompressionType::None {
+            bytes[61..66].fill(0xff);
+            What::MalformedLength
+        } else {
+            let mut records = decompress(codec, &bytes[61..]).expect("our own batch decompresses");
+            records[..5].fill(0xff);
+            let packed = compress(codec, &records).expect("records compress");
+            bytes.truncate(61);
+            bytes.extend_from_slice(&packed);
+            let length = i32::try_from(bytes.len() - 12).expect("a small batch");
+            bytes[8..12].copy_from_slice(&length.to_be_bytes());
+            What::MalformedLengthCompressed
+        };
         if let Ok(crc) = RecordBatch::new(&bytes).map(|b| b.compute_checksum()) {
             bytes[17..21].copy_from_slice(&crc.to_be_bytes());
         }
-        self.push_append(false, bytes, What::MalformedLength);
+        self.push_append(false, bytes, what);
     }
 
     /// Asks Kafka to build the batch of `line` (`{}` for its id) too; half of them are
@@ -886,7 +919,7 @@ impl Gen<'_> {
             }
             Kind::AppendTime | Kind::CreateTime => {
                 let bad = self.rng.gen_range(0..8) == 0;
-                if bad && self.rng.gen_range(0..4) == 0 {
+                if bad && self.rng.gen_range(0..2) == 0 {
                     self.malformed_length();
                 } else if bad {
                     let codec = self.codec();
@@ -1227,6 +1260,11 @@ struct Damage {
     /// `k4-leader-prealloc-untrimmed`: the `.log` of a rolled segment of a preallocated
     /// case is left at `segment.bytes` (zero-filled), as if our roll had not trimmed it.
     prealloc_untrimmed: bool,
+    /// `k4-leader-overlong-escapes`: our refusal of a compressed batch whose record length
+    /// is an over-long varint is answered `UNKNOWN_SERVER_ERROR`, as for an uncompressed
+    /// one (the answer before `docs/kafka-behaviour.md#record-length-overlong` told them
+    /// apart).
+    overlong_escapes: bool,
 }
 
 impl Damage {
@@ -1239,6 +1277,7 @@ impl Damage {
             close_entry: ctx.sabotaged("k4-leader-close-entry"),
             no_epoch_file: ctx.sabotaged("k4-leader-no-epoch-file"),
             prealloc_untrimmed: ctx.sabotaged("k4-leader-prealloc-untrimmed"),
+            overlong_escapes: ctx.sabotaged("k4-leader-overlong-escapes"),
         }
     }
 
@@ -1321,7 +1360,7 @@ fn run_ours(
                 leader_epoch,
                 bytes,
                 kafka,
-                ..
+                what,
             } => {
                 let bytes = match kafka {
                     Some(id) => kafka_built
@@ -1354,6 +1393,11 @@ fn run_ours(
                             i.source_compression.name(),
                             log.log_end_offset()
                         )
+                    }
+                    Err(_)
+                        if damage.overlong_escapes && *what == What::MalformedLengthCompressed =>
+                    {
+                        "error UNKNOWN_SERVER_ERROR -".into()
                     }
                     Err(e) => error_text(&e),
                 }
@@ -2287,8 +2331,11 @@ pub fn run(ctx: &Ctx) -> Result<String, String> {
         .collect();
     let skipped: Vec<&str> = t.skipped_files.iter().map(String::as_str).collect();
     let line = format!(
-        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write, {} active .log files of {} preallocated cases that Kafka's close left at segment.bytes), {} differences",
+        "seed {seed}: {} cases, {ops} ops ({appends} appends, {confirmed} answered by Kafka as the generator meant, every kind at least once; {} over-long record lengths, {} of them in compressed batches; {} duplicates answered by Kafka; Kafka's errors: {}), {} batches built by both our BatchBuilder and Kafka's client classes ({} byte-identical, the rest compressed with the same records; those Kafka built fed to both sides for about half the appends), {} answers compared ({} last stable offsets), {} batch CRCs checked valid (both sides' reads and logs), {} files compared whole ({} skipped: only ours, kept by Kafka's LogManager or a lock), {} documented deviations checked (recompressed bytes, untrimmed active indexes, {} extra time-index entries of our close at the offset Kafka's roll would write, {} active .log files of {} preallocated cases that Kafka's close left at segment.bytes), {} differences",
         cases.len(),
+        cov.get(&What::MalformedLength).copied().unwrap_or(0)
+            + cov.get(&What::MalformedLengthCompressed).copied().unwrap_or(0),
+        cov.get(&What::MalformedLengthCompressed).copied().unwrap_or(0),
         t.duplicates,
         if errors.is_empty() {
             "none".into()

@@ -94,6 +94,7 @@ usage: cargo xtask kafka [--only NAME[,NAME..]] [--scale N] [--seed N] [--write-
                        k4-leader-builder-compressed, k4-leader-lso-high,
                        k4-leader-marker-epoch, k4-leader-close-entry,
                        k4-leader-no-epoch-file, k4-leader-prealloc-untrimmed,
+                       k4-leader-overlong-escapes,
                        k5-cluster-drop-record, k5-cluster-snapshot-seq,
                        k5-cluster-fetch-aborted, k5-cluster-reassign-offline,
                        k6-dump-sorted-fields, k6-dump-legacy-record-crc,
@@ -220,6 +221,12 @@ pub const SABOTAGES: &[Sabotage] = &[
         scenario: "k4-leader",
         what: "a rolled segment's .log of a case with preallocate is left at segment.bytes (zero-filled), as if our roll had not trimmed it",
         expect: &["bytes ours", "batches ours"],
+    },
+    Sabotage {
+        name: "k4-leader-overlong-escapes",
+        scenario: "k4-leader",
+        what: "our refusal of a compressed batch whose record length is an over-long varint answers UNKNOWN_SERVER_ERROR, as for an uncompressed one (Kafka: INVALID_RECORD)",
+        expect: &["ours `error UNKNOWN_SERVER_ERROR -`, Kafka's `error INVALID_RECORD -`"],
     },
     Sabotage {
         name: "k6-dump-sorted-fields",
