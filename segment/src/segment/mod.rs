@@ -375,14 +375,26 @@ impl<F: BatchFormat> LogSegment<F> {
         self.fs.after(op, path, None);
     }
 
-    /// The lazy offset index wrapper (does not load).
-    pub fn lazy_offset_index(&self) -> &LazyIndex<OffsetIndex> {
-        &self.offset_index
+    /// The lazy offset index wrapper (does not load it when its index files pass a check
+    /// the loader deferred to their first use, which this makes first: a `get()` through
+    /// the wrapper never answers from an index that failed it,
+    /// docs/kafka-behaviour.md#deferred-index-check).
+    ///
+    /// # Errors
+    /// As [`offset_index`](Self::offset_index): an index or I/O error of the rebuild of
+    /// an index that failed the deferred check.
+    pub fn lazy_offset_index(&self) -> Result<&LazyIndex<OffsetIndex>> {
+        self.ensure_index_checked()?;
+        Ok(&self.offset_index)
     }
 
-    /// The lazy time index wrapper (does not load).
-    pub fn lazy_time_index(&self) -> &LazyIndex<TimeIndex> {
-        &self.time_index
+    /// The lazy time index wrapper; as [`lazy_offset_index`](Self::lazy_offset_index).
+    ///
+    /// # Errors
+    /// As [`lazy_offset_index`](Self::lazy_offset_index).
+    pub fn lazy_time_index(&self) -> Result<&LazyIndex<TimeIndex>> {
+        self.ensure_index_checked()?;
+        Ok(&self.time_index)
     }
 
     /// The transaction index.

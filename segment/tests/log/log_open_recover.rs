@@ -143,7 +143,7 @@ fn b3_recovery_scans_only_segments_from_recovery_point() {
         .segments()
         .values()
         .iter()
-        .filter(|s| s.base_offset() < rp && s.lazy_offset_index().is_loaded())
+        .filter(|s| s.base_offset() < rp && s.lazy_offset_index().unwrap().is_loaded())
         .count();
     assert_eq!(loaded, 0, "no index below the checkpoint is mapped eagerly");
     assert_eq!(log.segments().number_of_segments(), segs_before);

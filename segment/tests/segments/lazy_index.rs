@@ -69,7 +69,8 @@ fn opening_many_segments_maps_no_index() {
         .collect();
     assert!(segs
         .iter()
-        .all(|s| !s.lazy_offset_index().is_loaded() && !s.lazy_time_index().is_loaded()));
+        .all(|s| !s.lazy_offset_index().unwrap().is_loaded()
+            && !s.lazy_time_index().unwrap().is_loaded()));
     assert_eq!(
         segs[7]
             .read(70, 100)
@@ -79,7 +80,7 @@ fn opening_many_segments_maps_no_index() {
     );
     assert_eq!(
         segs.iter()
-            .filter(|s| s.lazy_offset_index().is_loaded())
+            .filter(|s| s.lazy_offset_index().unwrap().is_loaded())
             .count(),
         1
     );
