@@ -226,3 +226,101 @@ fn a_rebuild_counts_in_its_own_logs_stats() {
     read_all(&lb, 0);
     assert_eq!((rebuilt(&la), rebuilt(&lb)), (1, 0));
 }
+
+// ---- Review of the deferred check (hostile cases) ----
+
+/// Makes the segment's time index lie: a last entry beyond the segment's offsets, with a
+/// timestamp above every record's.
+fn lie_in_time_index(dir: &Path, base: i64) {
+    let ti = seg_file(dir, base, "timeindex");
+    let mut bytes = std::fs::read(&ti).unwrap();
+    bytes.extend(9_999_999i64.to_be_bytes());
+    bytes.extend(500i32.to_be_bytes());
+    std::fs::write(&ti, bytes).unwrap();
+}
+
+/// The lazy index wrappers are public: a `get()` through them must not answer from an
+/// index whose deferred check is still pending.
+#[test]
+fn the_lazy_index_wrappers_do_not_bypass_a_pending_check() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    let mid = bases[1];
+    lie_in_offset_index(dir.path(), mid);
+    let log = open_with(dir.path(), small(), None);
+    let seg = log.segments().get(mid).unwrap();
+    assert!(seg.index_check_pending());
+    let size = seg.size();
+    let oi = seg.lazy_offset_index().unwrap().get().unwrap();
+    let last = oi.last_offset().unwrap();
+    let at = oi.lookup(last).unwrap().position;
+    assert!(
+        u64::from(at) < size,
+        "the lazy wrapper answered {last} at position {at} in a .log of {size} bytes"
+    );
+}
+
+/// A truncation into a segment whose check is pending makes it the active segment; it
+/// is appended to and read back whole.
+#[test]
+fn truncating_into_a_pending_lying_segment_then_appending_reads_back() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    let mid = bases[bases.len() / 2];
+    let next = bases[bases.len() / 2 + 1];
+    lie_in_offset_index(dir.path(), mid);
+    lie_in_time_index(dir.path(), mid);
+    let log = open_with(dir.path(), small(), None);
+    assert!(log.segments().get(mid).unwrap().index_check_pending());
+    let cut = mid + 3;
+    assert!(cut < next);
+    assert!(log.truncate_to(cut).unwrap());
+    assert_eq!(log.log_end_offset(), cut);
+    fill(&log, cut, 20, 3, 1_000);
+    assert_eq!(read_all(&log, 0), (0..cut + 60).collect::<Vec<_>>());
+    // The lie is gone from the time lookups too.
+    let got = log.offset_for_timestamp(1_000 + mid).unwrap().unwrap();
+    assert_eq!(got.offset, mid);
+    log.close().unwrap();
+    let log = open_with(dir.path(), small(), None);
+    assert_eq!(read_all(&log, 0), (0..cut + 60).collect::<Vec<_>>());
+}
+
+/// A lying time index of a pending segment: the largest timestamp (retention, list
+/// offsets) comes from the rebuilt index, not the lie.
+#[test]
+fn a_pending_lying_time_index_does_not_give_the_largest_timestamp() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    let mid = bases[1];
+    lie_in_time_index(dir.path(), mid);
+    let log = open_with(dir.path(), small(), None);
+    let seg = log.segments().get(mid).unwrap();
+    assert!(seg.index_check_pending());
+    let ts = seg.largest_timestamp().unwrap();
+    assert!(ts < 1_000 + bases[2], "largest timestamp {ts}");
+    assert_eq!(rebuilt(&log), 1);
+}
+
+/// A pending segment renamed `.deleted` (retention) while a reader still holds it: the
+/// reader's first index load neither panics nor answers from the lie.
+#[test]
+fn a_pending_segment_deleted_under_a_reader() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    let first = bases[0];
+    lie_in_offset_index(dir.path(), first);
+    let log = open_with(dir.path(), small(), None);
+    let seg = log.segments().get(first).unwrap();
+    assert!(seg.index_check_pending());
+    log.increment_log_start_offset(bases[1]).unwrap();
+    log.delete_old_segments().unwrap();
+    match seg.offset_index() {
+        Ok(oi) => {
+            let last = oi.last_offset().unwrap();
+            let at = oi.lookup(last).unwrap().position;
+            assert!(u64::from(at) < seg.size().max(1), "{at}");
+        }
+        Err(_) => {}
+    }
+}
