@@ -117,7 +117,7 @@ impl<F: BatchFormat> LogSegment<F> {
             return Ok(());
         }
         if let Some(p) = g.as_ref() {
-            if let Err(reason) = (p.check)(self) {
+            if let Err(reason) = self.check_at_stable_paths(p.check) {
                 tracing::warn!(segment = %self.log_path().display(), %reason, "index failed its deferred load check; rebuilding it from the log");
                 self.rebuild_indexes()?;
                 p.rebuilt.fetch_add(1, Ordering::Relaxed);
@@ -126,6 +126,22 @@ impl<F: BatchFormat> LogSegment<F> {
         *g = None;
         self.index_check.pending.store(false, Ordering::Release);
         Ok(())
+    }
+
+    /// Runs `check` until the index files' paths are the same after it as before: a
+    /// rename landing during it (a deletion's `.deleted`, a swap, a moved directory)
+    /// makes it find no file under the old name, which it takes for an empty index and
+    /// passes, and the renamed file would then be mapped unchecked. A rename takes the
+    /// lazy index's lock around both the file's rename and the path's update, so an
+    /// unchanged path means the files read were the segment's own.
+    fn check_at_stable_paths(&self, check: CheckIndexes<F>) -> std::result::Result<(), String> {
+        loop {
+            let before = (self.offset_index.file(), self.time_index.file());
+            let r = check(self);
+            if before == (self.offset_index.file(), self.time_index.file()) {
+                return r;
+            }
+        }
     }
 
     /// Rebuilds both indexes from the `.log`, as [`recover`](Self::recover) would, over

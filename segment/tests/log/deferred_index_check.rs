@@ -326,3 +326,61 @@ fn a_pending_segment_deleted_under_a_reader() {
         assert!(!seg_file(dir.path(), first, ext).exists(), ".{ext}");
     }
 }
+
+/// Renames the target segment's files `.deleted` (as a retention or truncation deletion
+/// does) the first time its live `.index` is opened once armed: the deletion landing
+/// between the deferred check's reading of the index's path and its open.
+#[derive(Default)]
+struct RenameOnOpen {
+    target: std::sync::OnceLock<(PathBuf, Arc<LogSegment>)>,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for RenameOnOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenameOnOpen")
+    }
+}
+
+impl FileSystem for RenameOnOpen {
+    fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<std::fs::File> {
+        if let Some((p, seg)) = self.target.get() {
+            if p == path && !self.fired.swap(true, Ordering::SeqCst) {
+                seg.change_file_suffixes("", ".deleted").unwrap();
+            }
+        }
+        mode.open(path)
+    }
+}
+
+/// A segment renamed `.deleted` while a reader's first load makes its deferred check:
+/// the check must not pass on the index it no longer finds under the old name and then
+/// hand out the renamed, lying index.
+#[test]
+fn a_rename_during_the_deferred_check_does_not_let_a_lie_through() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    let mid = bases[1];
+    lie_in_offset_index(dir.path(), mid);
+    let fs = Arc::new(RenameOnOpen::default());
+    let log = open_with(dir.path(), small(), Some(fs.clone()));
+    let seg = log.segments().get(mid).unwrap();
+    assert!(seg.index_check_pending());
+    fs.target
+        .set((seg_file(dir.path(), mid, "index"), seg.clone()))
+        .unwrap();
+    let size = seg.size();
+    match seg.offset_index() {
+        Ok(oi) => {
+            assert!(fs.fired.load(Ordering::SeqCst), "the rename did not happen");
+            let last = oi.last_offset().unwrap();
+            let at = oi.lookup(last).unwrap().position;
+            assert!(
+                u64::from(at) < size,
+                "answered {last} at position {at} in a .log of {size} bytes"
+            );
+            assert_eq!(rebuilt(&log), 1);
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
