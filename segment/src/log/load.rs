@@ -360,6 +360,10 @@ impl<F: BatchFormat> Log<F> {
         self.stats
             .segments_recovered
             .fetch_add(1, Ordering::Relaxed);
+        // The recovery rebuilds the indexes: a check deferred to their first load must
+        // not run (and count a rebuild) at the read below
+        // (docs/kafka-behaviour.md#deferred-index-check).
+        seg.drop_index_check();
         // Best effort, for the report only: where the data ends before recovery.
         let end_before = seg.read_next_offset().ok();
         let n = self.recover_segment_with_state(seg, log_start_checkpoint, before_truncate)?;

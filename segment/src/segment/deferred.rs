@@ -94,6 +94,13 @@ impl<F: BatchFormat> LogSegment<F> {
         self.index_check.defer(check, rebuilt);
     }
 
+    /// Drops a pending index check of a segment about to be recovered (which rebuilds
+    /// its indexes anyway): the loader's reads before the recovery then make no check,
+    /// nor count a rebuild the recovery counts already.
+    pub(crate) fn drop_index_check(&self) {
+        self.index_check.clear();
+    }
+
     /// Whether the load-time check of this segment's index files waits for their first
     /// load (the loader deferred it, and nothing has loaded them since).
     pub fn index_check_pending(&self) -> bool {

@@ -384,3 +384,31 @@ fn a_rename_during_the_deferred_check_does_not_let_a_lie_through() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// A small segment whose `.log` runs into the next segment is recovered by the open
+/// (after its index check was deferred): its lying index counts as one rebuild, not one
+/// for the recovery and one for a deferred check the recovery's report set off.
+#[test]
+fn a_deferred_segment_recovered_by_the_open_counts_one_rebuild() {
+    let dir = tmpdir();
+    let bases = build(dir.path(), &small(), 30);
+    assert!(bases.len() >= 4, "{bases:?}");
+    let (a, b) = (bases[1], bases[2]);
+    // The segment after `a` moves below `a`'s end: `a`'s next offset runs into it.
+    for ext in ["log", "index", "timeindex", "txnindex"] {
+        let from = seg_file(dir.path(), b, ext);
+        if from.exists() {
+            std::fs::rename(&from, seg_file(dir.path(), b - 1, ext)).unwrap();
+        }
+    }
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "snapshot") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    lie_in_offset_index(dir.path(), a);
+    let log = open_with(dir.path(), small(), None);
+    assert!(!log.segments().get(a).unwrap().index_check_pending());
+    assert_eq!(rebuilt(&log), 1);
+}
