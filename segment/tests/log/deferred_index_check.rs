@@ -412,3 +412,45 @@ fn a_deferred_segment_recovered_by_the_open_counts_one_rebuild() {
     assert!(!log.segments().get(a).unwrap().index_check_pending());
     assert_eq!(rebuilt(&log), 1);
 }
+
+/// A close racing the first loads of a lying index: no panic, no hang, and a load that
+/// succeeds never answers from the lie.
+#[test]
+fn a_close_racing_the_first_check() {
+    for round in 0..20 {
+        let dir = tmpdir();
+        let bases = build(dir.path(), &small(), 30);
+        let mid = bases[1];
+        lie_in_offset_index(dir.path(), mid);
+        lie_in_time_index(dir.path(), mid);
+        let log = open_with(dir.path(), small(), None);
+        let seg = log.segments().get(mid).unwrap();
+        let size = seg.size();
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let seg = seg.clone();
+                std::thread::spawn(move || match seg.offset_index() {
+                    Ok(oi) => match oi.last_offset().and_then(|l| oi.lookup(l)) {
+                        Ok(e) => Some(e.position),
+                        Err(_) => None,
+                    },
+                    Err(_) => None,
+                })
+            })
+            .collect();
+        let closer = {
+            let seg = seg.clone();
+            std::thread::spawn(move || seg.close().is_ok())
+        };
+        for r in readers {
+            if let Some(at) = r.join().unwrap() {
+                assert!(
+                    u64::from(at) < size,
+                    "round {round}: position {at} of {size}"
+                );
+            }
+        }
+        closer.join().unwrap();
+        assert!(rebuilt(&log) <= 1, "round {round}");
+    }
+}
