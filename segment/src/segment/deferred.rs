@@ -141,12 +141,24 @@ impl<F: BatchFormat> LogSegment<F> {
     /// passes, and the renamed file would then be mapped unchecked. A rename takes the
     /// lazy index's lock around both the file's rename and the path's update, so an
     /// unchanged path means the files read were the segment's own.
+    ///
+    /// Both files existed at the open (the loader recovers a segment without its
+    /// `.index` and creates a missing `.timeindex`), so one missing now was moved or
+    /// deleted under the check (a directory moved before the paths are updated, say):
+    /// that fails the check, and the rebuild then maps the file where the paths say, or
+    /// fails and leaves the check pending, instead of a later load mapping the moved file
+    /// unchecked.
     fn check_at_stable_paths(&self, check: CheckIndexes<F>) -> std::result::Result<(), String> {
         loop {
             let before = (self.offset_index.file(), self.time_index.file());
             let r = check(self);
-            if before == (self.offset_index.file(), self.time_index.file()) {
-                return r;
+            let after = (self.offset_index.file(), self.time_index.file());
+            if before == after {
+                r?;
+                return match [&after.0, &after.1].into_iter().find(|p| !p.exists()) {
+                    Some(p) => Err(format!("{} is missing", p.display())),
+                    None => Ok(()),
+                };
             }
         }
     }

@@ -454,3 +454,59 @@ fn a_close_racing_the_first_check() {
         assert!(rebuilt(&log) <= 1, "round {round}");
     }
 }
+
+/// Moves the log's directory away the first time the armed `.index` is opened: an
+/// embedder's directory move landing during the deferred check, before it updates the
+/// segments' paths (`LogSegments::update_parent_dir`).
+#[derive(Debug, Default)]
+struct MoveDirOnOpen {
+    target: std::sync::OnceLock<(PathBuf, PathBuf, PathBuf)>,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+impl FileSystem for MoveDirOnOpen {
+    fn open_file(&self, path: &Path, mode: OpenMode) -> io::Result<std::fs::File> {
+        if let Some((p, from, to)) = self.target.get() {
+            if p == path && !self.fired.swap(true, Ordering::SeqCst) {
+                std::fs::rename(from, to).unwrap();
+            }
+        }
+        mode.open(path)
+    }
+}
+
+/// The deferred check finds no index file where the segment's paths say (its directory
+/// was moved and the paths not updated yet): it must not count that as an index that
+/// passed, or the first load after the paths' update maps the moved, lying index.
+#[test]
+fn a_directory_moved_during_the_deferred_check_does_not_let_a_lie_through() {
+    let root = tmpdir();
+    let dir = root.path().join("t-0");
+    let moved = root.path().join("t-0.moved");
+    std::fs::create_dir(&dir).unwrap();
+    let bases = build(&dir, &small(), 30);
+    let mid = bases[1];
+    lie_in_offset_index(&dir, mid);
+    let fs = Arc::new(MoveDirOnOpen::default());
+    let log = open_with(&dir, small(), Some(fs.clone()));
+    let seg = log.segments().get(mid).unwrap();
+    assert!(seg.index_check_pending());
+    fs.target
+        .set((seg_file(&dir, mid, "index"), dir.clone(), moved.clone()))
+        .unwrap();
+    // The move lands during this first load's check: whatever it answers, not the lie.
+    if let Ok(oi) = seg.offset_index() {
+        let last = oi.last_offset().unwrap();
+        assert!(u64::from(oi.lookup(last).unwrap().position) < seg.size());
+    }
+    assert!(fs.fired.load(Ordering::SeqCst));
+    log.segments().update_parent_dir(&moved);
+    let oi = seg.offset_index().unwrap();
+    let last = oi.last_offset().unwrap();
+    let at = oi.lookup(last).unwrap().position;
+    assert!(
+        u64::from(at) < seg.size(),
+        "answered {last} at position {at} in a .log of {} bytes",
+        seg.size()
+    );
+}
