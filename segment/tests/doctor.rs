@@ -1242,3 +1242,97 @@ fn a_compacted_partition_reports_its_cleaner_checkpoint_and_dirty_ratio() {
     assert_eq!(c["checkpoint_reset"], true);
     assert_eq!(c["first_dirty_offset"], 0);
 }
+
+/// Cuts segment 0 of an `orders_copy` at the batch its third offset index entry points at
+/// (12653 bytes: a small segment, under `DEFER_INDEX_CHECK_MAX_LOG_BYTES`, that is not
+/// the last one), leaving its index files as they were: their later entries point past
+/// the end of the `.log`. Returns the `.log`'s path.
+fn small_first_segment_with_a_lying_index(dir: &Path) -> PathBuf {
+    let log = dir.join("00000000000000000000.log");
+    let f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    f.set_len(12653).unwrap();
+    assert!(len(&log) <= segment::loader_plan::DEFER_INDEX_CHECK_MAX_LOG_BYTES);
+    log
+}
+
+/// docs/kafka-behaviour.md#deferred-index-check: the open checks a small segment's `.log`
+/// alone and its index files at their first use, so a lying index there is rebuilt at
+/// that use, not at the open: the doctor says so, predicts no rescan for it, and agrees
+/// with `Log::open`.
+#[test]
+fn a_small_segments_lying_index_is_rebuilt_at_its_first_use() {
+    let (_tmp, dir) = orders_copy();
+    small_first_segment_with_a_lying_index(&dir);
+    let (v, code) = doctor(&dir);
+    assert_eq!(code, 1, "{v}");
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "index_disagrees"),
+        one("warning", "00000000000000000000.log")
+    );
+    let d = detail(p, "index_disagrees");
+    assert!(
+        d.contains("this library rebuilds the segment's indexes from its .log at its first index lookup (deferred index check"),
+        "{d}"
+    );
+    assert!(!d.contains("loader rebuilds"), "{d}");
+    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    assert_eq!(p["rescan_bytes"], 0, "{p}");
+    assert_eq!(p["data_loss"], "none", "{p}");
+    assert_prediction_matches_the_loader(&dir);
+}
+
+/// The same with the index's stale entries zeroed (an untrimmed index, KAFKA-10207).
+#[test]
+fn a_small_segments_zero_filled_index_is_rebuilt_at_its_first_use() {
+    let (_tmp, dir) = orders_copy();
+    small_first_segment_with_a_lying_index(&dir);
+    let index = dir.join("00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes[24..].fill(0);
+    std::fs::write(&index, bytes).unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(
+        findings(p, "untrimmed_index"),
+        one("warning", "00000000000000000000.index")
+    );
+    let d = detail(p, "untrimmed_index");
+    assert!(
+        d.ends_with("4 of its 7 slots are zero (an untrimmed or preallocated index, KAFKA-10207): Kafka 4.4 reads them as entries pointing at position 0; this library rebuilds it at the segment's first index lookup (deferred index check), not at the open"),
+        "{d}"
+    );
+    assert!(
+        detail(p, "index_disagrees").contains("at its first index lookup (deferred index check"),
+        "{p}"
+    );
+    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    assert_eq!(p["rescan_bytes"], 0, "{p}");
+    assert_prediction_matches_the_loader(&dir);
+}
+
+/// Recovered at the open anyway (no marker, no recovery point), the small segment's
+/// indexes are rebuilt there: the findings say the loader's open, as for any segment.
+#[test]
+fn a_small_segment_recovered_anyway_has_its_index_rebuilt_at_the_open() {
+    let (_tmp, dir) = orders_copy();
+    small_first_segment_with_a_lying_index(&dir);
+    std::fs::remove_file(dir.join(".kafka_cleanshutdown")).unwrap();
+    std::fs::remove_file(dir.join("recovery-point")).unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    let d = detail(p, "index_disagrees");
+    assert!(
+        d.contains("this library's loader rebuilds the segment from its .log")
+            && d.ends_with("(the segment is above the recovery point and recovered anyway)"),
+        "{d}"
+    );
+    assert!(!d.contains("deferred"), "{d}");
+    assert_eq!(p["recovered_segments"].as_array().unwrap().len(), 6, "{p}");
+    assert_eq!(
+        p["unread_recovered_segments"].as_array().unwrap().len(),
+        5,
+        "{p}"
+    );
+    assert_prediction_matches_the_loader(&dir);
+}

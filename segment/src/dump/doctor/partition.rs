@@ -22,6 +22,21 @@ const TRUNCATES: &str = ": recovery truncates them";
 /// Bytes read at a time when checking that a `.log` tail is all zeros.
 const ZERO_CHUNK: u64 = 1 << 20;
 
+/// How an index finding ends when the open rebuilds the index.
+const INDEX_AT_OPEN: &str = "this library's loader rebuilds it";
+
+/// [`INDEX_AT_OPEN`] for a segment whose index check the loader defers
+/// (docs/kafka-behaviour.md#deferred-index-check).
+const INDEX_AT_FIRST_USE: &str =
+    "this library rebuilds it at the segment's first index lookup (deferred index check), not at the open";
+
+/// What the open does with a segment whose index files fail the loader's check.
+const SEGMENT_AT_OPEN: &str = "this library's loader rebuilds the segment from its .log";
+
+/// [`SEGMENT_AT_OPEN`] for a segment whose index check the loader defers: the open checks
+/// its `.log` alone (which passed), and the indexes are rebuilt when first used.
+const SEGMENT_AT_FIRST_USE: &str = "this library rebuilds the segment's indexes from its .log at its first index lookup (deferred index check: the open checks only the .log of a small segment that is not the last one), not at the open";
+
 fn finding(severity: Severity, kind: FindingKind, file: Option<&str>, detail: String) -> Finding {
     Finding {
         severity,
@@ -149,6 +164,11 @@ struct Seg {
     next_offset: Option<i64>,
     /// Why the loader's checks fail (it is then rebuilt from its `.log`).
     check_failed: Option<String>,
+    /// Why the check of its index files, which the loader defers to their first use
+    /// (docs/kafka-behaviour.md#deferred-index-check), fails there: the indexes are then
+    /// rebuilt at that use, not at the open (unless the open recovers the segment for
+    /// another reason). Its findings say [`INDEX_AT_FIRST_USE`] / [`SEGMENT_AT_FIRST_USE`].
+    deferred_rebuild: Option<String>,
     /// The segment's own findings, with the severity for a segment the loader trusts;
     /// lowered to `Info` when the segment is rescanned anyway.
     findings: Vec<Finding>,
@@ -208,6 +228,7 @@ fn check_segment(
         size: std::fs::metadata(path).map_or(0, |m| m.len()),
         next_offset: None,
         check_failed: None,
+        deferred_rebuild: None,
         findings: Vec::new(),
         scan: None,
     };
@@ -269,6 +290,26 @@ fn check_segment(
         ));
     }
     let index_missing = s.check_failed.is_some();
+    // A small segment that is not the last one: the loader checks its `.log` alone at the
+    // open and its index files at their first use (crate::validate's rule).
+    let defers =
+        !index_missing && !is_last && s.size <= crate::loader_plan::DEFER_INDEX_CHECK_MAX_LOG_BYTES;
+    if defers {
+        match crate::loader_plan::segment_check_with(&seg, is_last, None, || Ok(None)) {
+            Ok(c) => {
+                s.next_offset = c.next_offset;
+                if let Err(reason) = crate::validate::check_segment_indexes(&seg) {
+                    s.deferred_rebuild = Some(reason);
+                }
+            }
+            Err(reason) => s.check_failed = Some(reason),
+        }
+    }
+    let rebuilds = if defers && s.check_failed.is_none() {
+        INDEX_AT_FIRST_USE
+    } else {
+        INDEX_AT_OPEN
+    };
     if let Some((slots, zero)) = zero_slots(&oi, 8) {
         if zero > 0 && slots >= 2 {
             s.findings.push(finding(
@@ -276,7 +317,7 @@ fn check_segment(
                 FindingKind::UntrimmedIndex,
                 Some(&oi_name),
                 format!(
-                    "{zero} of its {slots} slots are zero (an untrimmed or preallocated index, KAFKA-10207): Kafka 4.4 reads them as entries pointing at position 0; this library's loader rebuilds it"
+                    "{zero} of its {slots} slots are zero (an untrimmed or preallocated index, KAFKA-10207): Kafka 4.4 reads them as entries pointing at position 0; {rebuilds}"
                 ),
             ));
         }
@@ -288,7 +329,7 @@ fn check_segment(
                 FindingKind::UnwrittenTimeIndex,
                 Some(&ti_name),
                 format!(
-                    "all {slots} slots are zero (a full-size, never-written time index, KAFKA-19200): Kafka 4.4 reads the segment's largest timestamp as 0 (early retention) and finds the index full, throwing at the next roll; this library's loader rebuilds it"
+                    "all {slots} slots are zero (a full-size, never-written time index, KAFKA-19200): Kafka 4.4 reads the segment's largest timestamp as 0 (early retention) and finds the index full, throwing at the next roll; {rebuilds}"
                 ),
             ));
         } else if zero > 0 && slots >= 2 {
@@ -297,40 +338,50 @@ fn check_segment(
                 FindingKind::UntrimmedIndex,
                 Some(&ti_name),
                 format!(
-                    "{zero} of its {slots} slots are zero (untrimmed or preallocated, KAFKA-10207): Kafka 4.4 reads a last entry with timestamp 0; this library's loader rebuilds it"
+                    "{zero} of its {slots} slots are zero (untrimmed or preallocated, KAFKA-10207): Kafka 4.4 reads a last entry with timestamp 0; {rebuilds}"
                 ),
             ));
         }
     }
-    if s.check_failed.is_none() {
+    if s.check_failed.is_none() && !defers {
         if let Err(reason) = seg.quick_index_check() {
             s.check_failed = Some(reason);
         }
     }
-    if s.check_failed.is_none() {
+    if s.check_failed.is_none() && !defers {
         match crate::loader_plan::segment_check(&seg, is_last) {
             Ok(c) => s.next_offset = c.next_offset,
             Err(reason) => s.check_failed = Some(reason),
         }
     }
-    if let Some(reason) = &s.check_failed {
-        if !index_missing {
-            s.findings.push(finding(
-                Severity::Warning,
-                FindingKind::IndexDisagrees,
-                Some(&file),
-                format!(
-                    "the loader's consistency check fails ({reason}): this library's loader rebuilds the segment from its .log (Kafka 4.4 only when its sanityCheck fails or the segment is above the recovery point without a marker)"
-                ),
-            ));
-        }
+    let disagrees = match (&s.check_failed, &s.deferred_rebuild) {
+        (Some(reason), _) if !index_missing => Some((reason, SEGMENT_AT_OPEN)),
+        (None, Some(reason)) => Some((reason, SEGMENT_AT_FIRST_USE)),
+        _ => None,
+    };
+    if let Some((reason, rebuilds)) = disagrees {
+        s.findings.push(finding(
+            Severity::Warning,
+            FindingKind::IndexDisagrees,
+            Some(&file),
+            format!(
+                "the loader's consistency check fails ({reason}): {rebuilds} (Kafka 4.4 only when its sanityCheck fails or the segment is above the recovery point without a marker)"
+            ),
+        ));
     }
-    // A segment the loader rebuilds is read in full (its tail decides what recovery cuts);
-    // with --deep, every segment is.
-    if s.check_failed.is_some() || deep {
+    // The doctor reads in full a segment the loader rebuilds at the open (its tail decides
+    // what recovery cuts), and one whose indexes a deferred check rebuilds at their first
+    // use (a small `.log`, which the open still recovers when it is above the recovery
+    // point without a marker); with --deep, every segment. The prediction counts only the
+    // segments the open rebuilds.
+    if s.check_failed.is_some() || s.deferred_rebuild.is_some() || deep {
         match scan_log(&seg) {
             Ok(scan) => {
-                s.next_offset = scan.next_offset;
+                // A deferred segment's next offset is the open's header scan's, as the
+                // loader's overlap check uses it.
+                if s.check_failed.is_some() || deep {
+                    s.next_offset = scan.next_offset;
+                }
                 s.scan = Some(scan);
             }
             Err(e) => s.findings.push(finding(
@@ -713,6 +764,15 @@ pub(super) fn examine_partition(
     for s in &mut segs {
         let rescanned = recovered.contains(&s.base);
         for mut f in s.findings.drain(..) {
+            // A deferred index check is dropped when the open recovers the segment anyway
+            // (above the recovery point, or overlapping the next segment): the open
+            // rebuilds its indexes then.
+            if rescanned {
+                f.detail = f
+                    .detail
+                    .replace(INDEX_AT_FIRST_USE, INDEX_AT_OPEN)
+                    .replace(SEGMENT_AT_FIRST_USE, SEGMENT_AT_OPEN);
+            }
             // An index of a segment that recovery rescans anyway costs nothing more.
             if rescanned
                 && matches!(
