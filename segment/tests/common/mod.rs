@@ -125,6 +125,24 @@ pub fn index_mappings(dir: &Path) -> (usize, usize) {
     (all, deleted)
 }
 
+/// Makes the offset index of the segment at `base` in `dir` lie: appends an entry one
+/// offset above its last entry (offset 1 above the base when it is empty) at position
+/// 1,000,000, past the end of the tests' small `.log` files. The entries stay in order,
+/// so only a check against the `.log` finds it.
+#[allow(dead_code, reason = "used by the `log` tests only")]
+pub fn lie_in_offset_index(dir: &Path, base: i64) {
+    let p = dir.join(format!("{base:020}.index"));
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last_rel = if bytes.len() >= 8 {
+        i32::from_be_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap())
+    } else {
+        0
+    };
+    bytes.extend((last_rel + 1).to_be_bytes());
+    bytes.extend(1_000_000i32.to_be_bytes());
+    std::fs::write(&p, bytes).unwrap();
+}
+
 /// `plain` (an uncompressed v2 batch) with its records replaced by `stream` (them, or
 /// anything, in codec `codec_id`): the length, the compression bits and the CRC-32C
 /// fixed up, as a producer that wrote those bytes would have.

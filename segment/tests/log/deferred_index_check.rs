@@ -65,20 +65,6 @@ fn build(dir: &Path, cfg: &LogConfig, batches: usize) -> Vec<i64> {
     bases
 }
 
-/// Appends an entry past the end of the `.log` to the segment's offset index.
-fn lie_in_offset_index(dir: &Path, base: i64) {
-    let p = seg_file(dir, base, "index");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last_rel = if bytes.len() >= 8 {
-        i32::from_be_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap())
-    } else {
-        0
-    };
-    bytes.extend((last_rel + 1).to_be_bytes());
-    bytes.extend(1_000_000i32.to_be_bytes());
-    std::fs::write(&p, bytes).unwrap();
-}
-
 fn rebuilt(log: &Log) -> u64 {
     log.stats().indexes_rebuilt.load(Ordering::Relaxed)
 }

@@ -236,16 +236,7 @@ fn last_index_entry_past_the_end_in_a_middle_segment_is_rebuilt() {
     let dir = tmpdir();
     let bases = build(dir.path(), 12);
     let mid = bases[1];
-    let p = seg_file(dir.path(), mid, "index");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last_rel = if bytes.len() >= 8 {
-        i32::from_be_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap())
-    } else {
-        0
-    };
-    bytes.extend((last_rel + 1).to_be_bytes());
-    bytes.extend(1_000_000i32.to_be_bytes());
-    std::fs::write(&p, bytes).unwrap();
+    lie_in_offset_index(dir.path(), mid);
     let log = open(dir.path());
     assert_index_checks_pending(&log, &[mid]);
     let expected: Vec<_> = (0..36).map(|o| (o, value(o))).collect();
