@@ -163,12 +163,8 @@ impl<F: BatchFormat> LogSegment<F> {
         let ti = self.time_index()?;
         ti.maybe_append_final(max.timestamp, max.offset)?;
         let oi = self.offset_index()?;
-        self.before(FsOp::IndexTrim, &oi.path())?;
-        oi.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &oi.path());
-        self.before(FsOp::IndexTrim, &ti.path())?;
-        ti.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &ti.path());
+        self.trim_index(&*oi)?;
+        self.trim_index(&*ti)?;
         drop((oi, ti));
         self.log.trim()?;
         self.unload_indexes()

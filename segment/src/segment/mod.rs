@@ -375,6 +375,19 @@ impl<F: BatchFormat> LogSegment<F> {
         self.fs.after(op, path, None);
     }
 
+    /// Trims the loaded `index` to its entries (Kafka's `trimToValidSize`), as one
+    /// [`FsOp::IndexTrim`] reported to the seam before and, when it succeeds, after.
+    ///
+    /// # Errors
+    /// A refusal of the seam (nothing trimmed); an index error of the trim.
+    fn trim_index<T: index_core::TypedIndex>(&self, index: &T) -> Result<()> {
+        let file = index.index_file();
+        self.before(FsOp::IndexTrim, &file.path())?;
+        file.trim_to_valid_size()?;
+        self.after(FsOp::IndexTrim, &file.path());
+        Ok(())
+    }
+
     /// The lazy offset index wrapper (does not load it when its index files pass a check
     /// the loader deferred to their first use, which this makes first: a `get()` through
     /// the wrapper never answers from an index that failed it,

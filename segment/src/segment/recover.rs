@@ -179,13 +179,9 @@ impl<F: BatchFormat> LogSegment<F> {
         rebuilt: &IndexRebuild,
     ) -> Result<TimestampOffset> {
         let max = rebuilt.max;
-        self.before(FsOp::IndexTrim, &oi.path())?;
-        oi.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &oi.path());
+        self.trim_index(oi)?;
         ti.maybe_append_final(max.timestamp, max.offset)?;
-        self.before(FsOp::IndexTrim, &ti.path())?;
-        ti.trim_to_valid_size()?;
-        self.after(FsOp::IndexTrim, &ti.path());
+        self.trim_index(ti)?;
         Ok(max)
     }
 
