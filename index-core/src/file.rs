@@ -765,10 +765,19 @@ impl<E: IndexEntry> IndexFile<E> {
             probe,
         );
         // An answer that is a fence slot comes from the directory's memory (with 12-byte
-        // entries it may straddle two pages of the mapping).
+        // entries it may straddle two pages of the mapping). The entry is read through a
+        // reference to whichever source holds it: merging the two values
+        // (`fence.unwrap_or(slots[slot])`) had the compiler assemble the 12-byte entry on
+        // the stack from four narrow stores and load it back whole, a store-to-load
+        // forwarding stall on every time-index lookup's critical path
+        // (`docs/performance.md#lookup-answer-forwarding`).
         found.map(|slot| {
-            let entry = mapping.own_fence_answer(self.strategy, slot, entries);
-            (slot, entry.unwrap_or(slots[slot]))
+            let fence = mapping.own_fence_answer(self.strategy, slot, entries);
+            let entry: &E = match &fence {
+                Some(e) => e,
+                None => &slots[slot],
+            };
+            (slot, *entry)
         })
     }
 
