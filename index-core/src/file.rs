@@ -656,6 +656,46 @@ impl<E: IndexEntry> IndexFile<E> {
         bound: Bound,
         probe: &mut P,
     ) -> Result<Option<(usize, E)>> {
+        // One instance of the announced search per field and bound: where the lookup is
+        // not inlined into its caller (several call sites), a search whose field and
+        // bound were captured as values carried the code of all four searches, the
+        // value searches' Kafka kernel included, and a lookup ran through it
+        // (docs/performance.md#lookup-per-call-specialized).
+        match (field, bound) {
+            (SearchField::Key, Bound::LargestLowerBound) => {
+                self.search_fixed::<true, false, P>(target, probe)
+            }
+            (SearchField::Key, Bound::SmallestUpperBound) => {
+                self.search_fixed::<true, true, P>(target, probe)
+            }
+            (SearchField::Value, Bound::LargestLowerBound) => {
+                self.search_fixed::<false, false, P>(target, probe)
+            }
+            (SearchField::Value, Bound::SmallestUpperBound) => {
+                self.search_fixed::<false, true, P>(target, probe)
+            }
+        }
+    }
+
+    /// [`IndexFile::search`] for the field (`KEY`: the key, else the value) and bound
+    /// (`STRICT`: the smallest upper bound, else the largest lower bound) fixed at
+    /// compile time.
+    #[inline]
+    fn search_fixed<const KEY: bool, const STRICT: bool, P: Probe>(
+        &self,
+        target: i64,
+        probe: &mut P,
+    ) -> Result<Option<(usize, E)>> {
+        let field = if KEY {
+            SearchField::Key
+        } else {
+            SearchField::Value
+        };
+        let bound = if STRICT {
+            Bound::SmallestUpperBound
+        } else {
+            Bound::LargestLowerBound
+        };
         readers::read(
             probe,
             |announced, probe| self.search_announced(announced, target, field, bound, probe),
