@@ -1336,3 +1336,102 @@ fn a_small_segment_recovered_anyway_has_its_index_rebuilt_at_the_open() {
     );
     assert_prediction_matches_the_loader(&dir);
 }
+
+/// Renames segment 443's files of an `orders_copy` to base `to`: segment 0 (offsets
+/// 0..=442) then reaches past the next segment's base, and the loader cuts it there
+/// (`resolve_overlap`).
+fn rebase_second_segment(dir: &Path, to: i64) {
+    for ext in ["log", "index", "timeindex", "txnindex"] {
+        std::fs::rename(
+            dir.join(format!("00000000000000000443.{ext}")),
+            dir.join(format!("{to:020}.{ext}")),
+        )
+        .unwrap();
+    }
+}
+
+/// A segment that overlaps the next one is recovered and cut at the next segment's base:
+/// the doctor predicts the bytes the loader cuts (not 0, and never "no data lost"),
+/// whether the segment also failed its index check (it was then read in full and the
+/// overlap went unreported) or not (it was left unread).
+#[test]
+fn a_segment_overlapping_the_next_is_cut_where_the_loader_cuts_it() {
+    for lying_index in [false, true] {
+        let (_tmp, dir) = orders_copy();
+        rebase_second_segment(&dir, 400);
+        if lying_index {
+            // A last entry before the first: the index check fails.
+            append(
+                &dir.join("00000000000000000000.index"),
+                &[0, 0, 0, 1, 0, 1, 3, 232],
+            );
+        }
+        let (v, code) = doctor(&dir);
+        let p = partition(&v, "orders-0");
+        let cut = findings(p, "index_disagrees")
+            .into_iter()
+            .filter(|(_, f)| f.as_deref() == Some("00000000000000000000.log"))
+            .count();
+        assert!(cut >= 1, "lying index {lying_index}: {p}");
+        let d: Vec<String> = p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["detail"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            d.iter().any(|d| d.contains("cuts its last 3260 bytes")
+                && d.contains("the next segment's base 400")),
+            "lying index {lying_index}: {d:?}"
+        );
+        assert_eq!(code, 2, "lying index {lying_index}: {p}");
+        assert_eq!(p["truncate_bytes"], 3260, "lying index {lying_index}: {p}");
+        assert_eq!(p["data_loss"], "lost", "lying index {lying_index}: {p}");
+        assert_eq!(p["unread_recovered_segments"], serde_json::json!([]), "{p}");
+        assert_prediction_matches_the_loader(&dir);
+    }
+}
+
+/// The same for a small segment whose index check the loader defers: its `.log` alone
+/// is checked at the open, and its overlap with the next segment recovers it there.
+#[test]
+fn a_small_deferred_segment_overlapping_the_next_is_cut_at_the_open() {
+    let (_tmp, dir) = orders_copy();
+    small_first_segment_with_a_lying_index(&dir);
+    rebase_second_segment(&dir, 100);
+    let (v, code) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(code, 2, "{p}");
+    let details: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("this library's loader rebuilds the segment from its .log")),
+        "{details:?}"
+    );
+    assert!(
+        !details.iter().any(|d| d.contains("deferred")),
+        "{details:?}"
+    );
+    assert!(
+        p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "error"
+                && f["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the next segment's base 100")),
+        "{p}"
+    );
+    assert_ne!(p["truncate_bytes"], 0, "{p}");
+    assert_eq!(p["data_loss"], "lost", "{p}");
+    assert_prediction_matches_the_loader(&dir);
+}

@@ -19,6 +19,10 @@ const MAX_INDEX_READ: u64 = 64 << 20;
 /// How a torn-tail finding ends when recovery (Kafka's and this library's) cuts the bytes.
 const TRUNCATES: &str = ": recovery truncates them";
 
+/// How the finding of a segment that overlaps the next one ends, unless the doctor
+/// predicts the loader's cut (its finding then says the cut instead).
+const OVERLAP_RECOVERS: &str = ": the loader recovers it";
+
 /// Bytes read at a time when checking that a `.log` tail is all zeros.
 const ZERO_CHUNK: u64 = 1 << 20;
 
@@ -60,12 +64,18 @@ struct Scan {
     /// With an overflow, the base offsets of the pieces the split writes (each starts at
     /// its first batch and holds the batches representable relative to it); else empty.
     split_bases: Vec<i64>,
+    /// The position of the first valid batch holding an offset at or above the base of
+    /// the next non-empty segment: where the loader cuts a recovered segment that
+    /// overlaps it (`resolve_overlap`: `truncate_to` that base), and that base.
+    cut_at: Option<(u64, i64)>,
 }
 
-/// Scans `seg`'s `.log` from the start with recovery's rules.
-fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
+/// Scans `seg`'s `.log` from the start with recovery's rules; `cut_base` is the base
+/// offset of the next non-empty segment ([`Scan::cut_at`]).
+fn scan_log(seg: &LogSegment<KafkaBatchFormat>, cut_base: Option<i64>) -> Result<Scan, String> {
     let mut sc = Scanner::<KafkaBatchFormat>::new(seg.log(), 0);
     let mut valid_end = 0u64;
+    let mut cut_at = None;
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
     let mut overflow = None;
@@ -102,11 +112,15 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>) -> Result<Scan, String> {
         {
             split_bases.push(info.base_offset);
         }
+        if let Some(b) = cut_base.filter(|&b| cut_at.is_none() && info.last_offset >= b) {
+            cut_at = Some((info.position, b));
+        }
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
     Ok(Scan {
         valid_end,
+        cut_at,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
         stop,
         split_bases: if overflow.is_some() {
@@ -215,10 +229,12 @@ fn open_segment(
     .map_err(|e| e.to_string())
 }
 
+/// `next`: the base offsets of the next segment and of the next non-empty one.
 fn check_segment(
     dir: &Path,
     (base, path, suffix): (i64, &Path, &str),
     (is_last, index_swaps): (bool, bool),
+    (next_base, cut_base): (Option<i64>, Option<i64>),
     deep: bool,
 ) -> Seg {
     let file = names::file_name(path).to_string();
@@ -373,9 +389,13 @@ fn check_segment(
     // what recovery cuts), and one whose indexes a deferred check rebuilds at their first
     // use (a small `.log`, which the open still recovers when it is above the recovery
     // point without a marker); with --deep, every segment. The prediction counts only the
-    // segments the open rebuilds.
-    if s.check_failed.is_some() || s.deferred_rebuild.is_some() || deep {
-        match scan_log(&seg) {
+    // segments the open rebuilds. One that reaches past the next segment's base is
+    // recovered and cut there: read in full too, to predict the cut.
+    let overlaps = s
+        .next_offset
+        .is_some_and(|n| next_base.is_some_and(|b| n > b));
+    if s.check_failed.is_some() || s.deferred_rebuild.is_some() || overlaps || deep {
+        match scan_log(&seg, cut_base) {
             Ok(scan) => {
                 // A deferred segment's next offset is the open's header scan's, as the
                 // loader's overlap check uses it.
@@ -682,12 +702,26 @@ pub(super) fn examine_partition(
         }
     }
     let n = layout.len();
+    // The base offset of each segment with a non-empty `.log`.
+    let non_empty: Vec<i64> = layout
+        .iter()
+        .filter(|(_, p, _)| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+        .map(|(b, _, _)| *b)
+        .collect();
     let mut segs: Vec<Seg> = layout
         .iter()
         .enumerate()
         .map(|(i, (b, p, suffix))| {
             let index_swaps = *b < min_cleaned && !rolled_back.contains(b);
-            check_segment(dir, (*b, p, suffix), (i + 1 == n, index_swaps), deep)
+            let next_base = layout.get(i + 1).map(|(b, _, _)| *b);
+            let cut_base = non_empty.iter().copied().find(|&nb| nb > *b);
+            check_segment(
+                dir,
+                (*b, p, suffix),
+                (i + 1 == n, index_swaps),
+                (next_base, cut_base),
+                deep,
+            )
         })
         .collect();
     // Offsets must increase across segments: a segment reaching past the next one's base
@@ -704,7 +738,7 @@ pub(super) fn examine_partition(
                     Severity::Warning,
                     FindingKind::IndexDisagrees,
                     Some(&prev.file.clone()),
-                    format!("holds offsets at or above the next segment's base {base}: the loader recovers it"),
+                    format!("holds offsets at or above the next segment's base {base}{OVERLAP_RECOVERS}"),
                 ));
             }
         }
@@ -813,13 +847,40 @@ pub(super) fn examine_partition(
             findings.push(f);
         }
     }
+    // A recovered segment reaching past the next non-empty segment's base is cut there
+    // after its recovery (the loader's `resolve_overlap`); after a crash only if its
+    // recovery cut nothing (a cut deletes every later segment instead).
+    let overlap_cut = |s: &Seg| -> Option<(u64, u64, i64)> {
+        let sc = s.scan.as_ref().filter(|_| recovered.contains(&s.base))?;
+        let unflushed = first_unflushed.is_some_and(|f| s.base >= f);
+        if unflushed && sc.valid_end < s.size {
+            return None;
+        }
+        let (at, next) = sc.cut_at.filter(|&(at, _)| at < sc.valid_end)?;
+        Some((at, sc.valid_end - at, next))
+    };
+    for s in &segs {
+        if let Some((at, n, next)) = overlap_cut(s) {
+            findings.retain(|f| {
+                f.file.as_deref() != Some(s.file.as_str()) || !f.detail.contains(OVERLAP_RECOVERS)
+            });
+            findings.push(finding(
+                Severity::Error,
+                FindingKind::IndexDisagrees,
+                Some(&s.file),
+                format!(
+                    "holds offsets at or above the next segment's base {next}: this library's loader recovers it and cuts its last {n} bytes, from the batch at position {at} (truncating it to offset {next}); records only this segment held there are lost"
+                ),
+            ));
+        }
+    }
     let truncate_bytes: u64 = segs
         .iter()
         .filter(|s| recovered.contains(&s.base))
         .filter_map(|s| {
-            s.scan
-                .as_ref()
-                .map(|sc| s.size.saturating_sub(sc.valid_end))
+            s.scan.as_ref().map(|sc| {
+                s.size.saturating_sub(sc.valid_end) + overlap_cut(s).map_or(0, |(_, n, _)| n)
+            })
         })
         .sum();
     let rescan_bytes: u64 = segs
