@@ -123,6 +123,116 @@ fn check<E: IndexEntry>(
     Ok(())
 }
 
+/// The lookup path, `IndexFile::search` and `Reader::search`, of an index configured with
+/// each strategy (its own page directory, if the strategy keeps one), answers as Kafka's
+/// search does for both fields and both bounds: the slot (on increasing data; on merely
+/// monotonic data the field of the answer, but for the smallest upper bound's slot-0
+/// quirk), and the entry of that slot, byte for byte (a fence slot's entry comes from the
+/// page directory's copy).
+fn check_lookup_path<E: IndexEntry>(
+    make: impl Fn(i64, i64) -> E,
+    keys: &[i64],
+    values: &[i64],
+    page_size: usize,
+    warm_bytes: usize,
+    strict: bool,
+    extra: &[i64],
+) -> Result<(), TestCaseError> {
+    let strategies = [
+        SearchStrategy::Binary,
+        SearchStrategy::WARM_COLD,
+        SearchStrategy::WarmCold {
+            warm_section_bytes: warm_bytes,
+        },
+        SearchStrategy::PageDirectory { page_size },
+        SearchStrategy::HYBRID,
+        SearchStrategy::Hybrid {
+            warm_section_bytes: warm_bytes,
+            page_size,
+        },
+    ];
+    for s in strategies {
+        let dir = crate::common::tmp();
+        let n = keys.len();
+        let index = IndexFile::<E>::open(
+            dir.path().join("0.idx"),
+            BASE,
+            Some((n + 1) * E::SIZE),
+            OpenMode::ReadWrite,
+        )
+        .unwrap()
+        .with_search_strategy(s);
+        for (&k, &v) in keys.iter().zip(values) {
+            index.append(&make(k, v)).unwrap();
+        }
+        let snap = index.snapshot().unwrap();
+        let slots = snap.slots();
+        for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
+            let mut targets = extra.to_vec();
+            for &f in fields {
+                targets.extend([f - 1, f, f + 1]);
+            }
+            for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
+                index.with_reader(|reader| -> Result<(), TestCaseError> {
+                    for &t in &targets {
+                        let want = kafka_search(slots, BASE, t, which, bound, s, &mut NoProbe);
+                        let got = index.search(t, which, bound, &mut NoProbe).unwrap();
+                        let batched = reader.search(t, which, bound, &mut NoProbe).unwrap();
+                        let slot = |r: Option<(usize, E)>| r.map(|(i, _)| i);
+                        prop_assert_eq!(
+                            slot(batched),
+                            slot(got),
+                            "{:?} {:?} {:?} target {}",
+                            s,
+                            which,
+                            bound,
+                            t
+                        );
+                        for (i, e) in got.iter().chain(batched.iter()) {
+                            prop_assert_eq!(
+                                bytemuck::bytes_of(e),
+                                bytemuck::bytes_of(&slots[*i]),
+                                "{:?} {:?} {:?} target {} slot {}",
+                                s,
+                                which,
+                                bound,
+                                t,
+                                i
+                            );
+                        }
+                        if strict {
+                            prop_assert_eq!(
+                                slot(got),
+                                want,
+                                "{:?} {:?} {:?} target {}",
+                                s,
+                                which,
+                                bound,
+                                t
+                            );
+                        } else if !(bound == Bound::SmallestUpperBound
+                            && fields.first() == Some(&t))
+                        {
+                            let f = |r: Option<usize>| r.map(|i| fields[i]);
+                            prop_assert_eq!(
+                                f(slot(got)),
+                                f(want),
+                                "{:?} {:?} {:?} target {}",
+                                s,
+                                which,
+                                bound,
+                                t
+                            );
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn e8(k: i64, v: i64) -> E8 {
     crate::common::e8(BASE, k, v)
 }
@@ -160,5 +270,33 @@ proptest! {
         let values = running(BASE, &vd[..keys.len()]);
         check(e8, &keys, &values, page_size, warm_bytes, false, &extra)?;
         check(e12, &keys, &values, page_size, warm_bytes, false, &extra)?;
+    }
+
+    #[test]
+    fn the_lookup_path_answers_as_kafka_for_every_field_bound_and_strategy(
+        kd in proptest::collection::vec(1i64..50, 0..700),
+        vd in proptest::collection::vec(1i64..9, 700),
+        page_size in proptest::sample::select(vec![8usize, 16, 64, 4096]),
+        warm_bytes in proptest::sample::select(vec![0usize, 24, 96, 1000]),
+        extra in proptest::collection::vec(-100i64..40_000, 8),
+    ) {
+        let keys = running(BASE, &kd);
+        let values = running(BASE, &vd[..keys.len()]);
+        check_lookup_path(e8, &keys, &values, page_size, warm_bytes, true, &extra)?;
+        check_lookup_path(e12, &keys, &values, page_size, warm_bytes, true, &extra)?;
+    }
+
+    #[test]
+    fn the_lookup_path_finds_kafkas_field_on_monotonic_indexes(
+        kd in proptest::collection::vec(0i64..3, 0..400),
+        vd in proptest::collection::vec(0i64..3, 400),
+        page_size in proptest::sample::select(vec![8usize, 16, 4096]),
+        warm_bytes in proptest::sample::select(vec![0usize, 24, 1000]),
+        extra in proptest::collection::vec(-100i64..2000, 8),
+    ) {
+        let keys = running(BASE, &kd);
+        let values = running(BASE, &vd[..keys.len()]);
+        check_lookup_path(e8, &keys, &values, page_size, warm_bytes, false, &extra)?;
+        check_lookup_path(e12, &keys, &values, page_size, warm_bytes, false, &extra)?;
     }
 }
