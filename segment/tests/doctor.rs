@@ -1435,3 +1435,45 @@ fn a_small_deferred_segment_overlapping_the_next_is_cut_at_the_open() {
     assert_eq!(p["data_loss"], "lost", "{p}");
     assert_prediction_matches_the_loader(&dir);
 }
+
+/// A `.txnindex` that fails its sanity check (here a partial trailing entry) makes the
+/// loader rebuild the segment from its `.log` at the open, as Kafka 4.4's does when its
+/// sanityCheck fails (docs/kafka-behaviour.md#log-loading step 2), small segment or not:
+/// the doctor says so and predicts that rescan (it predicted none).
+#[test]
+fn a_corrupt_txnindex_is_rebuilt_at_the_open() {
+    for small in [false, true] {
+        let (_tmp, dir) = orders_copy();
+        if small {
+            small_first_segment_with_a_lying_index(&dir);
+        }
+        std::fs::write(dir.join("00000000000000000000.txnindex"), [7u8; 35]).unwrap();
+        let (v, code) = doctor(&dir);
+        let p = partition(&v, "orders-0");
+        assert_eq!(code, 1, "small {small}: {p}");
+        let f = findings(p, "index_disagrees");
+        assert!(
+            f.contains(&(
+                "warning".to_string(),
+                Some("00000000000000000000.txnindex".to_string())
+            )),
+            "small {small}: {p}"
+        );
+        let d: Vec<&str> = p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["detail"].as_str().unwrap())
+            .collect();
+        assert!(
+            d.iter().any(|d| d.contains("fails the sanity check")
+                && d.contains(
+                    "this library's loader rebuilds the segment from its .log at the open"
+                )),
+            "small {small}: {d:?}"
+        );
+        assert!(!d.iter().any(|d| d.contains("deferred")), "{d:?}");
+        assert_eq!(p["recovered_segments"], serde_json::json!([0]), "{p}");
+        assert_prediction_matches_the_loader(&dir);
+    }
+}

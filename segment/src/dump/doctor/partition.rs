@@ -305,6 +305,42 @@ fn check_segment(
             "an index .swap without its .log.swap (a crash between a clean's renames): the loader renames it into place and rebuilds the segment's indexes from its .log (Kafka 4.4 trusts the renamed index, which may be the cleaned segment's)".into(),
         ));
     }
+    // A `.txnindex` that fails its sanity check (an entry ending below the segment's base,
+    // a partial trailing entry, an unknown entry version): this library's loader rebuilds
+    // the segment from its `.log` at the open, before any other check, as Kafka's does
+    // when its sanityCheck fails (docs/kafka-behaviour.md#log-loading step 2).
+    let txn = names::segment_file(dir, base, names::FileKind::TxnIndex, suffix);
+    let txn = if suffix.is_empty() && index_swaps {
+        let swap = names::segment_file(dir, base, names::FileKind::TxnIndex, SWAP_FILE_SUFFIX);
+        if swap.exists() {
+            swap
+        } else {
+            txn
+        }
+    } else {
+        txn
+    };
+    if s.check_failed.is_none() && txn.exists() {
+        let txn_name = names::file_name(&txn).to_string();
+        match seg.sanity_check_listed(false, true, true) {
+            Ok(()) => {}
+            Err(e) if e.is_corruption() => {
+                s.check_failed = Some(format!("{txn_name} fails the sanity check"));
+                s.findings.push(finding(
+                    Severity::Warning,
+                    FindingKind::IndexDisagrees,
+                    Some(&txn_name),
+                    format!("fails the sanity check ({e}): this library's loader rebuilds the segment from its .log at the open (Kafka 4.4 does when its TransactionIndex.sanityCheck fails)"),
+                ));
+            }
+            Err(e) => s.findings.push(finding(
+                Severity::Error,
+                FindingKind::Unreadable,
+                Some(&txn_name),
+                format!("cannot be checked: {e}; the broker fails to load the partition"),
+            )),
+        }
+    }
     let index_missing = s.check_failed.is_some();
     // A small segment that is not the last one: the loader checks its `.log` alone at the
     // open and its index files at their first use (crate::validate's rule).
