@@ -937,6 +937,7 @@ pub(super) fn examine_partition(
         deleted_segments.extend(segs.iter().filter(|s| s.base > b).map(|s| s.base));
     }
     // An empty segment inside the offsets of the recovered one before it is removed.
+    let mut empty_removed: Vec<i64> = Vec::new();
     for w in segs.windows(2) {
         if let [prev, next] = w {
             if recovered.contains(&prev.base)
@@ -945,13 +946,24 @@ pub(super) fn examine_partition(
                 && !deleted_segments.contains(&next.base)
             {
                 deleted_segments.push(next.base);
+                empty_removed.push(next.base);
             }
         }
     }
+    // The log end of the segments the open keeps: with the last segment removed as an
+    // empty one inside the one before, that one's end (after its recovery).
+    let kept_end = match segs.iter().rev().find(|s| !empty_removed.contains(&s.base)) {
+        Some(s) if segs.last().is_some_and(|l| empty_removed.contains(&l.base)) => s
+            .scan
+            .as_ref()
+            .map(|sc| sc.next_offset.unwrap_or(s.base))
+            .or(s.next_offset),
+        _ => log_end_offset,
+    };
     let cut = truncate_bytes > 0 || deleted_after.is_some();
     let mut recovered_log_end_offset = match deleted_after {
         Some((from, _)) => Some(from),
-        None => log_end_offset,
+        None => kept_end,
     }
     .filter(|_| unread_recovered.is_empty());
     if let (Some(end), Some(ls)) = (recovered_log_end_offset, ctx.log_start_offset) {
@@ -985,7 +997,7 @@ pub(super) fn examine_partition(
     }
 
     // Producer snapshots, leader epochs and checkpointed offsets against the log end.
-    if let Some(leo) = log_end_offset {
+    if let Some(leo) = kept_end {
         check_snapshots(dir, leo, &mut findings);
         check_epochs(dir, leo, &mut findings);
         // The log start and the high watermark are compared with the log end the open
