@@ -1481,16 +1481,29 @@ fn a_corrupt_txnindex_is_rebuilt_at_the_open() {
 /// An empty last segment lying inside the offsets of the one before it: the loader
 /// recovers that one and removes the empty segment, so the log end stays where the
 /// recovered segment ends (not at the empty segment's base), and the producer snapshot
-/// at that end is kept.
+/// at that end is kept. The same with two empty segments there (both removed, one after
+/// the other), and with one whose `.txnindex` fails its check (removed before its own
+/// recovery comes).
 #[test]
 fn an_empty_last_segment_inside_the_one_before_keeps_the_log_end() {
-    let (_tmp, dir) = orders_copy();
-    std::fs::write(dir.join("00000000000000002500.log"), b"").unwrap();
-    let (v, _) = doctor(&dir);
-    let p = partition(&v, "orders-0");
-    assert_eq!(p["recovered_segments"], serde_json::json!([2180]), "{p}");
-    assert_eq!(p["deleted_segments"], serde_json::json!([2500]), "{p}");
-    assert_eq!(p["recovered_log_end_offset"], 2510, "{p}");
-    assert!(findings(p, "snapshot_ahead_of_log").is_empty(), "{p}");
-    assert_prediction_matches_the_loader(&dir);
+    for (empties, junk_txn) in [
+        (&[2500][..], false),
+        (&[2500, 2505][..], false),
+        (&[2500][..], true),
+    ] {
+        let (_tmp, dir) = orders_copy();
+        for b in empties {
+            std::fs::write(dir.join(format!("{b:020}.log")), b"").unwrap();
+        }
+        if junk_txn {
+            std::fs::write(dir.join("00000000000000002500.txnindex"), [1u8; 35]).unwrap();
+        }
+        let (v, _) = doctor(&dir);
+        let p = partition(&v, "orders-0");
+        assert_eq!(p["recovered_segments"], serde_json::json!([2180]), "{p}");
+        assert_eq!(p["deleted_segments"], serde_json::json!(empties), "{p}");
+        assert_eq!(p["recovered_log_end_offset"], 2510, "{p}");
+        assert!(findings(p, "snapshot_ahead_of_log").is_empty(), "{p}");
+        assert_prediction_matches_the_loader(&dir);
+    }
 }

@@ -887,7 +887,11 @@ pub(super) fn examine_partition(
     // after its recovery (the loader's `resolve_overlap`); after a crash only if its
     // recovery cut nothing (a cut deletes every later segment instead).
     let overlap_cut = |s: &Seg| -> Option<(u64, u64, i64)> {
-        let sc = s.scan.as_ref().filter(|_| recovered.contains(&s.base))?;
+        // A segment whose offsets overflow is split instead.
+        let sc = s
+            .scan
+            .as_ref()
+            .filter(|sc| recovered.contains(&s.base) && sc.overflow.is_none())?;
         let unflushed = first_unflushed.is_some_and(|f| s.base >= f);
         if unflushed && sc.valid_end < s.size {
             return None;
@@ -936,19 +940,27 @@ pub(super) fn examine_partition(
     if let Some(b) = cascade_from {
         deleted_segments.extend(segs.iter().filter(|s| s.base > b).map(|s| s.base));
     }
-    // An empty segment inside the offsets of the recovered one before it is removed.
+    // The empty segments inside the offsets of a recovered one before them are removed
+    // (the loader's `resolve_overlap`, one after another), before their own turn to be
+    // recovered comes.
     let mut empty_removed: Vec<i64> = Vec::new();
-    for w in segs.windows(2) {
-        if let [prev, next] = w {
-            if recovered.contains(&prev.base)
-                && next.size == 0
-                && prev.next_offset.is_some_and(|e| e > next.base)
-                && !deleted_segments.contains(&next.base)
-            {
+    for (i, prev) in segs.iter().enumerate() {
+        let Some(end) = prev.next_offset.filter(|_| recovered.contains(&prev.base)) else {
+            continue;
+        };
+        for next in segs
+            .iter()
+            .skip(i + 1)
+            .take_while(|next| next.size == 0 && end > next.base)
+        {
+            if !deleted_segments.contains(&next.base) {
                 deleted_segments.push(next.base);
                 empty_removed.push(next.base);
             }
         }
+    }
+    for b in &empty_removed {
+        recovered.remove(b);
     }
     // The log end of the segments the open keeps: with the last segment removed as an
     // empty one inside the one before, that one's end (after its recovery).
