@@ -941,8 +941,7 @@ pub(super) fn examine_partition(
         deleted_segments.extend(segs.iter().filter(|s| s.base > b).map(|s| s.base));
     }
     // The empty segments inside the offsets of a recovered one before them are removed
-    // (the loader's `resolve_overlap`, one after another), before their own turn to be
-    // recovered comes.
+    // (the loader's `resolve_overlap`, one after another).
     let mut empty_removed: Vec<i64> = Vec::new();
     for (i, prev) in segs.iter().enumerate() {
         let Some(end) = prev.next_offset.filter(|_| recovered.contains(&prev.base)) else {
@@ -959,8 +958,12 @@ pub(super) fn examine_partition(
             }
         }
     }
+    // A removed segment below the first unflushed one is not recovered (the loader looks
+    // it up first); the unflushed ones were listed before, and are still recovered.
     for b in &empty_removed {
-        recovered.remove(b);
+        if first_unflushed.is_none_or(|f| *b < f) {
+            recovered.remove(b);
+        }
     }
     // The log end of the segments the open keeps: with the last segment removed as an
     // empty one inside the one before, that one's end (after its recovery).
