@@ -1528,3 +1528,34 @@ fn an_unflushed_empty_segment_removed_by_the_overlap_is_still_recovered() {
     assert_eq!(p["recovered_log_end_offset"], 2510, "{p}");
     assert_prediction_matches_the_loader(&dir);
 }
+
+/// The same overlap when the recovery of the segment before cuts it below the empty
+/// segment's base (a corrupt first batch): the empty segment is kept, and is the log end.
+#[test]
+fn an_empty_last_segment_outside_the_recovered_one_is_kept() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("00000000000000002500.log"), b"").unwrap();
+    let log = dir.join("00000000000000002180.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&log, bytes).unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"], serde_json::json!([2180]), "{p}");
+    assert_eq!(p["deleted_segments"], serde_json::json!([]), "{p}");
+    assert_prediction_matches_the_loader(&dir);
+}
+
+/// An empty segment without an `.index` is kept as it is whatever its `.txnindex` holds:
+/// the loader's check stops at the missing `.index` (nothing to rebuild).
+#[test]
+fn an_empty_segment_without_an_index_keeps_its_txnindex_unchecked() {
+    let (_tmp, dir) = orders_copy();
+    std::fs::write(dir.join("00000000000000002510.log"), b"").unwrap();
+    std::fs::write(dir.join("00000000000000002510.txnindex"), [9u8; 35]).unwrap();
+    let (v, _) = doctor(&dir);
+    let p = partition(&v, "orders-0");
+    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    assert!(findings(p, "index_disagrees").is_empty(), "{p}");
+    assert_prediction_matches_the_loader(&dir);
+}

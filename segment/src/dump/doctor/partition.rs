@@ -320,7 +320,9 @@ fn check_segment(
     } else {
         txn
     };
-    if s.check_failed.is_none() && txn.exists() {
+    // Checked only beside an `.index` (without one the loader's check stops there: an
+    // empty segment is then kept as it is, a non-empty one recovered).
+    if s.check_failed.is_none() && txn.exists() && oi.exists() {
         let txn_name = names::file_name(&txn).to_string();
         match seg.sanity_check_listed(false, true, true) {
             Ok(()) => {}
@@ -944,7 +946,13 @@ pub(super) fn examine_partition(
     // (the loader's `resolve_overlap`, one after another).
     let mut empty_removed: Vec<i64> = Vec::new();
     for (i, prev) in segs.iter().enumerate() {
-        let Some(end) = prev.next_offset.filter(|_| recovered.contains(&prev.base)) else {
+        // Its end after its recovery.
+        let end = prev
+            .scan
+            .as_ref()
+            .map(|sc| sc.next_offset.unwrap_or(prev.base))
+            .or(prev.next_offset);
+        let Some(end) = end.filter(|_| recovered.contains(&prev.base)) else {
             continue;
         };
         for next in segs
