@@ -1559,3 +1559,34 @@ fn an_empty_segment_without_an_index_keeps_its_txnindex_unchecked() {
     assert!(findings(p, "index_disagrees").is_empty(), "{p}");
     assert_prediction_matches_the_loader(&dir);
 }
+
+/// With --deep, a batch failing its checksum inside a segment the open trusts (here the
+/// last one, under the marker: the open reads its batch headers, not their checksums) is
+/// reported, and the log end predicted is the open's, which keeps that batch: not the end
+/// of the valid batches before it.
+#[test]
+fn deep_predicts_the_log_end_the_open_keeps() {
+    let (_tmp, dir) = orders_copy();
+    let log = dir.join("00000000000000002180.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0xff;
+    std::fs::write(&log, bytes).unwrap();
+    let o = run(&[
+        "--json",
+        "--no-calibrate",
+        "--deep",
+        "--measure",
+        dir.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = partition(&v, "orders-0");
+    let m = &v["measured"]["orders-0"];
+    assert_eq!(p["recovered_segments"], serde_json::json!([]), "{p}");
+    assert_eq!(m["segments_recovered"], 0, "{m}");
+    assert_eq!(m["log_end_offset"], 2510, "{m}");
+    assert_eq!(p["recovered_log_end_offset"], 2510, "{p}");
+    assert_eq!(p["log_end_offset"], 2510, "{p}");
+    assert_eq!(findings(p, "torn_log_tail").len(), 1, "{p}");
+    assert!(findings(p, "snapshot_ahead_of_log").is_empty(), "{p}");
+}

@@ -435,9 +435,10 @@ fn check_segment(
     if s.check_failed.is_some() || s.deferred_rebuild.is_some() || overlaps || deep {
         match scan_log(&seg, cut_base) {
             Ok(scan) => {
-                // A deferred segment's next offset is the open's header scan's, as the
-                // loader's overlap check uses it.
-                if s.check_failed.is_some() || deep {
+                // Another segment's next offset is the open's header scan's, as the
+                // loader's overlap check and log end use it (a batch failing its checksum
+                // there is kept: --deep reads it, the open does not).
+                if s.check_failed.is_some() {
                     s.next_offset = scan.next_offset;
                 }
                 s.scan = Some(scan);
@@ -975,14 +976,14 @@ pub(super) fn examine_partition(
     }
     // The log end of the segments the open keeps: with the last segment removed as an
     // empty one inside the one before, that one's end (after its recovery).
-    let kept_end = match segs.iter().rev().find(|s| !empty_removed.contains(&s.base)) {
-        Some(s) if segs.last().is_some_and(|l| empty_removed.contains(&l.base)) => s
-            .scan
-            .as_ref()
-            .map(|sc| sc.next_offset.unwrap_or(s.base))
-            .or(s.next_offset),
-        _ => log_end_offset,
-    };
+    let kept_end = segs
+        .iter()
+        .rev()
+        .find(|s| !empty_removed.contains(&s.base))
+        .and_then(|s| match &s.scan {
+            Some(sc) if recovered.contains(&s.base) => Some(sc.next_offset.unwrap_or(s.base)),
+            _ => s.next_offset.or(Some(s.base)),
+        });
     let cut = truncate_bytes > 0 || deleted_after.is_some();
     let mut recovered_log_end_offset = match deleted_after {
         Some((from, _)) => Some(from),
