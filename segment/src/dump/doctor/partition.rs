@@ -64,10 +64,110 @@ struct Scan {
     /// With an overflow, the base offsets of the pieces the split writes (each starts at
     /// its first batch and holds the batches representable relative to it); else empty.
     split_bases: Vec<i64>,
+    /// With an overflow, the pieces the split writes, in file order, as their recovery
+    /// leaves them; `None` if the split fails (a piece could copy nothing).
+    pieces: Option<Vec<Piece>>,
     /// The position of the first valid batch holding an offset at or above the base of
     /// the next non-empty segment: where the loader cuts a recovered segment that
     /// overlaps it (`resolve_overlap`: `truncate_to` that base), and that base.
     cut_at: Option<(u64, i64)>,
+}
+
+/// One piece of a split segment (the loader's `split_overflowed_segment`) and what its
+/// recovery leaves of it.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    /// Its base offset: the base offset of its first batch.
+    base: i64,
+    /// Its size, bytes (the last piece also holds the bytes after the last whole batch).
+    size: u64,
+    /// Bytes of it that its recovery keeps (whole valid batches from its start).
+    valid: u64,
+    /// The offset after its last valid batch (its base if none is).
+    next_offset: i64,
+}
+
+/// Whether recovery keeps the batch `info` of a segment based at `base`, after a batch
+/// whose last offset is `prev_last` (the loader's `recovery_verdict`, less control
+/// records and the overflow check): `Err` with the reason it stops there.
+fn recovery_keeps(
+    base: i64,
+    info: &crate::format::BatchInfo,
+    bytes: &[u8],
+    prev_last: Option<i64>,
+) -> Result<(), String> {
+    if let Err(e) = KafkaBatchFormat::validate(bytes, info.position) {
+        return Err(format!("invalid batch at position {}: {e}", info.position));
+    }
+    if info.base_offset < base
+        || info.last_offset < info.base_offset
+        || prev_last.is_some_and(|p| info.base_offset <= p)
+        || info.last_offset == i64::MAX
+    {
+        return Err(format!(
+            "offsets go backwards at position {} (batch {}..={})",
+            info.position, info.base_offset, info.last_offset
+        ));
+    }
+    Ok(())
+}
+
+/// The pieces the loader's split of `seg` writes (each from its first batch on, holding
+/// the framed batches whose last offset is representable relative to its base; the bytes
+/// after the last framed batch go to the last piece), each with what its recovery keeps.
+/// `None` if the split fails: a piece whose first batch does not fit its own base.
+fn split_pieces(seg: &LogSegment<KafkaBatchFormat>) -> Result<Option<Vec<Piece>>, String> {
+    let log = seg.log();
+    let size = log.size_in_bytes();
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut position = 0u64;
+    let mut sc = Scanner::<KafkaBatchFormat>::new(log, 0);
+    let mut pending = sc.next_batch().map_err(|e| e.to_string())?.map(|(i, b)| {
+        let ok = |base| recovery_keeps(base, &i, b, None).is_ok();
+        (i, ok(i.base_offset))
+    });
+    while let Some((first, first_ok)) = pending.take() {
+        let base = first.base_offset;
+        if index_core::codec::relative_offset(base, first.last_offset).is_none() {
+            return Ok(None);
+        }
+        let mut piece = Piece {
+            base,
+            size: 0,
+            valid: 0,
+            next_offset: base,
+        };
+        let mut keeping = first_ok;
+        let mut prev_last = None;
+        let mut info = first;
+        loop {
+            if keeping {
+                piece.valid += info.size_in_bytes as u64;
+                piece.next_offset = info.last_offset + 1;
+                prev_last = Some(info.last_offset);
+            }
+            piece.size += info.size_in_bytes as u64;
+            position += info.size_in_bytes as u64;
+            let Some((next, bytes)) = sc.next_batch().map_err(|e| e.to_string())? else {
+                break;
+            };
+            if index_core::codec::relative_offset(base, next.last_offset).is_none() {
+                let ok = recovery_keeps(next.base_offset, &next, bytes, None).is_ok();
+                pending = Some((next, ok));
+                break;
+            }
+            keeping = keeping && recovery_keeps(base, &next, bytes, prev_last).is_ok();
+            info = next;
+        }
+        pieces.push(piece);
+    }
+    if position < size {
+        match pieces.last_mut() {
+            Some(last) => last.size += size - position,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(pieces))
 }
 
 /// Scans `seg`'s `.log` from the start with recovery's rules; `cut_base` is the base
@@ -79,7 +179,6 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>, cut_base: Option<i64>) -> Result
     let mut prev_last: Option<i64> = None;
     let mut stop = None;
     let mut overflow = None;
-    let mut split_bases: Vec<i64> = Vec::new();
     loop {
         let next = sc.next_batch().map_err(|e| e.to_string())?;
         let Some((info, bytes)) = next else {
@@ -93,24 +192,15 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>, cut_base: Option<i64>) -> Result
             stop = Some(format!("invalid batch at position {}: {e}", info.position));
             break;
         }
-        if info.base_offset < seg.base_offset()
-            || info.last_offset < info.base_offset
-            || prev_last.is_some_and(|p| info.base_offset <= p)
-        {
-            stop = Some(format!(
-                "offsets go backwards at position {} (batch {}..={})",
-                info.position, info.base_offset, info.last_offset
-            ));
+        if let Err(why) = recovery_keeps(seg.base_offset(), &info, bytes, prev_last) {
+            stop = Some(why);
             break;
         }
-        if overflow.is_none() && !seg.can_convert_to_relative_offset(info.last_offset) {
+        if !seg.can_convert_to_relative_offset(info.last_offset) {
+            // Recovery stops here and splits the whole segment: the batches after this
+            // one are judged in their pieces, each by its own base and batches.
             overflow = Some((info.position, info.last_offset));
-        }
-        if split_bases
-            .last()
-            .is_none_or(|&b| info.last_offset - b > i64::from(i32::MAX))
-        {
-            split_bases.push(info.base_offset);
+            break;
         }
         if let Some(b) = cut_base.filter(|&b| cut_at.is_none() && info.last_offset >= b) {
             cut_at = Some((info.position, b));
@@ -118,18 +208,44 @@ fn scan_log(seg: &LogSegment<KafkaBatchFormat>, cut_base: Option<i64>) -> Result
         prev_last = Some(info.last_offset);
         valid_end = info.position + info.size_in_bytes as u64;
     }
-    Ok(Scan {
-        valid_end,
-        cut_at,
+    if overflow.is_none() {
+        return Ok(Scan {
+            valid_end,
+            cut_at,
+            next_offset: prev_last.map(|l| l.saturating_add(1)),
+            stop,
+            split_bases: Vec::new(),
+            pieces: None,
+            overflow,
+        });
+    }
+    // What the split's pieces keep after their recovery: the segment's bytes, less each
+    // piece's invalid tail. Its end is the end of the piece with the highest base.
+    let pieces = split_pieces(seg)?;
+    let size = seg.log().size_in_bytes();
+    let mut scan = Scan {
+        valid_end: size,
+        cut_at: None,
         next_offset: prev_last.map(|l| l.saturating_add(1)),
-        stop,
-        split_bases: if overflow.is_some() {
-            split_bases
-        } else {
-            Vec::new()
-        },
+        stop: None,
+        split_bases: Vec::new(),
+        pieces: None,
         overflow,
-    })
+    };
+    if let Some(pieces) = pieces {
+        scan.split_bases = pieces.iter().map(|p| p.base).collect();
+        scan.next_offset = pieces.iter().max_by_key(|p| p.base).map(|p| p.next_offset);
+        let cut: u64 = pieces.iter().map(|p| p.size - p.valid).sum();
+        if let Some(p) = pieces.iter().find(|p| p.valid < p.size) {
+            scan.valid_end = size - cut;
+            scan.stop = Some(format!(
+                "the split's piece based at {} keeps {} of its {} bytes",
+                p.base, p.valid, p.size
+            ));
+        }
+        scan.pieces = Some(pieces);
+    }
+    Ok(scan)
 }
 
 /// Whether bytes `[from, to)` of the `.log` are all zero.
@@ -503,6 +619,102 @@ fn check_segment(
     s
 }
 
+/// The split of one recovered segment whose offsets overflow, among the partition's
+/// segments: [`SplitPlan::predicts`] says whether the doctor's prediction (the segments
+/// it recovers plus the pieces, each once; the cuts it computes) is what the loader does.
+struct SplitPlan<'a> {
+    segs: &'a [Seg],
+    split: &'a Seg,
+    pieces: &'a [Piece],
+    recovered: &'a BTreeSet<i64>,
+    first_unflushed: Option<i64>,
+    rp: i64,
+}
+
+impl SplitPlan<'_> {
+    /// `Some(end)` if the loader does what the doctor predicts, with `end` `Some(log
+    /// end)` when the highest segment after the split is a piece; `None` if the doctor
+    /// cannot say. `ends(seg)` is a segment's end after its recovery.
+    ///
+    /// The loader (`Log::open_with`) recovers the segments up to the split one, splits
+    /// it, and then recovers again from the split segment with the pieces flagged: the
+    /// unflushed segments now start at the floor, among the new segments, of the larger
+    /// of the recovery point and the split segment's base. The prediction holds when
+    /// that recovers every segment the doctor counts exactly once, no piece shares a
+    /// base with another segment or overlaps its neighbour, and no piece is cut but the
+    /// highest segment (a cut elsewhere deletes the segments after it).
+    fn predicts(&self, ends: &dyn Fn(&Seg) -> i64) -> Option<Option<i64>> {
+        let sb = self.split.base;
+        let flagged = |o: &Seg| o.check_failed.is_some();
+        // (base, end, is a piece), in base order.
+        let mut merged: Vec<(i64, i64, bool)> = self
+            .segs
+            .iter()
+            .filter(|o| o.base != sb)
+            .map(|o| (o.base, ends(o), false))
+            .chain(self.pieces.iter().map(|p| (p.base, p.next_offset, true)))
+            .collect();
+        merged.sort_unstable();
+        for (&(a, a_end, a_piece), &(b, _, b_piece)) in merged.iter().zip(merged.iter().skip(1)) {
+            if a == b || ((a_piece || b_piece) && a_end > b) {
+                return None;
+            }
+        }
+        let &(last_base, last_end, last_is_piece) = merged.last()?;
+        for p in self.pieces {
+            let is_last = last_is_piece && p.base == last_base;
+            if p.valid < p.size && !(is_last && self.segs.last().is_some_and(|l| l.base == sb)) {
+                return None;
+            }
+        }
+        // The loader's recoveries, as (is a piece, base), in both passes.
+        let mut loader: Vec<(bool, i64)> = Vec::new();
+        let originals = self.segs.iter().filter(|o| o.base != sb);
+        match self.first_unflushed {
+            Some(f) => {
+                for o in self.segs {
+                    let first_pass = if sb >= f {
+                        (flagged(o) && o.base < f) || (f..=sb).contains(&o.base)
+                    } else {
+                        flagged(o) && o.base <= sb
+                    };
+                    if first_pass {
+                        loader.push((false, o.base));
+                    }
+                }
+                let from = self.rp.max(sb);
+                let floor = merged
+                    .iter()
+                    .rev()
+                    .find(|m| m.0 <= from)
+                    .or(merged.first())
+                    .map_or(i64::MAX, |m| m.0);
+                for o in originals {
+                    if o.base >= floor || (flagged(o) && o.base > sb) {
+                        loader.push((false, o.base));
+                    }
+                }
+                loader.extend(self.pieces.iter().map(|p| (true, p.base)));
+            }
+            None => {
+                for o in self.segs.iter().filter(|o| flagged(o)) {
+                    loader.push((false, o.base));
+                }
+                loader.extend(self.pieces.iter().map(|p| (true, p.base)));
+            }
+        }
+        loader.sort_unstable();
+        let mut doctor: Vec<(bool, i64)> = self
+            .recovered
+            .iter()
+            .map(|&b| (false, b))
+            .chain(self.pieces.iter().map(|p| (true, p.base)))
+            .collect();
+        doctor.sort_unstable();
+        (loader == doctor).then_some(last_is_piece.then_some(last_end))
+    }
+}
+
 /// Whether the name ends with a suffix the loader parses an offset from (a segment's
 /// `.log` or index, a producer snapshot, or one of those with `.swap`, `.cleaned` or
 /// `.deleted` after it).
@@ -824,6 +1036,45 @@ pub(super) fn examine_partition(
             ));
         }
     }
+    // A recovered segment whose offsets overflow is split; the pieces join the other
+    // segments and are recovered in turn. Whether the doctor predicts what that leaves:
+    // the log end the pieces give (`Some(end)` when the highest segment is a piece), or
+    // the segment is listed as one whose outcome is unknown.
+    let mut split_unknown: Vec<i64> = Vec::new();
+    let mut split_end: Option<i64> = None;
+    let split: Vec<&Seg> = segs
+        .iter()
+        .filter(|s| {
+            recovered.contains(&s.base) && s.scan.as_ref().is_some_and(|sc| sc.overflow.is_some())
+        })
+        .collect();
+    for s in &split {
+        let ends = |o: &Seg| match &o.scan {
+            Some(sc) if recovered.contains(&o.base) => sc.next_offset.unwrap_or(o.base),
+            _ => o.next_offset.unwrap_or(o.base),
+        };
+        let predicted = s
+            .scan
+            .as_ref()
+            .and_then(|sc| sc.pieces.as_deref())
+            .and_then(|pieces| {
+                let plan = SplitPlan {
+                    segs: &segs,
+                    split: s,
+                    pieces,
+                    recovered: &recovered,
+                    first_unflushed,
+                    rp,
+                };
+                (split.len() == 1 && cascade_from.is_none_or(|c| c < s.base))
+                    .then(|| plan.predicts(&ends))
+                    .flatten()
+            });
+        match predicted {
+            Some(end) => split_end = end,
+            None => split_unknown.push(s.base),
+        }
+    }
     if let Some((from, to)) = deleted_after {
         findings.push(finding(
             Severity::Error,
@@ -936,7 +1187,10 @@ pub(super) fn examine_partition(
     // check), so its cut, and all that follows from it, is unknown without --deep.
     let unread_recovered: Vec<i64> = segs
         .iter()
-        .filter(|s| recovered.contains(&s.base) && s.scan.is_none() && s.size > 0)
+        .filter(|s| {
+            recovered.contains(&s.base)
+                && ((s.scan.is_none() && s.size > 0) || split_unknown.contains(&s.base))
+        })
         .map(|s| s.base)
         .collect();
     let mut deleted_segments: Vec<i64> = Vec::new();
@@ -984,6 +1238,8 @@ pub(super) fn examine_partition(
             Some(sc) if recovered.contains(&s.base) => Some(sc.next_offset.unwrap_or(s.base)),
             _ => s.next_offset.or(Some(s.base)),
         });
+    // The highest segment is a piece of a split: the log end is its end.
+    let kept_end = split_end.or(kept_end);
     let cut = truncate_bytes > 0 || deleted_after.is_some();
     let mut recovered_log_end_offset = match deleted_after {
         Some((from, _)) => Some(from),
