@@ -1608,13 +1608,13 @@ fn legacy_segment(dir: &Path, base: i64, offsets: &[i64], corrupt: Option<usize>
 
 /// The doctor and a measured open of `dir` (one partition, `name`): the partition's
 /// report and the measurement.
-fn doctor_and_measure(dir: &Path, name: &str) -> (Value, Value) {
-    let o = run(&[
-        "--json",
-        "--no-calibrate",
-        "--measure",
-        dir.to_str().unwrap(),
-    ]);
+fn doctor_and_measure(dir: &Path, name: &str, deep: bool) -> (Value, Value) {
+    let mut args = vec!["--json", "--no-calibrate", "--measure"];
+    if deep {
+        args.push("--deep");
+    }
+    args.push(dir.to_str().unwrap());
+    let o = run(&args);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     (partition(&v, name).clone(), v["measured"][name].clone())
 }
@@ -1634,7 +1634,7 @@ fn a_split_whose_pieces_interleave_the_next_segment_is_predicted() {
     std::fs::create_dir(&dir).unwrap();
     legacy_segment(&dir, 0, &[HIGH, 1, 2], None);
     legacy_segment(&dir, 10, &[10, 11], None);
-    let (p, m) = doctor_and_measure(&dir, "flip-0");
+    let (p, m) = doctor_and_measure(&dir, "flip-0", false);
     assert_eq!(m["bytes_truncated"], 0, "{m}");
     assert_eq!(m["log_end_offset"], HIGH + 1, "{m}");
     // The split segment, its pieces (based at HIGH and 1) and the next segment.
@@ -1659,7 +1659,7 @@ fn a_split_with_a_cut_below_its_last_piece_is_unknown() {
     std::fs::create_dir(&dir).unwrap();
     legacy_segment(&dir, 0, &[HIGH, 1, 2, 3], Some(2));
     legacy_segment(&dir, 10, &[10, 11], None);
-    let (p, m) = doctor_and_measure(&dir, "flip-0");
+    let (p, m) = doctor_and_measure(&dir, "flip-0", false);
     assert!(m["bytes_truncated"].as_u64().unwrap() > 0, "{m}");
     assert_eq!(
         p["unread_recovered_segments"],
@@ -1668,4 +1668,44 @@ fn a_split_with_a_cut_below_its_last_piece_is_unknown() {
     );
     assert_eq!(p["recovered_log_end_offset"], Value::Null, "{p}");
     assert_ne!(p["data_loss"], "none", "{p}");
+}
+
+/// A segment at the recovery point, after a crash, whose only batch overflows (found by
+/// fuzzing): its one piece is based above it, so the loader's second recovery pass
+/// (from the floor of the recovery point among the new segments, as Kafka's restart
+/// of recovery from the recovery point) starts at the segment below and recovers that
+/// one too. The doctor counts it, and predicts the log end and that nothing is cut.
+#[test]
+fn a_split_with_no_piece_at_its_base_recovers_the_segment_below() {
+    const HIGH: i64 = 69_524_319_247_532_894;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("flip-0");
+    std::fs::create_dir(&dir).unwrap();
+    legacy_segment(&dir, 0, &[0, 1, 2], None);
+    legacy_segment(&dir, 5, &[HIGH], None);
+    // Segment 0's indexes as a writer leaves a small inactive segment's: no offset
+    // entry, the time index's final entry (its largest timestamp, at its last offset).
+    std::fs::write(dir.join("00000000000000000000.index"), []).unwrap();
+    let mut entry = 1_000i64.to_be_bytes().to_vec();
+    entry.extend(2i32.to_be_bytes());
+    std::fs::write(dir.join("00000000000000000000.timeindex"), entry).unwrap();
+    std::fs::write(dir.join("recovery-point"), "0\n5\n").unwrap();
+    // Without --deep the doctor has not read segment 0 and says the outcome is unknown.
+    let (p, _) = doctor_and_measure(&dir, "flip-0", false);
+    assert_eq!(
+        p["unread_recovered_segments"],
+        serde_json::json!([0]),
+        "{p}"
+    );
+    assert_eq!(p["recovered_log_end_offset"], Value::Null, "{p}");
+    let (p, m) = doctor_and_measure(&dir, "flip-0", true);
+    assert_eq!(m["bytes_truncated"], 0, "{m}");
+    assert_eq!(m["log_end_offset"], HIGH + 1, "{m}");
+    // The split segment, its piece and, in the second pass, the segment below.
+    assert_eq!(m["segments_recovered"], 3, "{m}");
+    assert_eq!(p["unread_recovered_segments"], serde_json::json!([]), "{p}");
+    assert_eq!(p["recovered_segments"], serde_json::json!([0, 5]), "{p}");
+    assert_eq!(p["split_pieces"], serde_json::json!([HIGH]), "{p}");
+    assert_eq!(p["truncate_bytes"], 0, "{p}");
+    assert_eq!(p["recovered_log_end_offset"], HIGH + 1, "{p}");
 }

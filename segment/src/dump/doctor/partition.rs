@@ -632,18 +632,22 @@ struct SplitPlan<'a> {
 }
 
 impl SplitPlan<'_> {
-    /// `Some(end)` if the loader does what the doctor predicts, with `end` `Some(log
-    /// end)` when the highest segment after the split is a piece; `None` if the doctor
-    /// cannot say. `ends(seg)` is a segment's end after its recovery.
+    /// `Some((end, more))` if the loader does what the doctor predicts, with `end`
+    /// `Some(log end)` when the highest segment after the split is a piece, and `more`
+    /// the segments the second pass recovers besides those the doctor counts; `None` if
+    /// the doctor cannot say. `ends(seg)` is a segment's end after its recovery.
     ///
     /// The loader (`Log::open_with`) recovers the segments up to the split one, splits
     /// it, and then recovers again from the split segment with the pieces flagged: the
     /// unflushed segments now start at the floor, among the new segments, of the larger
-    /// of the recovery point and the split segment's base. The prediction holds when
-    /// that recovers every segment the doctor counts exactly once, no piece shares a
-    /// base with another segment or overlaps its neighbour, and no piece is cut but the
-    /// highest segment (a cut elsewhere deletes the segments after it).
-    fn predicts(&self, ends: &dyn Fn(&Seg) -> i64) -> Option<Option<i64>> {
+    /// of the recovery point and the split segment's base (with no piece at the split
+    /// segment's base, that floor can be a segment below it, as in Kafka's restart of
+    /// recovery from the recovery point: `more`). The prediction holds when that
+    /// recovers every segment at most once, the ones in `more` cut nothing (or were not
+    /// read: their outcome is then unknown), no piece shares a base with another
+    /// segment or overlaps its neighbour, and no piece is cut but the highest segment (a
+    /// cut elsewhere deletes the segments after it).
+    fn predicts(&self, ends: &dyn Fn(&Seg) -> i64) -> Option<(Option<i64>, Vec<i64>)> {
         let sb = self.split.base;
         let flagged = |o: &Seg| o.check_failed.is_some();
         // (base, end, is a piece), in base order.
@@ -704,14 +708,33 @@ impl SplitPlan<'_> {
             }
         }
         loader.sort_unstable();
-        let mut doctor: Vec<(bool, i64)> = self
+        if loader.windows(2).any(|w| w.first() == w.last()) {
+            return None; // a segment recovered twice
+        }
+        let mut more = Vec::new();
+        for &(piece, b) in &loader {
+            if piece || self.recovered.contains(&b) {
+                continue;
+            }
+            let o = self.segs.iter().find(|o| o.base == b)?;
+            let cuts = o
+                .scan
+                .as_ref()
+                .is_some_and(|sc| sc.valid_end < o.size || sc.cut_at.is_some());
+            if cuts {
+                return None;
+            }
+            more.push(b);
+        }
+        // Every segment the doctor counts is one the loader recovers.
+        if self
             .recovered
             .iter()
-            .map(|&b| (false, b))
-            .chain(self.pieces.iter().map(|p| (true, p.base)))
-            .collect();
-        doctor.sort_unstable();
-        (loader == doctor).then_some(last_is_piece.then_some(last_end))
+            .any(|b| loader.binary_search(&(false, *b)).is_err())
+        {
+            return None;
+        }
+        Some((last_is_piece.then_some(last_end), more))
     }
 }
 
@@ -1042,6 +1065,7 @@ pub(super) fn examine_partition(
     // the segment is listed as one whose outcome is unknown.
     let mut split_unknown: Vec<i64> = Vec::new();
     let mut split_end: Option<i64> = None;
+    let mut split_more: Vec<i64> = Vec::new();
     let split: Vec<&Seg> = segs
         .iter()
         .filter(|s| {
@@ -1071,10 +1095,14 @@ pub(super) fn examine_partition(
                     .flatten()
             });
         match predicted {
-            Some(end) => split_end = end,
+            Some((end, more)) => {
+                split_end = end;
+                split_more.extend(more);
+            }
             None => split_unknown.push(s.base),
         }
     }
+    recovered.extend(split_more);
     if let Some((from, to)) = deleted_after {
         findings.push(finding(
             Severity::Error,
