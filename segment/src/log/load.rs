@@ -413,6 +413,16 @@ impl<F: BatchFormat> Log<F> {
         }
         {
             for seg in unflushed {
+                // Listed before the flagged segments were recovered: one whose overlap
+                // resolution (or an earlier one's here) removed it, an empty segment
+                // inside the one before, is gone. Not recovered, not counted.
+                let live = self
+                    .segments
+                    .get(seg.base_offset())
+                    .is_some_and(|s| Arc::ptr_eq(&s, &seg));
+                if !live {
+                    continue;
+                }
                 // Kafka deletes every segment after one that recovery truncates. Do it
                 // before the truncation, and make it durable (directory fsync): otherwise a
                 // power cut after the truncation reached the disk but before the deletions

@@ -1249,12 +1249,9 @@ pub(super) fn examine_partition(
             }
         }
     }
-    // A removed segment below the first unflushed one is not recovered (the loader looks
-    // it up first); the unflushed ones were listed before, and are still recovered.
+    // A removed segment is not recovered: the loader looks each segment up first.
     for b in &empty_removed {
-        if first_unflushed.is_none_or(|f| *b < f) {
-            recovered.remove(b);
-        }
+        recovered.remove(b);
     }
     // The log end of the segments the open keeps: with the last segment removed as an
     // empty one inside the one before, that one's end (after its recovery).
