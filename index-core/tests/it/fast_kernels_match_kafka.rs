@@ -23,6 +23,56 @@ fn running(start: i64, deltas: &[i64]) -> Vec<i64> {
         .collect()
 }
 
+/// The strategies every check runs: each kind, with the defaults and with the case's
+/// warm section and page size.
+fn strategies(page_size: usize, warm_bytes: usize) -> [SearchStrategy; 6] {
+    [
+        SearchStrategy::Binary,
+        SearchStrategy::WARM_COLD,
+        SearchStrategy::WarmCold {
+            warm_section_bytes: warm_bytes,
+        },
+        SearchStrategy::PageDirectory { page_size },
+        SearchStrategy::HYBRID,
+        SearchStrategy::Hybrid {
+            warm_section_bytes: warm_bytes,
+            page_size,
+        },
+    ]
+}
+
+/// An index of `keys`/`values` searched with `strategy`, in a directory that lives as long
+/// as the returned guard.
+fn filled<E: IndexEntry>(
+    make: &impl Fn(i64, i64) -> E,
+    keys: &[i64],
+    values: &[i64],
+    strategy: SearchStrategy,
+) -> (tempfile::TempDir, IndexFile<E>) {
+    let dir = crate::common::tmp();
+    let index = IndexFile::<E>::open(
+        dir.path().join("0.idx"),
+        BASE,
+        Some((keys.len() + 1) * E::SIZE),
+        OpenMode::ReadWrite,
+    )
+    .unwrap()
+    .with_search_strategy(strategy);
+    for (&k, &v) in keys.iter().zip(values) {
+        index.append(&make(k, v)).unwrap();
+    }
+    (dir, index)
+}
+
+/// The targets of a field: `extra`, and each field value, one below it and one above.
+fn targets(extra: &[i64], fields: &[i64]) -> Vec<i64> {
+    let mut targets = extra.to_vec();
+    for &f in fields {
+        targets.extend([f - 1, f, f + 1]);
+    }
+    targets
+}
+
 /// Builds an index of `keys`/`values` with the page directory of `page_size`, and checks
 /// every strategy's search against Kafka's on every field, bound and target.
 fn check<E: IndexEntry>(
@@ -34,43 +84,15 @@ fn check<E: IndexEntry>(
     strict: bool,
     extra: &[i64],
 ) -> Result<(), TestCaseError> {
-    let dir = crate::common::tmp();
-    let n = keys.len();
     let pd = SearchStrategy::PageDirectory { page_size };
-    let index = IndexFile::<E>::open(
-        dir.path().join("0.idx"),
-        BASE,
-        Some((n + 1) * E::SIZE),
-        OpenMode::ReadWrite,
-    )
-    .unwrap()
-    .with_search_strategy(pd);
-    for (&k, &v) in keys.iter().zip(values) {
-        index.append(&make(k, v)).unwrap();
-    }
+    let (_dir, index) = filled(&make, keys, values, pd);
     let snap = index.snapshot().unwrap();
     let slots = snap.slots();
-    let strategies = [
-        SearchStrategy::Binary,
-        SearchStrategy::WARM_COLD,
-        SearchStrategy::WarmCold {
-            warm_section_bytes: warm_bytes,
-        },
-        pd,
-        SearchStrategy::HYBRID,
-        SearchStrategy::Hybrid {
-            warm_section_bytes: warm_bytes,
-            page_size,
-        },
-    ];
     for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
-        let mut targets = extra.to_vec();
-        for &f in fields {
-            targets.extend([f - 1, f, f + 1]);
-        }
+        let targets = targets(extra, fields);
         for &t in &targets {
             for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
-                for s in strategies {
+                for s in strategies(page_size, warm_bytes) {
                     let want = kafka_search(slots, BASE, t, which, bound, s, &mut NoProbe);
                     let fast = snap.search_with(s, t, which, bound, &mut NoProbe);
                     let plain = search(slots, BASE, t, which, bound, s, &mut NoProbe);
@@ -138,40 +160,12 @@ fn check_lookup_path<E: IndexEntry>(
     strict: bool,
     extra: &[i64],
 ) -> Result<(), TestCaseError> {
-    let strategies = [
-        SearchStrategy::Binary,
-        SearchStrategy::WARM_COLD,
-        SearchStrategy::WarmCold {
-            warm_section_bytes: warm_bytes,
-        },
-        SearchStrategy::PageDirectory { page_size },
-        SearchStrategy::HYBRID,
-        SearchStrategy::Hybrid {
-            warm_section_bytes: warm_bytes,
-            page_size,
-        },
-    ];
-    for s in strategies {
-        let dir = crate::common::tmp();
-        let n = keys.len();
-        let index = IndexFile::<E>::open(
-            dir.path().join("0.idx"),
-            BASE,
-            Some((n + 1) * E::SIZE),
-            OpenMode::ReadWrite,
-        )
-        .unwrap()
-        .with_search_strategy(s);
-        for (&k, &v) in keys.iter().zip(values) {
-            index.append(&make(k, v)).unwrap();
-        }
+    for s in strategies(page_size, warm_bytes) {
+        let (_dir, index) = filled(&make, keys, values, s);
         let snap = index.snapshot().unwrap();
         let slots = snap.slots();
         for (which, fields) in [(SearchField::Key, keys), (SearchField::Value, values)] {
-            let mut targets = extra.to_vec();
-            for &f in fields {
-                targets.extend([f - 1, f, f + 1]);
-            }
+            let targets = targets(extra, fields);
             for bound in [Bound::LargestLowerBound, Bound::SmallestUpperBound] {
                 index.with_reader(|reader| -> Result<(), TestCaseError> {
                     for &t in &targets {
